@@ -1,0 +1,110 @@
+"""Board geometry (RULES.md §1): who sits where, the track, safe squares, the progress scale.
+
+A `Board` is compiled once per (ruleset, player count) and cached: it turns a piece's
+progress into a track square with one tuple lookup, which is what keeps move generation fast.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from domain.rules import Ruleset, RulesetError
+
+__all__ = [
+    "ARM",
+    "COLOURS",
+    "NEST",
+    "PIECES",
+    "SYMBOLS",
+    "Board",
+    "board_for",
+]
+
+COLOURS: tuple[str, ...] = ("yellow", "blue", "red", "green")
+SYMBOLS: dict[str, str] = {"yellow": "○", "blue": "□", "red": "△", "green": "✚"}
+ARM = 13  # squares per arm of the track
+PIECES = 4  # pieces per colour
+NEST = -1  # progress of a piece in its nest
+
+# RULES.md §1, Decision: on the cross board 2 players sit opposite, 3 take yellow/blue/red.
+_CROSS_COLOURS = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
+_STAR_OFFSET = 8  # the star square sits 8 squares ahead of each arm's start
+
+
+class Board:
+    """The geometry of one ruleset at one player count. Immutable; build with `board_for`.
+
+    Attributes are plain ints/tuples for speed: `track[seat][p]` is the track index of
+    progress p (0 <= p <= last_track) for that seat.
+    """
+
+    __slots__ = (
+        "colour_index",
+        "colours",
+        "goal",
+        "home",
+        "last_track",
+        "length",
+        "players",
+        "ruleset",
+        "safe",
+        "starts",
+        "track",
+    )
+
+    def __init__(self, ruleset: Ruleset, players: int) -> None:
+        if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 4:
+            raise RulesetError("players", f"must be 2, 3 or 4, got {players!r}")
+        self.ruleset = ruleset
+        self.players = players
+        if ruleset.board == "cross":
+            arms = 4
+            self.colour_index: tuple[int, ...] = _CROSS_COLOURS[players]
+        else:
+            arms = players
+            self.colour_index = tuple(range(players))
+        self.colours: tuple[str, ...] = tuple(COLOURS[c] for c in self.colour_index)
+        self.length = arms * ARM
+        self.last_track = self.length - 2  # a piece turns home instead of reaching start - 1
+        self.home = self.length - 1  # first square of the home column
+        self.goal = self.length + 4
+        self.starts: tuple[int, ...] = tuple(
+            ARM * (c if ruleset.board == "cross" else seat)
+            for seat, c in enumerate(self.colour_index)
+        )
+        self.track: tuple[tuple[int, ...], ...] = tuple(
+            tuple((start + p) % self.length for p in range(self.last_track + 1))
+            for start in self.starts
+        )
+        if ruleset.safe_squares == "none":
+            self.safe: frozenset[int] = frozenset()
+        elif ruleset.safe_squares == "start":
+            self.safe = frozenset(ARM * a for a in range(arms))
+        else:
+            self.safe = frozenset(
+                sq for a in range(arms) for sq in (ARM * a, ARM * a + _STAR_OFFSET)
+            )
+
+    def seat_of(self, colour: str) -> int:
+        """The seat playing `colour`; RulesetError if that colour is not on this board."""
+        try:
+            return self.colours.index(colour)
+        except ValueError:
+            raise RulesetError(
+                "colour", f"{colour!r} is not playing; this board seats {list(self.colours)}"
+            ) from None
+
+    def square(self, seat: int, progress: int) -> int | None:
+        """Track index of a piece, or None when it is in the nest, home column or goal."""
+        if 0 <= progress <= self.last_track:
+            return self.track[seat][progress]
+        return None
+
+    def __repr__(self) -> str:
+        return f"Board({self.ruleset.board}, players={self.players}, length={self.length})"
+
+
+@lru_cache(maxsize=256)
+def board_for(ruleset: Ruleset, players: int) -> Board:
+    """The (cached) board for a ruleset and a player count."""
+    return Board(ruleset, players)

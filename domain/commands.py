@@ -1,0 +1,120 @@
+"""Commands: what someone asks a match to do. `decide` turns them into events or a rejection."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from domain.events import SeatSpec, StandInReason
+from domain.rules import Ruleset
+
+__all__ = [
+    "Command",
+    "CreateMatch",
+    "LeaveSeat",
+    "MovePiece",
+    "Reclaim",
+    "Rejection",
+    "RejectionCode",
+    "RevealSeed",
+    "Roll",
+    "StandIn",
+    "StartMatch",
+    "TimeOut",
+]
+
+
+class CreateMatch(msgspec.Struct, frozen=True, kw_only=True):
+    """Create the match: seats (2-4), the ruleset, the dice commitment, the first seat."""
+
+    ruleset: Ruleset
+    seats: tuple[SeatSpec, ...]
+    seed_hash: str
+    first_seat: int = 0
+
+
+class StartMatch(msgspec.Struct, frozen=True, kw_only=True):
+    """Start play; `client_seeds` has one (possibly empty) seed per seat, in seat order."""
+
+    client_seeds: tuple[str, ...]
+
+
+class Roll(msgspec.Struct, frozen=True, kw_only=True):
+    """Roll for `seat`. `die` comes from `domain.dice.die_for_roll(seed, client_seed,
+    state.rolls_made)`; it is None only when `needs_die(state)` is False (auto_enter).
+    """
+
+    seat: int
+    die: int | None = None
+
+
+class MovePiece(msgspec.Struct, frozen=True, kw_only=True):
+    """Move `piece` (0-3) of `seat` by the die just rolled."""
+
+    seat: int
+    piece: int
+
+
+class TimeOut(msgspec.Struct, frozen=True, kw_only=True):
+    """The turn deadline of `seat` expired."""
+
+    seat: int
+
+
+class StandIn(msgspec.Struct, frozen=True, kw_only=True):
+    """A CPU starts playing for `seat` (its player is gone or keeps timing out)."""
+
+    seat: int
+    reason: StandInReason
+
+
+class LeaveSeat(msgspec.Struct, frozen=True, kw_only=True):
+    """The seat's player left the match; a CPU stands in until they come back."""
+
+    seat: int
+
+
+class Reclaim(msgspec.Struct, frozen=True, kw_only=True):
+    """The seat's player is back and takes the seat over from the stand-in."""
+
+    seat: int
+
+
+class RevealSeed(msgspec.Struct, frozen=True, kw_only=True):
+    """Publish the server seed (hex) once the match is over."""
+
+    server_seed: str
+
+
+Command = (
+    CreateMatch | StartMatch | Roll | MovePiece | TimeOut | StandIn | LeaveSeat | Reclaim | RevealSeed
+)
+
+RejectionCode = Literal[
+    "bad_command",
+    "bad_ruleset",
+    "bad_seed",
+    "not_created",
+    "already_created",
+    "already_started",
+    "not_started",
+    "match_finished",
+    "not_finished",
+    "unknown_seat",
+    "not_your_turn",
+    "roll_first",
+    "move_first",
+    "bad_die",
+    "illegal_move",
+    "already_stood_in",
+    "not_stood_in",
+    "already_revealed",
+]
+
+
+class Rejection(msgspec.Struct, frozen=True):
+    """Why a command was refused; nothing is appended. `code` is stable, `reason` readable."""
+
+    code: RejectionCode
+    reason: str

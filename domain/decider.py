@@ -1,0 +1,505 @@
+"""The match as a Decider: `initial_state`, `decide`, `evolve`, `is_terminal`, `fold`.
+
+`decide(command, state)` is the one place that validates: it returns the events the command
+causes, or a `Rejection` and no events. `evolve(state, event)` applies one recorded fact and
+never re-judges a rule, so folding a stored stream cannot disagree with how it was decided.
+
+`evolve` returns a new state; `apply` is its in-place twin for loops that own their state
+(`fold`, simulations), because copying the state per event would dominate their cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from domain.board import NEST, PIECES, Board, board_for
+from domain.commands import (
+    Command,
+    CreateMatch,
+    LeaveSeat,
+    MovePiece,
+    Reclaim,
+    Rejection,
+    RevealSeed,
+    Roll,
+    StandIn,
+    StartMatch,
+    TimeOut,
+)
+from domain.dice import ClientSeedError, join_client_seeds, seed_matches
+from domain.events import (
+    DieRolled,
+    Event,
+    MatchCreated,
+    MatchFinished,
+    MatchStarted,
+    PieceMoved,
+    PlayerFinished,
+    RollPassed,
+    SeatReclaimed,
+    SeatSpec,
+    SeatStoodIn,
+    SeedRevealed,
+    TurnEnded,
+    TurnTimedOut,
+)
+from domain.moves import Move, entering_move, explain_move, has_course_piece, legal_moves
+from domain.placements import placements
+from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
+
+__all__ = [
+    "STAND_IN_AFTER_TIMEOUTS",
+    "MatchState",
+    "apply",
+    "current_legal_moves",
+    "decide",
+    "evolve",
+    "fold",
+    "initial_state",
+    "is_terminal",
+    "needs_die",
+]
+
+STAND_IN_AFTER_TIMEOUTS = 3
+_THREE_TRIES = 3
+
+
+class MatchState:
+    """Everything the rules need to judge the next command. Build it only by folding events.
+
+    `status`: new → created → playing → finished. During play `phase` is "roll" (the seat
+    to act must roll) or "move" (it must move a piece by `die`).
+    """
+
+    __slots__ = (
+        "board",
+        "client_seed",
+        "die",
+        "finished",
+        "first_seat",
+        "moves_memo",
+        "phase",
+        "pieces",
+        "placements",
+        "rolls_left",
+        "rolls_made",
+        "ruleset",
+        "seats",
+        "seed_hash",
+        "server_seed",
+        "sixes",
+        "stood_in",
+        "status",
+        "timed_out_this_turn",
+        "timeouts",
+        "tries",
+        "turn",
+        "version",
+    )
+
+    def __init__(self) -> None:
+        self.status = "new"
+        self.version = 0  # events applied so far = the stream version to expect next
+        self.ruleset: Ruleset | None = None
+        self.board: Board | None = None
+        self.seats: tuple[SeatSpec, ...] = ()
+        self.seed_hash = ""
+        self.client_seed = ""
+        self.server_seed: str | None = None
+        self.first_seat = 0
+        self.pieces: list[list[int]] = []
+        self.turn = 0
+        self.phase = "roll"
+        self.die: int | None = None
+        self.rolls_left = 1
+        self.sixes = 0
+        self.tries = 0  # passed empty-course rolls this turn (three_tries)
+        self.rolls_made = 0  # n of the next die (DESIGN.md §4)
+        self.finished: list[int] = []
+        self.placements: tuple[int, ...] | None = None
+        self.timeouts: list[int] = []  # consecutive timed-out turns per seat
+        self.timed_out_this_turn = False
+        self.stood_in: list[str | None] = []
+        # (version, die, moves): the legal moves `decide` found for a roll, reused by
+        # `current_legal_moves` and the move that follows. A memo, not state: it never
+        # changes what the state means, and a stale one is ignored by its version.
+        self.moves_memo: tuple[int, int, tuple[Move, ...]] | None = None
+
+    def copy(self) -> MatchState:
+        new = MatchState.__new__(MatchState)
+        for name in MatchState.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.pieces = [row[:] for row in self.pieces]
+        new.finished = self.finished[:]
+        new.timeouts = self.timeouts[:]
+        new.stood_in = self.stood_in[:]
+        return new
+
+    @property
+    def players(self) -> int:
+        return len(self.seats)
+
+    def playing(self, seat: int) -> bool:
+        """True when the seat has not finished yet."""
+        return seat not in self.finished
+
+
+def initial_state() -> MatchState:
+    """The state before any event: a match that does not exist yet."""
+    return MatchState()
+
+
+def is_terminal(state: MatchState) -> bool:
+    """True once the match is finished (the seed reveal may still follow)."""
+    return state.status == "finished"
+
+
+# ---------------------------------------------------------------------------------- evolve
+
+
+def apply(state: MatchState, event: Event) -> MatchState:
+    """Apply one event to `state` in place and return it. Only for states you own."""
+    kind = type(event)
+    if kind is DieRolled:
+        state.die = event.value
+        state.rolls_left -= 1
+        state.sixes = state.sixes + 1 if event.value == 6 else 0
+        state.rolls_made = event.n + 1
+        state.phase = "move"
+    elif kind is PieceMoved:
+        row = state.pieces[event.seat]
+        row[event.piece] = event.to
+        for s, i in event.captures:
+            state.pieces[s][i] = NEST
+        state.rolls_left += event.bonus
+        state.die = None
+        state.phase = "roll"
+    elif kind is TurnEnded:
+        if not state.timed_out_this_turn:
+            state.timeouts[event.seat] = 0
+        state.turn = event.next_seat
+        state.rolls_left = 1
+        state.sixes = 0
+        state.tries = 0
+        state.die = None
+        state.phase = "roll"
+        state.timed_out_this_turn = False
+    elif kind is RollPassed:
+        if event.reason == "three_sixes":
+            state.rolls_left = 0
+        if event.retry:
+            state.rolls_left += 1
+            state.tries += 1
+        state.die = None
+        state.phase = "roll"
+    elif kind is PlayerFinished:
+        state.finished.append(event.seat)
+    elif kind is MatchFinished:
+        state.placements = event.placements
+        state.status = "finished"
+        state.die = None
+    elif kind is TurnTimedOut:
+        state.timeouts[event.seat] = event.consecutive
+        state.timed_out_this_turn = True
+    elif kind is SeatStoodIn:
+        state.stood_in[event.seat] = event.reason
+    elif kind is SeatReclaimed:
+        state.stood_in[event.seat] = None
+        state.timeouts[event.seat] = 0
+    elif kind is MatchCreated:
+        ruleset = parse_ruleset(event.ruleset)
+        players = len(event.seats)
+        state.ruleset = ruleset
+        state.board = board_for(ruleset, players)
+        state.seats = event.seats
+        state.seed_hash = event.seed_hash
+        state.first_seat = event.first_seat
+        state.turn = event.first_seat
+        state.pieces = [[NEST] * PIECES for _ in range(players)]
+        state.timeouts = [0] * players
+        state.stood_in = [None] * players
+        state.status = "created"
+    elif kind is MatchStarted:
+        state.client_seed = event.client_seed
+        if state.ruleset is not None and state.ruleset.quick_start:
+            for row in state.pieces:
+                row[0] = 0
+        state.status = "playing"
+    elif kind is SeedRevealed:
+        state.server_seed = event.server_seed
+    state.version += 1
+    return state
+
+
+def evolve(state: MatchState, event: Event) -> MatchState:
+    """The state after `event`; `state` itself is left unchanged."""
+    return apply(state.copy(), event)
+
+
+def fold(events: Iterable[Event], state: MatchState | None = None) -> MatchState:
+    """Fold events into a state (from scratch, or onward from a state you own)."""
+    current = MatchState() if state is None else state
+    for event in events:
+        apply(current, event)
+    return current
+
+
+# ---------------------------------------------------------------------------------- decide
+
+
+def needs_die(state: MatchState) -> bool:
+    """False when the seat to act enters a piece without a die (`auto_enter`)."""
+    return _auto_entry(state) is None
+
+
+def current_legal_moves(state: MatchState) -> tuple[Move, ...]:
+    """The moves open to the seat to act, for the die it has just rolled (() otherwise)."""
+    die = state.die
+    if state.status != "playing" or state.phase != "move" or die is None:
+        return ()
+    memo = state.moves_memo
+    if memo is not None and memo[0] == state.version and memo[1] == die:
+        return memo[2]
+    assert state.board is not None
+    moves = tuple(legal_moves(state.board, state.pieces, state.turn, die))
+    state.moves_memo = (state.version, die, moves)
+    return moves
+
+
+def _auto_entry(state: MatchState) -> Move | None:
+    board = state.board
+    if (
+        board is None
+        or state.status != "playing"
+        or state.phase != "roll"
+        or board.ruleset.empty_course != "auto_enter"
+        or has_course_piece(board, state.pieces, state.turn)
+    ):
+        return None
+    return entering_move(board, state.pieces, state.turn)
+
+
+def _next_seat(state: MatchState, seat: int, also_finished: int | None = None) -> int:
+    n = state.players
+    for step in range(1, n + 1):
+        candidate = (seat + step) % n
+        if candidate not in state.finished and candidate != also_finished:
+            return candidate
+    return seat
+
+
+def decide(command: Command, state: MatchState) -> list[Event] | Rejection:
+    """The events `command` causes in `state`, or why it is refused (then nothing changes)."""
+    kind = type(command)
+    if kind is Roll:
+        return _decide_roll(command, state)  # type: ignore[arg-type]
+    if kind is MovePiece:
+        return _decide_move(command, state)  # type: ignore[arg-type]
+    if kind is CreateMatch:
+        return _decide_create(command, state)  # type: ignore[arg-type]
+    if kind is StartMatch:
+        return _decide_start(command, state)  # type: ignore[arg-type]
+    if kind is TimeOut:
+        return _decide_timeout(command, state)  # type: ignore[arg-type]
+    if kind is StandIn or kind is LeaveSeat:
+        reason = "left" if kind is LeaveSeat else command.reason  # type: ignore[union-attr]
+        return _decide_stand_in(command.seat, reason, state)  # type: ignore[union-attr]
+    if kind is Reclaim:
+        return _decide_reclaim(command, state)  # type: ignore[arg-type]
+    if kind is RevealSeed:
+        return _decide_reveal(command, state)  # type: ignore[arg-type]
+    return Rejection("bad_command", f"unknown command {kind.__name__}")
+
+
+def _playing_seat(state: MatchState, seat: int) -> Rejection | None:
+    if state.status in ("new", "created"):
+        return Rejection("not_started", "the match has not started")
+    if state.status == "finished":
+        return Rejection("match_finished", "the match is over")
+    if not 0 <= seat < state.players:
+        return Rejection("unknown_seat", f"seat must be 0-{state.players - 1}, got {seat}")
+    return None
+
+
+def _own_turn(state: MatchState, seat: int) -> Rejection | None:
+    bad = _playing_seat(state, seat)
+    if bad is not None:
+        return bad
+    if seat != state.turn:
+        return Rejection("not_your_turn", f"it is seat {state.turn}'s turn, not seat {seat}'s")
+    return None
+
+
+def _decide_create(command: CreateMatch, state: MatchState) -> list[Event] | Rejection:
+    if state.status != "new":
+        return Rejection("already_created", "the match already exists")
+    try:
+        board_for(command.ruleset, len(command.seats))
+    except RulesetError as error:
+        return Rejection("bad_ruleset", str(error))
+    if not 0 <= command.first_seat < len(command.seats):
+        return Rejection("bad_command", f"first_seat must be a seat, got {command.first_seat}")
+    seed_hash = command.seed_hash
+    if len(seed_hash) != 64 or any(c not in "0123456789abcdef" for c in seed_hash):
+        return Rejection("bad_seed", "seed_hash must be 64 lowercase hex digits")
+    return [
+        MatchCreated(
+            ruleset=ruleset_to_dict(command.ruleset),
+            seats=command.seats,
+            seed_hash=seed_hash,
+            first_seat=command.first_seat,
+        )
+    ]
+
+
+def _decide_start(command: StartMatch, state: MatchState) -> list[Event] | Rejection:
+    if state.status == "new":
+        return Rejection("not_created", "create the match first")
+    if state.status != "created":
+        return Rejection("already_started", "the match has already started")
+    if len(command.client_seeds) != state.players:
+        return Rejection(
+            "bad_seed", f"need one client seed per seat ({state.players}), got "
+            f"{len(command.client_seeds)}"
+        )
+    try:
+        joined = join_client_seeds(command.client_seeds)
+    except ClientSeedError as error:
+        return Rejection("bad_seed", str(error))
+    return [MatchStarted(client_seeds=command.client_seeds, client_seed=joined)]
+
+
+def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
+    seat = command.seat
+    bad = _own_turn(state, seat)
+    if bad is not None:
+        return bad
+    if state.phase != "roll":
+        return Rejection("move_first", f"move a piece by the {state.die} rolled first")
+    board = state.board
+    assert board is not None
+    auto = _auto_entry(state)
+    if auto is not None:
+        # RULES.md §3 auto_enter: the roll action enters a piece without a die and ends the
+        # turn, so no bonus applies; a blocked start square falls back to a normal roll.
+        return [
+            PieceMoved(seat=seat, piece=auto.piece, frm=auto.frm, to=auto.to,
+                       captures=auto.captures),
+            TurnEnded(seat=seat, next_seat=_next_seat(state, seat)),
+        ]
+    die = command.die
+    if die is None or isinstance(die, bool) or not 1 <= die <= 6:
+        return Rejection("bad_die", f"a roll needs a die value 1-6, got {die!r}")
+    rolled = DieRolled(seat=seat, n=state.rolls_made, value=die)
+    rules = board.ruleset
+    if die == 6 and rules.three_sixes and state.sixes == 2:
+        return [
+            rolled,
+            RollPassed(seat=seat, reason="three_sixes"),
+            TurnEnded(seat=seat, next_seat=_next_seat(state, seat)),
+        ]
+    moves = tuple(legal_moves(board, state.pieces, seat, die))
+    if moves:
+        # The player must now choose; DieRolled leaves the pieces as they are, so these
+        # are exactly the moves of the state one version on.
+        state.moves_memo = (state.version + 1, die, moves)
+        return [rolled]
+    retry = (
+        rules.empty_course == "three_tries"
+        and state.tries < _THREE_TRIES - 1
+        and not has_course_piece(board, state.pieces, seat)
+    )
+    events: list[Event] = [rolled, RollPassed(seat=seat, reason="no_legal_move", retry=retry)]
+    if state.rolls_left - 1 + retry == 0:
+        events.append(TurnEnded(seat=seat, next_seat=_next_seat(state, seat)))
+    return events
+
+
+def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejection:
+    seat = command.seat
+    bad = _own_turn(state, seat)
+    if bad is not None:
+        return bad
+    if state.phase != "move" or state.die is None:
+        return Rejection("roll_first", "roll the die first")
+    board = state.board
+    assert board is not None
+    die = state.die
+    move: Move | str | None = None
+    for legal in current_legal_moves(state):
+        if legal.piece == command.piece:
+            move = legal
+            break
+    else:
+        move = explain_move(board, state.pieces, seat, command.piece, die)
+    if type(move) is not Move:
+        return Rejection("illegal_move", f"piece {command.piece} cannot move {die}: {move}")
+    rules = board.ruleset
+    reaches_goal = move.to == board.goal
+    bonus = (
+        (die == 6)
+        + (rules.capture_bonus and bool(move.captures))
+        + (rules.goal_bonus and reaches_goal)
+    )
+    events: list[Event] = [
+        PieceMoved(seat=seat, piece=move.piece, frm=move.frm, to=move.to,
+                   captures=move.captures, die=die, bonus=bonus)
+    ]
+    if reaches_goal and all(
+        p == board.goal for i, p in enumerate(state.pieces[seat]) if i != move.piece
+    ):
+        place = len(state.finished) + 1
+        events.append(PlayerFinished(seat=seat, place=place))
+        still_playing = state.players - len(state.finished) - 1
+        if not rules.play_to_end or still_playing <= 1:
+            after = [row[:] for row in state.pieces]
+            after[seat][move.piece] = move.to
+            events.append(MatchFinished(placements=placements(board, after, [*state.finished, seat])))
+            return events
+        events.append(TurnEnded(seat=seat, next_seat=_next_seat(state, seat, also_finished=seat)))
+        return events
+    if state.rolls_left + bonus == 0:
+        events.append(TurnEnded(seat=seat, next_seat=_next_seat(state, seat)))
+    return events
+
+
+def _decide_timeout(command: TimeOut, state: MatchState) -> list[Event] | Rejection:
+    seat = command.seat
+    bad = _own_turn(state, seat)
+    if bad is not None:
+        return bad
+    consecutive = state.timeouts[seat] + (0 if state.timed_out_this_turn else 1)
+    events: list[Event] = [TurnTimedOut(seat=seat, consecutive=consecutive)]
+    if consecutive >= STAND_IN_AFTER_TIMEOUTS and state.stood_in[seat] is None:
+        events.append(SeatStoodIn(seat=seat, reason="timeouts"))
+    return events
+
+
+def _decide_stand_in(seat: int, reason: str, state: MatchState) -> list[Event] | Rejection:
+    bad = _playing_seat(state, seat)
+    if bad is not None:
+        return bad
+    if state.seats[seat].cpu is not None:
+        return Rejection("already_stood_in", f"seat {seat} is a CPU seat")
+    if state.stood_in[seat] is not None:
+        return Rejection("already_stood_in", f"a CPU already plays for seat {seat}")
+    return [SeatStoodIn(seat=seat, reason=reason)]  # type: ignore[arg-type]
+
+
+def _decide_reclaim(command: Reclaim, state: MatchState) -> list[Event] | Rejection:
+    bad = _playing_seat(state, command.seat)
+    if bad is not None:
+        return bad
+    if state.stood_in[command.seat] is None:
+        return Rejection("not_stood_in", f"seat {command.seat} is not stood in for")
+    return [SeatReclaimed(seat=command.seat)]
+
+
+def _decide_reveal(command: RevealSeed, state: MatchState) -> list[Event] | Rejection:
+    if state.status != "finished":
+        return Rejection("not_finished", "the seed is revealed only after the match ends")
+    if state.server_seed is not None:
+        return Rejection("already_revealed", "the seed is already revealed")
+    if not seed_matches(command.server_seed, state.seed_hash):
+        return Rejection("bad_seed", "that seed does not match the match's seed_hash")
+    return [SeedRevealed(server_seed=command.server_seed)]

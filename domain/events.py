@@ -1,0 +1,223 @@
+"""Match events: the immutable facts a match stream is made of (DESIGN.md §2).
+
+Each event is a msgspec Struct in one tagged union (tag field `type`, tag = class name) and
+carries a class-level `schema_version`. Stored rows are never rewritten: when an event's
+shape changes, its version goes up and a pure upcaster in `UPCASTERS` turns the old stored
+form into the new one on read (`decode_event`).
+
+Events record decisions, not inputs to decisions: `PieceMoved.bonus` says how many rolls the
+move earned and `RollPassed.retry` whether a `three_tries` roll follows, so `evolve` applies
+facts and never re-judges rules. Seats are indices into `MatchCreated.seats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
+
+import msgspec
+
+__all__ = [
+    "EVENT_TYPES",
+    "UPCASTERS",
+    "CpuLevel",
+    "DieRolled",
+    "Event",
+    "MatchCreated",
+    "MatchFinished",
+    "MatchStarted",
+    "PieceMoved",
+    "PlayerFinished",
+    "RollPassed",
+    "SeatReclaimed",
+    "SeatSpec",
+    "SeatStoodIn",
+    "SeedRevealed",
+    "StandInReason",
+    "TurnEnded",
+    "TurnTimedOut",
+    "decode_event",
+    "encode_event",
+]
+
+CpuLevel = Literal["easy", "normal", "hard"]
+StandInReason = Literal["timeouts", "disconnected", "left"]
+
+
+class SeatSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """Who sits in a seat: a guest player (`player_id`) or a CPU (`cpu` level)."""
+
+    name: str
+    player_id: str | None = None
+    cpu: CpuLevel | None = None
+
+
+class _Event(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field="type"):
+    schema_version: ClassVar[int] = 1
+
+
+class MatchCreated(_Event):
+    """The match exists: rules pinned in full, seats, the dice commitment, the first seat."""
+
+    ruleset: dict[str, Any]
+    seats: tuple[SeatSpec, ...]
+    seed_hash: str
+    first_seat: int = 0
+
+
+class MatchStarted(_Event):
+    """Play begins; the seats' client seeds are fixed and joined (DESIGN.md §4)."""
+
+    client_seeds: tuple[str, ...]
+    client_seed: str
+
+
+class DieRolled(_Event):
+    """Roll number `n` of the match (counting every die) came up `value`."""
+
+    seat: int
+    n: int
+    value: int
+
+
+class PieceMoved(_Event):
+    """A piece moved (`frm` -1: entered). `die` None: entered by `auto_enter` without a die.
+
+    `bonus` is the number of extra rolls the move earned (six, capture, goal).
+    """
+
+    seat: int
+    piece: int
+    frm: int
+    to: int
+    captures: tuple[tuple[int, int], ...] = ()
+    die: int | None = None
+    bonus: int = 0
+
+
+class RollPassed(_Event):
+    """The roll was not played: no legal move, or the third six in a row.
+
+    `retry`: the `three_tries` option grants another roll to a player with an empty course.
+    """
+
+    seat: int
+    reason: Literal["no_legal_move", "three_sixes"]
+    retry: bool = False
+
+
+class TurnEnded(_Event):
+    """The seat's turn is over; `next_seat` is to roll."""
+
+    seat: int
+    next_seat: int
+
+
+class PlayerFinished(_Event):
+    """All four pieces of the seat reached the goal; it takes `place`."""
+
+    seat: int
+    place: int
+
+
+class MatchFinished(_Event):
+    """The match is over. `placements[seat]` is that seat's place; equal places are draws."""
+
+    placements: tuple[int, ...]
+
+
+class TurnTimedOut(_Event):
+    """The seat's turn deadline expired; the CPU plays the rest of this turn."""
+
+    seat: int
+    consecutive: int
+
+
+class SeatStoodIn(_Event):
+    """A CPU plays for the seat until the player comes back (`SeatReclaimed`)."""
+
+    seat: int
+    reason: StandInReason
+
+
+class SeatReclaimed(_Event):
+    """The seat's player is back (same token) and plays again."""
+
+    seat: int
+
+
+class SeedRevealed(_Event):
+    """After the end, the server seed behind `seed_hash`, in hex, so anyone can check dice."""
+
+    server_seed: str
+
+
+Event = (
+    MatchCreated
+    | MatchStarted
+    | DieRolled
+    | PieceMoved
+    | RollPassed
+    | TurnEnded
+    | PlayerFinished
+    | MatchFinished
+    | TurnTimedOut
+    | SeatStoodIn
+    | SeatReclaimed
+    | SeedRevealed
+)
+
+EVENT_TYPES: dict[str, type[_Event]] = {
+    cls.__name__: cls
+    for cls in (
+        MatchCreated,
+        MatchStarted,
+        DieRolled,
+        PieceMoved,
+        RollPassed,
+        TurnEnded,
+        PlayerFinished,
+        MatchFinished,
+        TurnTimedOut,
+        SeatStoodIn,
+        SeatReclaimed,
+        SeedRevealed,
+    )
+}
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+# (type, stored version) -> pure function from that version's data to the next version's.
+# Empty while every event is at version 1; see docs/events.md for how to add one.
+UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+_encoder = msgspec.json.Encoder()
+_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
+
+
+def encode_event(event: Event) -> bytes:
+    """Canonical JSON bytes of an event (these exact bytes are stored and hashed)."""
+    return _encoder.encode(event)
+
+
+def decode_event(
+    data: bytes, *, type_name: str | None = None, schema_version: int | None = None
+) -> Event:
+    """Decode stored bytes, first upcasting from `schema_version` to the current version."""
+    if type_name is None or schema_version is None:
+        return _decoder.decode(data)
+    cls = EVENT_TYPES.get(type_name)
+    if cls is None:
+        raise ValueError(f"unknown event type {type_name!r}")
+    if schema_version == cls.schema_version:
+        return _decoder.decode(data)
+    if schema_version > cls.schema_version:
+        raise ValueError(
+            f"{type_name} v{schema_version} is newer than this code (v{cls.schema_version})"
+        )
+    raw: dict[str, Any] = msgspec.json.decode(data)
+    for version in range(schema_version, cls.schema_version):
+        upcast = UPCASTERS.get((type_name, version))
+        if upcast is None:
+            raise ValueError(f"no upcaster for {type_name} v{version}")
+        raw = upcast(raw)
+    return msgspec.convert(raw, Event)

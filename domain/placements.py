@@ -1,0 +1,45 @@
+"""Placements at the end of a match (RULES.md §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from domain.board import NEST, Board
+
+__all__ = ["placements", "standing_key"]
+
+
+def standing_key(board: Board, row: Sequence[int]) -> tuple[int, int, int]:
+    """How an unfinished player ranks: pieces in goal, pieces out of the nest, their progress.
+
+    Larger is better on each, compared in that order.
+    """
+    goal = board.goal
+    out = [p for p in row if p != NEST]
+    return (sum(1 for p in out if p == goal), len(out), sum(out))
+
+
+def placements(board: Board, pieces: Sequence[Sequence[int]], finished: Sequence[int]) -> tuple[
+    int, ...
+]:
+    """Place per seat (1 = best): finishers in finishing order, then the rest by
+    `standing_key`; players equal on the key share a place (standard competition ranking:
+    two tied for 2nd are both 2nd, the next is 4th).
+    """
+    places = [0] * len(pieces)
+    for place, seat in enumerate(finished, start=1):
+        places[seat] = place
+    rest = sorted(
+        (seat for seat in range(len(pieces)) if seat not in finished),
+        key=lambda seat: standing_key(board, pieces[seat]),
+        reverse=True,
+    )
+    previous: tuple[int, int, int] | None = None
+    place = len(finished)
+    for index, seat in enumerate(rest):
+        key = standing_key(board, pieces[seat])
+        if key != previous:
+            place = len(finished) + index + 1
+            previous = key
+        places[seat] = place
+    return tuple(places)

@@ -1,0 +1,150 @@
+"""Rulesets: the options of RULES.md §5, the two presets, and their validation.
+
+A ruleset is data, not code: every variant of the game is one frozen `Ruleset` value, and the
+engine reads it. `parse_ruleset` is the single entry point for untrusted input (the rules
+oracle, party settings): it takes a preset name plus overrides and rejects anything unknown or
+out of range with a `RulesetError` that names the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+import msgspec
+
+__all__ = [
+    "OPTION_KEYS",
+    "PRESETS",
+    "BlockRule",
+    "BoardKind",
+    "EmptyCourseRule",
+    "Ruleset",
+    "RulesetError",
+    "SafeSquares",
+    "parse_ruleset",
+    "ruleset_to_dict",
+]
+
+BoardKind = Literal["cross", "by_players"]
+EmptyCourseRule = Literal["normal", "auto_enter", "three_tries"]
+SafeSquares = Literal["start_and_star", "start", "none"]
+BlockRule = Literal["double", "none", "no_overtaking"]
+
+
+class RulesetError(ValueError):
+    """A ruleset (or a position/player count checked against one) is invalid.
+
+    `field` names the offending key so callers can show it next to the input.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
+    """Every option of RULES.md §5. Defaults are the `standard` preset (our site's defaults)."""
+
+    board: BoardKind = "cross"
+    enter_on: frozenset[int] = frozenset({6})
+    empty_course: EmptyCourseRule = "normal"
+    three_sixes: bool = True
+    capture_bonus: bool = True
+    goal_bonus: bool = False
+    safe_squares: SafeSquares = "start_and_star"
+    blocks: BlockRule = "double"
+    exact_finish: bool = True
+    play_to_end: bool = False
+    rotate_first: bool = True
+    quick_start: bool = False
+
+
+OPTION_KEYS: tuple[str, ...] = Ruleset.__struct_fields__
+
+PRESETS: dict[str, Ruleset] = {
+    "standard": Ruleset(),
+    "bga": Ruleset(
+        board="by_players",
+        enter_on=frozenset(range(1, 7)),
+        three_sixes=False,
+        goal_bonus=True,
+        blocks="none",
+        quick_start=True,
+    ),
+}
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "board": get_args(BoardKind),
+    "empty_course": get_args(EmptyCourseRule),
+    "safe_squares": get_args(SafeSquares),
+    "blocks": get_args(BlockRule),
+}
+_SWITCHES = frozenset(
+    name for name in OPTION_KEYS if name not in _CHOICES and name != "enter_on"
+)
+
+
+def _switch(field: str, value: object) -> bool:
+    # The rule pages speak of options as あり/なし (on/off); accept both spellings.
+    if isinstance(value, bool):
+        return value
+    if value in ("on", "off"):
+        return value == "on"
+    raise RulesetError(field, f"expected true/false (or \"on\"/\"off\"), got {value!r}")
+
+
+def _enter_on(value: object) -> frozenset[int]:
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise RulesetError("enter_on", f"expected a list of die values 1-6, got {value!r}")
+    if not value:
+        raise RulesetError("enter_on", "must name at least one die value (1-6)")
+    faces: set[int] = set()
+    for face in value:
+        if isinstance(face, bool) or not isinstance(face, int) or not 1 <= face <= 6:
+            raise RulesetError("enter_on", f"die values are 1-6, got {face!r}")
+        faces.add(face)
+    return frozenset(faces)
+
+
+def parse_ruleset(spec: Mapping[str, Any] | None) -> Ruleset:
+    """Build a ruleset from `{"preset": name, **overrides}` (preset defaults to `standard`).
+
+    Raises `RulesetError` naming the first bad field: an unknown key, a value of the wrong
+    type, a choice outside its list, or an empty/out-of-range `enter_on`.
+    """
+    if spec is None:
+        return PRESETS["standard"]
+    if not isinstance(spec, Mapping):
+        raise RulesetError("rules", f"expected an object of options, got {type(spec).__name__}")
+    preset_name = spec.get("preset", "standard")
+    if preset_name not in PRESETS:
+        raise RulesetError(
+            "preset", f"unknown preset {preset_name!r}; choose one of {sorted(PRESETS)}"
+        )
+    changes: dict[str, Any] = {}
+    for key, value in spec.items():
+        if key == "preset":
+            continue
+        if key not in OPTION_KEYS:
+            raise RulesetError(key, f"unknown option; known options are {', '.join(OPTION_KEYS)}")
+        if key == "enter_on":
+            changes[key] = _enter_on(value)
+        elif key in _SWITCHES:
+            changes[key] = _switch(key, value)
+        elif value not in _CHOICES[key]:
+            raise RulesetError(key, f"expected one of {list(_CHOICES[key])}, got {value!r}")
+        else:
+            changes[key] = value
+    return msgspec.structs.replace(PRESETS[preset_name], **changes)
+
+
+def ruleset_to_dict(ruleset: Ruleset) -> dict[str, Any]:
+    """The canonical JSON form: every option spelled out, `enter_on` as a sorted list.
+
+    This is what events pin, so a match keeps its rules even if a preset changes later.
+    """
+    out: dict[str, Any] = msgspec.structs.asdict(ruleset)
+    out["enter_on"] = sorted(ruleset.enter_on)
+    return out

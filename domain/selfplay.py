@@ -1,0 +1,100 @@
+"""Whole matches between CPU players, through the same `decide`/`apply` as live play.
+
+Used by `ludo simulate`, `ludo bench domain`, the golden-match tests and property tests.
+Dice are the fair derivation of DESIGN.md §4 from a server seed the caller supplies; a
+caller that only needs statistics may pass any `dice` function instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from domain.commands import Command, CreateMatch, MovePiece, Rejection, Roll, StartMatch
+from domain.cpu import choose_move
+from domain.decider import MatchState, apply, current_legal_moves, decide, needs_die
+from domain.dice import die_for_roll, seed_commitment
+from domain.events import CpuLevel, Event, SeatSpec
+from domain.rules import Ruleset
+
+__all__ = ["MatchRecord", "RejectedCommand", "execute", "play_match"]
+
+# A match that has not ended after this many events is a bug (a real one ends in ~1-3k).
+_EVENT_LIMIT = 200_000
+
+
+class RejectedCommand(RuntimeError):
+    """A command a self-play driver issued was refused: an engine bug, never user input."""
+
+    def __init__(self, command: Command, rejection: Rejection) -> None:
+        super().__init__(f"{command!r} rejected: {rejection.code}: {rejection.reason}")
+        self.rejection = rejection
+
+
+class MatchRecord(msgspec.Struct, kw_only=True):
+    """What a self-played match produced. `events` is empty when not kept."""
+
+    state: MatchState
+    event_count: int
+    events: list[Event]
+
+
+def execute(state: MatchState, command: Command, sink: list[Event] | None = None) -> int:
+    """Decide `command`, apply its events to `state` in place, return how many there were."""
+    events = decide(command, state)
+    if type(events) is Rejection:
+        raise RejectedCommand(command, events)
+    assert isinstance(events, list)
+    for event in events:
+        apply(state, event)
+    if sink is not None:
+        sink.extend(events)
+    return len(events)
+
+
+def play_match(
+    ruleset: Ruleset,
+    levels: Sequence[CpuLevel],
+    *,
+    server_seed: bytes,
+    client_seeds: Sequence[str] | None = None,
+    cpu_seed: str = "",
+    first_seat: int = 0,
+    keep_events: bool = True,
+    dice: Callable[[int], int] | None = None,
+) -> MatchRecord:
+    """Play one match to its end, seat i played by a CPU of `levels[i]`."""
+    seats = tuple(SeatSpec(name=f"cpu-{i}", cpu=level) for i, level in enumerate(levels))
+    seeds = tuple(client_seeds) if client_seeds is not None else ("",) * len(seats)
+    state = MatchState()
+    sink: list[Event] | None = [] if keep_events else None
+    count = execute(
+        state,
+        CreateMatch(
+            ruleset=ruleset,
+            seats=seats,
+            seed_hash=seed_commitment(server_seed),
+            first_seat=first_seat,
+        ),
+        sink,
+    )
+    count += execute(state, StartMatch(client_seeds=seeds), sink)
+    client_seed = state.client_seed
+    seat_seeds = [f"{cpu_seed}:{seat}" for seat in range(len(seats))]
+    while state.status != "finished":
+        seat = state.turn
+        if state.phase == "roll":
+            die: int | None = None
+            if needs_die(state):
+                n = state.rolls_made
+                die = dice(n) if dice is not None else die_for_roll(server_seed, client_seed, n)
+            count += execute(state, Roll(seat=seat, die=die), sink)
+        else:
+            move = choose_move(
+                levels[seat], state, current_legal_moves(state), seat_seeds[seat]
+            )
+            count += execute(state, MovePiece(seat=seat, piece=move.piece), sink)
+        if count > _EVENT_LIMIT:
+            raise RuntimeError(f"match did not end within {_EVENT_LIMIT} events")
+    return MatchRecord(state=state, event_count=count, events=sink or [])
