@@ -46,6 +46,7 @@ class Board:
         "last_track",
         "length",
         "players",
+        "progress_at",
         "ruleset",
         "safe",
         "starts",
@@ -74,6 +75,15 @@ class Board:
         )
         self.track: tuple[tuple[int, ...], ...] = tuple(
             tuple((start + p) % self.length for p in range(self.last_track + 1))
+            for start in self.starts
+        )
+        # progress_at[seat][square]: the progress a piece of `seat` has on that track square;
+        # -2 (matches no piece) on the square before its start, where it never stands.
+        self.progress_at: tuple[tuple[int, ...], ...] = tuple(
+            tuple(
+                p if (p := (square - start) % self.length) <= self.last_track else -2
+                for square in range(self.length)
+            )
             for start in self.starts
         )
         if ruleset.safe_squares == "none":

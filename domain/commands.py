@@ -88,7 +88,15 @@ class RevealSeed(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Command = (
-    CreateMatch | StartMatch | Roll | MovePiece | TimeOut | StandIn | LeaveSeat | Reclaim | RevealSeed
+    CreateMatch
+    | StartMatch
+    | Roll
+    | MovePiece
+    | TimeOut
+    | StandIn
+    | LeaveSeat
+    | Reclaim
+    | RevealSeed
 )
 
 RejectionCode = Literal[

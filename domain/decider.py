@@ -10,7 +10,8 @@ never re-judges a rule, so folding a stored stream cannot disagree with how it w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from domain.board import NEST, PIECES, Board, board_for
 from domain.commands import (
@@ -40,6 +41,7 @@ from domain.events import (
     SeatSpec,
     SeatStoodIn,
     SeedRevealed,
+    StandInReason,
     TurnEnded,
     TurnTimedOut,
 )
@@ -88,8 +90,8 @@ class MatchState:
         "seed_hash",
         "server_seed",
         "sixes",
-        "stood_in",
         "status",
+        "stood_in",
         "timed_out_this_turn",
         "timeouts",
         "tries",
@@ -157,76 +159,118 @@ def is_terminal(state: MatchState) -> bool:
 # ---------------------------------------------------------------------------------- evolve
 
 
+def _on_die_rolled(state: MatchState, event: DieRolled) -> None:
+    state.die = event.value
+    state.rolls_left -= 1
+    state.sixes = state.sixes + 1 if event.value == 6 else 0
+    state.rolls_made = event.n + 1
+    state.phase = "move"
+
+
+def _on_piece_moved(state: MatchState, event: PieceMoved) -> None:
+    row = state.pieces[event.seat]
+    row[event.piece] = event.to
+    for s, i in event.captures:
+        state.pieces[s][i] = NEST
+    state.rolls_left += event.bonus
+    state.die = None
+    state.phase = "roll"
+
+
+def _on_turn_ended(state: MatchState, event: TurnEnded) -> None:
+    if not state.timed_out_this_turn:
+        state.timeouts[event.seat] = 0
+    state.turn = event.next_seat
+    state.rolls_left = 1
+    state.sixes = 0
+    state.tries = 0
+    state.die = None
+    state.phase = "roll"
+    state.timed_out_this_turn = False
+
+
+def _on_roll_passed(state: MatchState, event: RollPassed) -> None:
+    if event.reason == "three_sixes":
+        state.rolls_left = 0
+    if event.retry:
+        state.rolls_left += 1
+        state.tries += 1
+    state.die = None
+    state.phase = "roll"
+
+
+def _on_player_finished(state: MatchState, event: PlayerFinished) -> None:
+    state.finished.append(event.seat)
+
+
+def _on_match_finished(state: MatchState, event: MatchFinished) -> None:
+    state.placements = event.placements
+    state.status = "finished"
+    state.die = None
+
+
+def _on_turn_timed_out(state: MatchState, event: TurnTimedOut) -> None:
+    state.timeouts[event.seat] = event.consecutive
+    state.timed_out_this_turn = True
+
+
+def _on_seat_stood_in(state: MatchState, event: SeatStoodIn) -> None:
+    state.stood_in[event.seat] = event.reason
+
+
+def _on_seat_reclaimed(state: MatchState, event: SeatReclaimed) -> None:
+    state.stood_in[event.seat] = None
+    state.timeouts[event.seat] = 0
+
+
+def _on_match_created(state: MatchState, event: MatchCreated) -> None:
+    ruleset = parse_ruleset(event.ruleset)
+    players = len(event.seats)
+    state.ruleset = ruleset
+    state.board = board_for(ruleset, players)
+    state.seats = event.seats
+    state.seed_hash = event.seed_hash
+    state.first_seat = event.first_seat
+    state.turn = event.first_seat
+    state.pieces = [[NEST] * PIECES for _ in range(players)]
+    state.timeouts = [0] * players
+    state.stood_in = [None] * players
+    state.status = "created"
+
+
+def _on_match_started(state: MatchState, event: MatchStarted) -> None:
+    state.client_seed = event.client_seed
+    if state.ruleset is not None and state.ruleset.quick_start:
+        for row in state.pieces:
+            row[0] = 0
+    state.status = "playing"
+
+
+def _on_seed_revealed(state: MatchState, event: SeedRevealed) -> None:
+    state.server_seed = event.server_seed
+
+
+# One handler per event type, looked up by exact type: cheaper than a chain of isinstance
+# checks, and `apply` runs for every event of every match folded or played.
+_APPLY: dict[type, Callable[[MatchState, Any], None]] = {
+    DieRolled: _on_die_rolled,
+    PieceMoved: _on_piece_moved,
+    TurnEnded: _on_turn_ended,
+    RollPassed: _on_roll_passed,
+    PlayerFinished: _on_player_finished,
+    MatchFinished: _on_match_finished,
+    TurnTimedOut: _on_turn_timed_out,
+    SeatStoodIn: _on_seat_stood_in,
+    SeatReclaimed: _on_seat_reclaimed,
+    MatchCreated: _on_match_created,
+    MatchStarted: _on_match_started,
+    SeedRevealed: _on_seed_revealed,
+}
+
+
 def apply(state: MatchState, event: Event) -> MatchState:
     """Apply one event to `state` in place and return it. Only for states you own."""
-    kind = type(event)
-    if kind is DieRolled:
-        state.die = event.value
-        state.rolls_left -= 1
-        state.sixes = state.sixes + 1 if event.value == 6 else 0
-        state.rolls_made = event.n + 1
-        state.phase = "move"
-    elif kind is PieceMoved:
-        row = state.pieces[event.seat]
-        row[event.piece] = event.to
-        for s, i in event.captures:
-            state.pieces[s][i] = NEST
-        state.rolls_left += event.bonus
-        state.die = None
-        state.phase = "roll"
-    elif kind is TurnEnded:
-        if not state.timed_out_this_turn:
-            state.timeouts[event.seat] = 0
-        state.turn = event.next_seat
-        state.rolls_left = 1
-        state.sixes = 0
-        state.tries = 0
-        state.die = None
-        state.phase = "roll"
-        state.timed_out_this_turn = False
-    elif kind is RollPassed:
-        if event.reason == "three_sixes":
-            state.rolls_left = 0
-        if event.retry:
-            state.rolls_left += 1
-            state.tries += 1
-        state.die = None
-        state.phase = "roll"
-    elif kind is PlayerFinished:
-        state.finished.append(event.seat)
-    elif kind is MatchFinished:
-        state.placements = event.placements
-        state.status = "finished"
-        state.die = None
-    elif kind is TurnTimedOut:
-        state.timeouts[event.seat] = event.consecutive
-        state.timed_out_this_turn = True
-    elif kind is SeatStoodIn:
-        state.stood_in[event.seat] = event.reason
-    elif kind is SeatReclaimed:
-        state.stood_in[event.seat] = None
-        state.timeouts[event.seat] = 0
-    elif kind is MatchCreated:
-        ruleset = parse_ruleset(event.ruleset)
-        players = len(event.seats)
-        state.ruleset = ruleset
-        state.board = board_for(ruleset, players)
-        state.seats = event.seats
-        state.seed_hash = event.seed_hash
-        state.first_seat = event.first_seat
-        state.turn = event.first_seat
-        state.pieces = [[NEST] * PIECES for _ in range(players)]
-        state.timeouts = [0] * players
-        state.stood_in = [None] * players
-        state.status = "created"
-    elif kind is MatchStarted:
-        state.client_seed = event.client_seed
-        if state.ruleset is not None and state.ruleset.quick_start:
-            for row in state.pieces:
-                row[0] = 0
-        state.status = "playing"
-    elif kind is SeedRevealed:
-        state.server_seed = event.server_seed
+    _APPLY[type(event)](state, event)
     state.version += 1
     return state
 
@@ -267,12 +311,14 @@ def current_legal_moves(state: MatchState) -> tuple[Move, ...]:
 
 
 def _auto_entry(state: MatchState) -> Move | None:
+    ruleset = state.ruleset
+    if ruleset is None or ruleset.empty_course != "auto_enter":
+        return None
     board = state.board
     if (
         board is None
         or state.status != "playing"
         or state.phase != "roll"
-        or board.ruleset.empty_course != "auto_enter"
         or has_course_piece(board, state.pieces, state.turn)
     ):
         return None
@@ -290,25 +336,10 @@ def _next_seat(state: MatchState, seat: int, also_finished: int | None = None) -
 
 def decide(command: Command, state: MatchState) -> list[Event] | Rejection:
     """The events `command` causes in `state`, or why it is refused (then nothing changes)."""
-    kind = type(command)
-    if kind is Roll:
-        return _decide_roll(command, state)  # type: ignore[arg-type]
-    if kind is MovePiece:
-        return _decide_move(command, state)  # type: ignore[arg-type]
-    if kind is CreateMatch:
-        return _decide_create(command, state)  # type: ignore[arg-type]
-    if kind is StartMatch:
-        return _decide_start(command, state)  # type: ignore[arg-type]
-    if kind is TimeOut:
-        return _decide_timeout(command, state)  # type: ignore[arg-type]
-    if kind is StandIn or kind is LeaveSeat:
-        reason = "left" if kind is LeaveSeat else command.reason  # type: ignore[union-attr]
-        return _decide_stand_in(command.seat, reason, state)  # type: ignore[union-attr]
-    if kind is Reclaim:
-        return _decide_reclaim(command, state)  # type: ignore[arg-type]
-    if kind is RevealSeed:
-        return _decide_reveal(command, state)  # type: ignore[arg-type]
-    return Rejection("bad_command", f"unknown command {kind.__name__}")
+    handler = _DECIDE.get(type(command))
+    if handler is None:
+        return Rejection("bad_command", f"unknown command {type(command).__name__}")
+    return handler(command, state)
 
 
 def _playing_seat(state: MatchState, seat: int) -> Rejection | None:
@@ -322,6 +353,8 @@ def _playing_seat(state: MatchState, seat: int) -> Rejection | None:
 
 
 def _own_turn(state: MatchState, seat: int) -> Rejection | None:
+    if seat == state.turn and state.status == "playing":
+        return None
     bad = _playing_seat(state, seat)
     if bad is not None:
         return bad
@@ -359,8 +392,8 @@ def _decide_start(command: StartMatch, state: MatchState) -> list[Event] | Rejec
         return Rejection("already_started", "the match has already started")
     if len(command.client_seeds) != state.players:
         return Rejection(
-            "bad_seed", f"need one client seed per seat ({state.players}), got "
-            f"{len(command.client_seeds)}"
+            "bad_seed",
+            f"need one client seed per seat ({state.players}), got {len(command.client_seeds)}",
         )
     try:
         joined = join_client_seeds(command.client_seeds)
@@ -383,8 +416,9 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
         # RULES.md §3 auto_enter: the roll action enters a piece without a die and ends the
         # turn, so no bonus applies; a blocked start square falls back to a normal roll.
         return [
-            PieceMoved(seat=seat, piece=auto.piece, frm=auto.frm, to=auto.to,
-                       captures=auto.captures),
+            PieceMoved(
+                seat=seat, piece=auto.piece, frm=auto.frm, to=auto.to, captures=auto.captures
+            ),
             TurnEnded(seat=seat, next_seat=_next_seat(state, seat)),
         ]
     die = command.die
@@ -442,8 +476,15 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
         + (rules.goal_bonus and reaches_goal)
     )
     events: list[Event] = [
-        PieceMoved(seat=seat, piece=move.piece, frm=move.frm, to=move.to,
-                   captures=move.captures, die=die, bonus=bonus)
+        PieceMoved(
+            seat=seat,
+            piece=move.piece,
+            frm=move.frm,
+            to=move.to,
+            captures=move.captures,
+            die=die,
+            bonus=bonus,
+        )
     ]
     if reaches_goal and all(
         p == board.goal for i, p in enumerate(state.pieces[seat]) if i != move.piece
@@ -454,7 +495,9 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
         if not rules.play_to_end or still_playing <= 1:
             after = [row[:] for row in state.pieces]
             after[seat][move.piece] = move.to
-            events.append(MatchFinished(placements=placements(board, after, [*state.finished, seat])))
+            events.append(
+                MatchFinished(placements=placements(board, after, [*state.finished, seat]))
+            )
             return events
         events.append(TurnEnded(seat=seat, next_seat=_next_seat(state, seat, also_finished=seat)))
         return events
@@ -475,7 +518,9 @@ def _decide_timeout(command: TimeOut, state: MatchState) -> list[Event] | Reject
     return events
 
 
-def _decide_stand_in(seat: int, reason: str, state: MatchState) -> list[Event] | Rejection:
+def _decide_stand_in(
+    seat: int, reason: StandInReason, state: MatchState
+) -> list[Event] | Rejection:
     bad = _playing_seat(state, seat)
     if bad is not None:
         return bad
@@ -483,7 +528,7 @@ def _decide_stand_in(seat: int, reason: str, state: MatchState) -> list[Event] |
         return Rejection("already_stood_in", f"seat {seat} is a CPU seat")
     if state.stood_in[seat] is not None:
         return Rejection("already_stood_in", f"a CPU already plays for seat {seat}")
-    return [SeatStoodIn(seat=seat, reason=reason)]  # type: ignore[arg-type]
+    return [SeatStoodIn(seat=seat, reason=reason)]
 
 
 def _decide_reclaim(command: Reclaim, state: MatchState) -> list[Event] | Rejection:
@@ -503,3 +548,24 @@ def _decide_reveal(command: RevealSeed, state: MatchState) -> list[Event] | Reje
     if not seed_matches(command.server_seed, state.seed_hash):
         return Rejection("bad_seed", "that seed does not match the match's seed_hash")
     return [SeedRevealed(server_seed=command.server_seed)]
+
+
+def _decide_leave(command: LeaveSeat, state: MatchState) -> list[Event] | Rejection:
+    return _decide_stand_in(command.seat, "left", state)
+
+
+def _decide_stand_in_command(command: StandIn, state: MatchState) -> list[Event] | Rejection:
+    return _decide_stand_in(command.seat, command.reason, state)
+
+
+_DECIDE: dict[type, Callable[[Any, MatchState], list[Event] | Rejection]] = {
+    Roll: _decide_roll,
+    MovePiece: _decide_move,
+    CreateMatch: _decide_create,
+    StartMatch: _decide_start,
+    TimeOut: _decide_timeout,
+    StandIn: _decide_stand_in_command,
+    LeaveSeat: _decide_leave,
+    Reclaim: _decide_reclaim,
+    RevealSeed: _decide_reveal,
+}

@@ -56,7 +56,7 @@ class _Event(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field="typ
     schema_version: ClassVar[int] = 1
 
 
-class MatchCreated(_Event):
+class MatchCreated(_Event, frozen=True):
     """The match exists: rules pinned in full, seats, the dice commitment, the first seat."""
 
     ruleset: dict[str, Any]
@@ -65,14 +65,14 @@ class MatchCreated(_Event):
     first_seat: int = 0
 
 
-class MatchStarted(_Event):
+class MatchStarted(_Event, frozen=True):
     """Play begins; the seats' client seeds are fixed and joined (DESIGN.md §4)."""
 
     client_seeds: tuple[str, ...]
     client_seed: str
 
 
-class DieRolled(_Event):
+class DieRolled(_Event, frozen=True):
     """Roll number `n` of the match (counting every die) came up `value`."""
 
     seat: int
@@ -80,7 +80,7 @@ class DieRolled(_Event):
     value: int
 
 
-class PieceMoved(_Event):
+class PieceMoved(_Event, frozen=True):
     """A piece moved (`frm` -1: entered). `die` None: entered by `auto_enter` without a die.
 
     `bonus` is the number of extra rolls the move earned (six, capture, goal).
@@ -95,7 +95,7 @@ class PieceMoved(_Event):
     bonus: int = 0
 
 
-class RollPassed(_Event):
+class RollPassed(_Event, frozen=True):
     """The roll was not played: no legal move, or the third six in a row.
 
     `retry`: the `three_tries` option grants another roll to a player with an empty course.
@@ -106,47 +106,47 @@ class RollPassed(_Event):
     retry: bool = False
 
 
-class TurnEnded(_Event):
+class TurnEnded(_Event, frozen=True):
     """The seat's turn is over; `next_seat` is to roll."""
 
     seat: int
     next_seat: int
 
 
-class PlayerFinished(_Event):
+class PlayerFinished(_Event, frozen=True):
     """All four pieces of the seat reached the goal; it takes `place`."""
 
     seat: int
     place: int
 
 
-class MatchFinished(_Event):
+class MatchFinished(_Event, frozen=True):
     """The match is over. `placements[seat]` is that seat's place; equal places are draws."""
 
     placements: tuple[int, ...]
 
 
-class TurnTimedOut(_Event):
+class TurnTimedOut(_Event, frozen=True):
     """The seat's turn deadline expired; the CPU plays the rest of this turn."""
 
     seat: int
     consecutive: int
 
 
-class SeatStoodIn(_Event):
+class SeatStoodIn(_Event, frozen=True):
     """A CPU plays for the seat until the player comes back (`SeatReclaimed`)."""
 
     seat: int
     reason: StandInReason
 
 
-class SeatReclaimed(_Event):
+class SeatReclaimed(_Event, frozen=True):
     """The seat's player is back (same token) and plays again."""
 
     seat: int
 
 
-class SeedRevealed(_Event):
+class SeedRevealed(_Event, frozen=True):
     """After the end, the server seed behind `seed_hash`, in hex, so anyone can check dice."""
 
     server_seed: str
@@ -220,4 +220,5 @@ def decode_event(
         if upcast is None:
             raise ValueError(f"no upcaster for {type_name} v{version}")
         raw = upcast(raw)
-    return msgspec.convert(raw, Event)
+    event: Event = msgspec.convert(raw, Event)
+    return event

@@ -41,31 +41,59 @@ class Move(msgspec.Struct, frozen=True, array_like=True):
 
 
 class _Occupancy:
-    """Who stands on which track square, built at most once per generation call and only
-    when some piece could move at all (most passed rolls never need it)."""
+    """Who stands where, computed lazily per generation call: most calls need only a
+    capture look-up or two, and building a full square map for 16 pieces would cost more
+    than the whole rest of move generation.
+    """
 
-    __slots__ = ("blocked", "by_square")
+    __slots__ = ("_blocked", "_by_square", "board", "pieces", "seat")
 
     def __init__(self, board: Board, pieces: Pieces, seat: int) -> None:
-        last = board.last_track
-        by_square: dict[int, list[tuple[int, int]]] = {}
-        blocked: set[int] = set()
-        double = board.ruleset.blocks == "double"
-        for s, row in enumerate(pieces):
-            track = board.track[s]
-            squares = [track[p] if 0 <= p <= last else -1 for p in row]
-            for i, square in enumerate(squares):
-                if square >= 0:
-                    there = by_square.get(square)
-                    if there is None:
-                        by_square[square] = [(s, i)]
-                    else:
-                        there.append((s, i))
-                        # two of one colour form a block for everyone else
-                        if double and s != seat and squares.count(square) >= 2:
-                            blocked.add(square)
-        self.by_square = by_square
-        self.blocked = blocked
+        self.board = board
+        self.pieces = pieces
+        self.seat = seat
+        self._blocked: set[int] | None = None
+        self._by_square: set[int] | None = None
+
+    def blocked(self) -> set[int]:
+        """Track squares holding two or more pieces of one other colour (RULES.md §3)."""
+        if self._blocked is None:
+            board = self.board
+            last = board.last_track
+            blocked: set[int] = set()
+            for s, row in enumerate(self.pieces):
+                if s == self.seat:
+                    continue
+                for i, p in enumerate(row):
+                    if 0 <= p <= last and row.index(p) != i:
+                        blocked.add(board.track[s][p])
+            self._blocked = blocked
+        return self._blocked
+
+    def occupied(self, square: int) -> bool:
+        """True when any piece, own or not, stands on the track square."""
+        if self._by_square is None:
+            board = self.board
+            last = board.last_track
+            self._by_square = {
+                board.track[s][p]
+                for s, row in enumerate(self.pieces)
+                for p in row
+                if 0 <= p <= last
+            }
+        return square in self._by_square
+
+    def opponents_at(self, square: int) -> tuple[tuple[int, int], ...]:
+        """`(seat, piece)` of every opponent piece on the track square, in seat order."""
+        found: list[tuple[int, int]] = []
+        at = self.board.progress_at
+        for s, row in enumerate(self.pieces):
+            if s == self.seat:
+                continue
+            p = at[s][square]
+            if p in row:
+                found.extend((s, i) for i in range(PIECES) if row[i] == p)
+        return tuple(found)
 
 
 def _move_or_reason(
@@ -77,7 +105,7 @@ def _move_or_reason(
     if frm == NEST:
         if die not in rules.enter_on:
             return f"a piece leaves the nest only on {sorted(rules.enter_on)}"
-        return _landing(board, seat, piece, NEST, 0, track[0], occ)
+        return _landing(board, piece, NEST, 0, track[0], occ)
     goal = board.goal
     if frm == goal:
         return "the piece is already in the goal"
@@ -87,32 +115,38 @@ def _move_or_reason(
             return f"the goal needs exactly {goal - frm}"
         to = goal
     last = board.last_track
-    if rules.blocks == "double" and occ.blocked:
-        for q in range(frm + 1, min(to, last) + 1):
-            if track[q] in occ.blocked:
-                return f"a block stands on square {track[q]}"
-    elif rules.blocks == "no_overtaking":
+    blocks = rules.blocks
+    if blocks == "double":
+        if frm < last:
+            blocked = occ._blocked if occ._blocked is not None else occ.blocked()
+            if blocked:
+                for q in range(frm + 1, min(to, last) + 1):
+                    if track[q] in blocked:
+                        return f"a block stands on square {track[q]}"
+    elif blocks == "no_overtaking":
+        own = pieces[seat]
         for q in range(frm + 1, to):
             if q <= last:
-                if track[q] in occ.by_square:
+                if occ.occupied(track[q]):
                     return f"no overtaking: a piece stands on square {track[q]}"
-            elif q < goal and any(p == q for j, p in enumerate(pieces[seat]) if j != piece):
+            elif q in own:  # q < to <= goal: a home-column square, only own pieces there
                 return f"no overtaking: an own piece stands at {q} in the home column"
     if to <= last:
-        return _landing(board, seat, piece, frm, to, track[to], occ)
+        return _landing(board, piece, frm, to, track[to], occ)
     return Move(piece, frm, to)
 
 
 def _landing(
-    board: Board, seat: int, piece: int, frm: int, to: int, square: int, occ: _Occupancy
+    board: Board, piece: int, frm: int, to: int, square: int, occ: _Occupancy
 ) -> Move | str:
-    if square in occ.blocked:
+    if board.ruleset.blocks == "double" and square in (
+        occ._blocked if occ._blocked is not None else occ.blocked()
+    ):
         return f"a block stands on square {square}"
-    there = occ.by_square.get(square)
-    if not there or square in board.safe:
+    if square in board.safe:
         return Move(piece, frm, to)
-    captures = tuple(sorted(sp for sp in there if sp[0] != seat))
-    return Move(piece, frm, to, captures)
+    captures = occ.opponents_at(square)
+    return Move(piece, frm, to, captures) if captures else Move(piece, frm, to)
 
 
 def legal_moves(board: Board, pieces: Pieces, seat: int, die: int) -> Iterator[Move]:
@@ -121,14 +155,14 @@ def legal_moves(board: Board, pieces: Pieces, seat: int, die: int) -> Iterator[M
     goal = board.goal
     enters = die in board.ruleset.enter_on
     reach = goal - die if board.ruleset.exact_finish else goal - 1
-    # Cheap pre-check without the occupancy: can any piece move this far at all?
-    if not any((p == NEST and enters) or (NEST < p <= reach) for p in row):
-        return
     occ = _Occupancy(board, pieces, seat)
     for piece in range(PIECES):
-        result = _move_or_reason(board, pieces, seat, piece, die, occ)
-        if type(result) is Move:
-            yield result
+        p = row[piece]
+        # Cheap filter first: only pieces that could move this far at all are examined.
+        if (p == NEST and enters) or (NEST < p <= reach):
+            result = _move_or_reason(board, pieces, seat, piece, die, occ)
+            if type(result) is Move:
+                yield result
 
 
 def explain_move(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> Move | str:
@@ -147,9 +181,7 @@ def entering_move(board: Board, pieces: Pieces, seat: int) -> Move | None:
     if NEST not in row:
         return None
     piece = row.index(NEST)
-    result = _landing(
-        board, seat, piece, NEST, 0, board.track[seat][0], _Occupancy(board, pieces, seat)
-    )
+    result = _landing(board, piece, NEST, 0, board.track[seat][0], _Occupancy(board, pieces, seat))
     return result if type(result) is Move else None
 
 

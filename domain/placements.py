@@ -19,9 +19,9 @@ def standing_key(board: Board, row: Sequence[int]) -> tuple[int, int, int]:
     return (sum(1 for p in out if p == goal), len(out), sum(out))
 
 
-def placements(board: Board, pieces: Sequence[Sequence[int]], finished: Sequence[int]) -> tuple[
-    int, ...
-]:
+def placements(
+    board: Board, pieces: Sequence[Sequence[int]], finished: Sequence[int]
+) -> tuple[int, ...]:
     """Place per seat (1 = best): finishers in finishing order, then the rest by
     `standing_key`; players equal on the key share a place (standard competition ranking:
     two tied for 2nd are both 2nd, the next is 4th).

@@ -81,9 +81,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "safe_squares": get_args(SafeSquares),
     "blocks": get_args(BlockRule),
 }
-_SWITCHES = frozenset(
-    name for name in OPTION_KEYS if name not in _CHOICES and name != "enter_on"
-)
+_SWITCHES = frozenset(name for name in OPTION_KEYS if name not in _CHOICES and name != "enter_on")
 
 
 def _switch(field: str, value: object) -> bool:
@@ -92,7 +90,7 @@ def _switch(field: str, value: object) -> bool:
         return value
     if value in ("on", "off"):
         return value == "on"
-    raise RulesetError(field, f"expected true/false (or \"on\"/\"off\"), got {value!r}")
+    raise RulesetError(field, f'expected true/false (or "on"/"off"), got {value!r}')
 
 
 def _enter_on(value: object) -> frozenset[int]:

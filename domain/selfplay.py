@@ -91,9 +91,7 @@ def play_match(
                 die = dice(n) if dice is not None else die_for_roll(server_seed, client_seed, n)
             count += execute(state, Roll(seat=seat, die=die), sink)
         else:
-            move = choose_move(
-                levels[seat], state, current_legal_moves(state), seat_seeds[seat]
-            )
+            move = choose_move(levels[seat], state, current_legal_moves(state), seat_seeds[seat])
             count += execute(state, MovePiece(seat=seat, piece=move.piece), sink)
         if count > _EVENT_LIMIT:
             raise RuntimeError(f"match did not end within {_EVENT_LIMIT} events")

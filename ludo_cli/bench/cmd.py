@@ -1,0 +1,15 @@
+"""`ludo bench ...`: benchmarks that print figures (docs/benchmarks.md records them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    bench = subparsers.add_parser("bench", help="benchmarks (print figures with a baseline)")
+    targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
+    from ludo_cli.bench import domain_bench
+
+    domain_bench.register(targets)
