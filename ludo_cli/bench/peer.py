@@ -52,8 +52,6 @@ A first-legal-move 4-player match takes a few hundred rolls, so reaching this
 cap would mean an engine bug (a state with no progress), not a long game.
 """
 
-_EXIT_ROLL = 6
-_SIXES_FORFEIT = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,34 +100,16 @@ def peer_version() -> str | None:
 def _play_one(
     game_cls: type[LudoGame], seats: Sequence[PlayerColor], turn_cap: int
 ) -> tuple[int, bool]:
-    """Play one match with the first-legal-move policy. Return (dice rolls, finished).
-
-    This repeats ``LudoGame.play_turn``'s rules, with the chosen move made
-    explicit:
-    the third six in a row forfeits the roll; with no legal move, play passes
-    to the next player unless the roll was a six (which gives another roll);
-    after a move, play passes unless the engine grants an extra turn (six,
-    capture or a token reaching home).
+    """Play one match through the engine's own `LudoGame.play_turn()`, which rolls and
+    takes the first valid move. Return (dice rolls, finished).
     """
     game = game_cls(list(seats))
     rolls = 0
     while not game.game_over:
         if rolls >= turn_cap:
             return rolls, False
-        player = game.get_current_player()
-        dice = game.roll_dice()
+        game.play_turn()
         rolls += 1
-        if game.consecutive_sixes >= _SIXES_FORFEIT:
-            game.next_turn()
-            continue
-        moves = game.get_valid_moves(player, dice)
-        if not moves:
-            if dice != _EXIT_ROLL:
-                game.next_turn()
-            continue
-        result = game.execute_move(player, moves[0].token_id, dice)
-        if not (result.success and result.extra_turn):
-            game.next_turn()
     return rolls, True
 
 
