@@ -45,7 +45,7 @@ from domain.events import (
     TurnEnded,
     TurnTimedOut,
 )
-from domain.moves import Move, entering_move, explain_move, has_course_piece, legal_moves
+from domain.moves import Move, entering_move, explain_move, has_course_piece, legal_move_list
 from domain.placements import placements
 from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
 
@@ -305,7 +305,7 @@ def current_legal_moves(state: MatchState) -> tuple[Move, ...]:
     if memo is not None and memo[0] == state.version and memo[1] == die:
         return memo[2]
     assert state.board is not None
-    moves = tuple(legal_moves(state.board, state.pieces, state.turn, die))
+    moves = tuple(legal_move_list(state.board, state.pieces, state.turn, die))
     state.moves_memo = (state.version, die, moves)
     return moves
 
@@ -432,7 +432,7 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
             RollPassed(seat=seat, reason="three_sixes"),
             TurnEnded(seat=seat, next_seat=_next_seat(state, seat)),
         ]
-    moves = tuple(legal_moves(board, state.pieces, seat, die))
+    moves = tuple(legal_move_list(board, state.pieces, seat, die))
     if moves:
         # The player must now choose; DieRolled leaves the pieces as they are, so these
         # are exactly the moves of the state one version on.

@@ -21,6 +21,7 @@ __all__ = [
     "entering_move",
     "explain_move",
     "has_course_piece",
+    "legal_move_list",
     "legal_moves",
     "push",
 ]
@@ -64,9 +65,16 @@ class _Occupancy:
             for s, row in enumerate(self.pieces):
                 if s == self.seat:
                     continue
-                for i, p in enumerate(row):
-                    if 0 <= p <= last and row.index(p) != i:
-                        blocked.add(board.track[s][p])
+                # A later piece equal to an earlier one, on the track, makes a block. Spelled
+                # out for four pieces: this runs on nearly every roll under `double`.
+                a, b, c, d = row
+                track = board.track[s]
+                if a == b and 0 <= a <= last:
+                    blocked.add(track[a])
+                if (c in (a, b)) and 0 <= c <= last:
+                    blocked.add(track[c])
+                if (d in (a, b, c)) and 0 <= d <= last:
+                    blocked.add(track[d])
             self._blocked = blocked
         return self._blocked
 
@@ -150,19 +158,28 @@ def _landing(
 
 
 def legal_moves(board: Board, pieces: Pieces, seat: int, die: int) -> Iterator[Move]:
-    """Every legal move of `seat` for `die`, one per movable piece, in piece order."""
+    """Every legal move of `seat` for `die`, one per movable piece, in piece order (lazy)."""
+    yield from legal_move_list(board, pieces, seat, die)
+
+
+def legal_move_list(board: Board, pieces: Pieces, seat: int, die: int) -> list[Move]:
+    """`legal_moves` as a list: the hot path for callers that need them all anyway."""
     row = pieces[seat]
-    goal = board.goal
-    enters = die in board.ruleset.enter_on
-    reach = goal - die if board.ruleset.exact_finish else goal - 1
-    occ = _Occupancy(board, pieces, seat)
+    rules = board.ruleset
+    enters = die in rules.enter_on
+    reach = board.goal - die if rules.exact_finish else board.goal - 1
+    occ = None
+    moves = []
     for piece in range(PIECES):
         p = row[piece]
         # Cheap filter first: only pieces that could move this far at all are examined.
         if (p == NEST and enters) or (NEST < p <= reach):
+            if occ is None:
+                occ = _Occupancy(board, pieces, seat)
             result = _move_or_reason(board, pieces, seat, piece, die, occ)
             if type(result) is Move:
-                yield result
+                moves.append(result)
+    return moves
 
 
 def explain_move(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> Move | str:
