@@ -60,7 +60,9 @@ def parse_position(board: Board, position: object) -> tuple[list[list[int]], int
     turn = position.get("turn", board.colours[0])
     if turn not in board.colours:
         raise NotationError("position.turn", f"expected one of {list(board.colours)}")
-    sixes = _int("position.sixes", position.get("sixes", 0), 0, 2)
+    # With three_sixes on, a third six ends the turn, so at most two can precede a roll.
+    most_sixes = 2 if board.ruleset.three_sixes else 10_000
+    sixes = _int("position.sixes", position.get("sixes", 0), 0, most_sixes)
     rolls_left = _int("position.rolls_left", position.get("rolls_left", 1), 1, 10_000)
     return pieces, board.colours.index(turn), sixes, rolls_left
 

@@ -10,6 +10,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     bench = subparsers.add_parser("bench", help="benchmarks (print figures with a baseline)")
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
-    from ludo_cli.bench import domain_bench
+    from ludo_cli.bench import domain_bench, oracle_bench
 
     domain_bench.register(targets)
+    oracle_bench.register(targets)
