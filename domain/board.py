@@ -114,7 +114,7 @@ class Board:
         return f"Board({self.ruleset.board}, players={self.players}, length={self.length})"
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256, typed=True)  # typed: 2.0 must not hit the cached board for 2
 def board_for(ruleset: Ruleset, players: int) -> Board:
     """The (cached) board for a ruleset and a player count."""
     return Board(ruleset, players)

@@ -367,7 +367,9 @@ def _decide_create(command: CreateMatch, state: MatchState) -> list[Event] | Rej
     if state.status != "new":
         return Rejection("already_created", "the match already exists")
     try:
-        board_for(command.ruleset, len(command.seats))
+        # Re-validate: a Ruleset can be built directly with values parse_ruleset refuses,
+        # and a pinned bad ruleset would make every later fold of this stream fail.
+        board_for(parse_ruleset(ruleset_to_dict(command.ruleset)), len(command.seats))
     except RulesetError as error:
         return Rejection("bad_ruleset", str(error))
     if not 0 <= command.first_seat < len(command.seats):
@@ -422,7 +424,7 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
             TurnEnded(seat=seat, next_seat=_next_seat(state, seat)),
         ]
     die = command.die
-    if die is None or isinstance(die, bool) or not 1 <= die <= 6:
+    if type(die) is not int or not 1 <= die <= 6:
         return Rejection("bad_die", f"a roll needs a die value 1-6, got {die!r}")
     rolled = DieRolled(seat=seat, n=state.rolls_made, value=die)
     rules = board.ruleset

@@ -117,7 +117,7 @@ def parse_ruleset(spec: Mapping[str, Any] | None) -> Ruleset:
     if not isinstance(spec, Mapping):
         raise RulesetError("rules", f"expected an object of options, got {type(spec).__name__}")
     preset_name = spec.get("preset", "standard")
-    if preset_name not in PRESETS:
+    if not isinstance(preset_name, str) or preset_name not in PRESETS:
         raise RulesetError(
             "preset", f"unknown preset {preset_name!r}; choose one of {sorted(PRESETS)}"
         )
