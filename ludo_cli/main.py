@@ -19,6 +19,7 @@ _COMMANDS = (
     "ludo_cli.rules_cmd",
     "ludo_cli.simulate",
     "ludo_cli.bench.cmd",
+    "ludo_cli.db_cmd",
 )
 
 

@@ -1,0 +1,7 @@
+"""Alembic migrations: the only way the schema changes (DESIGN.md §1).
+
+Run them with `ludo db upgrade`, or programmatically with
+`services.shared.database.migrate(url)`. `alembic.ini` lives here so it ships with the
+package; `alembic -c migrations/alembic.ini upgrade head` also works (it reads
+`DATABASE_URL`, or starts the embedded PostgreSQL when that is unset).
+"""

@@ -1,0 +1,146 @@
+"""The match service as a Litestar app: `create_app(settings, engine=None)`.
+
+Everything the handlers need is injected: the lifespan builds the engine (unless one is
+given), the event store, the `MatchService` and, when `LUDO_SCHEDULER` is on, the deadline
+worker task; handlers receive the service through the `service` dependency. No module-level
+state. Run it with `uvicorn --factory services.match.app:app_from_env`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import structlog
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.enums import ScopeType
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.match.errors import exception_handlers
+from services.match.matches import MatchesController, RulesController
+from services.match.parties import PartiesController
+from services.match.players import PlayersController
+from services.match.scheduler import Scheduler
+from services.match.service import MatchService
+from services.shared.database import create_engine, database_url
+from services.shared.eventstore import EventStore
+from services.shared.logging import configure_logging
+from services.shared.settings import Settings
+
+__all__ = ["MAX_BODY", "app_from_env", "create_app"]
+
+MAX_BODY = 16 * 1024
+
+_log = structlog.get_logger("services.match")
+
+
+def _service(state: State) -> MatchService:
+    service: MatchService = state.service
+    return service
+
+
+def _logging_middleware(app: ASGIApp) -> ASGIApp:
+    """One line per request with its status and duration; binds a request id for the
+    request's other lines. Never logs bodies, headers or tokens."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:16])
+        status = 500
+        started = time.perf_counter()
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await app(scope, receive, send_wrapper)
+        finally:
+            _log.info(
+                "request",
+                method=scope.get("method"),
+                path=scope.get("path"),
+                status=status,
+                ms=round((time.perf_counter() - started) * 1000, 1),
+            )
+            structlog.contextvars.clear_contextvars()
+
+    return middleware
+
+
+def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litestar:
+    """The match service. With `engine`, it is used (and not disposed); otherwise the
+    lifespan opens the database of `settings` and closes it on shutdown."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            own = engine
+            if own is None:
+                url = stack.enter_context(database_url(settings))
+                own = create_engine(url, settings)
+                stack.push_async_callback(own.dispose)
+            store = EventStore(own)
+            service = MatchService(own, store, settings)
+            app.state.service = service
+            app.state.scheduler = Scheduler(service, own, settings.scheduler_poll)
+            if settings.scheduler:
+                task = asyncio.create_task(app.state.scheduler.run(), name="ludo-scheduler")
+
+                async def stop() -> None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+
+                stack.push_async_callback(stop)
+            yield
+
+    openapi = OpenAPIConfig(
+        title="Ludo match service",
+        version="0.1.0",
+        path="/schema",
+        components=Components(
+            security_schemes={
+                "bearer": SecurityScheme(
+                    type="http", scheme="bearer", description="the guest token"
+                )
+            }
+        ),
+    )
+    handlers: list[Any] = [
+        PlayersController,
+        PartiesController,
+        MatchesController,
+        RulesController,
+    ]
+    return Litestar(
+        route_handlers=handlers,
+        dependencies={"service": Provide(_service, sync_to_thread=False)},
+        exception_handlers=exception_handlers,
+        lifespan=[lifespan],
+        openapi_config=openapi,
+        request_max_body_size=MAX_BODY,
+        middleware=[_logging_middleware],
+        logging_config=None,
+    )
+
+
+def app_from_env() -> Litestar:
+    """`uvicorn --factory services.match.app:app_from_env`."""
+    settings = Settings.from_env()
+    configure_logging(settings)
+    return create_app(settings)

@@ -1,0 +1,183 @@
+"""Errors of the match service and their HTTP form: `{"error": code, "detail": text}`.
+
+The application layer raises `AppError` (or lets `ConcurrencyError` through); the
+handlers here turn every failure into that JSON shape with a 4xx status (5xx only for real
+server faults, with no detail). Rejection codes of the deciders map to statuses in one
+table, `REJECTION_STATUS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import structlog
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
+
+from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
+
+__all__ = [
+    "REJECTION_STATUS",
+    "AppError",
+    "ErrorBody",
+    "error_responses",
+    "exception_handlers",
+]
+
+_log = structlog.get_logger(__name__)
+
+
+class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Every error response. `field` names the bad input when there is one."""
+
+    error: str
+    detail: str
+    field: str | None = None
+
+
+class AppError(Exception):
+    """An error with its HTTP status, stable code and readable detail."""
+
+    def __init__(self, status: int, code: str, detail: str, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.field = field
+
+
+# Decider rejection code -> HTTP status. Unlisted codes are 409 (a state conflict).
+REJECTION_STATUS: dict[str, int] = {
+    # bad input
+    "bad_command": 422,
+    "bad_ruleset": 422,
+    "bad_seed": 422,
+    "bad_seat": 422,
+    "unknown_seat": 422,
+    "illegal_move": 422,
+    "bad_die": 422,
+    # who may act
+    "not_host": 403,
+    "not_seated": 403,
+    "not_found": 404,
+}
+
+
+def rejection_error(code: str, reason: str, field: str | None = None) -> AppError:
+    """The AppError for a decider rejection."""
+    return AppError(REJECTION_STATUS.get(code, 409), code, reason, field)
+
+
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "invalid",
+    429: "too_many_requests",
+}
+
+
+def _response(status: int, body: ErrorBody, headers: dict[str, str] | None = None) -> Response[Any]:
+    return Response(
+        content=msgspec.json.encode(body),
+        status_code=status,
+        media_type=MediaType.JSON,
+        headers=headers,
+    )
+
+
+def _app_error(request: Request[Any, Any, Any], exc: AppError) -> Response[Any]:
+    _log.info("request_rejected", status=exc.status, error=exc.code)
+    return _response(exc.status, ErrorBody(error=exc.code, detail=exc.detail, field=exc.field))
+
+
+def _conflict(request: Request[Any, Any, Any], exc: ConcurrencyError) -> Response[Any]:
+    _log.info("request_conflict", expected=exc.expected, actual=exc.actual)
+    return _response(
+        409,
+        ErrorBody(error="conflict", detail="another command changed this first; reload and retry"),
+    )
+
+
+def _key_reused(request: Request[Any, Any, Any], exc: IdempotencyKeyReused) -> Response[Any]:
+    return _response(
+        422,
+        ErrorBody(
+            error="idempotency_key_reused",
+            detail="this Idempotency-Key was already used for another stream",
+            field="Idempotency-Key",
+        ),
+    )
+
+
+# Python names of parameters whose HTTP name differs.
+_PARAMETER_NAMES = {"from_version": "from", "idempotency_key": "Idempotency-Key"}
+
+
+def _validation(exc: ValidationException) -> Response[Any]:
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    if not extra:
+        # msgspec could not parse the body at all.
+        return _response(400, ErrorBody(error="malformed_json", detail="the body is not JSON"))
+    first = extra[0] if isinstance(extra[0], dict) else {}
+    key = str(first.get("key", "data"))
+    key = _PARAMETER_NAMES.get(key, key)
+    message = str(first.get("message", "invalid value"))
+    if key == "data":
+        key = "body"
+        if message.startswith("'data'"):
+            return _response(
+                400, ErrorBody(error="malformed_json", detail="a JSON body is required")
+            )
+    return _response(422, ErrorBody(error="invalid", detail=f"{key}: {message}", field=key))
+
+
+def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    if isinstance(exc, ValidationException):
+        return _validation(exc)
+    status = exc.status_code
+    if status >= 500:
+        return _internal(request, exc)
+    code = _STATUS_CODES.get(status, "bad_request")
+    detail = str(exc.detail)
+    if status == 400 and "Validation" not in detail:
+        code, detail = "malformed_json", f"the body is not valid JSON: {detail}"
+    return _response(status, ErrorBody(error=code, detail=detail), exc.headers)
+
+
+def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    _log.error("request_failed", error_type=type(exc).__name__, exc_info=exc)
+    return _response(500, ErrorBody(error="internal", detail="internal server error"))
+
+
+exception_handlers: dict[type[Exception] | int, Any] = {
+    AppError: _app_error,
+    ConcurrencyError: _conflict,
+    IdempotencyKeyReused: _key_reused,
+    HTTPException: _http,
+    Exception: _internal,
+}
+
+
+def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI documentation of the error responses a route can give."""
+    meaning = {
+        400: "Malformed JSON or a malformed request",
+        401: "Missing or unknown bearer token",
+        403: "The token does not hold the seat (or is not the host)",
+        404: "Unknown id",
+        409: "Out of turn, wrong phase, finished, or a concurrent command won (`conflict`)",
+        413: "Body larger than 16 KiB",
+        422: "Invalid field (named in `field`), illegal move, reused Idempotency-Key",
+    }
+    return {
+        s: ResponseSpec(data_container=ErrorBody, description=meaning[s], generate_examples=False)
+        for s in statuses
+    }

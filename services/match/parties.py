@@ -1,0 +1,240 @@
+"""Parties (tables): create, list, read, join, leave, CPU seats, settings, start, rematch."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+import structlog
+from litestar import Controller, get, post
+from litestar.params import FromPath, HeaderParameter, JSONBody
+
+from domain import party as pd
+from services.match.errors import error_responses
+from services.match.players import BEARER, CurrentPlayer, Service, provide_player
+from services.match.schemas import (
+    AddCpu,
+    ChangeSettings,
+    JoinParty,
+    NewParty,
+    PartyListOut,
+    PartyOut,
+    StartOut,
+)
+from services.match.views import party_view
+
+__all__ = ["PartiesController"]
+
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        required=False,
+        description="Retry-safe command id (scoped to your player): a repeat returns the "
+        "first outcome and appends nothing",
+    ),
+]
+
+_COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 422)
+
+
+class PartiesController(Controller):
+    path = "/api/parties"
+    tags = ("parties",)
+    dependencies = {"player": provide_player}  # noqa: RUF012 - Litestar's declaration style
+
+    @post(
+        "/",
+        operation_id="createParty",
+        summary="Open a table; the host sits in seat 0",
+        status_code=201,
+        security=BEARER,
+        responses=error_responses(400, 401, 413, 422),
+    )
+    async def create(
+        self,
+        data: JSONBody[NewParty],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> PartyOut:
+        party_id, state = await service.create_party(
+            player,
+            seats=data.seats,
+            rules=data.rules,
+            turn_limit=data.turn_limit,
+            ranked=data.ranked,
+            client_seed=data.client_seed,
+            key=idempotency_key,
+        )
+        return party_view(party_id, state)
+
+    @get(
+        "/",
+        operation_id="listParties",
+        summary="Open tables, newest first",
+    )
+    async def list_open(self, service: Service) -> PartyListOut:
+        rows = await service.list_parties()
+        return PartyListOut(parties=[msgspec.convert(r, PartyOut) for r in rows])
+
+    @get(
+        "/{party_id:str}",
+        operation_id="getParty",
+        summary="A table",
+        responses=error_responses(404),
+    )
+    async def read(self, party_id: FromPath[str], service: Service) -> PartyOut:
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        return party_view(party_id, await service.load_party(party_id))
+
+    async def _command(
+        self,
+        service: Service,
+        party_id: FromPath[str],
+        player: CurrentPlayer,
+        key: str | None,
+        command: pd.PartyCommand,
+    ) -> PartyOut:
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        state = await service.party_command(party_id, lambda _s: command, player, key)
+        return party_view(party_id, state)
+
+    @post(
+        "/{party_id:str}/join",
+        operation_id="joinParty",
+        summary="Sit at the table (a given seat or the first free one)",
+        status_code=200,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def join(
+        self,
+        party_id: FromPath[str],
+        service: Service,
+        player: CurrentPlayer,
+        data: JSONBody[JoinParty | None] = None,
+        idempotency_key: IdempotencyKey = None,
+    ) -> PartyOut:
+        body = data or JoinParty()
+        command = pd.JoinParty(
+            player_id=player.id, name=player.name, seat=body.seat, client_seed=body.client_seed
+        )
+        return await self._command(service, party_id, player, idempotency_key, command)
+
+    @post(
+        "/{party_id:str}/leave",
+        operation_id="leaveParty",
+        summary="Leave the table (before the match starts)",
+        status_code=200,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def leave(
+        self,
+        party_id: FromPath[str],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> PartyOut:
+        command = pd.LeaveParty(player_id=player.id)
+        return await self._command(service, party_id, player, idempotency_key, command)
+
+    @post(
+        "/{party_id:str}/cpus",
+        operation_id="addCpu",
+        summary="Seat a CPU (host)",
+        status_code=200,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def add_cpu(
+        self,
+        party_id: FromPath[str],
+        data: JSONBody[AddCpu],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> PartyOut:
+        command = pd.AddCpu(player_id=player.id, level=data.level, seat=data.seat)
+        return await self._command(service, party_id, player, idempotency_key, command)
+
+    @post(
+        "/{party_id:str}/cpus/{seat:int}/remove",
+        operation_id="removeCpu",
+        summary="Remove the CPU from a seat (host)",
+        status_code=200,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def remove_cpu(
+        self,
+        party_id: FromPath[str],
+        seat: FromPath[int],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> PartyOut:
+        command = pd.RemoveCpu(player_id=player.id, seat=seat)
+        return await self._command(service, party_id, player, idempotency_key, command)
+
+    @post(
+        "/{party_id:str}/settings",
+        operation_id="changePartySettings",
+        summary="Change rules, turn limit or ranked (host, before the start)",
+        status_code=200,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def settings(
+        self,
+        party_id: FromPath[str],
+        data: JSONBody[ChangeSettings],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> PartyOut:
+        command = pd.ChangeSettings(
+            player_id=player.id, ruleset=data.rules, turn_limit=data.turn_limit, ranked=data.ranked
+        )
+        return await self._command(service, party_id, player, idempotency_key, command)
+
+    @post(
+        "/{party_id:str}/start",
+        operation_id="startParty",
+        summary="Start the match (host; every seat filled)",
+        status_code=201,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def start(
+        self,
+        party_id: FromPath[str],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> StartOut:
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        state, match_id = await service.start_match(
+            party_id, player, idempotency_key, rematch=False
+        )
+        return StartOut(party=party_view(party_id, state), match_id=match_id)
+
+    @post(
+        "/{party_id:str}/rematch",
+        operation_id="rematchParty",
+        summary="Play again after the match ended (first seat rotates with rotate_first)",
+        status_code=201,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def rematch(
+        self,
+        party_id: FromPath[str],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> StartOut:
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        state, match_id = await service.start_match(party_id, player, idempotency_key, rematch=True)
+        return StartOut(party=party_view(party_id, state), match_id=match_id)

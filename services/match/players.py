@@ -1,0 +1,71 @@
+"""Guest players: create one, and who am I (`Authorization: Bearer <token>`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import JSONBody
+
+from services.match.errors import AppError, error_responses
+from services.match.schemas import NewPlayer, PlayerOut
+from services.match.service import MatchService, Player
+
+__all__ = [
+    "BEARER",
+    "CurrentPlayer",
+    "PlayersController",
+    "Service",
+    "current_player",
+    "provide_player",
+]
+
+Service = NamedDependency[MatchService]
+CurrentPlayer = NamedDependency[Player]
+
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+async def current_player(request: Request[Any, Any, Any], service: Service) -> Player:
+    """The guest whose token the request carries; 401 without a valid one."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise AppError(401, "unauthorized", "send Authorization: Bearer <token>")
+    player = await service.player_for_token(token)
+    if player is None:
+        raise AppError(401, "unauthorized", "unknown token")
+    return player
+
+
+provide_player = Provide(current_player)
+
+
+class PlayersController(Controller):
+    path = "/api/players"
+    tags = ("players",)
+
+    @post(
+        "/",
+        operation_id="createPlayer",
+        summary="Create a guest player",
+        description="Returns the id and a secret token; keep the token (it is shown once).",
+        status_code=201,
+        responses=error_responses(400, 413, 422),
+    )
+    async def create(self, data: JSONBody[NewPlayer], service: Service) -> PlayerOut:
+        player, token = await service.create_player(data.name)
+        return PlayerOut(id=player.id, name=player.name, token=token)
+
+    @get(
+        "/me",
+        operation_id="getMe",
+        summary="The player of the bearer token",
+        dependencies={"player": provide_player},
+        security=BEARER,
+        responses=error_responses(401),
+    )
+    async def me(self, player: CurrentPlayer) -> PlayerOut:
+        return PlayerOut(id=player.id, name=player.name)

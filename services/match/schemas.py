@@ -1,0 +1,204 @@
+"""Request bodies and responses of the match service (msgspec Structs, documented in OpenAPI).
+
+Bodies forbid unknown fields, so a misspelt key is a 422 naming it, not silently ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+CpuLevelName = Literal["easy", "normal", "hard"]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+ClientSeed = Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[ -~]*$")]
+SeatIndex = Annotated[int, msgspec.Meta(ge=0, le=3)]
+
+
+class _Body(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class NewPlayer(_Body):
+    """A guest's display name."""
+
+    name: Name
+
+
+class NewParty(_Body):
+    """A new table. `rules`: `{"preset": "standard"|"bga", ...overrides}` (RULES.md §5)."""
+
+    seats: Annotated[int, msgspec.Meta(ge=2, le=4)] = 4
+    rules: dict[str, Any] | None = None
+    turn_limit: Literal[30, 60] | None = None
+    ranked: bool = False
+    client_seed: ClientSeed = ""
+
+
+class JoinParty(_Body):
+    """Sit at a table: in `seat`, or the first free seat."""
+
+    seat: SeatIndex | None = None
+    client_seed: ClientSeed = ""
+
+
+class AddCpu(_Body):
+    """Seat a CPU (host only)."""
+
+    level: CpuLevelName = "normal"
+    seat: SeatIndex | None = None
+
+
+class ChangeSettings(_Body):
+    """New settings (host only); omitted fields stay. `turn_limit`: 0 means none."""
+
+    rules: dict[str, Any] | None = None
+    turn_limit: Literal[0, 30, 60] | None = None
+    ranked: bool | None = None
+
+
+class MovePiece(_Body):
+    """Move this piece (0-3) by the die just rolled."""
+
+    piece: Annotated[int, msgspec.Meta(ge=0, le=3)]
+
+
+# ------------------------------------------------------------------------------ responses
+
+
+class PlayerOut(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A guest; `token` only in the response that created it."""
+
+    id: str
+    name: str
+    token: str | None = None
+
+
+class PartySeatOut(msgspec.Struct, kw_only=True):
+    seat: int
+    name: str | None
+    player_id: str | None
+    cpu: str | None
+
+
+class PartyOut(msgspec.Struct, kw_only=True):
+    """A table: seats, settings, and the match it is playing."""
+
+    id: str
+    status: str
+    host_id: str
+    seats: list[PartySeatOut]
+    rules: dict[str, Any]
+    turn_limit: int | None
+    ranked: bool
+    match_id: str | None
+    game: int
+    first_seat: int
+    version: int
+
+
+class PartyListOut(msgspec.Struct, kw_only=True):
+    parties: list[PartyOut]
+
+
+class MatchSeatOut(msgspec.Struct, kw_only=True):
+    seat: int
+    name: str
+    colour: str
+    player_id: str | None
+    cpu: str | None
+    stood_in: str | None
+    timeouts: int
+
+
+class DeadlineOut(msgspec.Struct, kw_only=True):
+    kind: str
+    due_at: str
+
+
+class MatchOut(msgspec.Struct, kw_only=True):
+    """The public state of a match (never the server seed before `SeedRevealed`)."""
+
+    id: str
+    party_id: str | None
+    status: str
+    rules: dict[str, Any]
+    seats: list[MatchSeatOut]
+    pieces: dict[str, list[int]]
+    turn: int
+    phase: str
+    die: int | None
+    rolls_left: int
+    sixes: int
+    rolls_made: int
+    first_seat: int
+    placements: list[int] | None
+    seed_hash: str
+    client_seed: str
+    server_seed: str | None
+    turn_limit: int | None
+    ranked: bool
+    version: int
+    deadline: DeadlineOut | None
+
+
+class MoveOut(msgspec.Struct, kw_only=True):
+    piece: int
+    frm: int
+    to: int
+    captures: list[list[int]]
+
+
+class MovesOut(msgspec.Struct, kw_only=True):
+    """The legal moves of the seat to act for its die (empty unless it must move)."""
+
+    seat: int
+    phase: str
+    die: int | None
+    moves: list[MoveOut]
+    version: int
+
+
+class EventOut(msgspec.Struct, kw_only=True):
+    version: int
+    type: str
+    data: dict[str, Any]
+    recorded_at: str
+    hash: str
+
+
+class EventsOut(msgspec.Struct, kw_only=True):
+    events: list[EventOut]
+    version: int
+
+
+class CommandOut(msgspec.Struct, kw_only=True):
+    """What a command appended (a replayed Idempotency-Key returns the first outcome)."""
+
+    stream_id: str
+    events: list[EventOut]
+    version: int
+    duplicate: bool
+
+
+class RollOut(msgspec.Struct, kw_only=True):
+    n: int
+    seat: int
+    value: int
+
+
+class FairnessOut(msgspec.Struct, kw_only=True):
+    """The dice commitment and every roll; `server_seed` and `verified` after the end."""
+
+    seed_hash: str
+    client_seed: str
+    server_seed: str | None
+    rolls: list[RollOut]
+    verified: bool | None
+
+
+class StartOut(msgspec.Struct, kw_only=True):
+    """The party after start/rematch and the new match's id."""
+
+    party: PartyOut
+    match_id: str

@@ -1,0 +1,624 @@
+"""The match service's application layer: load a stream, fold, decide, append.
+
+`MatchService.execute` is the ONE path by which any match command is carried out, for HTTP
+handlers and the deadline scheduler alike:
+
+1. a command id (`f"{player_id}:{Idempotency-Key}"`) already used on the stream returns its
+   first outcome and decides nothing;
+2. the stream is read and folded; the caller's `make` turns the state into a command (this
+   is where the seat is resolved from the token, or the CPU picks its move);
+3. a `Roll`'s die is ALWAYS `die_for_roll(server_seed, client_seed, state.rolls_made)`,
+   whatever the command carried;
+4. `decide` -> a rejection raises (nothing is written) or events; a finishing command also
+   gets `SeedRevealed`;
+5. one transaction: the match's deadline row is set (locked first, so a scheduler holding it
+   is waited for), then the events are appended at the folded version (`append_in`);
+   commit, then NOTIFY.
+
+The server seed is read from `match_seeds` only to roll and to reveal; it is never logged
+and never leaves this module before `SeedRevealed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain import party as pd
+from domain.commands import (
+    Command,
+    CreateMatch,
+    MovePiece,
+    Reclaim,
+    Rejection,
+    RevealSeed,
+    Roll,
+    StartMatch,
+    TimeOut,
+)
+from domain.cpu import choose_move
+from domain.decider import MatchState, apply, current_legal_moves, decide, fold, needs_die
+from domain.dice import die_for_roll, seed_commitment
+from domain.events import Event
+from domain.rules import parse_ruleset
+from services.match.errors import AppError, rejection_error
+from services.match.views import party_view
+from services.shared.eventstore import (
+    AppendResult,
+    ConcurrencyError,
+    EventStore,
+    StoredEvent,
+)
+from services.shared.settings import Settings
+
+__all__ = ["MatchRow", "MatchService", "Player", "cpu_controls", "match_stream", "party_stream"]
+
+_log = structlog.get_logger(__name__)
+
+_STATE_CACHE = 2000
+MakeCommand = Callable[[MatchState], Command]
+
+
+class Player(msgspec.Struct, frozen=True):
+    """An authenticated guest."""
+
+    id: str
+    name: str
+
+
+class MatchRow(msgspec.Struct, frozen=True):
+    """The match's side-table settings (`matches`)."""
+
+    party_id: str
+    turn_limit: int | None
+    ranked: bool
+
+
+def match_stream(match_id: str) -> str:
+    return f"match-{match_id}"
+
+
+def party_stream(party_id: str) -> str:
+    return f"party-{party_id}"
+
+
+def check_id(value: str, what: str) -> str:
+    """A public id (a UUID); anything else is an unknown id (404)."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise AppError(404, "not_found", f"no such {what}") from None
+
+
+def cpu_controls(state: MatchState, seat: int) -> bool:
+    """True when a CPU acts for `seat` now: a CPU seat, a stand-in, or a timed-out turn."""
+    if state.seats[seat].cpu is not None or state.stood_in[seat] is not None:
+        return True
+    return seat == state.turn and state.timed_out_this_turn
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+_SET_DEADLINE = sa.text(
+    """
+    INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
+    VALUES (:stream_id, now() + make_interval(secs => :secs), :version, :kind)
+    ON CONFLICT (stream_id) DO UPDATE
+        SET due_at = EXCLUDED.due_at,
+            expected_version = EXCLUDED.expected_version,
+            kind = EXCLUDED.kind
+    """
+)
+_DELETE_DEADLINE = sa.text("DELETE FROM turn_deadlines WHERE stream_id = :stream_id")
+_UPSERT_PARTY = sa.text(
+    """
+    INSERT INTO parties (party_id, status, settings, updated_at)
+    VALUES (:party_id, :status, CAST(:settings AS jsonb), now())
+    ON CONFLICT (party_id) DO UPDATE
+        SET status = EXCLUDED.status, settings = EXCLUDED.settings, updated_at = now()
+    """
+)
+
+
+class MatchService:
+    """Players, parties and matches over the event store."""
+
+    def __init__(self, engine: AsyncEngine, store: EventStore, settings: Settings) -> None:
+        self.engine = engine
+        self.store = store
+        self.settings = settings
+        self._states: OrderedDict[str, MatchState] = OrderedDict()  # LRU of match folds
+
+    # ---------------------------------------------------------------------------- players
+
+    async def create_player(self, name: str) -> tuple[Player, str]:
+        """A new guest and its secret token (stored only as a sha256)."""
+        name = name.strip()
+        if not name or not name.isprintable():
+            raise AppError(422, "invalid", "name must be 1-32 printable characters", "name")
+        player = Player(str(uuid.uuid4()), name)
+        token = secrets.token_urlsafe(32)
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.text("INSERT INTO players (id, name, token_hash) VALUES (:id, :name, :h)"),
+                {"id": player.id, "name": name, "h": token_hash(token)},
+            )
+        _log.info("player_created", player_id=player.id)
+        return player, token
+
+    async def player_for_token(self, token: str) -> Player | None:
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    sa.text("SELECT id, name FROM players WHERE token_hash = :h"),
+                    {"h": token_hash(token)},
+                )
+            ).one_or_none()
+        return None if row is None else Player(row.id, row.name)
+
+    # ---------------------------------------------------------------------------- parties
+
+    async def load_party(self, party_id: str) -> pd.PartyState:
+        party_id = check_id(party_id, "party")
+        stored = await self.store.read_stream(party_stream(party_id))
+        state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+        if state.status == "new":
+            raise AppError(404, "not_found", "no such party")
+        return state
+
+    async def list_parties(self, limit: int = 100) -> list[dict[str, Any]]:
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
+                sa.text(
+                    "SELECT settings FROM parties WHERE status = 'open' "
+                    "ORDER BY updated_at DESC LIMIT :limit"
+                ),
+                {"limit": limit},
+            )
+            return [dict(r.settings) for r in rows]
+
+    async def create_party(
+        self,
+        player: Player,
+        *,
+        seats: int,
+        rules: dict[str, Any] | None,
+        turn_limit: int | None,
+        ranked: bool,
+        client_seed: str,
+        key: str | None,
+    ) -> tuple[str, pd.PartyState]:
+        """Open a table with `player` as host in seat 0."""
+        command_id = _command_id(player, key)
+        if command_id is not None:
+            # The party id derives from the command id, so a retry finds the first party.
+            party_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"ludo-party:{command_id}"))
+        else:
+            party_id = str(uuid.uuid4())
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        command = pd.CreateParty(
+            host_id=player.id,
+            host_name=player.name,
+            seats=seats,
+            ruleset=rules,
+            turn_limit=turn_limit,
+            ranked=ranked,
+            client_seed=client_seed,
+        )
+        state = await self.party_command(party_id, lambda _s: command, player, key, new=True)
+        return party_id, state
+
+    async def party_command(
+        self,
+        party_id: str,
+        make: Callable[[pd.PartyState], pd.PartyCommand],
+        player: Player,
+        key: str | None,
+        *,
+        new: bool = False,
+    ) -> pd.PartyState:
+        """Decide and append one party command (everything but start and rematch)."""
+        party_id = check_id(party_id, "party")
+        stream = party_stream(party_id)
+        command_id = _command_id(player, key)
+        if command_id is not None and await self.store.find_command(command_id, stream):
+            return await self.load_party(party_id)
+        stored = await self.store.read_stream(stream)
+        state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+        if state.status == "new" and not new:
+            raise AppError(404, "not_found", "no such party")
+        decided = pd.decide(make(state), state)
+        if isinstance(decided, pd.PartyRejection):
+            raise rejection_error(decided.code, decided.reason, decided.field)
+        async with self.engine.connect() as conn, conn.begin():
+            result = await self.store.append_in(
+                conn,
+                stream,
+                state.version,
+                decided,
+                command_id=command_id,
+                metadata={"actor": player.id},
+            )
+            pd.fold(decided, state)
+            await self._save_party_listing(conn, party_id, state)
+        await self.store.notify(result)
+        _log.info("party_command", party_id=party_id, events=[type(e).__name__ for e in decided])
+        return state
+
+    async def start_match(
+        self, party_id: str, player: Player, key: str | None, *, rematch: bool
+    ) -> tuple[pd.PartyState, str]:
+        """Start (host) or rematch: MatchOpened, the seed, MatchCreated + MatchStarted, in
+        ONE transaction. Returns the party and the new match id."""
+        party_id = check_id(party_id, "party")
+        stream = party_stream(party_id)
+        command_id = _command_id(player, key)
+        if command_id is not None:
+            done = await self.store.find_command(command_id, stream)
+            if done is not None:
+                opened = pd.decode_party_event(done.events[0].data)
+                assert isinstance(opened, pd.MatchOpened)
+                return await self.load_party(party_id), opened.match_id
+        state = await self.load_party(party_id)
+        match_id = str(uuid.uuid4())
+        command: pd.PartyCommand
+        if rematch:
+            finished = False
+            if state.match_id is not None:
+                current = await self._state(match_stream(state.match_id))
+                finished = current.status == "finished"
+            command = pd.Rematch(player_id=player.id, match_id=match_id, current_finished=finished)
+        else:
+            command = pd.StartParty(player_id=player.id, match_id=match_id)
+        decided = pd.decide(command, state)
+        if isinstance(decided, pd.PartyRejection):
+            raise rejection_error(decided.code, decided.reason, decided.field)
+        opened = decided[0]
+        assert isinstance(opened, pd.MatchOpened)
+
+        server_seed = secrets.token_bytes(32)
+        seats = pd.seat_specs(state)
+        match_state = MatchState()
+        match_events: list[Event] = []
+        for match_command in (
+            CreateMatch(
+                ruleset=parse_ruleset(state.ruleset),
+                seats=seats,
+                seed_hash=seed_commitment(server_seed),
+                first_seat=opened.first_seat,
+            ),
+            StartMatch(client_seeds=tuple(s.client_seed for s in state.seats if s is not None)),
+        ):
+            events = decide(match_command, match_state)
+            if isinstance(events, Rejection):  # pragma: no cover - the party validated it all
+                raise rejection_error(events.code, events.reason)
+            fold(events, match_state)
+            match_events.extend(events)
+
+        mstream = match_stream(match_id)
+        structlog.contextvars.bind_contextvars(match_id=match_id)
+        async with self.engine.connect() as conn, conn.begin():
+            party_result = await self.store.append_in(
+                conn,
+                stream,
+                state.version,
+                decided,
+                command_id=command_id,
+                metadata={"actor": player.id},
+            )
+            await conn.execute(
+                sa.text("INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"),
+                {"s": mstream, "seed": server_seed},
+            )
+            row = MatchRow(party_id, state.turn_limit, state.ranked)
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO matches (stream_id, party_id, turn_limit, ranked) "
+                    "VALUES (:s, :p, :t, :r)"
+                ),
+                {"s": mstream, "p": party_id, "t": row.turn_limit, "r": row.ranked},
+            )
+            await self._set_deadline(conn, mstream, match_state, row)
+            match_result = await self.store.append_in(
+                conn, mstream, 0, match_events, metadata={"actor": player.id}
+            )
+            pd.fold(decided, state)
+            await self._save_party_listing(conn, party_id, state)
+        await self.store.notify(party_result)
+        await self.store.notify(match_result)
+        _log.info("match_started", first_seat=opened.first_seat, game=opened.game)
+        return state, match_id
+
+    async def _save_party_listing(
+        self, conn: AsyncConnection, party_id: str, state: pd.PartyState
+    ) -> None:
+        view = party_view(party_id, state)
+        await conn.execute(
+            _UPSERT_PARTY,
+            {
+                "party_id": party_id,
+                "status": state.status,
+                "settings": msgspec.json.encode(view).decode(),
+            },
+        )
+
+    # ---------------------------------------------------------------------------- matches
+
+    async def _fold(self, stream: str) -> tuple[MatchState, list[StoredEvent]]:
+        """The whole stream and its fold (for the event and fairness views)."""
+        stored = await self.store.read_stream(stream)
+        state = MatchState()
+        for e in stored:
+            apply(state, e.event)
+        return state, stored
+
+    async def _state(self, stream: str) -> MatchState:
+        """The current fold of a match: a cached fold plus the events appended since.
+
+        The cache only saves reading and folding old events again; the events after the
+        cached version always come from the database, so the state is never staler than
+        a fresh read, and every append still checks the version it was decided on.
+        """
+        cached = self._states.get(stream)
+        state = MatchState() if cached is None else cached.copy()
+        for e in await self.store.read_stream(stream, state.version):
+            apply(state, e.event)
+        if state.version:
+            self._states[stream] = state.copy()
+            self._states.move_to_end(stream)
+            while len(self._states) > _STATE_CACHE:
+                self._states.popitem(last=False)
+        return state
+
+    async def load_match(self, match_id: str) -> tuple[MatchState, list[StoredEvent]]:
+        """The folded state and stored events of a match (404 if unknown)."""
+        match_id = check_id(match_id, "match")
+        state, stored = await self._fold(match_stream(match_id))
+        if state.status == "new":
+            raise AppError(404, "not_found", "no such match")
+        return state, stored
+
+    async def match_state(self, match_id: str) -> MatchState:
+        """The current state of a match (404 if unknown), without its events."""
+        match_id = check_id(match_id, "match")
+        state = await self._state(match_stream(match_id))
+        if state.status == "new":
+            raise AppError(404, "not_found", "no such match")
+        return state
+
+    async def match_row(self, match_id: str) -> MatchRow | None:
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT party_id, turn_limit, ranked FROM matches WHERE stream_id = :s"
+                    ),
+                    {"s": match_stream(match_id)},
+                )
+            ).one_or_none()
+        return None if row is None else MatchRow(row.party_id, row.turn_limit, row.ranked)
+
+    async def deadline(self, match_id: str) -> tuple[str, str] | None:
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    sa.text("SELECT kind, due_at FROM turn_deadlines WHERE stream_id = :s"),
+                    {"s": match_stream(match_id)},
+                )
+            ).one_or_none()
+        return None if row is None else (row.kind, row.due_at.isoformat())
+
+    async def _seed(self, conn: AsyncConnection, stream: str) -> bytes:
+        seed = await conn.scalar(
+            sa.text("SELECT server_seed FROM match_seeds WHERE stream_id = :s"), {"s": stream}
+        )
+        if seed is None:  # pragma: no cover - written with MatchCreated
+            raise RuntimeError(f"no seed stored for {stream}")
+        return bytes(seed)
+
+    async def execute(
+        self,
+        match_id: str,
+        make: MakeCommand,
+        *,
+        actor: str,
+        command_id: str | None = None,
+        expected_version: int | None = None,
+        conn: AsyncConnection | None = None,
+    ) -> AppendResult:
+        """Carry out one match command (see the module docstring). Raises `AppError` for a
+        rejection and `ConcurrencyError` when another command got there first."""
+        match_id = check_id(match_id, "match")
+        stream = match_stream(match_id)
+        structlog.contextvars.bind_contextvars(match_id=match_id)
+        if command_id is not None:
+            done = await self.store.find_command(command_id, stream)
+            if done is not None:
+                return done
+        state = await self._state(stream)
+        if state.status == "new":
+            raise AppError(404, "not_found", "no such match")
+        if expected_version is not None and state.version != expected_version:
+            raise ConcurrencyError(stream, expected_version, state.version)
+        command = make(state)
+        if conn is None:
+            async with self.engine.connect() as own, own.begin():
+                result = await self._decide_and_append(
+                    own, stream, state, command, actor, command_id
+                )
+        else:
+            async with conn.begin_nested():
+                result = await self._decide_and_append(
+                    conn, stream, state, command, actor, command_id
+                )
+        if conn is None:
+            await self.store.notify(result)
+        return result
+
+    async def _decide_and_append(
+        self,
+        conn: AsyncConnection,
+        stream: str,
+        state: MatchState,
+        command: Command,
+        actor: str,
+        command_id: str | None,
+    ) -> AppendResult:
+        if isinstance(command, Roll):
+            # The die is never the caller's: it is the fair derivation of DESIGN.md §4.
+            die = None
+            if needs_die(state):
+                seed = await self._seed(conn, stream)
+                die = die_for_roll(seed, state.client_seed, state.rolls_made)
+            command = Roll(seat=command.seat, die=die)
+        decided = decide(command, state)
+        if isinstance(decided, Rejection):
+            raise rejection_error(decided.code, decided.reason)
+        after = fold(decided, state.copy())
+        events = list(decided)
+        if after.status == "finished" and after.server_seed is None:
+            seed = await self._seed(conn, stream)
+            reveal = decide(RevealSeed(server_seed=seed.hex()), after)
+            assert isinstance(reveal, list)
+            fold(reveal, after)
+            events.extend(reveal)
+        row = await self._match_row_in(conn, stream)
+        await self._set_deadline(conn, stream, after, row)
+        result = await self.store.append_in(
+            conn,
+            stream,
+            state.version,
+            events,
+            command_id=command_id,
+            metadata={"actor": actor},
+        )
+        if not result.duplicate:
+            _log.info(
+                "match_command",
+                command=type(command).__name__,
+                actor=actor,
+                version=result.next_version,
+                events=[type(e).__name__ for e in events],
+            )
+        return result
+
+    async def _match_row_in(self, conn: AsyncConnection, stream: str) -> MatchRow:
+        row = (
+            await conn.execute(
+                sa.text("SELECT party_id, turn_limit, ranked FROM matches WHERE stream_id = :s"),
+                {"s": stream},
+            )
+        ).one_or_none()
+        if row is None:  # a match written without the service: no timers
+            return MatchRow("", None, False)
+        return MatchRow(row.party_id, row.turn_limit, row.ranked)
+
+    async def _set_deadline(
+        self, conn: AsyncConnection, stream: str, state: MatchState, row: MatchRow
+    ) -> None:
+        """The match's one deadline row, derived from the state after the append."""
+        if state.status != "playing":
+            await conn.execute(_DELETE_DEADLINE, {"stream_id": stream})
+            return
+        if cpu_controls(state, state.turn):
+            kind, secs = "cpu", self.settings.cpu_delay
+        elif row.turn_limit:
+            kind, secs = "turn", float(row.turn_limit)
+        else:
+            await conn.execute(_DELETE_DEADLINE, {"stream_id": stream})
+            return
+        await conn.execute(
+            _SET_DEADLINE,
+            {"stream_id": stream, "secs": secs, "version": state.version, "kind": kind},
+        )
+
+    async def refresh_deadline(self, conn: AsyncConnection, stream: str) -> None:
+        """Recompute a match's deadline from its current state (after a stale firing)."""
+        state = await self._state(stream)
+        row = await self._match_row_in(conn, stream)
+        await self._set_deadline(conn, stream, state, row)
+
+    # ------------------------------------------------------------------------ player acts
+
+    async def act(
+        self,
+        match_id: str,
+        player: Player,
+        action: str,
+        *,
+        piece: int | None = None,
+        key: str | None = None,
+    ) -> AppendResult:
+        """Roll, move or reclaim for the seat `player` holds."""
+
+        def make(state: MatchState) -> Command:
+            seat = next((i for i, s in enumerate(state.seats) if s.player_id == player.id), None)
+            if seat is None:
+                raise AppError(403, "not_your_seat", "your token holds no seat in this match")
+            if action == "reclaim":
+                return Reclaim(seat=seat)
+            if state.status == "playing" and state.stood_in[seat] is not None:
+                raise AppError(409, "stood_in", "a CPU plays for your seat; reclaim it first")
+            if state.status == "playing" and seat == state.turn and state.timed_out_this_turn:
+                raise AppError(
+                    409, "cpu_playing", "your turn timed out; the CPU plays the rest of it"
+                )
+            if action == "roll":
+                return Roll(seat=seat)
+            assert piece is not None
+            return MovePiece(seat=seat, piece=piece)
+
+        return await self.execute(
+            match_id, make, actor=player.id, command_id=_command_id(player, key)
+        )
+
+    # -------------------------------------------------------------------------- scheduler
+
+    async def fire_deadline(
+        self, conn: AsyncConnection, stream: str, expected_version: int, kind: str
+    ) -> AppendResult:
+        """Fire a claimed deadline inside the scheduler's transaction on `conn`."""
+        match_id = stream.removeprefix("match-")
+
+        def make(state: MatchState) -> Command:
+            seat = state.turn
+            if kind == "turn" and not cpu_controls(state, seat):
+                return TimeOut(seat=seat)
+            if state.phase == "roll":
+                return Roll(seat=seat)
+            moves = current_legal_moves(state)
+            level = state.seats[seat].cpu or "normal"
+            move = choose_move(level, state, moves, f"{match_id}:{seat}")
+            return MovePiece(seat=seat, piece=move.piece)
+
+        return await self.execute(
+            match_id,
+            make,
+            actor=f"scheduler:{kind}",
+            expected_version=expected_version,
+            conn=conn,
+        )
+
+
+def _command_id(player: Player, key: str | None) -> str | None:
+    if key is None:
+        return None
+    if not 1 <= len(key) <= 100 or not all(" " < ch <= "~" for ch in key):
+        raise AppError(
+            422,
+            "invalid",
+            "Idempotency-Key must be 1-100 printable ASCII characters without spaces",
+            "Idempotency-Key",
+        )
+    return f"{player.id}:{key}"

@@ -1,0 +1,137 @@
+"""Public views of folded states and stored events (what the API returns).
+
+Nothing here can show a server seed before `SeedRevealed`: the match view reads
+`state.server_seed`, which only that event sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from domain import party as pd
+from domain.decider import MatchState, current_legal_moves
+from domain.events import DieRolled
+from domain.rules import ruleset_to_dict
+from services.match.schemas import (
+    DeadlineOut,
+    EventOut,
+    MatchOut,
+    MatchSeatOut,
+    MoveOut,
+    MovesOut,
+    PartyOut,
+    PartySeatOut,
+)
+from services.shared.eventstore import AppendResult, StoredEvent
+
+__all__ = ["event_view", "match_view", "moves_view", "party_view", "rolls_of"]
+
+
+def party_view(party_id: str, state: pd.PartyState) -> PartyOut:
+    seats = [
+        PartySeatOut(
+            seat=i,
+            name=None if s is None else s.name,
+            player_id=None if s is None else s.player_id,
+            cpu=None if s is None else s.cpu,
+        )
+        for i, s in enumerate(state.seats)
+    ]
+    return PartyOut(
+        id=party_id,
+        status=state.status,
+        host_id=state.host_id,
+        seats=seats,
+        rules=state.ruleset,
+        turn_limit=state.turn_limit,
+        ranked=state.ranked,
+        match_id=state.match_id,
+        game=state.game,
+        first_seat=state.first_seat,
+        version=state.version,
+    )
+
+
+def match_view(
+    match_id: str,
+    state: MatchState,
+    *,
+    party_id: str | None,
+    turn_limit: int | None,
+    ranked: bool,
+    deadline: tuple[str, str] | None,
+) -> MatchOut:
+    board = state.board
+    assert board is not None and state.ruleset is not None
+    colours = board.colours
+    seats = [
+        MatchSeatOut(
+            seat=i,
+            name=s.name,
+            colour=colours[i],
+            player_id=s.player_id,
+            cpu=s.cpu,
+            stood_in=state.stood_in[i],
+            timeouts=state.timeouts[i],
+        )
+        for i, s in enumerate(state.seats)
+    ]
+    return MatchOut(
+        id=match_id,
+        party_id=party_id,
+        status=state.status,
+        rules=ruleset_to_dict(state.ruleset),
+        seats=seats,
+        pieces={c: list(state.pieces[i]) for i, c in enumerate(colours)},
+        turn=state.turn,
+        phase=state.phase,
+        die=state.die,
+        rolls_left=state.rolls_left,
+        sixes=state.sixes,
+        rolls_made=state.rolls_made,
+        first_seat=state.first_seat,
+        placements=None if state.placements is None else list(state.placements),
+        seed_hash=state.seed_hash,
+        client_seed=state.client_seed,
+        server_seed=state.server_seed,
+        turn_limit=turn_limit,
+        ranked=ranked,
+        version=state.version,
+        deadline=None if deadline is None else DeadlineOut(kind=deadline[0], due_at=deadline[1]),
+    )
+
+
+def moves_view(state: MatchState) -> MovesOut:
+    moves = [
+        MoveOut(piece=m.piece, frm=m.frm, to=m.to, captures=[list(c) for c in m.captures])
+        for m in current_legal_moves(state)
+    ]
+    return MovesOut(
+        seat=state.turn, phase=state.phase, die=state.die, moves=moves, version=state.version
+    )
+
+
+def event_view(e: StoredEvent) -> EventOut:
+    return EventOut(
+        version=e.version,
+        type=e.type,
+        data=msgspec.json.decode(e.data),
+        recorded_at=e.recorded_at.isoformat(),
+        hash=e.hash.hex(),
+    )
+
+
+def result_events(result: AppendResult) -> list[EventOut]:
+    return [event_view(e) for e in result.events]
+
+
+def rolls_of(stored: Iterable[StoredEvent]) -> list[DieRolled]:
+    out = []
+    for e in stored:
+        if e.type == "DieRolled":
+            event = e.event
+            assert isinstance(event, DieRolled)
+            out.append(event)
+    return out

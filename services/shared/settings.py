@@ -1,0 +1,117 @@
+"""Service configuration, read once from environment variables (DESIGN.md §8).
+
+- `DATABASE_URL`: the PostgreSQL URL, e.g. `postgresql+psycopg://user:pw@host:5432/ludo`
+  (`postgresql://` and `postgres://` are accepted too). Unset: an embedded PostgreSQL is
+  started, with its data in `LUDO_DATA_DIR/pg`.
+- `LUDO_DATA_DIR`: where local state lives (the embedded PostgreSQL's `pg/`). Default: the
+  user data directory, `platformdirs.user_data_dir("ludo")` (`~/.local/share/ludo` on Linux).
+- `LUDO_DB_POOL_SIZE` (10) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
+  in its SQLAlchemy pool, and the extra ones it may open under load.
+- `LUDO_DB_APP_ROLE`: the database role the services run as. When set, `ludo db upgrade`
+  grants it SELECT and INSERT only on `events` (migrations/grants.py).
+- `LUDO_CPU_DELAY` (0.5): seconds a CPU seat or stand-in waits before each action, so
+  people can follow; `LUDO_SCHEDULER` (true): run the deadline worker in this process;
+  `LUDO_SCHEDULER_POLL` (0.25): its idle poll interval in seconds.
+- `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
+  console).
+
+`Settings.from_env()` reads them; `ENV_VARS` lists them (README: Configuration).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import platformdirs
+
+__all__ = ["ENV_VARS", "Settings", "SettingsError", "default_data_dir"]
+
+
+_POSTGRES_URL = re.compile(r"(postgres|postgresql|postgresql\+psycopg)://")
+
+
+class SettingsError(ValueError):
+    """An environment variable holds a value the services cannot use."""
+
+
+def default_data_dir() -> Path:
+    """The user data directory for `ludo` (platform-specific, via platformdirs)."""
+    return Path(platformdirs.user_data_dir("ludo", appauthor=False))
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """Configuration of a service process. Build it with `Settings.from_env()`."""
+
+    data_dir: Path
+    database_url: str | None = None
+    db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 10
+    db_max_overflow: Annotated[int, msgspec.Meta(ge=0)] = 10
+    db_app_role: str | None = None
+    cpu_delay: Annotated[float, msgspec.Meta(ge=0)] = 0.5
+    scheduler: bool = True
+    scheduler_poll: Annotated[float, msgspec.Meta(gt=0)] = 0.25
+    log_level: str = "info"
+    log_format: str = "auto"
+
+    @property
+    def embedded_pgdata(self) -> Path:
+        """The embedded PostgreSQL's data directory (used when `database_url` is None)."""
+        return self.data_dir / "pg"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read the variables of `ENV_VARS` from `environ` (default: `os.environ`).
+
+        Empty values count as unset.
+        """
+        env = os.environ if environ is None else environ
+        raw: dict[str, Any] = {}
+        for field, (var, _doc) in ENV_VARS.items():
+            value = env.get(var, "").strip()
+            if value:
+                raw[field] = value
+        raw.setdefault("data_dir", str(default_data_dir()))
+        url = raw.get("database_url")
+        if url is not None and not _POSTGRES_URL.match(url):
+            raise SettingsError(
+                "DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://, postgresql:// "
+                "or postgres://)"
+            )
+        try:
+            return msgspec.convert(raw, cls, strict=False, dec_hook=_dec_hook)
+        except msgspec.ValidationError as exc:
+            raise SettingsError(_explain(exc)) from exc
+
+
+# field -> (environment variable, one-line meaning)
+ENV_VARS: dict[str, tuple[str, str]] = {
+    "database_url": ("DATABASE_URL", "PostgreSQL URL; unset: embedded PostgreSQL"),
+    "data_dir": ("LUDO_DATA_DIR", "local state (embedded PostgreSQL data in pg/)"),
+    "db_pool_size": ("LUDO_DB_POOL_SIZE", "connections kept per process"),
+    "db_max_overflow": ("LUDO_DB_MAX_OVERFLOW", "extra connections under load"),
+    "db_app_role": ("LUDO_DB_APP_ROLE", "role granted SELECT, INSERT only on events"),
+    "cpu_delay": ("LUDO_CPU_DELAY", "seconds a CPU (or stand-in) waits before each action"),
+    "scheduler": ("LUDO_SCHEDULER", "run the deadline worker in this process (true/false)"),
+    "scheduler_poll": ("LUDO_SCHEDULER_POLL", "seconds between deadline polls when idle"),
+    "log_level": ("LUDO_LOG_LEVEL", "debug, info, warning or error"),
+    "log_format": ("LUDO_LOG_FORMAT", "auto (JSON unless stdout is a TTY), json or console"),
+}
+
+
+def _dec_hook(type_: type, value: Any) -> Any:
+    if type_ is Path and isinstance(value, str):
+        return Path(value).expanduser()
+    raise NotImplementedError(f"cannot read {type_}")
+
+
+def _explain(exc: msgspec.ValidationError) -> str:
+    message = str(exc)
+    for field, (var, _doc) in ENV_VARS.items():
+        if f"`$.{field}`" in message:
+            return message.replace(f"`$.{field}`", var)
+    return message

@@ -1,0 +1,1 @@
+"""Match-service tests over HTTP on a real PostgreSQL (fixtures from tests/store)."""

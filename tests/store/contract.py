@@ -1,0 +1,308 @@
+"""The event-store contract: what any event store of this project must do.
+
+`EventStoreContract` is abstract (its name does not start with `Test`, so pytest does not
+collect it); a concrete test class inherits it and provides the `store` fixture, the way
+the `eventsourcing` library tests each of its recorders against one shared suite. Only the
+public `EventStore` API is used here; what is specific to PostgreSQL (triggers, roles,
+transaction ids) is tested next to the concrete class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import msgspec
+import pytest
+
+from domain import events as ev
+from domain.chain import GENESIS, event_hash
+from domain.events import DieRolled, MatchFinished, PieceMoved, TurnEnded, encode_event
+from services.shared.eventstore import (
+    START,
+    ConcurrencyError,
+    Cursor,
+    EventData,
+    EventStore,
+    IdempotencyKeyReused,
+    StoredEvent,
+    event_ids_for,
+)
+
+
+def new_stream() -> str:
+    return f"match-{uuid.uuid4().hex[:12]}"
+
+
+def turn(seat: int, n: int, value: int = 3) -> list[ev.Event]:
+    """A small command outcome: a roll, a move and the end of the turn."""
+    return [
+        DieRolled(seat=seat, n=n, value=value),
+        PieceMoved(seat=seat, piece=0, frm=4, to=4 + value, die=value),
+        TurnEnded(seat=seat, next_seat=(seat + 1) % 4),
+    ]
+
+
+async def read_everything(
+    store: EventStore,
+    limit: int = 1000,
+    *,
+    after: Cursor = START,
+    until: int = 0,
+    timeout: float = 10.0,
+) -> list[StoredEvent]:
+    """Page through `read_all` from `after` until it returns nothing and at least `until`
+    events were read (transaction ids are cluster-wide: a write transaction open elsewhere
+    on the server may hold new events back for a moment)."""
+    out: list[StoredEvent] = []
+    cursor = after
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        batch = await store.read_all(cursor, limit)
+        if batch:
+            out += batch
+            cursor = batch[-1].cursor
+        elif len(out) >= until or asyncio.get_running_loop().time() > deadline:
+            return out
+        else:
+            await asyncio.sleep(0.01)
+
+
+class EventStoreContract:
+    """Append, read, concurrency, idempotency, hash chain, global order and hints."""
+
+    @pytest.fixture
+    def store(self) -> EventStore:
+        raise NotImplementedError("a concrete test class provides the store")
+
+    # ------------------------------------------------------------------ append / read
+
+    async def test_append_then_read_stream(self, store: EventStore) -> None:
+        """Appended events come back in version order with their exact bytes and metadata."""
+        sid = new_stream()
+        events = turn(0, 0)
+        result = await store.append(
+            sid, 0, events, metadata={"actor": "p1", "correlation_id": "c-1"}
+        )
+        assert (result.first_version, result.last_version, result.duplicate) == (0, 2, False)
+        assert result.next_version == 3
+        stored = await store.read_stream(sid)
+        assert stored == list(result.events)
+        assert [e.version for e in stored] == [0, 1, 2]
+        assert [e.event for e in stored] == events
+        assert [e.data for e in stored] == [encode_event(e) for e in events]
+        assert [e.type for e in stored] == ["DieRolled", "PieceMoved", "TurnEnded"]
+        assert {e.schema_version for e in stored} == {1}
+        assert all(e.metadata == {"actor": "p1", "correlation_id": "c-1"} for e in stored)
+        assert len({e.event_id for e in stored}) == 3
+        assert all(e.recorded_at is not None for e in stored)
+
+    async def test_append_continues_at_expected_version(self, store: EventStore) -> None:
+        """A second append at the stream's length gets the next versions."""
+        sid = new_stream()
+        await store.append(sid, 0, turn(0, 0))
+        result = await store.append(sid, 3, turn(1, 1))
+        assert (result.first_version, result.last_version) == (3, 5)
+        assert [e.version for e in await store.read_stream(sid)] == list(range(6))
+        assert await store.stream_version(sid) == 6
+
+    async def test_unknown_stream_is_empty(self, store: EventStore) -> None:
+        """A stream nobody appended to reads as empty, at version 0."""
+        sid = new_stream()
+        assert await store.read_stream(sid) == []
+        assert await store.stream_version(sid) == 0
+
+    async def test_read_stream_from_version(self, store: EventStore) -> None:
+        """read_stream starts at `from_version` and honours `limit`."""
+        sid = new_stream()
+        await store.append(sid, 0, turn(0, 0) + turn(1, 1))
+        assert [e.version for e in await store.read_stream(sid, 4)] == [4, 5]
+        assert [e.version for e in await store.read_stream(sid, 1, limit=2)] == [1, 2]
+
+    async def test_exact_bytes_are_kept(self, store: EventStore) -> None:
+        """Stored data comes back byte for byte: key order, spacing and UTF-8 untouched."""
+        sid = new_stream()
+        raw = b'{"type":"Note",  "z":1,"a":"\xc3\xa9\xe2\x9c\x9a \\u0000","z2":[ ]}'
+        await store.append(sid, 0, [EventData("Note", 3, raw)])
+        (stored,) = await store.read_stream(sid)
+        assert stored.data == raw
+        assert (stored.type, stored.schema_version) == ("Note", 3)
+
+    async def test_bad_arguments_are_rejected(self, store: EventStore) -> None:
+        """Empty appends, negative versions and empty ids raise ValueError."""
+        with pytest.raises(ValueError):
+            await store.append(new_stream(), 0, [])
+        with pytest.raises(ValueError):
+            await store.append(new_stream(), -1, turn(0, 0))
+        with pytest.raises(ValueError):
+            await store.append("", 0, turn(0, 0))
+        with pytest.raises(ValueError):
+            await store.append(new_stream(), 0, turn(0, 0), command_id="")
+
+    async def test_upcast_on_read(self, store: EventStore, monkeypatch: Any) -> None:
+        """`.event` upcasts a row stored at an older schema version; the row is unchanged."""
+        sid = new_stream()
+        await store.append(sid, 0, [MatchFinished(placements=(1, 2))])
+        monkeypatch.setattr(MatchFinished, "schema_version", 2)
+        monkeypatch.setitem(
+            ev.UPCASTERS,
+            ("MatchFinished", 1),
+            lambda d: {**d, "placements": [p * 10 for p in d["placements"]]},
+        )
+        (stored,) = await store.read_stream(sid)
+        assert stored.schema_version == 1
+        assert stored.event == MatchFinished(placements=(10, 20))
+
+    # ------------------------------------------------------------------- concurrency
+
+    @pytest.mark.parametrize("expected", [0, 2, 4])
+    async def test_wrong_expected_version_raises(self, store: EventStore, expected: int) -> None:
+        """An expected version behind or ahead of the stream is a typed conflict."""
+        sid = new_stream()
+        await store.append(sid, 0, turn(0, 0))
+        with pytest.raises(ConcurrencyError) as caught:
+            await store.append(sid, expected, turn(1, 1))
+        assert (caught.value.stream_id, caught.value.expected, caught.value.actual) == (
+            sid,
+            expected,
+            3,
+        )
+        assert await store.stream_version(sid) == 3
+
+    async def test_racing_writers_one_wins(self, store: EventStore) -> None:
+        """Of many appends racing for the same version exactly one lands; none is lost."""
+        sid = new_stream()
+        await store.append(sid, 0, turn(0, 0))
+        outcomes = await asyncio.gather(
+            *(
+                store.append(sid, 3, turn(i % 4, 1, 1 + i % 6), command_id=f"{sid}:{i}")
+                for i in range(12)
+            ),
+            return_exceptions=True,
+        )
+        winners = [o for o in outcomes if not isinstance(o, BaseException)]
+        losers = [o for o in outcomes if isinstance(o, BaseException)]
+        assert len(winners) == 1
+        assert all(isinstance(o, ConcurrencyError) and o.actual == 6 for o in losers)
+        assert await store.read_stream(sid, 3) == list(winners[0].events)
+
+    # ------------------------------------------------------------------- idempotency
+
+    async def test_retry_returns_first_outcome(self, store: EventStore) -> None:
+        """A retried command returns the stored events and appends nothing."""
+        sid = new_stream()
+        first = await store.append(sid, 0, turn(0, 0), command_id=f"{sid}:roll")
+        before = await read_everything(store, until=3)
+        # The retry may even be decided against a later state: the first outcome stands.
+        again = await store.append(sid, 3, turn(2, 9, 6), command_id=f"{sid}:roll")
+        assert again.duplicate and not first.duplicate
+        assert again.events == first.events
+        assert (again.first_version, again.last_version) == (0, 2)
+        assert await read_everything(store, until=3) == before
+        found = await store.find_command(f"{sid}:roll", sid)
+        assert found is not None and found.events == first.events
+        assert await store.find_command(f"{sid}:other", sid) is None
+
+    async def test_event_ids_derive_from_command_id(self, store: EventStore) -> None:
+        """Event ids are uuid5 of the command id and index; without one they are random."""
+        sid = new_stream()
+        result = await store.append(sid, 0, turn(0, 0), command_id="player-1:key-1")
+        assert [e.event_id for e in result.events] == event_ids_for("player-1:key-1", 3)
+        assert all(e.metadata["command_id"] == "player-1:key-1" for e in result.events)
+        plain = await store.append(sid, 3, turn(1, 1))
+        assert all(e.event_id.version == 4 for e in plain.events)
+
+    async def test_concurrent_identical_retries_append_once(self, store: EventStore) -> None:
+        """Identical retries racing each other store the events once and all get them."""
+        sid = new_stream()
+        await store.append(sid, 0, turn(0, 0))
+        outcomes = await asyncio.gather(
+            *(store.append(sid, 3, turn(1, 1), command_id=f"{sid}:retry") for _ in range(12))
+        )
+        assert sum(not o.duplicate for o in outcomes) == 1
+        assert all(o.events == outcomes[0].events for o in outcomes)
+        assert [e.version for e in await store.read_stream(sid)] == list(range(6))
+
+    async def test_command_id_on_another_stream_is_refused(self, store: EventStore) -> None:
+        """A command id that appended to one stream cannot append to another."""
+        sid, other = new_stream(), new_stream()
+        await store.append(sid, 0, turn(0, 0), command_id="dup-key")
+        with pytest.raises(IdempotencyKeyReused) as caught:
+            await store.append(other, 0, turn(0, 0), command_id="dup-key")
+        assert caught.value.other_stream_id == sid
+        assert await store.read_stream(other) == []
+
+    # -------------------------------------------------------------------- hash chain
+
+    async def test_hash_chain_is_continuous(self, store: EventStore) -> None:
+        """Each hash is sha256(prev_hash ‖ canonical bytes); prev_hash links the stream."""
+        sid = new_stream()
+        for i in range(4):
+            await store.append(sid, 3 * i, turn(i % 4, i))
+        stored = await store.read_stream(sid)
+        prev = GENESIS
+        for e in stored:
+            assert e.prev_hash == prev
+            assert e.hash == event_hash(prev, sid, e.version, e.type, e.schema_version, e.data)
+            prev = e.hash
+        assert await store.verify_stream(sid) == 12
+
+    async def test_streams_have_separate_chains(self, store: EventStore) -> None:
+        """Every stream's chain starts at GENESIS; equal events hash differently per stream."""
+        a, b = new_stream(), new_stream()
+        ra = await store.append(a, 0, turn(0, 0))
+        rb = await store.append(b, 0, turn(0, 0))
+        assert ra.events[0].prev_hash == rb.events[0].prev_hash == GENESIS
+        assert ra.events[0].hash != rb.events[0].hash
+
+    # ------------------------------------------------------------------- global order
+
+    async def test_read_all_pages_through_every_event_once(self, store: EventStore) -> None:
+        """read_all pages through all streams in cursor order, each event exactly once."""
+        streams = [new_stream() for _ in range(3)]
+        appended: list[StoredEvent] = []
+        for n in range(3):
+            for s in streams:
+                appended += (await store.append(s, 3 * n, turn(n, n))).events
+        for limit in (1, 2, 5, 1000):
+            seen = await read_everything(store, limit, until=len(appended))
+            assert [e.event_id for e in seen] == [e.event_id for e in appended]
+            cursors = [e.cursor for e in seen]
+            assert cursors == sorted(cursors) and len(set(cursors)) == len(cursors)
+
+    async def test_read_all_after_last_cursor_is_empty(self, store: EventStore) -> None:
+        """From the last event's cursor read_all returns nothing until the next append."""
+        sid = new_stream()
+        first = await store.append(sid, 0, turn(0, 0))
+        cursor = first.events[-1].cursor
+        assert await store.read_all(cursor) == []
+        second = await store.append(sid, 3, turn(1, 1))
+        assert await read_everything(store, after=cursor, until=3) == list(second.events)
+        assert isinstance(cursor, Cursor) and cursor > START
+
+    # ------------------------------------------------------------------------- hints
+
+    async def test_listen_receives_a_hint_after_append(self, store: EventStore) -> None:
+        """After an append, listeners get a {stream_id, version} hint; none on a retry."""
+        sid = new_stream()
+        async with store.listen() as listener:
+            assert await listener.wait(0.05) == []
+            await store.append(sid, 0, turn(0, 0), command_id=f"{sid}:a")
+            notes = await listener.wait(5)
+            assert [(n.stream_id, n.version) for n in notes] == [(sid, 2)]
+            await store.append(sid, 0, turn(0, 0), command_id=f"{sid}:a")
+            assert await listener.wait(0.2) == []
+
+    async def test_listener_iterates_hints(self, store: EventStore) -> None:
+        """`async for` over a listener yields one hint per append, in commit order."""
+        sid = new_stream()
+        async with store.listen() as listener:
+            for n in range(3):
+                await store.append(sid, 3 * n, turn(n, n))
+            got = []
+            async for note in listener:
+                got.append(msgspec.structs.astuple(note))
+                if len(got) == 3:
+                    break
+        assert got == [(sid, 2), (sid, 5), (sid, 8)]
