@@ -15,8 +15,9 @@ import sqlalchemy as sa
 
 __all__ = ["app_role_sql", "grant_app_role"]
 
-# Working tables of the match service (0001: seeds, deadlines, lobby; 0002: players, matches).
-_WORK_TABLES = "match_seeds, turn_deadlines, parties, players, matches"
+# Working tables of the match service (0001: seeds, deadlines, lobby; 0002: players,
+# matches; 0003: seat presence).
+_WORK_TABLES = "match_seeds, turn_deadlines, parties, players, matches, seat_presence"
 _ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
 
 

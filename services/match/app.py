@@ -26,6 +26,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.errors import exception_handlers
+from services.match.live import LiveHub, match_socket
 from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
 from services.match.players import PlayersController
@@ -97,6 +98,10 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             store = EventStore(own)
             service = MatchService(own, store, settings)
             app.state.service = service
+            hub = LiveHub(store)
+            await hub.start()
+            stack.push_async_callback(hub.stop)
+            app.state.hub = hub
             app.state.scheduler = Scheduler(service, own, settings.scheduler_poll)
             if settings.scheduler:
                 task = asyncio.create_task(app.state.scheduler.run(), name="ludo-scheduler")
@@ -126,6 +131,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         PartiesController,
         MatchesController,
         RulesController,
+        match_socket,
     ]
     return Litestar(
         route_handlers=handlers,

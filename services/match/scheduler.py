@@ -11,6 +11,10 @@ crash before the commit leaves the row for the next poll, so it fires at least o
   action (roll or move); the next row follows after `LUDO_CPU_DELAY`, so people can follow.
 - kind `turn`: the human's time is up: `TimeOut` (three in a row: `SeatStoodIn`), then the
   CPU plays the rest of the turn through `cpu` rows.
+
+It also fires `seat_presence.grace_due`: a player whose last live connection closed and who
+has not come back within `LUDO_RECONNECT_GRACE` gets a CPU stand-in (`SeatStoodIn`,
+reason `disconnected`) until they return (services/match/live.py reclaims on reconnect).
 """
 
 from __future__ import annotations
@@ -34,6 +38,17 @@ _CLAIM = sa.text(
     SELECT stream_id, expected_version, kind FROM turn_deadlines
     WHERE due_at <= now()
     ORDER BY due_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+    """
+)
+
+
+_CLAIM_GRACE = sa.text(
+    """
+    SELECT stream_id, seat FROM seat_presence
+    WHERE grace_due <= now()
+    ORDER BY grace_due
     LIMIT 1
     FOR UPDATE SKIP LOCKED
     """
@@ -75,10 +90,28 @@ class Scheduler:
         structlog.contextvars.unbind_contextvars("match_id")
         return True
 
+    async def fire_grace_one(self) -> bool:
+        """Claim one seat whose reconnect grace has run out and stand a CPU in for it."""
+        result: AppendResult | None = None
+        async with self.engine.connect() as conn, conn.begin():
+            row = (await conn.execute(_CLAIM_GRACE)).one_or_none()
+            if row is None:
+                return False
+            try:
+                result = await self.service.fire_grace(conn, row.stream_id, row.seat)
+            except (ConcurrencyError, AppError) as error:
+                # The match moved on while we decided: the next poll looks again.
+                _log.info("grace_retry", error=type(error).__name__)
+        if result is not None:
+            await self.service.store.notify(result)
+        return True
+
     async def run_due(self, limit: int = 100_000) -> int:
-        """Fire deadlines until none is due; returns how many rows were handled."""
+        """Fire deadlines and expired grace periods until none is due; returns how many."""
         count = 0
         while count < limit and await self.fire_one():
+            count += 1
+        while count < limit and await self.fire_grace_one():
             count += 1
         return count
 

@@ -42,6 +42,7 @@ from domain.commands import (
     Rejection,
     RevealSeed,
     Roll,
+    StandIn,
     StartMatch,
     TimeOut,
 )
@@ -65,6 +66,7 @@ __all__ = ["MatchRow", "MatchService", "Player", "cpu_controls", "match_stream",
 _log = structlog.get_logger(__name__)
 
 _STATE_CACHE = 2000
+_RECLAIM_TRIES = 20
 MakeCommand = Callable[[MatchState], Command]
 
 
@@ -121,6 +123,28 @@ _SET_DEADLINE = sa.text(
     """
 )
 _DELETE_DEADLINE = sa.text("DELETE FROM turn_deadlines WHERE stream_id = :stream_id")
+_CONNECTED = sa.text(
+    """
+    INSERT INTO seat_presence (stream_id, seat, connections) VALUES (:stream_id, :seat, 1)
+    ON CONFLICT (stream_id, seat) DO UPDATE
+        SET connections = seat_presence.connections + 1,
+            disconnected_at = NULL,
+            grace_due = NULL
+    """
+)
+_DISCONNECTED = sa.text(
+    """
+    UPDATE seat_presence
+       SET connections = greatest(connections - 1, 0),
+           disconnected_at = CASE WHEN connections <= 1 THEN now() END,
+           grace_due = CASE WHEN connections <= 1
+                            THEN now() + make_interval(secs => :grace) END
+     WHERE stream_id = :stream_id AND seat = :seat
+    """
+)
+_GRACE_DONE = sa.text(
+    "UPDATE seat_presence SET grace_due = NULL WHERE stream_id = :stream_id AND seat = :seat"
+)
 _UPSERT_PARTY = sa.text(
     """
     INSERT INTO parties (party_id, status, settings, updated_at)
@@ -563,7 +587,7 @@ class MatchService:
         """Roll, move or reclaim for the seat `player` holds."""
 
         def make(state: MatchState) -> Command:
-            seat = next((i for i, s in enumerate(state.seats) if s.player_id == player.id), None)
+            seat = _seat_of(state, player)
             if seat is None:
                 raise AppError(403, "not_your_seat", "your token holds no seat in this match")
             if action == "reclaim":
@@ -582,6 +606,65 @@ class MatchService:
         return await self.execute(
             match_id, make, actor=player.id, command_id=_command_id(player, key)
         )
+
+    # --------------------------------------------------------------------------- presence
+
+    async def connected(self, match_id: str, player: Player) -> int | None:
+        """A live connection of `player` to the match opened: count it, cancel any grace
+        deadline, and give the seat back if a CPU stands in for it (`SeatReclaimed`).
+        Returns the player's seat (None: a spectator)."""
+        state = await self.match_state(match_id)
+        seat = _seat_of(state, player)
+        if seat is None:
+            return None
+        async with self.engine.begin() as conn:
+            await conn.execute(_CONNECTED, {"stream_id": match_stream(match_id), "seat": seat})
+        if state.status == "playing" and state.stood_in[seat] is not None:
+            # The stand-in may be mid-turn on another instance: retry a version race.
+            for _ in range(_RECLAIM_TRIES):
+                try:
+                    await self.act(match_id, player, "reclaim")
+                    break
+                except ConcurrencyError:
+                    continue
+                except AppError:
+                    break  # the match ended meanwhile: nothing to reclaim
+        return seat
+
+    async def disconnected(self, match_id: str, seat: int) -> None:
+        """A live connection to `seat` closed; with none left, the grace period starts."""
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                _DISCONNECTED,
+                {
+                    "stream_id": match_stream(check_id(match_id, "match")),
+                    "seat": seat,
+                    "grace": self.settings.reconnect_grace,
+                },
+            )
+
+    async def fire_grace(
+        self, conn: AsyncConnection, stream: str, seat: int
+    ) -> AppendResult | None:
+        """The seat's player has not come back within the grace period: a CPU stands in,
+        unless the match is over or a CPU already plays for the seat."""
+        state = await self._state(stream)
+        result = None
+        if (
+            state.status == "playing"
+            and state.seats[seat].cpu is None
+            and state.stood_in[seat] is None
+        ):
+            # A ConcurrencyError leaves grace_due set, so the next poll tries again.
+            result = await self.execute(
+                stream.removeprefix("match-"),
+                lambda _state: StandIn(seat=seat, reason="disconnected"),
+                actor="scheduler:grace",
+                expected_version=state.version,
+                conn=conn,
+            )
+        await conn.execute(_GRACE_DONE, {"stream_id": stream, "seat": seat})
+        return result
 
     # -------------------------------------------------------------------------- scheduler
 
@@ -609,6 +692,10 @@ class MatchService:
             expected_version=expected_version,
             conn=conn,
         )
+
+
+def _seat_of(state: MatchState, player: Player) -> int | None:
+    return next((i for i, s in enumerate(state.seats) if s.player_id == player.id), None)
 
 
 def _command_id(player: Player, key: str | None) -> str | None:

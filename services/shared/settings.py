@@ -54,6 +54,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     db_app_role: str | None = None
     cpu_delay: Annotated[float, msgspec.Meta(ge=0)] = 0.5
     scheduler: bool = True
+    reconnect_grace: Annotated[float, msgspec.Meta(ge=0)] = 60.0
     scheduler_poll: Annotated[float, msgspec.Meta(gt=0)] = 0.25
     log_level: str = "info"
     log_format: str = "auto"
@@ -97,6 +98,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "db_app_role": ("LUDO_DB_APP_ROLE", "role granted SELECT, INSERT only on events"),
     "cpu_delay": ("LUDO_CPU_DELAY", "seconds a CPU (or stand-in) waits before each action"),
     "scheduler": ("LUDO_SCHEDULER", "run the deadline worker in this process (true/false)"),
+    "reconnect_grace": (
+        "LUDO_RECONNECT_GRACE",
+        "seconds a disconnected player has to come back before a CPU stands in",
+    ),
     "scheduler_poll": ("LUDO_SCHEDULER_POLL", "seconds between deadline polls when idle"),
     "log_level": ("LUDO_LOG_LEVEL", "debug, info, warning or error"),
     "log_format": ("LUDO_LOG_FORMAT", "auto (JSON unless stdout is a TTY), json or console"),

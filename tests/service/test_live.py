@@ -1,0 +1,249 @@
+"""Live updates over real WebSockets, across two service instances on one database.
+
+Each instance is the real app under uvicorn on a loopback port (in a thread of this test
+process), so events written through one instance reach a socket on the other only through
+PostgreSQL LISTEN/NOTIFY (or the socket's catch-up poll), never through shared memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+import uvicorn
+import websockets
+
+from services.match.app import create_app
+from services.shared.settings import Settings
+
+pytestmark = pytest.mark.anyio
+
+
+class Instance:
+    """One match-service process stand-in: the app under uvicorn on 127.0.0.1:<port>."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def __enter__(self) -> Instance:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the service instance did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.sock.close()
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ws(self, match_id: str, since: int = 0) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/matches/{match_id}?from={since}"
+
+
+def _settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
+    options: dict[str, Any] = {"cpu_delay": 0, "scheduler": False, **overrides}
+    return Settings(data_dir=tmp_path, database_url=url, **options)
+
+
+@pytest.fixture
+def two_instances(database_url: str, tmp_path: Path) -> Iterator[tuple[Instance, Instance]]:
+    """Instances A and B of the match service on the test's database, no scheduler."""
+    with (
+        Instance(_settings(tmp_path, database_url)) as a,
+        Instance(_settings(tmp_path, database_url)) as b,
+    ):
+        yield a, b
+
+
+class Table:
+    """Two guests with a started bga match, driven over HTTP on one instance."""
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+        self.players: list[dict[str, str]] = []
+        self.match_id = ""
+
+    async def open(self) -> Table:
+        for name in ("alice", "bob"):
+            r = await self.http.post("/api/players", json={"name": name})
+            assert r.status_code == 201, r.text
+            self.players.append(
+                {"Authorization": f"Bearer {r.json()['token']}", "token": r.json()["token"]}
+            )
+        host, guest = self.players
+        r = await self.http.post(
+            "/api/parties",
+            json={"seats": 2, "rules": {"preset": "bga"}, "client_seed": "a"},
+            headers=_auth(host),
+        )
+        party = r.json()["id"]
+        r = await self.http.post(
+            f"/api/parties/{party}/join", json={"client_seed": "b"}, headers=_auth(guest)
+        )
+        assert r.status_code == 200, r.text
+        r = await self.http.post(f"/api/parties/{party}/start", headers=_auth(host))
+        assert r.status_code == 201, r.text
+        self.match_id = r.json()["match_id"]
+        return self
+
+    async def step(self) -> None:
+        """The seat to act rolls, or plays its first legal move."""
+        state = (await self.http.get(f"/api/matches/{self.match_id}")).json()
+        who = _auth(self.players[state["turn"]])
+        if state["phase"] == "roll":
+            r = await self.http.post(f"/api/matches/{self.match_id}/roll", headers=who)
+        else:
+            moves = (await self.http.get(f"/api/matches/{self.match_id}/moves")).json()
+            r = await self.http.post(
+                f"/api/matches/{self.match_id}/move",
+                headers=who,
+                json={"piece": moves["moves"][0]["piece"]},
+            )
+        assert r.status_code == 200, r.text
+
+    async def version(self) -> int:
+        return int((await self.http.get(f"/api/matches/{self.match_id}")).json()["version"])
+
+    async def stream(self) -> list[dict[str, Any]]:
+        r = await self.http.get(f"/api/matches/{self.match_id}/events")
+        events: list[dict[str, Any]] = r.json()["events"]
+        return events
+
+
+def _auth(player: dict[str, str]) -> dict[str, str]:
+    return {"Authorization": player["Authorization"]}
+
+
+@contextlib.asynccontextmanager
+async def _client(base: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+        yield client
+
+
+async def _receive_until(ws: Any, version: int, seconds: float = 15) -> list[dict[str, Any]]:
+    """Event frames until one with `version` arrives."""
+    frames: list[dict[str, Any]] = []
+    deadline = time.monotonic() + seconds
+    while not frames or frames[-1]["version"] < version:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no event {version} within {seconds}s; got {len(frames)} frames"
+        frame = msgspec.json.decode(await asyncio.wait_for(ws.recv(), left))
+        if frame["type"] == "event":
+            frames.append(frame)
+    return frames
+
+
+async def test_events_written_on_one_instance_reach_a_socket_on_the_other(
+    two_instances: tuple[Instance, Instance],
+) -> None:
+    """A socket on A gets the catch-up then every event appended through B, once, in order."""
+    a, b = two_instances
+    async with _client(b.http) as http:
+        table = await Table(http).open()
+        async with websockets.connect(a.ws(table.match_id)) as ws:
+            start = await table.version()
+            frames = await _receive_until(ws, start - 1)
+            for _ in range(40):
+                await table.step()
+            frames += await _receive_until(ws, await table.version() - 1)
+        stored = await table.stream()
+    assert [f["version"] for f in frames] == list(range(len(stored)))
+    assert [f["data"] for f in frames] == [e["data"] for e in stored]
+
+
+async def test_a_reconnecting_client_that_names_its_version_loses_nothing(
+    two_instances: tuple[Instance, Instance],
+) -> None:
+    """Disconnect, let play go on, reconnect `?from=` the next version: no gap, no repeat."""
+    a, b = two_instances
+    async with _client(b.http) as http:
+        table = await Table(http).open()
+        async with websockets.connect(a.ws(table.match_id)) as ws:
+            for _ in range(10):
+                await table.step()
+            first = await _receive_until(ws, await table.version() - 1)
+        for _ in range(15):  # played while the client is away
+            await table.step()
+        async with websockets.connect(b.ws(table.match_id, first[-1]["version"] + 1)) as ws:
+            second = await _receive_until(ws, await table.version() - 1)
+        stored = await table.stream()
+    assert [f["version"] for f in first + second] == list(range(len(stored)))
+
+
+async def test_an_unknown_match_gets_an_error_frame_and_a_close(
+    two_instances: tuple[Instance, Instance],
+) -> None:
+    """A socket for a match that does not exist is told so and closed with 4404."""
+    a, _ = two_instances
+    async with websockets.connect(a.ws("00000000-0000-0000-0000-000000000000")) as ws:
+        frame = msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10))
+        assert frame["error"] == "not_found"
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await asyncio.wait_for(ws.recv(), 10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
+
+
+async def test_a_player_gone_past_the_grace_period_gets_a_stand_in_until_they_return(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Closing the last socket starts the grace period; after it a CPU stands in
+    (reason `disconnected`); reconnecting with the same token reclaims the seat."""
+    settings = _settings(
+        tmp_path,
+        database_url,
+        scheduler=True,
+        scheduler_poll=0.02,
+        reconnect_grace=0.3,
+        cpu_delay=0.05,
+    )
+    with Instance(settings) as server:
+        async with _client(server.http) as http:
+            table = await Table(http).open()
+            hello = {"type": "hello", "token": table.players[0]["token"]}
+            async with websockets.connect(server.ws(table.match_id)) as ws:
+                await ws.send(msgspec.json.encode(hello).decode())
+                frames = [
+                    msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10)) for _ in range(3)
+                ]
+                assert {"type": "hello", "seat": 0} in frames
+            # The socket is closed: within the grace period nothing happens yet ...
+            state = (await http.get(f"/api/matches/{table.match_id}")).json()
+            assert state["seats"][0]["stood_in"] is None
+            deadline = time.monotonic() + 15
+            while state["seats"][0]["stood_in"] is None:
+                assert time.monotonic() < deadline, "no stand-in after the grace period"
+                await asyncio.sleep(0.05)
+                state = (await http.get(f"/api/matches/{table.match_id}")).json()
+            assert state["seats"][0]["stood_in"] == "disconnected"
+            async with websockets.connect(server.ws(table.match_id)) as ws:
+                await ws.send(msgspec.json.encode(hello).decode())
+                deadline = time.monotonic() + 15
+                while state["seats"][0]["stood_in"] is not None:
+                    assert time.monotonic() < deadline, "the seat was not reclaimed"
+                    await asyncio.sleep(0.05)
+                    state = (await http.get(f"/api/matches/{table.match_id}")).json()
+            types = [e["type"] for e in await table.stream()]
+    assert types.index("SeatStoodIn") < types.index("SeatReclaimed")
