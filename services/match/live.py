@@ -11,9 +11,11 @@ a hint. Reading always starts at the socket's own next version, which is why a l
 delays an event but never loses it, and a reconnecting client that names the version it
 has seen loses nothing.
 
-Messages sent (JSON): `{"type": "event", "version": v, "event_type": t, "recorded_at": iso,
-"hash": hex, "data": {...}}` per event (the fields of `GET /api/matches/{id}/events`); a client message is read only to notice disconnects, and
-`{"type": "ping"}` is answered with `{"type": "pong"}`.
+Messages sent (JSON): one frame per event, `{"type": "event", "version": v,
+"event_type": t, "recorded_at": iso, "hash": hex, "data": {...}}` (the fields of
+`GET /api/matches/{id}/events`). Client messages: `{"type": "hello", "token": ...}` claims
+presence in a seat (answered `{"type": "hello", "seat": n | null}`), `{"type": "ping"}` is
+answered `{"type": "pong"}`; anything else is ignored.
 """
 
 from __future__ import annotations
