@@ -20,6 +20,7 @@ _COMMANDS = (
     "ludo_cli.simulate",
     "ludo_cli.bench.cmd",
     "ludo_cli.db_cmd",
+    "ludo_cli.up_cmd",
 )
 
 

@@ -31,6 +31,7 @@ from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
 from services.match.players import PlayersController
 from services.match.scheduler import Scheduler
+from services.match.site import healthz, index
 from services.match.service import MatchService
 from services.shared.database import create_engine, database_url
 from services.shared.eventstore import EventStore
@@ -132,6 +133,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         MatchesController,
         RulesController,
         match_socket,
+        index,
+        healthz,
     ]
     return Litestar(
         route_handlers=handlers,

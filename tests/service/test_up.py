@@ -1,0 +1,92 @@
+"""`ludo up` as a user runs it: one command, a URL, Ctrl-C, and the data still there."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _request(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+    request.add_header("Content-Type", "application/json")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+class Up:
+    """`ludo up` in a subprocess, read line by line until it prints its URL."""
+
+    def __init__(self, data_dir: Path, port: int) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        env["LUDO_DATA_DIR"] = str(data_dir)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ludo_cli.main", "up", "--port", str(port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + 90
+        for line in self.process.stdout:
+            self.lines.append(line)
+            if line.startswith("Ludo is up: "):
+                self.url = line.split()[3].rstrip("/")
+                return
+            if time.monotonic() > deadline:
+                break
+        self.process.kill()
+        raise AssertionError("ludo up printed no URL:\n" + "".join(self.lines))
+
+    def interrupt(self) -> int:
+        """Ctrl-C, as a terminal sends it; the exit status."""
+        self.process.send_signal(signal.SIGINT)
+        out, _ = self.process.communicate(timeout=60)
+        self.lines.append(out)
+        return self.process.returncode
+
+
+@pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="tests the embedded database")
+def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
+    """`ludo up` migrates, serves the API at the printed URL, stops cleanly on Ctrl-C
+    (services, then the embedded PostgreSQL), and a second start finds the same data."""
+    port = _free_port()
+    first = Up(tmp_path, port)
+    try:
+        assert _request(f"{first.url}/healthz") == {"status": "ok"}
+        guest = _request(f"{first.url}/api/players", {"name": "kept"})
+    finally:
+        status = first.interrupt()
+    output = "".join(first.lines)
+    assert status == 0, output
+    assert "embedded PostgreSQL stopped; data kept" in output
+    assert (tmp_path / "pg" / "PG_VERSION").exists()
+
+    second = Up(tmp_path, port)
+    try:
+        me = _request(f"{second.url}/api/players/me", token=guest["token"])
+    finally:
+        assert second.interrupt() == 0
+    assert me["id"] == guest["id"]
+    assert guest["token"] not in "".join(first.lines + second.lines)  # never logged
