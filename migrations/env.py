@@ -18,12 +18,18 @@ from services.shared.database import create_sync_engine, database_url
 from services.shared.settings import Settings
 
 config = context.config
+_LOCK_KEY = 0x6C75646F_6D696772  # "ludomigr": the migration lock
 
 
 def run_migrations(url: str, app_role: str | None) -> None:
     engine = create_sync_engine(url, poolclass=sa.pool.NullPool)
     try:
         with engine.connect() as connection:
+            # Every service process migrates at start: the lock makes concurrent starts
+            # take turns (the later ones then find nothing to do) instead of racing on DDL.
+            # Session-level, so it spans the per-migration transactions; released on close.
+            connection.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": _LOCK_KEY})
+            connection.commit()
             context.configure(connection=connection, transaction_per_migration=True)
             with context.begin_transaction():
                 context.run_migrations()

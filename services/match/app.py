@@ -33,7 +33,7 @@ from services.match.players import PlayersController
 from services.match.scheduler import Scheduler
 from services.match.site import healthz, index
 from services.match.service import MatchService
-from services.shared.database import create_engine, database_url
+from services.shared.database import create_engine, database_url, migrate
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging
 from services.shared.settings import Settings
@@ -94,6 +94,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             own = engine
             if own is None:
                 url = stack.enter_context(database_url(settings))
+                # Services apply the migrations at start (serialised by an advisory lock).
+                await asyncio.to_thread(migrate, url, app_role=settings.db_app_role)
                 own = create_engine(url, settings)
                 stack.push_async_callback(own.dispose)
             store = EventStore(own)

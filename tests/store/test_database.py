@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ProcessPoolExecutor
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,10 @@ def test_embedded_server_starts_is_reused_and_stops(tmp_path: Path) -> None:
         with psycopg.connect(libpq_url(again.url)) as conn:
             assert conn.execute("SELECT current_database()").fetchone() == ("ludo",)
     assert not is_embedded_running(pgdata)
+
+
+def test_concurrent_migrations_take_turns(blank_database_url: str) -> None:
+    """Service processes migrating one blank database at once all succeed (advisory lock)."""
+    with ProcessPoolExecutor(max_workers=3) as pool:
+        revisions = list(pool.map(migrate, [blank_database_url] * 3))
+    assert revisions == [HEAD] * 3
