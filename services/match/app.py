@@ -31,8 +31,8 @@ from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
 from services.match.players import PlayersController
 from services.match.scheduler import Scheduler
-from services.match.site import healthz, index
 from services.match.service import MatchService
+from services.match.site import healthz, index
 from services.shared.database import create_engine, database_url, migrate
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import psycopg
