@@ -171,6 +171,24 @@ class MatchesController(Controller):
         result = await service.act(match_id, player, "reclaim", key=idempotency_key)
         return _command_out(result)
 
+    @post(
+        "/{match_id:str}/leave",
+        operation_id="leaveMatch",
+        summary="Leave the match: a CPU plays your seat until you reclaim it",
+        status_code=200,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    async def leave(
+        self,
+        match_id: FromPath[str],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> CommandOut:
+        result = await service.act(match_id, player, "leave", key=idempotency_key)
+        return _command_out(result)
+
 
 class RulesController(Controller):
     path = "/api/rules"

@@ -37,6 +37,7 @@ from domain import party as pd
 from domain.commands import (
     Command,
     CreateMatch,
+    LeaveSeat,
     MovePiece,
     Reclaim,
     Rejection,
@@ -584,7 +585,7 @@ class MatchService:
         piece: int | None = None,
         key: str | None = None,
     ) -> AppendResult:
-        """Roll, move or reclaim for the seat `player` holds."""
+        """Roll, move, leave or reclaim for the seat `player` holds."""
 
         def make(state: MatchState) -> Command:
             seat = _seat_of(state, player)
@@ -592,6 +593,8 @@ class MatchService:
                 raise AppError(403, "not_your_seat", "your token holds no seat in this match")
             if action == "reclaim":
                 return Reclaim(seat=seat)
+            if action == "leave":
+                return LeaveSeat(seat=seat)
             if state.status == "playing" and state.stood_in[seat] is not None:
                 raise AppError(409, "stood_in", "a CPU plays for your seat; reclaim it first")
             if state.status == "playing" and seat == state.turn and state.timed_out_this_turn:
