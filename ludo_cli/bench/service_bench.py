@@ -12,7 +12,7 @@ In the same run, and on the same PostgreSQL, at the same concurrency:
 
 - `pgbench` inserts one small event-shaped row per transaction into a scratch table, the
   raw write rate the service is compared with (ratio = commands/s ÷ pgbench TPS);
-- a few finished matches are rebuilt from PostgreSQL many times (`read_stream` + `fold`,
+- a few finished matches are rebuilt from PostgreSQL many times (`read_events` + `fold`,
   the event store used directly, no state cache).
 
 Nothing asserts a time: the figures are printed beside the targets (docs/benchmarks.md).
@@ -608,7 +608,8 @@ async def _finished_matches(base: str, config: Config) -> list[str]:
 
 
 async def _rebuild(db_url: str, match_ids: list[str], config: Config) -> dict[str, Any] | None:
-    """Time `read_stream` + `fold` of finished matches, straight from the event store."""
+    """Time `read_events` + `fold` of finished matches, straight from the event store
+    (the service's path when its state cache misses)."""
     if not match_ids:
         return None
     from domain.decider import fold
@@ -621,7 +622,7 @@ async def _rebuild(db_url: str, match_ids: list[str], config: Config) -> dict[st
         streams = [f"match-{m}" for m in match_ids]
         lengths = []
         for stream in streams:  # warm the connection and the statement cache (not timed)
-            state = fold(e.event for e in await store.read_stream(stream))
+            state = fold(await store.read_events(stream))
             if state.status != "finished":
                 raise BenchError(
                     f"{stream} is not finished in the database the bench reads; with --url, set "
@@ -633,7 +634,7 @@ async def _rebuild(db_url: str, match_ids: list[str], config: Config) -> dict[st
             for i in range(config.rebuilds):
                 stream = streams[i % len(streams)]
                 start = time.perf_counter()
-                fold(e.event for e in await store.read_stream(stream))
+                fold(await store.read_events(stream))
                 times.append(time.perf_counter() - start)
                 bar.advance()
     finally:
@@ -838,7 +839,7 @@ def print_table(r: dict[str, Any]) -> None:
         )
     rb = r["rebuild"]
     if rb is not None:
-        label = f"rebuild p50 (read_stream+fold, {rb['events_per_match']:g} events)"
+        label = f"rebuild p50 (read_events+fold, {rb['events_per_match']:g} events)"
         rows.append(
             (
                 label,

@@ -13,16 +13,20 @@ handlers and the deadline scheduler alike:
    gets `SeedRevealed`;
 5. one transaction: the match's deadline row is set (locked first, so a scheduler holding it
    is waited for), then the events are appended at the folded version (`append_in`);
-   commit, then NOTIFY.
+   commit, then NOTIFY (on the same connection, in its own autocommit transaction).
 
 The server seed is read from `match_seeds` only to roll and to reveal; it is never logged
-and never leaves this module before `SeedRevealed`.
+and never leaves this module before `SeedRevealed`. It is kept in this process's memory
+(`_seeds`, bounded) once read, like the `matches` row (`_rows`) and token -> player
+(`_players`, with a TTL): all three never change once written, so caching them saves
+round trips without changing any outcome.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
@@ -67,6 +71,9 @@ __all__ = ["MatchRow", "MatchService", "Player", "cpu_controls", "match_stream",
 _log = structlog.get_logger(__name__)
 
 _STATE_CACHE = 2000
+_ROW_CACHE = 4000  # server seeds and `matches` rows: immutable once written
+_PLAYER_CACHE = 10_000
+_PLAYER_TTL = 300.0  # seconds; tokens never change, the TTL only bounds staleness
 _RECLAIM_TRIES = 20
 MakeCommand = Callable[[MatchState], Command]
 
@@ -164,6 +171,11 @@ class MatchService:
         self.store = store
         self.settings = settings
         self._states: OrderedDict[str, MatchState] = OrderedDict()  # LRU of match folds
+        # Never logged, never returned: the seed leaves only through SeedRevealed.
+        self._seeds: OrderedDict[str, bytes] = OrderedDict()
+        self._rows: OrderedDict[str, MatchRow] = OrderedDict()
+        self._players: OrderedDict[bytes, tuple[float, Player]] = OrderedDict()
+        self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
 
     # ---------------------------------------------------------------------------- players
 
@@ -183,14 +195,23 @@ class MatchService:
         return player, token
 
     async def player_for_token(self, token: str) -> Player | None:
-        async with self.engine.connect() as conn:
+        digest = token_hash(token)
+        cached = self._players.get(digest)
+        now = time.monotonic()
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        async with self._reader.connect() as conn:
             row = (
                 await conn.execute(
                     sa.text("SELECT id, name FROM players WHERE token_hash = :h"),
-                    {"h": token_hash(token)},
+                    {"h": digest},
                 )
             ).one_or_none()
-        return None if row is None else Player(row.id, row.name)
+        if row is None:  # unknown tokens are not cached (a guest may be created meanwhile)
+            return None
+        player = Player(row.id, row.name)
+        _remember(self._players, digest, (now + _PLAYER_TTL, player), _PLAYER_CACHE)
+        return player
 
     # ---------------------------------------------------------------------------- parties
 
@@ -266,18 +287,19 @@ class MatchService:
         decided = pd.decide(make(state), state)
         if isinstance(decided, pd.PartyRejection):
             raise rejection_error(decided.code, decided.reason, decided.field)
-        async with self.engine.connect() as conn, conn.begin():
-            result = await self.store.append_in(
-                conn,
-                stream,
-                state.version,
-                decided,
-                command_id=command_id,
-                metadata={"actor": player.id},
-            )
-            pd.fold(decided, state)
-            await self._save_party_listing(conn, party_id, state)
-        await self.store.notify(result)
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                result = await self.store.append_in(
+                    conn,
+                    stream,
+                    state.version,
+                    decided,
+                    command_id=command_id,
+                    metadata={"actor": player.id},
+                )
+                pd.fold(decided, state)
+                await self._save_party_listing(conn, party_id, state)
+            await self.store.notify(result, conn)
         _log.info("party_command", party_id=party_id, events=[type(e).__name__ for e in decided])
         return state
 
@@ -333,35 +355,39 @@ class MatchService:
 
         mstream = match_stream(match_id)
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        async with self.engine.connect() as conn, conn.begin():
-            party_result = await self.store.append_in(
-                conn,
-                stream,
-                state.version,
-                decided,
-                command_id=command_id,
-                metadata={"actor": player.id},
-            )
-            await conn.execute(
-                sa.text("INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"),
-                {"s": mstream, "seed": server_seed},
-            )
-            row = MatchRow(party_id, state.turn_limit, state.ranked)
-            await conn.execute(
-                sa.text(
-                    "INSERT INTO matches (stream_id, party_id, turn_limit, ranked) "
-                    "VALUES (:s, :p, :t, :r)"
-                ),
-                {"s": mstream, "p": party_id, "t": row.turn_limit, "r": row.ranked},
-            )
-            await self._set_deadline(conn, mstream, match_state, row)
-            match_result = await self.store.append_in(
-                conn, mstream, 0, match_events, metadata={"actor": player.id}
-            )
-            pd.fold(decided, state)
-            await self._save_party_listing(conn, party_id, state)
-        await self.store.notify(party_result)
-        await self.store.notify(match_result)
+        row = MatchRow(party_id, state.turn_limit, state.ranked)
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                party_result = await self.store.append_in(
+                    conn,
+                    stream,
+                    state.version,
+                    decided,
+                    command_id=command_id,
+                    metadata={"actor": player.id},
+                )
+                await conn.execute(
+                    sa.text("INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"),
+                    {"s": mstream, "seed": server_seed},
+                )
+                await conn.execute(
+                    sa.text(
+                        "INSERT INTO matches (stream_id, party_id, turn_limit, ranked) "
+                        "VALUES (:s, :p, :t, :r)"
+                    ),
+                    {"s": mstream, "p": party_id, "t": row.turn_limit, "r": row.ranked},
+                )
+                await self._set_deadline(conn, mstream, match_state, row)
+                match_result = await self.store.append_in(
+                    conn, mstream, 0, match_events, metadata={"actor": player.id}
+                )
+                pd.fold(decided, state)
+                await self._save_party_listing(conn, party_id, state)
+            await self.store.notify(party_result, conn)
+            await self.store.notify(match_result, conn)
+        # Committed: remember what never changes (the seed stays in this process only).
+        _remember(self._seeds, mstream, server_seed, _ROW_CACHE)
+        _remember(self._rows, mstream, row, _ROW_CACHE)
         _log.info("match_started", first_seat=opened.first_seat, game=opened.game)
         return state, match_id
 
@@ -397,8 +423,8 @@ class MatchService:
         """
         cached = self._states.get(stream)
         state = MatchState() if cached is None else cached.copy()
-        for e in await self.store.read_stream(stream, state.version):
-            apply(state, e.event)
+        for event in await self.store.read_events(stream, state.version):
+            apply(state, event)
         if state.version:
             self._states[stream] = state.copy()
             self._states.move_to_end(stream)
@@ -423,16 +449,24 @@ class MatchService:
         return state
 
     async def match_row(self, match_id: str) -> MatchRow | None:
-        async with self.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    sa.text(
-                        "SELECT party_id, turn_limit, ranked FROM matches WHERE stream_id = :s"
-                    ),
-                    {"s": match_stream(match_id)},
-                )
-            ).one_or_none()
-        return None if row is None else MatchRow(row.party_id, row.turn_limit, row.ranked)
+        stream = match_stream(match_id)
+        if (cached := self._rows.get(stream)) is not None:
+            return cached
+        async with self._reader.connect() as conn:
+            return await self._load_row(conn, stream)
+
+    async def _load_row(self, conn: AsyncConnection, stream: str) -> MatchRow | None:
+        row = (
+            await conn.execute(
+                sa.text("SELECT party_id, turn_limit, ranked FROM matches WHERE stream_id = :s"),
+                {"s": stream},
+            )
+        ).one_or_none()
+        if row is None:
+            return None
+        found = MatchRow(row.party_id, row.turn_limit, row.ranked)
+        _remember(self._rows, stream, found, _ROW_CACHE)
+        return found
 
     async def deadline(self, match_id: str) -> tuple[str, str] | None:
         async with self.engine.connect() as conn:
@@ -445,12 +479,17 @@ class MatchService:
         return None if row is None else (row.kind, row.due_at.isoformat())
 
     async def _seed(self, conn: AsyncConnection, stream: str) -> bytes:
+        """The match's server seed: from this process's memory, else `match_seeds`."""
+        if (cached := self._seeds.get(stream)) is not None:
+            return cached
         seed = await conn.scalar(
             sa.text("SELECT server_seed FROM match_seeds WHERE stream_id = :s"), {"s": stream}
         )
         if seed is None:  # pragma: no cover - written with MatchCreated
             raise RuntimeError(f"no seed stored for {stream}")
-        return bytes(seed)
+        seed = bytes(seed)
+        _remember(self._seeds, stream, seed, _ROW_CACHE)
+        return seed
 
     async def execute(
         self,
@@ -477,18 +516,26 @@ class MatchService:
         if expected_version is not None and state.version != expected_version:
             raise ConcurrencyError(stream, expected_version, state.version)
         command = make(state)
-        if conn is None:
-            async with self.engine.connect() as own, own.begin():
-                result = await self._decide_and_append(
-                    own, stream, state, command, actor, command_id
-                )
-        else:
+        if conn is not None:
             async with conn.begin_nested():
-                result = await self._decide_and_append(
+                return await self._decide_and_append(
                     conn, stream, state, command, actor, command_id
                 )
-        if conn is None:
-            await self.store.notify(result)
+        async with self.engine.connect() as own:
+            try:
+                async with own.begin():
+                    # Our own transaction: no savepoint needed around the append (a
+                    # conflict aborts it all, deadline row included, and is resolved below).
+                    result = await self._decide_and_append(
+                        own, stream, state, command, actor, command_id, savepoint=False
+                    )
+            except sa.exc.IntegrityError as exc:
+                if not self.store.is_conflict(exc):
+                    raise
+                # Rolled back: a racing retry of this command won (its first outcome), or
+                # another command did (ConcurrencyError).
+                return await self.store.resolve(stream, state.version, command_id)
+            await self.store.notify(result, own)
         return result
 
     async def _decide_and_append(
@@ -499,6 +546,8 @@ class MatchService:
         command: Command,
         actor: str,
         command_id: str | None,
+        *,
+        savepoint: bool = True,
     ) -> AppendResult:
         if isinstance(command, Roll):
             # The die is never the caller's: it is the fair derivation of DESIGN.md §4.
@@ -527,6 +576,7 @@ class MatchService:
             events,
             command_id=command_id,
             metadata={"actor": actor},
+            savepoint=savepoint,
         )
         if not result.duplicate:
             _log.info(
@@ -539,15 +589,10 @@ class MatchService:
         return result
 
     async def _match_row_in(self, conn: AsyncConnection, stream: str) -> MatchRow:
-        row = (
-            await conn.execute(
-                sa.text("SELECT party_id, turn_limit, ranked FROM matches WHERE stream_id = :s"),
-                {"s": stream},
-            )
-        ).one_or_none()
-        if row is None:  # a match written without the service: no timers
+        row = self._rows.get(stream) or await self._load_row(conn, stream)
+        if row is None:  # a match written without the service: no timers (not cached)
             return MatchRow("", None, False)
-        return MatchRow(row.party_id, row.turn_limit, row.ranked)
+        return row
 
     async def _set_deadline(
         self, conn: AsyncConnection, stream: str, state: MatchState, row: MatchRow
@@ -695,6 +740,14 @@ class MatchService:
             expected_version=expected_version,
             conn=conn,
         )
+
+
+def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, size: int) -> None:
+    """Put `key` in the LRU `cache`, dropping the oldest entries beyond `size`."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > size:
+        cache.popitem(last=False)
 
 
 def _seat_of(state: MatchState, player: Player) -> int | None:

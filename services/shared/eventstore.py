@@ -312,6 +312,12 @@ _COLUMNS = (
 )
 
 
+_READ_EVENTS: Final = (
+    "SELECT type, schema_version, data::text FROM events"
+    " WHERE stream_id = %s AND stream_version >= %s ORDER BY stream_version"
+)
+
+
 def _stored(row: sa.Row[Any]) -> StoredEvent:
     return StoredEvent(
         global_position=row.global_position,
@@ -365,6 +371,10 @@ class EventStore:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        # Reads are single statements (or reads of immutable rows): in autocommit they
+        # cost one round trip instead of three (BEGIN, SELECT, ROLLBACK), with the same
+        # consistency (one statement sees one snapshot).
+        self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
 
     # ------------------------------------------------------------------------- append
 
@@ -408,14 +418,21 @@ class EventStore:
         *,
         command_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        savepoint: bool = True,
     ) -> AppendResult:
         """`append` inside the caller's transaction on `conn` (committed by the caller).
 
         For writing side tables (seeds, deadlines) atomically with the events. The insert
         runs in a savepoint, so a conflict leaves the caller's transaction usable. Call
         `notify(result)` after the commit.
+
+        With `savepoint=False` (two round trips fewer) a conflicting insert aborts the
+        caller's transaction and its `IntegrityError` propagates: roll back, then call
+        `resolve` for the outcome (`ConcurrencyError`, or the first outcome of a retry).
         """
         prepared = _prepare(stream_id, expected_version, events, command_id, metadata)
+        if not savepoint:
+            return await self._append(conn, stream_id, expected_version, *prepared, command_id)
         try:
             async with conn.begin_nested():
                 return await self._append(conn, stream_id, expected_version, *prepared, command_id)
@@ -492,6 +509,19 @@ class EventStore:
             events=tuple(stored),
         )
 
+    async def resolve(
+        self, stream_id: str, expected_version: int, command_id: str | None
+    ) -> AppendResult:
+        """After `append_in(savepoint=False)` failed with a unique violation (and the
+        caller rolled back): the first outcome of the same command, or `ConcurrencyError`."""
+        async with self._reader.connect() as conn:
+            return await self._resolve(conn, stream_id, expected_version, command_id)
+
+    @staticmethod
+    def is_conflict(exc: sa.exc.IntegrityError) -> bool:
+        """Whether an append's `IntegrityError` is a conflict (`resolve` tells which)."""
+        return _is_unique_violation(exc)
+
     async def _resolve(
         self,
         conn: AsyncConnection,
@@ -541,9 +571,10 @@ class EventStore:
     async def find_command(self, command_id: str, stream_id: str) -> AppendResult | None:
         """The outcome of `command_id` if it already appended (to `stream_id`), else None.
 
-        Lets a service answer a retried command before deciding it again.
+        Lets a service answer a retried command before deciding it again. (Autocommit:
+        the command record and its events commit together and never change.)
         """
-        async with self.engine.connect() as conn:
+        async with self._reader.connect() as conn:
             found = (await conn.execute(_head_and_command(stream_id, command_id))).one()
             if found.command_stream is None:
                 return None
@@ -558,12 +589,22 @@ class EventStore:
 
     # ------------------------------------------------------------------------- notify
 
-    async def notify(self, result: AppendResult) -> None:
-        """Send the NOTIFY hint for a committed `append_in` (no-op for duplicates)."""
+    async def notify(self, result: AppendResult, conn: AsyncConnection | None = None) -> None:
+        """Send the NOTIFY hint for a committed `append_in` (no-op for duplicates).
+
+        With `conn` (the append's connection, its transaction committed, none begun since)
+        the hint goes out on it, which saves a pool checkout; the NOTIFY still runs in its
+        own autocommit transaction, after the append's commit.
+        """
         if result.duplicate:
             return
-        async with self.engine.connect() as conn:
+        if conn is not None:
+            if conn.in_transaction():
+                raise RuntimeError("notify after the append's transaction has ended")
             await self._notify(conn, result)
+            return
+        async with self.engine.connect() as own:
+            await self._notify(own, result)
 
     async def _notify(self, conn: AsyncConnection, result: AppendResult) -> None:
         # In its own (autocommit) transaction after the data committed: NOTIFY takes a
@@ -577,6 +618,7 @@ class EventStore:
         try:
             auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
             await auto.execute(sa.select(sa.func.pg_notify(CHANNEL, payload.decode())))
+            await auto.commit()  # ends SQLAlchemy's autobegun block; nothing is sent
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             _log.warning("notify_failed", stream_id=result.stream_id, error=str(exc))
 
@@ -593,12 +635,28 @@ class EventStore:
         )
         if limit is not None:
             query = query.limit(limit)
-        async with self.engine.connect() as conn:
+        async with self._reader.connect() as conn:
             return [_stored(row) for row in await conn.execute(query)]
+
+    async def read_events(self, stream_id: str, from_version: int = 0) -> list[domain_events.Event]:
+        """The match events of `stream_id` from `from_version` on, decoded and upcast, in
+        version order: what folding needs, and nothing else (no ids, hashes, metadata).
+
+        Several times cheaper per row than `read_stream`: three columns, no SQLAlchemy
+        type processing, no `StoredEvent`. Use `read_stream` to check the hash chain or to
+        show stored events.
+        """
+        async with self._reader.connect() as conn:
+            rows = (await conn.exec_driver_sql(_READ_EVENTS, (stream_id, from_version))).tuples()
+            decode = domain_events.decode_event
+            return [
+                decode(data.encode(), type_name=kind, schema_version=schema)
+                for kind, schema, data in rows
+            ]
 
     async def stream_version(self, stream_id: str) -> int:
         """The stream's length: the `expected_version` of its next append (0: no stream)."""
-        async with self.engine.connect() as conn:
+        async with self._reader.connect() as conn:
             last = await conn.scalar(
                 sa.select(sa.func.max(_E.stream_version)).where(_E.stream_id == stream_id)
             )
