@@ -21,6 +21,7 @@ _COMMANDS = (
     "ludo_cli.bench.cmd",
     "ludo_cli.db_cmd",
     "ludo_cli.up_cmd",
+    "ludo_cli.ranking_cmd",
 )
 
 

@@ -4,7 +4,8 @@
    in `LUDO_DATA_DIR/pg` (the user's data directory) from one run to the next.
 2. The schema: migrated to the newest revision.
 3. The services, each as its own process: the match service (uvicorn, `--workers` of
-   them). The ranking service joins here when it lands.
+   them) and the ranking service (one uvicorn process on `--ranking-port`, PORT + 1 by
+   default; its consumer takes the advisory lock, see services/ranking/consumer.py).
 4. The URL of the web page is printed; Ctrl-C (or SIGTERM) stops the services and then the
    embedded PostgreSQL cleanly, leaving the data in place for the next start.
 """
@@ -36,6 +37,9 @@ def register(subparsers: Any) -> None:
     up.add_argument("--host", default="127.0.0.1", help="address to listen on")
     up.add_argument("--port", type=int, default=8000, help="port of the match service")
     up.add_argument("--workers", type=int, default=1, help="match service processes")
+    up.add_argument(
+        "--ranking-port", type=int, default=None, help="port of the ranking service (PORT + 1)"
+    )
     up.set_defaults(func=run)
 
 
@@ -55,6 +59,41 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> bool:
         except (urllib.error.URLError, OSError):
             time.sleep(0.1)
     return False
+
+
+def _serve(
+    module: str, host: str, port: int, workers: int, env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """A service (`module:app_from_env`) under uvicorn, as its own process."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            f"{module}:app_from_env",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--no-access-log",
+        ],
+        env=env,
+        # Its own session: Ctrl-C reaches only `ludo up`, which then stops the services
+        # before the database, in that order, instead of everything at once.
+        start_new_session=True,
+    )
+
+
+def _did_not_start(name: str, option: str, port: int) -> int:
+    print(
+        f"ludo up: the {name} did not start (see its output above); is port {port} free? "
+        f"Try `ludo up {option} {port + 2}`.",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
@@ -101,36 +140,18 @@ def run(args: argparse.Namespace) -> int:
         _say(f"database: schema at revision {migrate(url, app_role=settings.db_app_role)}")
 
         env = {**os.environ, "DATABASE_URL": url}
-        match = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "--factory",
-                "services.match.app:app_from_env",
-                "--host",
-                args.host,
-                "--port",
-                str(args.port),
-                "--workers",
-                str(args.workers),
-                "--no-access-log",
-            ],
-            env=env,
-            # Its own session: Ctrl-C reaches only `ludo up`, which then stops the services
-            # before the database, in that order, instead of everything at once.
-            start_new_session=True,
-        )
-        processes.append(match)
         base = f"http://{args.host}:{args.port}"
         _say(f"match service: starting {args.workers} process(es) on {base} ...")
-        if not _wait_ready(f"{base}/healthz", match):
-            print(
-                "ludo up: the match service did not start (see its output above); is port "
-                f"{args.port} free? Try `ludo up --port {args.port + 1}`.",
-                file=sys.stderr,
-            )
-            return 1
+        processes.append(_serve("services.match.app", args.host, args.port, args.workers, env))
+        if not _wait_ready(f"{base}/healthz", processes[-1]):
+            return _did_not_start("match service", "--port", args.port)
+        ranking_port = args.ranking_port or args.port + 1
+        ranking_base = f"http://{args.host}:{ranking_port}"
+        _say(f"ranking service: starting on {ranking_base} ...")
+        processes.append(_serve("services.ranking.app", args.host, ranking_port, 1, env))
+        if not _wait_ready(f"{ranking_base}/healthz", processes[-1]):
+            return _did_not_start("ranking service", "--ranking-port", ranking_port)
+        _say(f"ranking service: {ranking_base}/api/ranking/leaderboard")
         _say(f"\nLudo is up: {base}/   (API: {base}/schema)   Ctrl-C stops it.\n")
         while all(p.poll() is None for p in processes):
             time.sleep(0.5)

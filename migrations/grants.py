@@ -15,9 +15,14 @@ import sqlalchemy as sa
 
 __all__ = ["app_role_sql", "grant_app_role"]
 
-# Working tables of the match service (0001: seeds, deadlines, lobby; 0002: players,
-# matches; 0003: seat presence).
-_WORK_TABLES = "match_seeds, turn_deadlines, parties, players, matches, seat_presence"
+# Working tables of the services (0001: seeds, deadlines, lobby; 0002: players, matches;
+# 0003: seat presence; 0004: ratings, their history and the consumer's checkpoint).
+# `ludo ranking recompute` renames the rating tables, which needs their owner: run it as
+# the migrating role, not the app role.
+_WORK_TABLES = (
+    "match_seeds, turn_deadlines, parties, players, matches, seat_presence, "
+    "ratings, rating_changes, consumer_checkpoints"
+)
 _ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
 
 

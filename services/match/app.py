@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,10 +17,8 @@ import structlog
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.enums import ScopeType
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.errors import exception_handlers
@@ -35,7 +31,7 @@ from services.match.service import MatchService
 from services.match.site import healthz, index
 from services.shared.database import create_engine, database_url, migrate
 from services.shared.eventstore import EventStore
-from services.shared.logging import configure_logging
+from services.shared.logging import configure_logging, request_logging
 from services.shared.settings import Settings
 
 __all__ = ["MAX_BODY", "app_from_env", "create_app"]
@@ -48,40 +44,6 @@ _log = structlog.get_logger("services.match")
 def _service(state: State) -> MatchService:
     service: MatchService = state.service
     return service
-
-
-def _logging_middleware(app: ASGIApp) -> ASGIApp:
-    """One line per request with its status and duration; binds a request id for the
-    request's other lines. Never logs bodies, headers or tokens."""
-
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await app(scope, receive, send)
-            return
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:16])
-        status = 500
-        started = time.perf_counter()
-
-        async def send_wrapper(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await app(scope, receive, send_wrapper)
-        finally:
-            _log.info(
-                "request",
-                method=scope.get("method"),
-                path=scope.get("path"),
-                status=status,
-                ms=round((time.perf_counter() - started) * 1000, 1),
-            )
-            structlog.contextvars.clear_contextvars()
-
-    return middleware
 
 
 def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litestar:
@@ -145,7 +107,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         lifespan=[lifespan],
         openapi_config=openapi,
         request_max_body_size=MAX_BODY,
-        middleware=[_logging_middleware],
+        middleware=[request_logging],
         logging_config=None,
     )
 

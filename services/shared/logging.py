@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+import uuid
 from typing import Any, TextIO
 
 import structlog
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.shared.settings import Settings
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "request_logging"]
 
 _LEVELS = {
     "debug": logging.DEBUG,
@@ -70,3 +74,40 @@ def configure_logging(settings: Settings | None = None, stream: TextIO | None = 
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+_request_log = structlog.get_logger("services.http")
+
+
+def request_logging(app: ASGIApp) -> ASGIApp:
+    """One line per request with its status and duration; binds a request id for the
+    request's other lines. Never logs bodies, headers or tokens."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(request_id=uuid.uuid4().hex[:16])
+        status = 500
+        started = time.perf_counter()
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await app(scope, receive, send_wrapper)
+        finally:
+            _request_log.info(
+                "request",
+                method=scope.get("method"),
+                path=scope.get("path"),
+                status=status,
+                ms=round((time.perf_counter() - started) * 1000, 1),
+            )
+            structlog.contextvars.clear_contextvars()
+
+    return middleware

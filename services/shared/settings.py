@@ -12,6 +12,9 @@
 - `LUDO_CPU_DELAY` (0.5): seconds a CPU seat or stand-in waits before each action, so
   people can follow; `LUDO_SCHEDULER` (true): run the deadline worker in this process;
   `LUDO_SCHEDULER_POLL` (0.25): its idle poll interval in seconds.
+- `LUDO_OPERATOR_TOKEN`: the operator's token for the ranking service's operator calls
+  (`POST /api/ranking/recompute`); unset, they are refused. `LUDO_RANKING_POLL` (1.0):
+  seconds the ranking consumer waits for a NOTIFY hint before polling the log.
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
   console).
 
@@ -58,6 +61,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     scheduler_poll: Annotated[float, msgspec.Meta(gt=0)] = 0.25
     log_level: str = "info"
     log_format: str = "auto"
+    operator_token: str | None = None
+    ranking_poll: Annotated[float, msgspec.Meta(gt=0)] = 1.0
 
     @property
     def embedded_pgdata(self) -> Path:
@@ -105,6 +110,11 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "scheduler_poll": ("LUDO_SCHEDULER_POLL", "seconds between deadline polls when idle"),
     "log_level": ("LUDO_LOG_LEVEL", "debug, info, warning or error"),
     "log_format": ("LUDO_LOG_FORMAT", "auto (JSON unless stdout is a TTY), json or console"),
+    "operator_token": (
+        "LUDO_OPERATOR_TOKEN",
+        "operator token of the ranking service (recompute); unset: operator calls refused",
+    ),
+    "ranking_poll": ("LUDO_RANKING_POLL", "seconds the ranking consumer waits between polls"),
 }
 
 

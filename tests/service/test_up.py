@@ -40,7 +40,16 @@ class Up:
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
         env["LUDO_DATA_DIR"] = str(data_dir)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "ludo_cli.main", "up", "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "ludo_cli.main",
+                "up",
+                "--port",
+                str(port),
+                "--ranking-port",
+                str(_free_port()),
+            ],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,532 @@
+"""The ranking service as a Litestar app: `create_app(settings, engine=None)`.
+
+The lifespan opens the database (unless an engine is given), and runs the
+`RankingConsumer` as a background task (`consume=False` leaves it off, for tests that
+drive it themselves). Several instances may run: the consumer's advisory lock lets one
+consume while the others stand by; all of them serve reads.
+
+Run it with `uvicorn --factory services.ranking.app:app_from_env`.
+
+API (`/api/ranking`, OpenAPI at `/schema`): leaderboard, a player's ratings and history,
+rating distribution, matches per day, largest swings, consumer lag, and the operator's
+`POST /api/ranking/recompute` (`Authorization: Bearer $LUDO_OPERATOR_TOKEN`).
+The operator dashboard page (charts) is not built yet: these endpoints are its data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+from collections.abc import AsyncIterator
+from datetime import date, datetime
+from typing import Annotated, Any
+
+import msgspec
+import sqlalchemy as sa
+from litestar import Controller, Litestar, Request, Response, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.params import Parameter
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.match.errors import AppError, error_responses, exception_handlers
+from services.ranking.consumer import (
+    CHECKPOINT,
+    RankingConsumer,
+    RecomputeBusy,
+    ratings_hash,
+    read_checkpoint,
+    recompute,
+)
+from services.ranking.ratings import DEFAULT_MODEL, MODELS
+from services.shared.database import create_engine, database_url, migrate
+from services.shared.eventstore import EventStore
+from services.shared.logging import configure_logging, request_logging
+from services.shared.settings import Settings
+
+__all__ = ["RankingApi", "app_from_env", "create_app"]
+
+
+class RankingApi:
+    """What the handlers need: the engine, the store, the consumer, the settings."""
+
+    def __init__(self, engine: AsyncEngine, settings: Settings) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.store = EventStore(engine)
+        self.consumer = RankingConsumer(engine, self.store, poll=settings.ranking_poll)
+        self.recompute_lock = asyncio.Lock()
+
+
+Api = NamedDependency[RankingApi]
+
+
+def _api(state: State) -> RankingApi:
+    api: RankingApi = state.ranking
+    return api
+
+
+# --------------------------------------------------------------------------- responses
+
+
+class RatingOut(msgspec.Struct, kw_only=True):
+    player_id: str
+    name: str | None
+    model: str
+    rating: float
+    mu: float
+    sigma: float
+    provisional: bool
+    matches: int
+    last_match_at: datetime
+
+
+class LeaderboardEntry(RatingOut, kw_only=True):
+    rank: int
+
+
+class Leaderboard(msgspec.Struct, kw_only=True):
+    model: str
+    entries: list[LeaderboardEntry]
+
+
+class ChangeOut(msgspec.Struct, kw_only=True):
+    match_id: str
+    model: str
+    place: int
+    players: int
+    left_match: bool
+    rating_before: float
+    rating_after: float
+    delta: float
+    mu_before: float
+    mu_after: float
+    sigma_before: float
+    sigma_after: float
+    finished_at: datetime
+    library: str
+    params: dict[str, Any]
+
+
+class PlayerRatings(msgspec.Struct, kw_only=True):
+    player_id: str
+    name: str | None
+    ratings: list[RatingOut]
+    history: list[ChangeOut]
+
+
+class Bucket(msgspec.Struct, kw_only=True):
+    low: float
+    high: float
+    players: int
+
+
+class Distribution(msgspec.Struct, kw_only=True):
+    model: str
+    bucket: float
+    buckets: list[Bucket]
+
+
+class DayCount(msgspec.Struct, kw_only=True):
+    day: date
+    matches: int
+
+
+class Swing(msgspec.Struct, kw_only=True):
+    player_id: str
+    name: str | None
+    match_id: str
+    model: str
+    rating_before: float
+    rating_after: float
+    delta: float
+    finished_at: datetime
+
+
+class Lag(msgspec.Struct, kw_only=True):
+    checkpoint_tx: int
+    checkpoint_position: int
+    head_position: int
+    events_behind: int
+    seconds_behind: float
+    consuming_here: bool
+
+
+class RecomputeOut(msgspec.Struct, kw_only=True):
+    hash: str
+    ratings: int
+
+
+# ---------------------------------------------------------------------------- handlers
+
+Model = Annotated[
+    str,
+    Parameter(description=f"rating model: {', '.join(MODELS)}", default=DEFAULT_MODEL),
+]
+
+
+def _model(model: str) -> str:
+    if model not in MODELS:
+        raise AppError(422, "invalid", f"model: one of {', '.join(MODELS)}", "model")
+    return model
+
+
+def _match_id(stream: str) -> str:
+    return stream.removeprefix("match-")
+
+
+_RATING_COLUMNS = (
+    "r.player_id, p.name, r.model, r.rating, r.mu, r.sigma, r.provisional, r.matches, "
+    "r.last_match_at"
+)
+
+
+def _rating(row: Any) -> RatingOut:
+    return RatingOut(
+        player_id=row.player_id,
+        name=row.name,
+        model=row.model,
+        rating=row.rating,
+        mu=row.mu,
+        sigma=row.sigma,
+        provisional=row.provisional,
+        matches=row.matches,
+        last_match_at=row.last_match_at,
+    )
+
+
+class RankingController(Controller):
+    path = "/api/ranking"
+    tags = ("ranking",)
+
+    @get(
+        "/leaderboard",
+        operation_id="getLeaderboard",
+        summary="Players by displayed rating",
+        responses=error_responses(422),
+    )
+    async def leaderboard(
+        self,
+        api: Api,
+        model: Model = DEFAULT_MODEL,
+        min_matches: Annotated[int, Parameter(ge=0, default=0)] = 0,
+        active_days: Annotated[
+            int | None, Parameter(ge=1, description="played within the last N days")
+        ] = None,
+        include_provisional: bool = True,
+        limit: Annotated[int, Parameter(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Parameter(ge=0)] = 0,
+    ) -> Leaderboard:
+        model = _model(model)
+        query = (
+            f"SELECT {_RATING_COLUMNS} FROM ratings r LEFT JOIN players p ON p.id = r.player_id "
+            "WHERE r.model = :m AND r.matches >= :min "
+            "AND (CAST(:days AS integer) IS NULL OR "
+            "r.last_match_at >= now() - make_interval(days => CAST(:days AS integer))) "
+            "AND (:prov OR NOT r.provisional) "
+            "ORDER BY r.rating DESC, r.player_id LIMIT :limit OFFSET :offset"
+        )
+        params = {
+            "m": model,
+            "min": min_matches,
+            "days": active_days,
+            "prov": include_provisional,
+            "limit": limit,
+            "offset": offset,
+        }
+        async with api.engine.connect() as conn:
+            rows = (await conn.execute(sa.text(query), params)).all()
+        entries = [
+            LeaderboardEntry(rank=offset + i + 1, **msgspec.structs.asdict(_rating(r)))
+            for i, r in enumerate(rows)
+        ]
+        return Leaderboard(model=model, entries=entries)
+
+    @get(
+        "/players/{player_id:str}",
+        operation_id="getPlayerRating",
+        summary="A player's ratings in every model and their history in one",
+        responses=error_responses(404, 422),
+    )
+    async def player(
+        self,
+        api: Api,
+        player_id: str,
+        model: Model = DEFAULT_MODEL,
+        limit: Annotated[int, Parameter(ge=1, le=5000)] = 500,
+    ) -> PlayerRatings:
+        model = _model(model)
+        async with api.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    sa.text(
+                        f"SELECT {_RATING_COLUMNS} FROM ratings r LEFT JOIN players p "
+                        "ON p.id = r.player_id WHERE r.player_id = :p ORDER BY r.model"
+                    ),
+                    {"p": player_id},
+                )
+            ).all()
+            history = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT * FROM rating_changes WHERE player_id = :p AND model = :m "
+                        "ORDER BY position LIMIT :limit"
+                    ),
+                    {"p": player_id, "m": model, "limit": limit},
+                )
+            ).all()
+        if not rows:
+            raise AppError(404, "not_found", "no rating for this player")
+        return PlayerRatings(
+            player_id=player_id,
+            name=rows[0].name,
+            ratings=[_rating(r) for r in rows],
+            history=[
+                ChangeOut(
+                    match_id=_match_id(h.match_stream),
+                    model=h.model,
+                    place=h.place,
+                    players=h.players,
+                    left_match=h.left_match,
+                    rating_before=h.rating_before,
+                    rating_after=h.rating_after,
+                    delta=h.rating_after - h.rating_before,
+                    mu_before=h.mu_before,
+                    mu_after=h.mu_after,
+                    sigma_before=h.sigma_before,
+                    sigma_after=h.sigma_after,
+                    finished_at=h.finished_at,
+                    library=h.library,
+                    params=h.params,
+                )
+                for h in history
+            ],
+        )
+
+    @get(
+        "/distribution",
+        operation_id="getRatingDistribution",
+        summary="How many players fall in each rating bucket",
+        responses=error_responses(422),
+    )
+    async def distribution(
+        self,
+        api: Api,
+        model: Model = DEFAULT_MODEL,
+        bucket: Annotated[float, Parameter(gt=0, le=10_000)] = 50.0,
+        min_matches: Annotated[int, Parameter(ge=0)] = 0,
+    ) -> Distribution:
+        model = _model(model)
+        async with api.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT floor(rating / :b) AS k, count(*) AS n FROM ratings "
+                        "WHERE model = :m AND matches >= :min GROUP BY k ORDER BY k"
+                    ),
+                    {"b": bucket, "m": model, "min": min_matches},
+                )
+            ).all()
+        return Distribution(
+            model=model,
+            bucket=bucket,
+            buckets=[Bucket(low=r.k * bucket, high=(r.k + 1) * bucket, players=r.n) for r in rows],
+        )
+
+    @get(
+        "/matches-per-day",
+        operation_id="getMatchesPerDay",
+        summary="Rated matches per day (UTC)",
+    )
+    async def matches_per_day(
+        self, api: Api, days: Annotated[int, Parameter(ge=1, le=3650)] = 30
+    ) -> list[DayCount]:
+        async with api.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT (finished_at AT TIME ZONE 'UTC')::date AS day, "
+                        "count(DISTINCT match_stream) AS n FROM rating_changes "
+                        "WHERE model = :m AND finished_at >= "
+                        "(now() AT TIME ZONE 'UTC')::date - :days + 1 "
+                        "GROUP BY day ORDER BY day"
+                    ),
+                    {"m": DEFAULT_MODEL, "days": days},
+                )
+            ).all()
+        return [DayCount(day=r.day, matches=r.n) for r in rows]
+
+    @get(
+        "/swings",
+        operation_id="getLargestSwings",
+        summary="The largest rating changes of single matches",
+        responses=error_responses(422),
+    )
+    async def swings(
+        self,
+        api: Api,
+        model: Model = DEFAULT_MODEL,
+        days: Annotated[int | None, Parameter(ge=1)] = None,
+        limit: Annotated[int, Parameter(ge=1, le=500)] = 20,
+    ) -> list[Swing]:
+        model = _model(model)
+        async with api.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT c.*, p.name FROM rating_changes c LEFT JOIN players p "
+                        "ON p.id = c.player_id WHERE c.model = :m AND (CAST(:days AS integer) "
+                        "IS NULL OR c.finished_at >= now() - make_interval(days => "
+                        "CAST(:days AS integer))) ORDER BY abs(c.rating_after - c.rating_before) "
+                        "DESC, c.position, c.player_id LIMIT :limit"
+                    ),
+                    {"m": model, "days": days, "limit": limit},
+                )
+            ).all()
+        return [
+            Swing(
+                player_id=r.player_id,
+                name=r.name,
+                match_id=_match_id(r.match_stream),
+                model=r.model,
+                rating_before=r.rating_before,
+                rating_after=r.rating_after,
+                delta=r.rating_after - r.rating_before,
+                finished_at=r.finished_at,
+            )
+            for r in rows
+        ]
+
+    @get("/lag", operation_id="getConsumerLag", summary="How far the consumer is behind the log")
+    async def lag(self, api: Api) -> Lag:
+        async with api.engine.connect() as conn:
+            cursor = await read_checkpoint(conn, CHECKPOINT)
+            await conn.commit()
+            head = await conn.scalar(
+                sa.text("SELECT coalesce(max(global_position), 0) FROM events")
+            )
+            behind = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT count(*) AS n, min(recorded_at) AS oldest, "
+                        "extract(epoch FROM now() - min(recorded_at)) AS secs FROM ("
+                        "SELECT recorded_at FROM events WHERE (tx, global_position) > "
+                        "(CAST(CAST(:tx AS text) AS xid8), :p) LIMIT 100000) AS pending"
+                    ),
+                    {"tx": cursor.tx, "p": cursor.position},
+                )
+            ).one()
+        return Lag(
+            checkpoint_tx=cursor.tx,
+            checkpoint_position=cursor.position,
+            head_position=int(head or 0),
+            events_behind=int(behind.n),
+            seconds_behind=float(behind.secs or 0.0),
+            consuming_here=api.consumer.active,
+        )
+
+    @post(
+        "/recompute",
+        operation_id="recomputeRatings",
+        summary="Rebuild all ratings from the event log (operator)",
+        description="Builds new tables from scratch and swaps them in; the live tables "
+        "serve until then. Returns the hash of all ratings (equal for equal logs).",
+        status_code=200,
+        security=[{"operator": []}],
+        responses=error_responses(401, 409),
+    )
+    async def recompute(self, request: Request[Any, Any, Any], api: Api) -> RecomputeOut:
+        _require_operator(request, api.settings)
+        if api.recompute_lock.locked():
+            raise AppError(409, "conflict", "a recompute is already running")
+        async with api.recompute_lock:
+            try:
+                digest = await recompute(api.engine, api.store)
+            except RecomputeBusy as exc:
+                raise AppError(409, "conflict", str(exc)) from exc
+        _, rows = await ratings_hash(api.engine)
+        return RecomputeOut(hash=digest, ratings=rows)
+
+
+def _require_operator(request: Request[Any, Any, Any], settings: Settings) -> None:
+    expected = settings.operator_token
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if (
+        not expected
+        or scheme.lower() != "bearer"
+        or not hmac.compare_digest(token.strip().encode(), expected.encode())
+    ):
+        raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
+
+
+@get("/healthz", operation_id="rankingHealth", tags=["service"], summary="Liveness and database")
+async def healthz(api: Api) -> Response[dict[str, str]]:
+    try:
+        async with api.engine.connect() as conn:
+            await conn.execute(sa.text("SELECT 1"))
+    except Exception:
+        return Response({"status": "database unreachable"}, status_code=503)
+    return Response({"status": "ok"})
+
+
+# --------------------------------------------------------------------------------- app
+
+
+def create_app(
+    settings: Settings, engine: AsyncEngine | None = None, *, consume: bool = True
+) -> Litestar:
+    """The ranking service. With `engine`, it is used (and not disposed)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            own = engine
+            if own is None:
+                url = stack.enter_context(database_url(settings))
+                await asyncio.to_thread(migrate, url, app_role=settings.db_app_role)
+                own = create_engine(url, settings)
+                stack.push_async_callback(own.dispose)
+            api = RankingApi(own, settings)
+            app.state.ranking = api
+            if consume:
+                task = asyncio.create_task(api.consumer.run(), name="ludo-ranking-consumer")
+
+                async def stop() -> None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+
+                stack.push_async_callback(stop)
+            yield
+
+    openapi = OpenAPIConfig(
+        title="Ludo ranking service",
+        version="0.1.0",
+        path="/schema",
+        components=Components(
+            security_schemes={
+                "operator": SecurityScheme(
+                    type="http", scheme="bearer", description="LUDO_OPERATOR_TOKEN"
+                )
+            }
+        ),
+    )
+    return Litestar(
+        route_handlers=[RankingController, healthz],
+        dependencies={"api": Provide(_api, sync_to_thread=False)},
+        exception_handlers=exception_handlers,
+        lifespan=[lifespan],
+        openapi_config=openapi,
+        middleware=[request_logging],
+        logging_config=None,
+    )
+
+
+def app_from_env() -> Litestar:
+    """`uvicorn --factory services.ranking.app:app_from_env`."""
+    settings = Settings.from_env()
+    configure_logging(settings)
+    return create_app(settings)

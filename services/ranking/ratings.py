@@ -1,0 +1,261 @@
+"""Rating models as pure functions: no I/O, no clock, deterministic floats (DESIGN.md §6).
+
+A rated match is a list of `Entry(player_id, place)` (CPU seats already removed, leavers
+already placed last; see `services.ranking.outcome`). Equal places are a draw between
+those players. Every model maps the players' current `Skill`s and the entries to new
+`Skill`s; the same inputs in the same order always give bit-identical outputs, which is
+what makes `ludo ranking recompute` reproduce the live ratings exactly.
+
+Models (`MODELS`, key -> `Model`):
+
+- `openskill` (default): OpenSkill `BradleyTerryFull` with its default parameters
+  (mu 25, sigma 25/3, beta 25/6, tau 25/300). Every pair of players is compared; tied
+  places share a rank and score 0.5 in the pair, so for any player count a draw moves mu
+  by exactly half of what a win would (win, draw and loss give the same sigma). Sigma
+  shrinks with every match, also after a draw: a draw between equals leaves mu unchanged.
+  Displayed rating: `1500 + 30 * ordinal`, ordinal = mu - 3 sigma (a new player shows
+  1500; 30 points per mu unit puts 200 displayed points near Elo's 200 at converged sigma).
+  Provisional while sigma > 3.
+- `elo`: pairwise Elo. Each pair scores 1 / 0.5 / 0; expected scores use the ratings from
+  before the match; K = 32 / (n - 1) so a match weighs the same for any player count.
+  Start 1500. `sigma` is 0 (unused). Provisional for the first 10 matches.
+- `glicko2`: Glicko-2 (Glickman 2012), hand-written below from the paper's steps 1-8;
+  each match is one rating period whose results are the pairwise scores against every
+  other player (their ratings from before the match). Start 1500 / RD 350 / volatility
+  0.06, tau 0.5, convergence 1e-6. `mu`/`sigma` hold rating and RD, `volatility` the
+  volatility. Provisional while RD > 110.
+
+Every `RatingChange` records the model, its parameters and the library version.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from importlib.metadata import version
+from typing import Any, Final
+
+import msgspec
+from openskill.models import BradleyTerryFull
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODELS",
+    "Entry",
+    "Model",
+    "Skill",
+    "elo_update",
+    "glicko2_update",
+    "openskill_update",
+    "rate",
+]
+
+
+class Entry(msgspec.Struct, frozen=True):
+    """A rated player of a match and their place (1 = best; equal places are a draw)."""
+
+    player_id: str
+    place: int
+
+
+class Skill(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's rating state in one model."""
+
+    mu: float
+    sigma: float
+    volatility: float = 0.0
+    matches: int = 0
+
+
+class Model(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    library: str
+    params: dict[str, Any]
+
+    def initial(self) -> Skill:
+        return _INITIAL[self.name](self)
+
+    def display(self, skill: Skill) -> float:
+        """The displayed rating (a 1500-based scale)."""
+        if self.name == "openskill":
+            scale = float(self.params["display_scale"])
+            return float(self.params["display_base"]) + scale * (skill.mu - 3.0 * skill.sigma)
+        return skill.mu
+
+    def provisional(self, skill: Skill) -> bool:
+        if self.name == "elo":
+            return skill.matches < int(self.params["provisional_matches"])
+        return skill.sigma > float(self.params["provisional_sigma"])
+
+
+# ------------------------------------------------------------------------------ openskill
+
+_OPENSKILL: Final = BradleyTerryFull()
+
+
+def openskill_update(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill]:
+    """OpenSkill Bradley-Terry (full pairing): one team per player, ranks = places."""
+    teams = [[_OPENSKILL.rating(mu=s.mu, sigma=s.sigma)] for s in skills]
+    rated = _OPENSKILL.rate(teams, ranks=[float(p) for p in places])
+    return [
+        Skill(mu=float(team[0].mu), sigma=float(team[0].sigma), matches=s.matches + 1)
+        for s, team in zip(skills, rated, strict=True)
+    ]
+
+
+# ------------------------------------------------------------------------------------ elo
+
+ELO_K: Final = 32.0
+
+
+def _score(mine: int, theirs: int) -> float:
+    return 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0
+
+
+def elo_update(skills: Sequence[Skill], places: Sequence[int], k: float = ELO_K) -> list[Skill]:
+    """Pairwise Elo: K / (n - 1) per pair, scores 1 / 0.5 / 0, pre-match ratings."""
+    n = len(skills)
+    out = []
+    for i, s in enumerate(skills):
+        delta = 0.0
+        for j, other in enumerate(skills):
+            if i == j:
+                continue
+            expected = 1.0 / (1.0 + 10.0 ** ((other.mu - s.mu) / 400.0))
+            delta += _score(places[i], places[j]) - expected
+        out.append(Skill(mu=s.mu + k / (n - 1) * delta, sigma=0.0, matches=s.matches + 1))
+    return out
+
+
+# -------------------------------------------------------------------------------- glicko-2
+
+GLICKO_SCALE: Final = 173.7178
+GLICKO_TAU: Final = 0.5
+GLICKO_EPSILON: Final = 1e-6
+
+
+def _g(phi: float) -> float:
+    return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / (math.pi * math.pi))
+
+
+def _glicko2_one(
+    s: Skill, opponents: Sequence[tuple[Skill, float]], tau: float = GLICKO_TAU
+) -> Skill:
+    mu = (s.mu - 1500.0) / GLICKO_SCALE
+    phi = s.sigma / GLICKO_SCALE
+    sigma = s.volatility
+    v_inv = 0.0
+    delta_sum = 0.0
+    for other, score in opponents:
+        mu_j = (other.mu - 1500.0) / GLICKO_SCALE
+        g = _g(other.sigma / GLICKO_SCALE)
+        e = 1.0 / (1.0 + math.exp(-g * (mu - mu_j)))
+        v_inv += g * g * e * (1.0 - e)
+        delta_sum += g * (score - e)
+    v = 1.0 / v_inv
+    delta = v * delta_sum
+    # Step 5: the new volatility (Illinois algorithm).
+    a = math.log(sigma * sigma)
+
+    def f(x: float) -> float:
+        ex = math.exp(x)
+        num = ex * (delta * delta - phi * phi - v - ex)
+        den = 2.0 * (phi * phi + v + ex) ** 2
+        return num / den - (x - a) / (tau * tau)
+
+    big_a = a
+    if delta * delta > phi * phi + v:
+        big_b = math.log(delta * delta - phi * phi - v)
+    else:
+        k = 1
+        while f(a - k * tau) < 0:
+            k += 1
+        big_b = a - k * tau
+    f_a, f_b = f(big_a), f(big_b)
+    while abs(big_b - big_a) > GLICKO_EPSILON:
+        big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
+        f_c = f(big_c)
+        if f_c * f_b <= 0:
+            big_a, f_a = big_b, f_b
+        else:
+            f_a = f_a / 2.0
+        big_b, f_b = big_c, f_c
+    new_sigma = math.exp(big_a / 2.0)
+    phi_star = math.sqrt(phi * phi + new_sigma * new_sigma)
+    new_phi = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + 1.0 / v)
+    new_mu = mu + new_phi * new_phi * delta_sum
+    return Skill(
+        mu=1500.0 + GLICKO_SCALE * new_mu,
+        sigma=GLICKO_SCALE * new_phi,
+        volatility=new_sigma,
+        matches=s.matches + 1,
+    )
+
+
+def glicko2_update(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill]:
+    """Glicko-2 with the match as one rating period of pairwise results."""
+    return [
+        _glicko2_one(
+            s,
+            [(o, _score(places[i], places[j])) for j, o in enumerate(skills) if j != i],
+        )
+        for i, s in enumerate(skills)
+    ]
+
+
+# --------------------------------------------------------------------------------- models
+
+MODELS: Final[dict[str, Model]] = {
+    "openskill": Model(
+        name="openskill",
+        library=f"openskill {version('openskill')}",
+        params={
+            "model": "BradleyTerryFull",
+            "mu": _OPENSKILL.mu,
+            "sigma": _OPENSKILL.sigma,
+            "beta": _OPENSKILL.beta,
+            "tau": _OPENSKILL.tau,
+            "kappa": _OPENSKILL.kappa,
+            "display_base": 1500.0,
+            "display_scale": 30.0,
+            "provisional_sigma": 3.0,
+        },
+    ),
+    "elo": Model(
+        name="elo",
+        library="services.ranking.ratings (built in)",
+        params={"k": ELO_K, "start": 1500.0, "pairing": "full", "provisional_matches": 10},
+    ),
+    "glicko2": Model(
+        name="glicko2",
+        library="services.ranking.ratings (built in, Glickman 2012)",
+        params={
+            "start": 1500.0,
+            "rd": 350.0,
+            "volatility": 0.06,
+            "tau": GLICKO_TAU,
+            "epsilon": GLICKO_EPSILON,
+            "provisional_sigma": 110.0,
+        },
+    ),
+}
+DEFAULT_MODEL: Final = "openskill"
+
+_INITIAL = {
+    "openskill": lambda m: Skill(mu=float(m.params["mu"]), sigma=float(m.params["sigma"])),
+    "elo": lambda m: Skill(mu=float(m.params["start"]), sigma=0.0),
+    "glicko2": lambda m: Skill(
+        mu=float(m.params["start"]),
+        sigma=float(m.params["rd"]),
+        volatility=float(m.params["volatility"]),
+    ),
+}
+_UPDATE = {"openskill": openskill_update, "elo": elo_update, "glicko2": glicko2_update}
+
+
+def rate(model: str, current: Mapping[str, Skill], entries: Sequence[Entry]) -> dict[str, Skill]:
+    """New skills of the entries' players after the match (missing players start fresh)."""
+    m = MODELS[model]
+    skills = [current.get(e.player_id) or m.initial() for e in entries]
+    updated = _UPDATE[model](skills, [e.place for e in entries])
+    return {e.player_id: s for e, s in zip(entries, updated, strict=True)}

@@ -1,0 +1,123 @@
+"""The ranking service's HTTP API and the `ludo ranking` command."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.ranking.app import create_app
+from services.ranking.consumer import RankingConsumer, ratings_hash
+from services.shared.eventstore import EventStore
+from services.shared.settings import Settings
+
+from .conftest import CPU, write_match
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def client(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncTestClient[Any]]:
+    # The app opens its own engine (in its lifespan, on the test client's event loop): one
+    # SQLAlchemy async pool must not be shared by two event loops in two threads.
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=database_url,
+        operator_token="op-secret",
+        ranking_poll=0.05,
+        db_pool_size=4,
+    )
+    async with AsyncTestClient(create_app(settings)) as c:
+        yield c
+
+
+async def eventually(client: AsyncTestClient[Any], url: str, check: Any) -> Any:
+    for _ in range(250):
+        body = (await client.get(url)).json()
+        if check(body):
+            return body
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{url}: {body}")
+
+
+async def test_api_serves_what_the_consumer_in_the_lifespan_rated(
+    client: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    await write_match(engine, pg_store, ["ann", "ben", CPU], [1, 2, 3])
+    await write_match(engine, pg_store, ["ann", "cat"], [1, 1])
+    board = await eventually(client, "/api/ranking/leaderboard", lambda b: len(b["entries"]) == 3)
+    assert board["model"] == "openskill"
+    assert board["entries"][0]["player_id"] == "ann" and board["entries"][0]["rank"] == 1
+    assert (await client.get("/api/ranking/leaderboard?min_matches=2")).json()["entries"][0][
+        "player_id"
+    ] == "ann"
+    assert len((await client.get("/api/ranking/leaderboard?min_matches=2")).json()["entries"]) == 1
+    elo = (await client.get("/api/ranking/leaderboard?model=elo&active_days=1")).json()
+    assert len(elo["entries"]) == 3
+    assert (await client.get("/api/ranking/leaderboard?model=nope")).status_code == 422
+
+    player = (await client.get("/api/ranking/players/ann")).json()
+    assert {r["model"] for r in player["ratings"]} == {"openskill", "elo", "glicko2"}
+    assert [h["place"] for h in player["history"]] == [1, 1]
+    assert player["history"][0]["library"].startswith("openskill")
+    assert (await client.get("/api/ranking/players/nobody")).status_code == 404
+
+    dist = (await client.get("/api/ranking/distribution?bucket=100")).json()
+    assert sum(b["players"] for b in dist["buckets"]) == 3
+    days = (await client.get("/api/ranking/matches-per-day")).json()
+    assert sum(d["matches"] for d in days) == 2
+    swings = (await client.get("/api/ranking/swings?limit=2")).json()
+    assert len(swings) == 2 and abs(swings[0]["delta"]) >= abs(swings[1]["delta"])
+    lag = await eventually(client, "/api/ranking/lag", lambda b: b["events_behind"] == 0)
+    assert lag["consuming_here"] is True and lag["head_position"] > 0
+
+    schema = (await client.get("/schema/openapi.json")).json()
+    ops = {op["operationId"] for path in schema["paths"].values() for op in path.values()}
+    assert {"getLeaderboard", "getPlayerRating", "recomputeRatings", "getConsumerLag"} <= ops
+
+
+async def test_recompute_endpoint_needs_the_operator_token(
+    client: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    await write_match(engine, pg_store, ["a", "b"], [2, 1])
+    await eventually(client, "/api/ranking/leaderboard", lambda b: len(b["entries"]) == 2)
+    assert (await client.post("/api/ranking/recompute")).status_code == 401
+    bad = {"Authorization": "Bearer wrong"}
+    assert (await client.post("/api/ranking/recompute", headers=bad)).status_code == 401
+    ok = await client.post("/api/ranking/recompute", headers={"Authorization": "Bearer op-secret"})
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["hash"] == (await ratings_hash(engine))[0]
+    assert ok.json()["ratings"] == 6
+
+
+async def test_cli_recompute_prints_the_live_hash(
+    engine: AsyncEngine, pg_store: EventStore, database_url: str
+) -> None:
+    for i in range(5):
+        await write_match(engine, pg_store, ["a", "b", "c"][: 2 + i % 2], [1, 2, 2][: 2 + i % 2])
+    await RankingConsumer(engine, pg_store).catch_up()
+    live, _ = await ratings_hash(engine)
+    env = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)}
+    outs = []
+    for _ in range(2):
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "ludo_cli.main", "ranking", "recompute"],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout.split()[0])
+    assert outs == [live, live]

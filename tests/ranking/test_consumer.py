@@ -1,0 +1,246 @@
+"""The ranking consumer on real PostgreSQL: exactly-once effects, leaders, recompute."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain import events as ev
+from services.ranking.consumer import (
+    CONSUMER_LOCK,
+    RankingConsumer,
+    match_outcome,
+    ratings_hash,
+    recompute,
+)
+from services.shared.eventstore import EventStore
+
+from .conftest import CPU, write_match
+
+pytestmark = pytest.mark.anyio
+
+
+async def ratings(engine: AsyncEngine, model: str = "openskill") -> dict[str, Any]:
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                sa.text("SELECT * FROM ratings WHERE model = :m ORDER BY player_id"), {"m": model}
+            )
+        ).all()
+    return {r.player_id: r for r in rows}
+
+
+async def change_count(engine: AsyncEngine) -> int:
+    async with engine.connect() as conn:
+        return int(await conn.scalar(sa.text("SELECT count(*) FROM rating_changes")) or 0)
+
+
+async def some_matches(engine: AsyncEngine, store: EventStore, n: int = 12) -> list[str]:
+    players = ["ann", "ben", "cat", "dan"]
+    out = []
+    for i in range(n):
+        k = 2 + i % 3
+        seats = [players[(i + j) % 4] for j in range(k)]
+        places = [1 + ((i * 7 + j * 3) % k) for j in range(k)]
+        out.append(await write_match(engine, store, seats, places))
+    return out
+
+
+async def test_draw_between_equals_changes_no_mu(engine: AsyncEngine, pg_store: EventStore) -> None:
+    await write_match(engine, pg_store, ["a", "b"], [1, 1])
+    await RankingConsumer(engine, pg_store).catch_up()
+    r = await ratings(engine)
+    assert r["a"].mu == r["b"].mu == 25.0
+    assert r["a"].rating == r["b"].rating
+    elo = await ratings(engine, "elo")
+    assert elo["a"].rating == elo["b"].rating == 1500.0
+
+
+async def test_win_draw_loss_against_same_opponent(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    # Three separate pairs of fresh players, so each outcome starts from the same ratings.
+    await write_match(engine, pg_store, ["w", "x"], [1, 2])
+    await write_match(engine, pg_store, ["d", "y"], [1, 1])
+    await write_match(engine, pg_store, ["l", "z"], [2, 1])
+    await RankingConsumer(engine, pg_store).catch_up()
+    for model in ("openskill", "elo"):
+        r = await ratings(engine, model)
+        assert r["w"].rating > r["d"].rating > r["l"].rating
+        assert r["d"].rating == pytest.approx((r["w"].rating + r["l"].rating) / 2, abs=1e-9)
+
+
+async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore) -> None:
+    await write_match(engine, pg_store, ["a", CPU], [1, 2])  # one human: nothing to rate
+    await write_match(engine, pg_store, ["a", "b"], [1, 2], ranked=False)  # casual
+    await RankingConsumer(engine, pg_store).catch_up()
+    assert await ratings(engine) == {}
+    # b won, but left and never came back: placed last. c came back: keeps place 2.
+    s = await write_match(
+        engine,
+        pg_store,
+        ["a", "b", CPU, "c"],
+        [3, 1, 4, 2],
+        stood_in={1: "left", 3: "disconnected"},
+        reclaimed=[3],
+    )
+    await RankingConsumer(engine, pg_store).catch_up()
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                sa.text(
+                    "SELECT player_id, place, left_match, players, library, params "
+                    "FROM rating_changes WHERE model = 'openskill' AND match_stream = :s"
+                ),
+                {"s": s},
+            )
+        ).all()
+    got = {r.player_id: (r.place, r.left_match) for r in rows}
+    assert got == {"a": (3, False), "b": (5, True), "c": (2, False)}
+    assert all(r.players == 3 and r.library.startswith("openskill") for r in rows)
+    assert rows[0].params["model"] == "BradleyTerryFull"
+    r = await ratings(engine)
+    assert r["c"].mu > r["a"].mu > r["b"].mu
+
+
+async def test_ranked_from_party_event_else_matches_table(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    await write_match(engine, pg_store, ["a", "b"], [1, 2], party_event=False)
+    # The party's MatchOpened says casual: it wins over the table's column.
+    await write_match(engine, pg_store, ["c", "d"], [1, 2], ranked=False, table_ranked=True)
+    await RankingConsumer(engine, pg_store).catch_up()
+    assert set(await ratings(engine)) == {"a", "b"}
+    events = await pg_store.read_events((await some_matches(engine, pg_store, 1))[0])
+    assert match_outcome(events) is not None
+
+
+def test_timeout_stand_in_is_not_leaving() -> None:
+    seats = (ev.SeatSpec(name="a", player_id="a"), ev.SeatSpec(name="b", player_id="b"))
+    base = [ev.MatchCreated(ruleset={}, seats=seats, seed_hash="")]
+    end = [ev.MatchFinished(placements=(2, 1))]
+    timeouts = match_outcome([*base, ev.SeatStoodIn(seat=1, reason="timeouts"), *end])
+    assert timeouts is not None and [p.place for p in timeouts] == [2, 1]
+    left = match_outcome([*base, ev.SeatStoodIn(seat=1, reason="left"), *end])
+    assert left is not None and [(p.place, p.left) for p in left] == [(2, False), (3, True)]
+    assert match_outcome(base) is None  # not finished
+
+
+async def test_restart_midway_counts_every_match_once(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    streams = await some_matches(engine, pg_store, 12)
+    reference = RankingConsumer(engine, pg_store, batch=1000)
+    await reference.catch_up()
+    want = await ratings_hash(engine)
+    assert want[1] > 0
+    # Start again from nothing, and "crash" in the middle of batches, several times.
+    await recompute_from_scratch(engine)
+    small = RankingConsumer(engine, pg_store, batch=7)
+    crashes = 0
+    original = small.store.read_events
+
+    async def flaky(stream_id: str, from_version: int = 0) -> Any:
+        nonlocal crashes
+        if crashes < 3 and stream_id == streams[4 * crashes + 2]:
+            crashes += 1
+            raise ConnectionError("simulated crash mid-transaction")
+        return await original(stream_id, from_version)
+
+    small.store.read_events = flaky  # type: ignore[method-assign]
+    for _ in range(10):
+        try:
+            await RankingConsumer(engine, small.store, batch=7).catch_up()
+            break
+        except ConnectionError:
+            continue
+    assert crashes == 3
+    assert await ratings_hash(engine) == want
+    assert await change_count(engine) == 12 * 0 + sum_players(12) * 3
+
+
+def sum_players(n: int) -> int:
+    return sum(2 + i % 3 for i in range(n))
+
+
+async def recompute_from_scratch(engine: AsyncEngine) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(sa.text("DELETE FROM ratings"))
+        await conn.execute(sa.text("DELETE FROM rating_changes"))
+        await conn.execute(sa.text("UPDATE consumer_checkpoints SET tx = 0, position = 0"))
+
+
+async def test_two_consumers_at_once_equal_one(engine: AsyncEngine, pg_store: EventStore) -> None:
+    await some_matches(engine, pg_store, 15)
+    await RankingConsumer(engine, pg_store).catch_up()
+    want = await ratings_hash(engine)
+    await recompute_from_scratch(engine)
+    consumers = [RankingConsumer(engine, EventStore(engine), batch=3) for _ in range(3)]
+    await asyncio.gather(*(c.catch_up() for c in consumers))
+    assert await ratings_hash(engine) == want
+    assert await change_count(engine) == sum_players(15) * 3
+
+
+async def test_run_leader_and_standby_take_over(engine: AsyncEngine, pg_store: EventStore) -> None:
+    first = RankingConsumer(engine, pg_store, poll=0.05, standby_poll=0.05)
+    second = RankingConsumer(engine, EventStore(engine), poll=0.05, standby_poll=0.05)
+    t1 = asyncio.create_task(first.run())
+    await wait_for(lambda: first.active)
+    t2 = asyncio.create_task(second.run())
+    await asyncio.sleep(0.2)
+    assert first.active and not second.active
+    await write_match(engine, pg_store, ["a", "b"], [1, 2])
+    await wait_for_ratings(engine, 2)
+    t1.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await t1
+    await wait_for(lambda: second.active)
+    await write_match(engine, pg_store, ["c", "d"], [2, 1])
+    await wait_for_ratings(engine, 4)
+    t2.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await t2
+    assert await change_count(engine) == 4 * 3
+    async with engine.connect() as conn:
+        held = await conn.scalar(
+            sa.text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = :k"),
+            {"k": CONSUMER_LOCK & 0xFFFFFFFF},
+        )
+    assert held == 0
+
+
+async def wait_for(cond: Any, seconds: float = 5.0) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if cond():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("timed out")
+
+
+async def wait_for_ratings(engine: AsyncEngine, n: int) -> None:
+    for _ in range(250):
+        if len(await ratings(engine)) >= n:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("ratings did not appear")
+
+
+async def test_recompute_hash_equals_live_and_itself(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    await some_matches(engine, pg_store, 10)
+    await RankingConsumer(engine, pg_store).catch_up()
+    live, _ = await ratings_hash(engine)
+    first = await recompute(engine, pg_store)
+    second = await recompute(engine, pg_store)
+    assert first == second == live
+    # The live consumer goes on from the swapped-in tables: nothing doubled, nothing lost.
+    await some_matches(engine, pg_store, 3)
+    await RankingConsumer(engine, pg_store).catch_up()
+    after_live, _ = await ratings_hash(engine)
+    assert await recompute(engine, pg_store) == after_live
+    assert await change_count(engine) == (sum_players(10) + sum_players(3)) * 3
