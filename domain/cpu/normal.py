@@ -1,15 +1,106 @@
-"""The `normal` CPU (placeholder until the heuristics land): plays like `easy`."""
+"""The `normal` CPU: one-move heuristics, the way a careful casual player thinks.
+
+Each legal move gets a score from what it does right now, nothing deeper:
+
+- capture (worth more the further the victim had come), enter a piece,
+- get into the home column or the goal,
+- escape danger (the piece stands where an opponent could hit it next roll, and the move
+  takes it somewhere no opponent can), avoid landing in danger,
+- form a block / keep one (only under `blocks="double"`), stop on a safe square,
+- otherwise advance, preferring the piece furthest along.
+
+"Danger" is exact for the ruleset: `features.Occupancy.hit_mask` knows safe squares,
+blocks, `no_overtaking` and entering on a start square. Ties go to the lower piece
+index after a seeded shuffle-free pick (`chance.pick_index`) among equal scores.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.cpu.easy import choose_easy
+from domain.board import NEST
+from domain.cpu.chance import pick_index
+from domain.cpu.features import Occupancy, opponents
 from domain.decider import MatchState
 from domain.moves import Move
 
-__all__ = ["choose_normal"]
+__all__ = ["choose_normal", "score_moves"]
+
+CAPTURE = 60.0
+CAPTURE_PER_SQUARE = 0.5
+ENTER = 45.0
+GOAL = 30.0
+HOME_COLUMN = 25.0
+ESCAPE = 30.0
+DANGER = 40.0
+FORM_BLOCK = 12.0
+BREAK_BLOCK = 12.0
+SAFE_SQUARE = 8.0
+ADVANCE_PER_PROGRESS = 0.05
+
+
+def score_moves(state: MatchState, moves: Sequence[Move]) -> list[float]:
+    """The heuristic score of each move (higher is better), as `choose_normal` sees them."""
+    board = state.board
+    assert board is not None
+    seat = state.turn
+    pieces = state.pieces
+    foes = opponents(board.players, seat, state.finished)
+    occ = Occupancy(board, pieces)
+    last = board.last_track
+    goal = board.goal
+    track = board.track[seat]
+    safe = board.safe
+    double = board.ruleset.blocks == "double"
+    mine_now = occ.square[seat]
+    scores: list[float] = []
+    for move in moves:
+        score = 0.0
+        frm, to = move.frm, move.to
+        if move.captures:
+            score += CAPTURE + CAPTURE_PER_SQUARE * sum(
+                pieces[s][i] for s, i in move.captures
+            )
+        if frm == NEST:
+            score += ENTER
+        if to == goal:
+            score += GOAL
+        elif frm <= last < to:
+            score += HOME_COLUMN
+        frm_sq = mine_now[move.piece]
+        if frm_sq >= 0:
+            in_danger = occ.threat(seat, move.piece, foes) > 0.0
+            if double and mine_now.count(frm_sq) == 2:
+                score -= BREAK_BLOCK  # leaving breaks a block of exactly two
+        else:
+            in_danger = False
+        if to <= last:
+            after = [row[:] for row in pieces]
+            after[seat][move.piece] = to
+            for s, i in move.captures:
+                after[s][i] = NEST
+            danger_after = Occupancy(board, after).threat(seat, move.piece, foes)
+            to_sq = track[to]
+            if danger_after > 0.0:
+                score -= DANGER * danger_after * 3.0
+            elif in_danger:
+                score += ESCAPE
+            if to_sq in safe:
+                score += SAFE_SQUARE
+            if double and to_sq in mine_now:
+                score += FORM_BLOCK
+        elif in_danger:
+            score += ESCAPE
+        score += ADVANCE_PER_PROGRESS * max(frm, 0)
+        scores.append(score)
+    return scores
 
 
 def choose_normal(state: MatchState, moves: Sequence[Move], seed: str) -> Move:
-    return choose_easy(state, moves, seed)
+    """The best-scoring move; equal scores are split by the seed and the roll number."""
+    scores = score_moves(state, moves)
+    best = max(scores)
+    tied = [m for m, s in zip(moves, scores, strict=True) if s >= best - 1e-9]
+    if len(tied) == 1:
+        return tied[0]
+    return tied[pick_index(seed, state.rolls_made, len(tied))]
