@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         processes.append(_serve("services.ranking.app", args.host, ranking_port, 1, env))
         if not _wait_ready(f"{ranking_base}/healthz", processes[-1]):
             return _did_not_start("ranking service", "--ranking-port", ranking_port)
-        _say(f"ranking service: {ranking_base}/api/ranking/leaderboard")
+        _say(f"ranking service: {ranking_base}/dashboard (operator token: LUDO_OPERATOR_TOKEN)")
         _say(f"\nLudo is up: {base}/   (API: {base}/schema)   Ctrl-C stops it.\n")
         while all(p.poll() is None for p in processes):
             time.sleep(0.5)

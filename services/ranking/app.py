@@ -7,26 +7,31 @@ consume while the others stand by; all of them serve reads.
 
 Run it with `uvicorn --factory services.ranking.app:app_from_env`.
 
-API (`/api/ranking`, OpenAPI at `/schema`): leaderboard, a player's ratings and history,
-rating distribution, matches per day, largest swings, consumer lag, and the operator's
-`POST /api/ranking/recompute` (`Authorization: Bearer $LUDO_OPERATOR_TOKEN`).
-The operator dashboard page (charts) is not built yet: these endpoints are its data.
+API (`/api/ranking`, OpenAPI at `/schema`), operator only (`Authorization: Bearer
+$LUDO_OPERATOR_TOKEN`): leaderboard, a player's ratings and history, rating distribution,
+matches per day, largest swings, consumer lag, and `POST /api/ranking/recompute`.
+`GET /dashboard` is the operator dashboard (`dashboard.html`: one self-contained page, SVG
+charts drawn by its inline script from these endpoints; it asks for the token).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 from collections.abc import AsyncIterator
 from datetime import date, datetime
+from importlib import resources
 from typing import Annotated, Any
 
 import msgspec
 import sqlalchemy as sa
-from litestar import Controller, Litestar, Request, Response, get, post
+from litestar import Controller, Litestar, MediaType, Response, get, post
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
+from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.params import Parameter
@@ -198,15 +203,23 @@ def _rating(row: Any) -> RatingOut:
     )
 
 
+def _operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Every `/api/ranking` route is the operator's: it needs the operator token."""
+    api: RankingApi = connection.app.state.ranking
+    _require_operator(connection, api.settings)
+
+
 class RankingController(Controller):
     path = "/api/ranking"
     tags = ("ranking",)
+    guards = [_operator_guard]  # noqa: RUF012 - Litestar's class attribute
+    security = [{"operator": []}]  # noqa: RUF012 - Litestar's class attribute
 
     @get(
         "/leaderboard",
         operation_id="getLeaderboard",
         summary="Players by displayed rating",
-        responses=error_responses(422),
+        responses=error_responses(401, 422),
     )
     async def leaderboard(
         self,
@@ -249,7 +262,7 @@ class RankingController(Controller):
         "/players/{player_id:str}",
         operation_id="getPlayerRating",
         summary="A player's ratings in every model and their history in one",
-        responses=error_responses(404, 422),
+        responses=error_responses(401, 404, 422),
     )
     async def player(
         self,
@@ -310,7 +323,7 @@ class RankingController(Controller):
         "/distribution",
         operation_id="getRatingDistribution",
         summary="How many players fall in each rating bucket",
-        responses=error_responses(422),
+        responses=error_responses(401, 422),
     )
     async def distribution(
         self,
@@ -340,6 +353,7 @@ class RankingController(Controller):
         "/matches-per-day",
         operation_id="getMatchesPerDay",
         summary="Rated matches per day (UTC)",
+        responses=error_responses(401),
     )
     async def matches_per_day(
         self, api: Api, days: Annotated[int, Parameter(ge=1, le=3650)] = 30
@@ -363,7 +377,7 @@ class RankingController(Controller):
         "/swings",
         operation_id="getLargestSwings",
         summary="The largest rating changes of single matches",
-        responses=error_responses(422),
+        responses=error_responses(401, 422),
     )
     async def swings(
         self,
@@ -400,7 +414,12 @@ class RankingController(Controller):
             for r in rows
         ]
 
-    @get("/lag", operation_id="getConsumerLag", summary="How far the consumer is behind the log")
+    @get(
+        "/lag",
+        operation_id="getConsumerLag",
+        summary="How far the consumer is behind the log",
+        responses=error_responses(401),
+    )
     async def lag(self, api: Api) -> Lag:
         async with api.engine.connect() as conn:
             cursor = await read_checkpoint(conn, CHECKPOINT)
@@ -435,11 +454,9 @@ class RankingController(Controller):
         description="Builds new tables from scratch and swaps them in; the live tables "
         "serve until then. Returns the hash of all ratings (equal for equal logs).",
         status_code=200,
-        security=[{"operator": []}],
         responses=error_responses(401, 409),
     )
-    async def recompute(self, request: Request[Any, Any, Any], api: Api) -> RecomputeOut:
-        _require_operator(request, api.settings)
+    async def recompute(self, api: Api) -> RecomputeOut:
         if api.recompute_lock.locked():
             raise AppError(409, "conflict", "a recompute is already running")
         async with api.recompute_lock:
@@ -451,7 +468,7 @@ class RankingController(Controller):
         return RecomputeOut(hash=digest, ratings=rows)
 
 
-def _require_operator(request: Request[Any, Any, Any], settings: Settings) -> None:
+def _require_operator(request: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> None:
     expected = settings.operator_token
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if (
@@ -460,6 +477,27 @@ def _require_operator(request: Request[Any, Any, Any], settings: Settings) -> No
         or not hmac.compare_digest(token.strip().encode(), expected.encode())
     ):
         raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
+
+
+_DASHBOARD_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
+)
+
+
+@functools.cache
+def _dashboard_html() -> str:
+    return resources.files("services.ranking").joinpath("dashboard.html").read_text("utf-8")
+
+
+@get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
+async def dashboard() -> Response[str]:
+    """The operator dashboard: public HTML; its data calls carry the operator token."""
+    return Response(
+        _dashboard_html(),
+        media_type=MediaType.HTML,
+        headers={"Content-Security-Policy": _DASHBOARD_CSP, "Cache-Control": "no-store"},
+    )
 
 
 @get("/healthz", operation_id="rankingHealth", tags=["service"], summary="Liveness and database")
@@ -515,7 +553,7 @@ def create_app(
         ),
     )
     return Litestar(
-        route_handlers=[RankingController, healthz],
+        route_handlers=[RankingController, healthz, dashboard],
         dependencies={"api": Provide(_api, sync_to_thread=False)},
         exception_handlers=exception_handlers,
         lifespan=[lifespan],

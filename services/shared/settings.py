@@ -12,8 +12,8 @@
 - `LUDO_CPU_DELAY` (0.5): seconds a CPU seat or stand-in waits before each action, so
   people can follow; `LUDO_SCHEDULER` (true): run the deadline worker in this process;
   `LUDO_SCHEDULER_POLL` (0.25): its idle poll interval in seconds.
-- `LUDO_OPERATOR_TOKEN`: the operator's token for the ranking service's operator calls
-  (`POST /api/ranking/recompute`); unset, they are refused. `LUDO_RANKING_POLL` (1.0):
+- `LUDO_OPERATOR_TOKEN`: the operator's token for the ranking service's API
+  (`/api/ranking/*`, read by its `/dashboard`); unset, they are refused. `LUDO_RANKING_POLL` (1.0):
   seconds the ranking consumer waits for a NOTIFY hint before polling the log.
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
   console).

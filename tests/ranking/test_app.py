@@ -38,6 +38,7 @@ async def client(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncTestCl
         db_pool_size=4,
     )
     async with AsyncTestClient(create_app(settings)) as c:
+        c.headers["Authorization"] = "Bearer op-secret"  # every /api/ranking route: operator
         yield c
 
 
@@ -91,6 +92,7 @@ async def test_recompute_endpoint_needs_the_operator_token(
 ) -> None:
     await write_match(engine, pg_store, ["a", "b"], [2, 1])
     await eventually(client, "/api/ranking/leaderboard", lambda b: len(b["entries"]) == 2)
+    del client.headers["Authorization"]
     assert (await client.post("/api/ranking/recompute")).status_code == 401
     bad = {"Authorization": "Bearer wrong"}
     assert (await client.post("/api/ranking/recompute", headers=bad)).status_code == 401
@@ -98,6 +100,38 @@ async def test_recompute_endpoint_needs_the_operator_token(
     assert ok.status_code == 200, ok.text
     assert ok.json()["hash"] == (await ratings_hash(engine))[0]
     assert ok.json()["ratings"] == 6
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/ranking/leaderboard",
+        "/api/ranking/players/ann",
+        "/api/ranking/distribution",
+        "/api/ranking/matches-per-day",
+        "/api/ranking/swings",
+        "/api/ranking/lag",
+    ],
+)
+async def test_read_endpoints_are_the_operators(client: AsyncTestClient[Any], path: str) -> None:
+    del client.headers["Authorization"]
+    refused = await client.get(path)
+    assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
+    bad = await client.get(path, headers={"Authorization": "Bearer op-secret-not"})
+    assert bad.status_code == 401
+    ok = await client.get(path, headers={"Authorization": "Bearer op-secret"})
+    assert ok.status_code in (200, 404)  # 404: ann has no rating here
+    assert (await client.get("/healthz")).status_code == 200
+
+
+async def test_dashboard_page_is_self_contained(client: AsyncTestClient[Any]) -> None:
+    del client.headers["Authorization"]
+    page = await client.get("/dashboard")  # the page is public; its data calls are not
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "Authorization" in page.text and "sessionStorage" in page.text
+    assert "http://" not in page.text.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page.text and "<script src" not in page.text
 
 
 async def test_cli_recompute_prints_the_live_hash(

@@ -21,6 +21,7 @@ import msgspec
 import pytest
 import uvicorn
 import websockets
+from litestar import Litestar
 
 from services.match.app import create_app
 from services.shared.settings import Settings
@@ -29,13 +30,16 @@ pytestmark = pytest.mark.anyio
 
 
 class Instance:
-    """One match-service process stand-in: the app under uvicorn on 127.0.0.1:<port>."""
+    """One match-service process stand-in: the app under uvicorn on 127.0.0.1:<port>.
 
-    def __init__(self, settings: Settings) -> None:
+    `app` serves another app instead (the ranking tests serve the ranking service)."""
+
+    def __init__(self, settings: Settings, app: Litestar | None = None) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
+        app = create_app(settings) if app is None else app
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True

@@ -1,0 +1,133 @@
+"""The operator dashboard in a real browser: Debian's Chromium driven by Playwright.
+
+The ranking app runs under uvicorn on a loopback port (the live tests' `Instance`), on a
+database with a few rated matches. No Playwright-managed browser download: the system's
+/usr/bin/chromium (CI installs it, see .ci/run).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, async_playwright, expect
+from service.test_live import Instance
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.ranking.app import create_app
+from services.ranking.consumer import RankingConsumer
+from services.shared.eventstore import EventStore
+from services.shared.settings import Settings
+
+from .conftest import CPU, write_match
+
+CHROMIUM = "/usr/bin/chromium"
+TOKEN = "op-secret"
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"no {CHROMIUM}: apt-get install chromium (.ci/run does) to run the browser tests",
+    ),
+]
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+async def rated(engine: AsyncEngine, pg_store: EventStore) -> None:
+    """ann beats ben and a CPU; ann and cat draw; cat beats ben: three rated players."""
+    await write_match(engine, pg_store, ["ann", "ben", CPU], [1, 2, 3])
+    await write_match(engine, pg_store, ["ann", "cat"], [1, 1])
+    await write_match(engine, pg_store, ["cat", "ben"], [1, 2])
+    await RankingConsumer(engine, pg_store).catch_up()
+
+
+@pytest.fixture
+def service(rated: None, database_url: str, tmp_path: Path) -> Iterator[Instance]:
+    settings = Settings(
+        data_dir=tmp_path, database_url=database_url, operator_token=TOKEN, db_pool_size=4
+    )
+    with Instance(settings, create_app(settings, consume=False)) as instance:
+        yield instance
+
+
+@pytest.fixture
+async def page(service: Instance) -> AsyncIterator[Page]:
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(15_000)
+            await page.goto(f"{service.http}/dashboard")
+            yield page
+        finally:
+            await browser.close()
+
+
+async def sign_in(page: Page, token: str) -> None:
+    await page.fill("#token", token)
+    await page.click("#login button[type=submit]")
+
+
+async def test_dashboard_shows_the_ranking_with_the_operator_token(page: Page) -> None:
+    await expect(page.locator("#token")).to_be_visible()
+    await expect(page.locator("#dashboard")).to_be_hidden()
+    await sign_in(page, TOKEN)
+    await expect(page.locator("#login")).to_be_hidden()
+    await expect(page.locator("#logout")).to_be_visible()
+
+    rows = page.locator("#leaderboard tbody tr")
+    await expect(rows).to_have_count(3)
+    players = await page.locator("#leaderboard tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.player)"
+    )
+    assert sorted(players) == ["ann", "ben", "cat"]
+    assert players[-1] == "ben"  # lost both matches
+
+    await expect(page.locator("#distribution rect.bar").first).to_be_attached()
+    assert await page.locator("#distribution rect.bar").count() > 0
+    assert await page.locator("#per-day rect.bar").count() > 0
+    await expect(page.locator("#swings tbody tr")).to_have_count(6)  # 3 matches x 2 rated players
+    await expect(page.locator("#lag")).to_contain_text("Events behind")
+
+    await page.locator('#leaderboard tbody tr[data-player="ben"]').click()
+    await expect(page.locator("#history-title")).to_contain_text("ben")
+    await expect(page.locator('#leaderboard tbody tr[data-player="ben"]')).to_have_class("selected")
+    line = page.locator("#history path.line")
+    await expect(line).to_have_count(1)
+    assert (await line.get_attribute("d") or "").count("L") == 2  # start + 2 matches
+    await expect(page.locator("#message")).to_be_hidden()
+
+    # The token is kept for the tab: a reload goes straight to the data.
+    await page.reload()
+    await expect(page.locator("#leaderboard tbody tr")).to_have_count(3)
+    await expect(page.locator("#history path.line")).to_have_count(1)
+    await expect(page.locator("#login")).to_be_hidden()
+    if os.environ.get("LUDO_DASHBOARD_SCREENSHOT"):
+        await page.screenshot(path=os.environ["LUDO_DASHBOARD_SCREENSHOT"], full_page=True)
+
+
+async def test_a_wrong_token_gets_a_clear_message(page: Page) -> None:
+    await sign_in(page, "not-the-token")
+    message = page.locator("#message")
+    await expect(message).to_be_visible()
+    await expect(message).to_contain_text("Wrong or missing operator token")
+    await expect(page.locator("#dashboard")).to_be_hidden()
+    await expect(page.locator("#token")).to_be_visible()
+    assert await page.evaluate("sessionStorage.getItem('ludo.operatorToken')") is None
+
+    await sign_in(page, TOKEN)  # and the right one then works
+    await expect(page.locator("#leaderboard tbody tr")).to_have_count(3)
+    await expect(message).to_be_hidden()
