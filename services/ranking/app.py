@@ -34,7 +34,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.params import Parameter
+from litestar.params import FromPath, FromQuery, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.errors import AppError, error_responses, exception_handlers
@@ -169,7 +169,7 @@ class RecomputeOut(msgspec.Struct, kw_only=True):
 
 Model = Annotated[
     str,
-    Parameter(description=f"rating model: {', '.join(MODELS)}", default=DEFAULT_MODEL),
+    QueryParameter(description=f"rating model: {', '.join(MODELS)}"),
 ]
 
 
@@ -225,13 +225,13 @@ class RankingController(Controller):
         self,
         api: Api,
         model: Model = DEFAULT_MODEL,
-        min_matches: Annotated[int, Parameter(ge=0, default=0)] = 0,
+        min_matches: Annotated[int, QueryParameter(ge=0)] = 0,
         active_days: Annotated[
-            int | None, Parameter(ge=1, description="played within the last N days")
+            int | None, QueryParameter(ge=1, description="played within the last N days")
         ] = None,
-        include_provisional: bool = True,
-        limit: Annotated[int, Parameter(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Parameter(ge=0)] = 0,
+        include_provisional: FromQuery[bool] = True,
+        limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
+        offset: Annotated[int, QueryParameter(ge=0)] = 0,
     ) -> Leaderboard:
         model = _model(model)
         query = (
@@ -267,9 +267,9 @@ class RankingController(Controller):
     async def player(
         self,
         api: Api,
-        player_id: str,
+        player_id: FromPath[str],
         model: Model = DEFAULT_MODEL,
-        limit: Annotated[int, Parameter(ge=1, le=5000)] = 500,
+        limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
     ) -> PlayerRatings:
         model = _model(model)
         async with api.engine.connect() as conn:
@@ -329,8 +329,8 @@ class RankingController(Controller):
         self,
         api: Api,
         model: Model = DEFAULT_MODEL,
-        bucket: Annotated[float, Parameter(gt=0, le=10_000)] = 50.0,
-        min_matches: Annotated[int, Parameter(ge=0)] = 0,
+        bucket: Annotated[float, QueryParameter(gt=0, le=10_000)] = 50.0,
+        min_matches: Annotated[int, QueryParameter(ge=0)] = 0,
     ) -> Distribution:
         model = _model(model)
         async with api.engine.connect() as conn:
@@ -356,7 +356,7 @@ class RankingController(Controller):
         responses=error_responses(401),
     )
     async def matches_per_day(
-        self, api: Api, days: Annotated[int, Parameter(ge=1, le=3650)] = 30
+        self, api: Api, days: Annotated[int, QueryParameter(ge=1, le=3650)] = 30
     ) -> list[DayCount]:
         async with api.engine.connect() as conn:
             rows = (
@@ -383,8 +383,8 @@ class RankingController(Controller):
         self,
         api: Api,
         model: Model = DEFAULT_MODEL,
-        days: Annotated[int | None, Parameter(ge=1)] = None,
-        limit: Annotated[int, Parameter(ge=1, le=500)] = 20,
+        days: Annotated[int | None, QueryParameter(ge=1)] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 20,
     ) -> list[Swing]:
         model = _model(model)
         async with api.engine.connect() as conn:
