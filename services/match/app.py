@@ -29,6 +29,7 @@ from services.match.players import PlayersController
 from services.match.scheduler import Scheduler
 from services.match.service import MatchService
 from services.match.site import healthz, index
+from services.shared.background import run_in_background
 from services.shared.database import create_engine, database_url, migrate
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
@@ -69,14 +70,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             app.state.hub = hub
             app.state.scheduler = Scheduler(service, own, settings.scheduler_poll)
             if settings.scheduler:
-                task = asyncio.create_task(app.state.scheduler.run(), name="ludo-scheduler")
-
-                async def stop() -> None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-
-                stack.push_async_callback(stop)
+                run_in_background(stack, app.state.scheduler.run(), "ludo-scheduler")
             yield
 
     openapi = OpenAPIConfig(

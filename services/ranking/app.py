@@ -47,6 +47,7 @@ from services.ranking.consumer import (
     recompute,
 )
 from services.ranking.ratings import DEFAULT_MODEL, MODELS
+from services.shared.background import run_in_background
 from services.shared.database import create_engine, database_url, migrate
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
@@ -530,14 +531,7 @@ def create_app(
             api = RankingApi(own, settings)
             app.state.ranking = api
             if consume:
-                task = asyncio.create_task(api.consumer.run(), name="ludo-ranking-consumer")
-
-                async def stop() -> None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-
-                stack.push_async_callback(stop)
+                run_in_background(stack, api.consumer.run(), "ludo-ranking-consumer")
             yield
 
     openapi = OpenAPIConfig(
