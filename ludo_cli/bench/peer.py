@@ -53,7 +53,6 @@ cap would mean an engine bug (a state with no progress), not a long game.
 """
 
 
-
 @dataclass(frozen=True, slots=True)
 class PeerRun:
     """The outcome of one ``play_peer_matches`` run.
