@@ -1,17 +1,25 @@
-"""Static evaluation of a position for one seat, used by the `hard` CPU's lookahead.
+"""Static evaluation of a position for one seat: the leaf score of the `hard` CPU's search.
 
-A position is scored in "squares". Each piece is worth a table value of its progress
-(`piece_values`): what it cost to get out of the nest (large when only a 6 enters), plus
-its progress, plus a convex premium that grows towards the home column, because a piece
-far along has fewer squares left on which it can be captured; once in the home column
-or the goal it is out of reach for good.
+A position is scored in "squares" of progress:
 
-Exposure is priced as an expectation: a piece that an opponent can hit with their next
-roll (`features.Occupancy.hit_mask`: every die value, every capturing reply the rules
-allow) loses its value with that chance; a piece a six-and-another-roll away carries a
-smaller share. Opponent pieces we threaten count a little against their owner. The
-seat's score is its total minus a blend of the opponents' totals (their sum and their
-leader), because what wins is finishing before every opponent.
+- Each piece is worth a table value of its progress (`piece_values`): what getting it out
+  of the nest is worth (large when only a 6 enters), plus its progress, plus a convex
+  premium `convex * p^2 / last` (a square gained near home is worth more than one near
+  the start: the piece has fewer squares left on which it can be caught), plus premiums
+  for the home column and the goal, where it is out of reach for good.
+- A piece standing on a safe square is worth `parked` more: it can wait there in safety
+  while other pieces move.
+- Danger is an expectation over the opponents' next rolls (`features.Occupancy.hit_mask`:
+  every die value, every capturing reply the rules allow). For each opponent and each
+  die value we assume the most valuable piece it could capture is captured, and weigh
+  that loss by `risk` (a little over 1: the capturer also earns a bonus roll).
+- Rolls the seat can expect to waste because nothing can move (all pieces in the nest,
+  or only home-column pieces needing an exact count) cost `idle` each.
+- Opponent pieces we can hit next turn are discounted by `attack` times the chance.
+
+The seat's score is its own total minus the opponents' totals (`rival` times their sum):
+sending an opponent's piece home is worth about as much as the same progress of our own.
+The constants were tuned with `ludo simulate` (docs/cpu.md).
 """
 
 from __future__ import annotations
@@ -19,31 +27,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from math import erf, sqrt
 
 from domain.board import NEST, Board
-from domain.cpu.features import MASK_COUNT, Occupancy
+from domain.cpu.features import MASK_COUNT, Occupancy, face_mask
 
-__all__ = ["DEFAULT", "Weights", "evaluate", "piece_values"]
+__all__ = ["DEFAULT", "Weights", "evaluate", "idle_rolls", "piece_values"]
 
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """Tunable constants of the evaluation (all in squares of progress)."""
+    """Tunable constants of the evaluation (in squares of progress unless a share)."""
 
     entry_six: float = 40.0  # worth of a piece out of the nest when only a 6 enters
-    entry_any: float = 8.0  # ... when every die value enters
-    convex: float = 1.5  # premium convex * p^2 / last for a piece at track progress p
-    home_safe: float = 6.0  # premium for reaching the home column (out of reach)
-    goal: float = 10.0  # premium for a piece in the goal
-    risk: float = 1.0  # share of an exposed piece's value lost per unit of hit chance
-    risk_far: float = 0.0  # the same for a hit needing a six first (7-12 squares behind)
-    attack: float = 0.25  # share of an exposed opponent piece's value we may win
-    rival_sum: float = 1.0  # weight of the opponents' summed score
-    rival_max: float = 0.0  # extra weight of the leading opponent
-    block: float = 0.0  # worth of each own block (two pieces on one track square, "double")
-    race: float = 0.0  # >0: score = chance of out-racing every opponent, with this spread
+    entry_any: float = 8.0  # ... when every die value enters (interpolated in between)
+    convex: float = 2.0  # premium convex * p^2 / last for a piece at track progress p
+    home_safe: float = 12.0  # premium for reaching the home column
+    goal: float = 10.0  # further premium for reaching the goal
+    parked: float = 0.25  # share of its worth added for a piece on a safe square
+    risk: float = 1.3  # share of a piece's worth lost per unit of chance it is captured
+    attack: float = 0.25  # share of an opponent piece's worth we expect to win per chance
     idle: float = 4.0  # cost of each roll expected to be wasted for want of a movable piece
+    rival: float = 1.0  # weight of the opponents' summed score
 
 
 DEFAULT = Weights()
@@ -65,39 +69,26 @@ def piece_values(board: Board, w: Weights = DEFAULT) -> tuple[float, ...]:
     return tuple(values)
 
 
-def _idle_rolls(board: Board, row: Sequence[int], enter_mask: int) -> float:
-    """Rolls the seat can expect to waste in a row before some piece can use the die:
-    0 with a piece on the track; otherwise its nest pieces wait for an entering value
-    and its home-column pieces (under exact finish) for a small enough one."""
+def idle_rolls(board: Board, row: Sequence[int]) -> float:
+    """Rolls a seat can expect to waste in a row before some piece can use the die.
+
+    0 with a piece on the track (ignoring blocks, which rarely last). Otherwise nest
+    pieces wait for an entering value and, under exact finish, home-column pieces for a
+    small enough one: with q the chance a roll is usable, (1 - q) / q rolls are wasted.
+    """
     goal = board.goal
     last = board.last_track
+    exact = board.ruleset.exact_finish
     usable = 0
     for p in row:
         if p == NEST:
-            usable |= enter_mask
+            usable |= face_mask(board.ruleset.enter_on)
         elif p <= last:
             return 0.0
         elif p < goal:
-            usable |= (2 << (goal - p)) - 2 if board.ruleset.exact_finish else 0b1111110
-    q = MASK_COUNT[usable & 0b1111110] / 6.0
+            usable |= (2 << (goal - p)) - 2 if exact else 0b1111110
+    q = MASK_COUNT[usable] / 6.0
     return (1.0 - q) / q if q else 0.0
-
-
-def _far_mask(occ: Occupancy, attacker: int, square: int) -> int:
-    """Distances 7-12 behind `square` holding an attacker piece on its own track (as
-    die-value bits 1-6 of distance - 6): hits that need a six first."""
-    board = occ.board
-    length = board.length
-    last = board.last_track
-    mask = 0
-    row = occ.pieces[attacker]
-    for i, sq in enumerate(occ.square[attacker]):
-        if sq < 0:
-            continue
-        d = (square - sq) % length
-        if 7 <= d <= 12 and row[i] + d <= last:
-            mask |= 1 << (d - 6)
-    return mask
 
 
 def evaluate(
@@ -111,55 +102,44 @@ def evaluate(
     occ = Occupancy(board, pieces)
     values = piece_values(board, w)
     safe = board.safe
-    far = w.risk_far
-    idle = w.idle
-    enter_mask = 0
-    for face in board.ruleset.enter_on:
-        enter_mask |= 1 << face
+    parked = 1.0 + w.parked
+
     row = pieces[me]
-    mine = -idle * _idle_rolls(board, row, enter_mask) if idle else 0.0
+    mine = -w.idle * idle_rolls(board, row)
+    exposed: list[tuple[int, float]] = []
     for i, sq in enumerate(occ.square[me]):
         value = values[row[i] + 1]
-        if sq >= 0 and sq not in safe:
-            survive = 1.0
-            for a in foes:
+        if sq >= 0:
+            if sq in safe:
+                value *= parked
+            else:
+                exposed.append((sq, value))
+        mine += value
+    if exposed:
+        # per opponent and die value, the most valuable of our pieces it could capture
+        loss = 0.0
+        for a in foes:
+            worst = [0.0] * 7
+            for sq, value in exposed:
                 m = occ.hit_mask(a, sq)
                 if m:
-                    survive *= 1.0 - MASK_COUNT[m] / 6.0
-                if far:
-                    fm = _far_mask(occ, a, sq)
-                    if fm:
-                        survive *= 1.0 - far * MASK_COUNT[fm] / 36.0
-            value *= 1.0 - w.risk * (1.0 - survive)
-        mine += value
+                    for d in range(1, 7):
+                        if m >> d & 1 and value > worst[d]:
+                            worst[d] = value
+            loss += sum(worst)
+        mine -= w.risk * loss / 6.0
 
-    if w.block and occ.block:
-        mine += w.block * sum(1 for owner in occ.block.values() if owner == me)
-
-    rivals: list[float] = []
-    attack = w.attack
+    rivals = 0.0
+    attack = w.attack / 6.0
     for s in foes:
         srow = pieces[s]
-        total = -idle * _idle_rolls(board, srow, enter_mask) if idle else 0.0
+        total = -w.idle * idle_rolls(board, srow)
         for i, sq in enumerate(occ.square[s]):
             value = values[srow[i] + 1]
-            if attack and sq >= 0 and sq not in safe:
+            if sq >= 0 and sq not in safe and attack:
                 m = occ.hit_mask(me, sq)
                 if m:
-                    value *= 1.0 - attack * MASK_COUNT[m] / 6.0
+                    value *= 1.0 - attack * MASK_COUNT[m]
             total += value
-        rivals.append(total)
-    if not rivals:
-        return mine
-    if w.race:
-        # Chance of finishing before each opponent, the gap in value measured against a
-        # spread growing with the distance both still have to go (a race of dice).
-        full = 4 * values[-1]
-        spread = w.race
-        chance = 1.0
-        need_me = full - mine
-        for total in rivals:
-            z = (mine - total) / (spread * sqrt(max(need_me + full - total, 1.0)))
-            chance *= 0.5 * (1.0 + erf(z * 0.7071067811865476))
-        return chance
-    return mine - w.rival_sum * sum(rivals) - w.rival_max * max(rivals)
+        rivals += total
+    return mine - w.rival * rivals

@@ -13,6 +13,7 @@ A die mask is an int with bit d set (1 << d) for each die value d in 1..6 that w
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from domain.board import NEST, Board
 
@@ -20,6 +21,7 @@ __all__ = [
     "MASK_COUNT",
     "Occupancy",
     "bonus_rolls",
+    "face_mask",
     "opponents",
 ]
 
@@ -28,7 +30,9 @@ MASK_COUNT: tuple[int, ...] = tuple(bin(m).count("1") for m in range(128))
 _ALL_DICE = 0b1111110
 
 
-def _mask(faces: frozenset[int]) -> int:
+@lru_cache(maxsize=64)
+def face_mask(faces: frozenset[int]) -> int:
+    """The die mask of a set of die values."""
     out = 0
     for face in faces:
         out |= 1 << face
@@ -116,7 +120,7 @@ class Occupancy:
                 continue
             mask |= 1 << d
         if self.nests[attacker] and track[0] == target:
-            mask |= _mask(rules.enter_on)
+            mask |= face_mask(rules.enter_on)
         return mask & _ALL_DICE
 
     def threat(self, seat: int, piece: int, attackers: Sequence[int]) -> float:

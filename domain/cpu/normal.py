@@ -10,8 +10,9 @@ Each legal move gets a score from what it does right now, nothing deeper:
 - otherwise advance, preferring the piece furthest along.
 
 "Danger" is exact for the ruleset: `features.Occupancy.hit_mask` knows safe squares,
-blocks, `no_overtaking` and entering on a start square. Ties go to the lower piece
-index after a seeded shuffle-free pick (`chance.pick_index`) among equal scores.
+blocks, `no_overtaking` and entering on a start square; a move that lands in danger is
+penalised in proportion to the chance that some opponent's next roll can hit it. Equal
+scores are split by the seed and the roll number (`chance.pick_index`).
 """
 
 from __future__ import annotations
