@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -22,6 +23,7 @@ _COMMANDS = (
     "ludo_cli.db_cmd",
     "ludo_cli.up_cmd",
     "ludo_cli.ranking_cmd",
+    "ludo_cli.replay_cmd",
 )
 
 
@@ -47,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`ludo replay show … | head`): stop quietly, as cat does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -1,0 +1,268 @@
+"""`ludo replay`: export, import, show and verify replay files; audit stored matches.
+
+- `ludo replay export MATCH_ID [-o FILE]` writes a match's replay file (stdout by default).
+- `ludo replay import FILE` stores a replay that verifies, byte for byte.
+- `ludo replay show FILE` prints a move-by-move account.
+- `ludo replay verify FILE...` checks files offline; exit 0 only when every check of every
+  file holds, else 1 and, per failing file, the first failing event and its check.
+- `ludo replay audit [MATCH_ID...|--all]` verifies matches as stored in PostgreSQL.
+
+export, import and audit use `DATABASE_URL` (unset: the embedded PostgreSQL); show and
+verify need no database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    replay = subparsers.add_parser(
+        "replay",
+        help="replay files: export, import, show, verify; audit stored matches",
+        description="Replays and audit (docs/replays.md). show and verify work offline.",
+    )
+    sub = replay.add_subparsers(dest="replay_command", metavar="SUBCOMMAND", required=True)
+
+    export = sub.add_parser("export", help="write a stored match's replay file")
+    export.add_argument("match_id")
+    export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    export.set_defaults(func=_guarded(_export))
+
+    imp = sub.add_parser("import", help="store a replay file that verifies")
+    imp.add_argument("file", type=Path)
+    imp.set_defaults(func=_guarded(_import))
+
+    show = sub.add_parser("show", help="print a move-by-move account of a replay file")
+    show.add_argument("file", type=Path)
+    show.add_argument("--options", action="store_true", help="list the legal moves of each roll")
+    show.set_defaults(func=_guarded(_show))
+
+    verify = sub.add_parser("verify", help="verify replay files offline (exit 0: all hold)")
+    verify.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    verify.add_argument("--json", action="store_true", help="one JSON verdict per line")
+    verify.set_defaults(func=_guarded(_verify))
+
+    audit = sub.add_parser("audit", help="verify matches as stored in the database")
+    audit.add_argument("match_ids", nargs="*", metavar="MATCH_ID")
+    audit.add_argument("--all", action="store_true", help="every stored match")
+    audit.add_argument("--json", action="store_true", help="one JSON verdict per line")
+    audit.set_defaults(func=_guarded(_audit))
+
+
+# ------------------------------------------------------------------------------ offline
+
+
+def _read(path: Path) -> Any:
+    from replays.format import ReplayFormatError, load_replay
+
+    try:
+        raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as error:
+        raise _Usage(f"cannot read {path}: {error.strerror}") from None
+    try:
+        return load_replay(raw)
+    except ReplayFormatError as error:
+        raise _Usage(f"{path} is not a replay file: {error}") from None
+
+
+class _Usage(Exception):
+    """A problem with the command line or a file: printed, exit status 2."""
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from ludo_cli.progress import Progress
+    from replays.format import ReplayFormatError, load_replay
+    from replays.verify import verify_replay
+
+    failed = 0
+    with Progress(len(args.files), "verify", stream=_quiet_unless(len(args.files) > 20)) as bar:
+        for path in args.files:
+            try:
+                verdict = verify_replay(load_replay(path.read_bytes()))
+            except (OSError, ReplayFormatError) as error:
+                failed += 1
+                reason = error.strerror if isinstance(error, OSError) else str(error)
+                if args.json:
+                    print(msgspec.json.encode({"file": str(path), "ok": False, "error": reason}))
+                else:
+                    print(f"FAIL {path}: not a readable replay file: {reason}")
+                bar.advance()
+                continue
+            failed += not verdict.ok
+            if args.json:
+                out = msgspec.to_builtins(verdict)
+                print(msgspec.json.encode({"file": str(path), **out}).decode())
+            elif verdict.ok:
+                print(
+                    f"OK   {path}: {verdict.events} events, {verdict.rolls} rolls, "
+                    f"{verdict.moves} moves, placements {list(verdict.placements or [])}"
+                )
+            else:
+                assert verdict.failure is not None
+                print(f"FAIL {path}: {verdict.failure.describe()}")
+            bar.advance()
+    return 1 if failed else 0
+
+
+def _quiet_unless(show: bool) -> Any:
+    import io
+
+    return sys.stderr if show else io.StringIO()
+
+
+def _show(args: argparse.Namespace) -> int:
+    from domain.board import board_for
+    from domain.rules import parse_ruleset
+    from replays.steps import describe, walk
+    from replays.verify import verify_replay
+
+    replay = _read(args.file)
+    board = board_for(parse_ruleset(replay.ruleset), len(replay.seats))
+    names = [s.name for s in replay.seats]
+    colours = ", ".join(f"{c} = {n}" for c, n in zip(board.colours, names, strict=True))
+    print(f"match {replay.match_id}: {len(replay.events)} events; {colours}")
+    verdict = verify_replay(replay)
+    print(
+        "verified: every check holds"
+        if verdict.ok
+        else f"NOT VERIFIED: {verdict.failure.describe() if verdict.failure else '?'}"
+    )
+    try:
+        events = [e.event() for e in replay.events]
+    except ValueError as error:
+        raise _Usage(f"{args.file}: an event does not decode: {error}") from None
+    times = [e.recorded_at for e in replay.events]
+    for step in walk(events, times=times):
+        by = "" if step.by in ("auto", "system", "player") else f"  [{step.by}]"
+        stamp = (step.recorded_at or "")[11:19]
+        line = f"{step.version:>5} {stamp:>8}  {describe(step.event, board, names)}{by}"
+        if args.options and step.options is not None and type(step.event).__name__ == "DieRolled":
+            moves = "; ".join(f"piece {m.piece} {m.frm}→{m.to}" for m in step.options)
+            line += f"\n{'':>16}options: {moves or 'none'}"
+        print(line)
+    return 0 if verdict.ok else 1
+
+
+# ---------------------------------------------------------------------------- database
+
+
+def _with_store(work: Any) -> int:
+    from services.shared.database import create_engine, database_url, migrate
+    from services.shared.eventstore import EventStore
+    from services.shared.settings import Settings, SettingsError
+
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        raise _Usage(str(error)) from None
+
+    async def run(url: str) -> int:
+        engine = create_engine(url, pool_size=2, max_overflow=2)
+        try:
+            return int(await work(EventStore(engine)))
+        finally:
+            await engine.dispose()
+
+    with database_url(settings) as url:
+        migrate(url, app_role=settings.db_app_role)
+        return asyncio.run(run(url))
+
+
+def _export(args: argparse.Namespace) -> int:
+    from replays.format import dump_replay
+    from replays.store import ReplayNotFound, export_match
+
+    async def work(store: Any) -> int:
+        try:
+            replay = await export_match(store, args.match_id)
+        except ReplayNotFound as error:
+            raise _Usage(f"{error}; list matches with `ludo replay audit --all`") from None
+        data = dump_replay(replay)
+        if args.output is None:
+            sys.stdout.buffer.write(data)
+        else:
+            args.output.write_bytes(data)
+            print(
+                f"wrote {args.output}: {len(replay.events)} events"
+                + ("" if replay.server_seed else " (match not over: no seed, not verifiable)"),
+                file=sys.stderr,
+            )
+        return 0
+
+    return _with_store(work)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from replays.store import ImportRefused, import_replay
+
+    replay = _read(args.file)
+
+    async def work(store: Any) -> int:
+        try:
+            count = await import_replay(store, replay)
+        except ImportRefused as error:
+            print(f"ludo replay import: {error}", file=sys.stderr)
+            return 1
+        print(f"imported match {replay.match_id}: {count} events")
+        return 0
+
+    return _with_store(work)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from ludo_cli.progress import Progress
+    from replays.store import ReplayNotFound, audit_match, match_ids
+
+    if not args.all and not args.match_ids:
+        raise _Usage("name matches to audit, or pass --all")
+
+    async def work(store: Any) -> int:
+        ids = await match_ids(store.engine) if args.all else args.match_ids
+        failed = 0
+        with Progress(len(ids), "audit", stream=_quiet_unless(len(ids) > 20)) as bar:
+            for match_id in ids:
+                try:
+                    verdict = await audit_match(store, match_id)
+                except ReplayNotFound as error:
+                    failed += 1
+                    print(f"FAIL {match_id}: {error}")
+                    bar.advance()
+                    continue
+                failed += not verdict.ok
+                if args.json:
+                    out = {"match_id": match_id, **msgspec.to_builtins(verdict)}
+                    print(msgspec.json.encode(out).decode())
+                elif verdict.ok:
+                    state = "finished" if verdict.finished else "in play"
+                    print(f"OK   {match_id}: {verdict.events} events, {state}")
+                else:
+                    assert verdict.failure is not None
+                    print(f"FAIL {match_id}: {verdict.failure.describe()}")
+                bar.advance()
+        if args.all:
+            print(f"{len(ids) - failed} of {len(ids)} matches verified", file=sys.stderr)
+        return 1 if failed else 0
+
+    return _with_store(work)
+
+
+def _guarded(func: Any) -> Any:
+    """Run a subcommand; a `_Usage` problem prints one line and exits 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(func(args))
+        except _Usage as error:
+            print(f"ludo replay: {error}", file=sys.stderr)
+            return 2
+
+    return run

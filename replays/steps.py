@@ -1,0 +1,168 @@
+"""A match event by event, as people read it: who acted, what they could have done, and
+what they chose. The one walk behind `ludo replay show`, the replay viewer and the dispute
+report. Pure: it folds the events it is given and judges nothing (`replays.verify` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+import msgspec
+
+from domain.board import Board
+from domain.decider import MatchState, apply, current_legal_moves
+from domain.events import (
+    DieRolled,
+    Event,
+    MatchCreated,
+    MatchFinished,
+    MatchStarted,
+    PieceMoved,
+    PlayerFinished,
+    RollPassed,
+    SeatReclaimed,
+    SeatStoodIn,
+    SeedRevealed,
+    TurnEnded,
+    TurnTimedOut,
+)
+from domain.moves import Move
+
+__all__ = ["Chooser", "Step", "describe", "walk"]
+
+# Who made the decision an event records. "auto": the rules alone (a forced pass, the
+# turn passing, the result); "system": the service (creation, start, the seed reveal).
+Chooser = Literal["player", "cpu", "stand-in", "timeout", "auto", "system"]
+
+
+class Step(msgspec.Struct, kw_only=True):
+    """One event with what surrounded it. `options` are the legal moves the roll just
+    made allowed (on the DieRolled that offered a choice, and on the PieceMoved that
+    took one); `pieces` is the position after the event."""
+
+    version: int
+    event: Event
+    seat: int | None
+    by: Chooser
+    actor: str | None
+    recorded_at: str | None
+    options: tuple[Move, ...] | None
+    pieces: list[list[int]]
+
+
+def _chooser(state: MatchState, seat: int) -> Chooser:
+    if state.seats[seat].cpu is not None:
+        return "cpu"
+    if state.stood_in[seat] is not None:
+        return "stand-in"
+    if state.timed_out_this_turn:
+        return "timeout"
+    return "player"
+
+
+def walk(
+    events: Sequence[Event],
+    *,
+    actors: Sequence[str | None] | None = None,
+    times: Sequence[str | None] | None = None,
+) -> Iterator[Step]:
+    """Fold `events`, yielding one `Step` per event (version = index)."""
+    state = MatchState()
+    options: tuple[Move, ...] | None = None
+    for version, event in enumerate(events):
+        kind = type(event)
+        seat: int | None = getattr(event, "seat", None)
+        by: Chooser = "auto"
+        shown: tuple[Move, ...] | None = None
+        if kind in (MatchCreated, MatchStarted, SeedRevealed):
+            by = "system"
+        elif kind is DieRolled:
+            assert seat is not None
+            by = _chooser(state, seat)
+        elif kind is PieceMoved:
+            assert isinstance(event, PieceMoved) and seat is not None
+            # A move after a roll chose among `options`; one without a die (auto_enter)
+            # was made by the roll action itself.
+            by = _chooser(state, seat)
+            shown = options if event.die is not None else None
+        elif kind is TurnTimedOut:
+            by = "timeout"
+        elif isinstance(event, SeatStoodIn):
+            by = "player" if event.reason == "left" else "auto"
+        elif kind is SeatReclaimed:
+            by = "player"
+        apply(state, event)
+        if kind is DieRolled and state.phase == "move":
+            options = shown = current_legal_moves(state)
+        else:
+            options = None
+        yield Step(
+            version=version,
+            event=event,
+            seat=seat,
+            by=by,
+            actor=actors[version] if actors is not None else None,
+            recorded_at=times[version] if times is not None else None,
+            options=shown,
+            pieces=[row[:] for row in state.pieces],
+        )
+
+
+def describe(event: Event, board: Board | None, seats: Sequence[str]) -> str:
+    """One line of plain English for an event (`ludo replay show`, the viewer, reports)."""
+
+    def who(seat: int) -> str:
+        colour = board.colours[seat] if board is not None else f"seat {seat}"
+        name = seats[seat] if seat < len(seats) else ""
+        return f"{colour} ({name})" if name else colour
+
+    def where(progress: int) -> str:
+        if board is None:
+            return str(progress)
+        if progress < 0:
+            return "the nest"
+        if progress >= board.goal:
+            return "the goal"
+        if progress > board.last_track:
+            return f"home {progress - board.last_track}"
+        return f"square {progress}"
+
+    if isinstance(event, MatchCreated):
+        return f"match created: {len(event.seats)} seats, dice committed to {event.seed_hash}"
+    if isinstance(event, MatchStarted):
+        return f"match started; client seed {event.client_seed!r}"
+    if isinstance(event, DieRolled):
+        return f"{who(event.seat)} rolls {event.value} (roll {event.n})"
+    if isinstance(event, PieceMoved):
+        how = "enters" if event.frm < 0 else "moves"
+        text = f"{who(event.seat)} {how} piece {event.piece}: "
+        text += f"{where(event.frm)} → {where(event.to)}"
+        if event.die is None:
+            text += " (auto-enter)"
+        for s, p in event.captures:
+            text += f", captures {who(s)} piece {p}"
+        if event.bonus:
+            text += f", +{event.bonus} roll{'s' if event.bonus > 1 else ''}"
+        return text
+    if isinstance(event, RollPassed):
+        why = "no legal move" if event.reason == "no_legal_move" else "third six in a row"
+        return f"{who(event.seat)} passes: {why}" + (" (rolls again)" if event.retry else "")
+    if isinstance(event, TurnEnded):
+        return f"turn passes to {who(event.next_seat)}"
+    if isinstance(event, PlayerFinished):
+        return f"{who(event.seat)} finishes in place {event.place}"
+    if isinstance(event, MatchFinished):
+        ranking = ", ".join(
+            f"{who(s)} {p}" for s, p in sorted(enumerate(event.placements), key=lambda x: x[1])
+        )
+        return f"match over: {ranking}"
+    if isinstance(event, TurnTimedOut):
+        return f"{who(event.seat)} timed out ({event.consecutive} in a row); the CPU plays"
+    if isinstance(event, SeatStoodIn):
+        return f"a CPU stands in for {who(event.seat)} ({event.reason})"
+    if isinstance(event, SeatReclaimed):
+        return f"{who(event.seat)} is back"
+    if isinstance(event, SeedRevealed):
+        return f"server seed revealed: {event.server_seed}"
+    return type(event).__name__

@@ -1,0 +1,395 @@
+"""Verify a match from its events alone: the hash chain, the dice, every move, the result.
+
+The checks run in this order and stop at the first failure, which names the event (stream
+version) and the check:
+
+    hash_chain   versions 0..n in sequence, each prev_hash the previous hash, each hash
+                 the sha256 of the event's exact bytes (domain.chain)
+    events       every event decodes (after upcasting) into a known event type
+    header       a replay file's summary agrees with the events it carries
+    seed         the revealed seed hashes to the commitment published at creation (and,
+                 in an audit, is the seed the database kept)
+    dice         every DieRolled is roll number n of the match and its value is the die
+                 the seed and client seed give for n (DESIGN.md §4)
+    turn_order   every command comes from the seat whose turn it is, in the right phase
+    legal_move   every move is one the rules allow, with the outcome the rules give
+    bonus_rolls  extra rolls are granted exactly when the rules grant them
+    placements   players finish, and the match ends, with the places the rules give
+    sequence     every other event is one the rules produce at that point
+    finished     the match is over and its seed revealed (a live match is audited
+                 without this check)
+
+The replay re-decides every command with `domain.decider.decide` -- the same code that
+judged it live -- and requires the recorded events to be exactly the events it produces.
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+
+from domain.chain import ChainLink, first_break
+from domain.commands import (
+    Command,
+    CreateMatch,
+    MovePiece,
+    Reclaim,
+    Rejection,
+    RevealSeed,
+    Roll,
+    StandIn,
+    StartMatch,
+    TimeOut,
+)
+from domain.decider import MatchState, apply, decide
+from domain.dice import die_for_roll, seed_commitment
+from domain.events import (
+    DieRolled,
+    Event,
+    MatchCreated,
+    MatchFinished,
+    MatchStarted,
+    PieceMoved,
+    PlayerFinished,
+    RollPassed,
+    SeatReclaimed,
+    SeatStoodIn,
+    SeedRevealed,
+    TurnEnded,
+    TurnTimedOut,
+    decode_event,
+)
+from domain.rules import RulesetError, parse_ruleset
+from replays.format import ReplayFile
+
+__all__ = ["CHECKS", "Failure", "Verdict", "verify_links", "verify_replay"]
+
+CHECKS: Final = (
+    "hash_chain",
+    "events",
+    "header",
+    "seed",
+    "dice",
+    "turn_order",
+    "legal_move",
+    "bonus_rolls",
+    "placements",
+    "sequence",
+    "finished",
+)
+
+
+class Failure(msgspec.Struct, frozen=True, kw_only=True):
+    """The first check that failed: which one, at which event, and why."""
+
+    check: str
+    version: int | None
+    event_type: str | None
+    message: str
+
+    def describe(self) -> str:
+        where = "" if self.version is None else f"event {self.version}"
+        if self.event_type:
+            where += f" ({self.event_type})"
+        return f"{where + ': ' if where else ''}{self.check}: {self.message}"
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """What verification found. `ok` only when every check held."""
+
+    ok: bool
+    stream_id: str
+    events: int
+    rolls: int
+    moves: int
+    finished: bool
+    placements: tuple[int, ...] | None
+    failure: Failure | None = None
+
+
+# Rejection codes by the check a recorded command that draws them fails.
+_REJECTION_CHECK: Final = {
+    "not_your_turn": "turn_order",
+    "roll_first": "turn_order",
+    "move_first": "turn_order",
+    "illegal_move": "legal_move",
+    "bad_die": "dice",
+    "bad_ruleset": "events",
+    "bad_seed": "seed",
+    "already_revealed": "seed",
+    "not_finished": "seed",
+}
+
+
+class _Stop(Exception):
+    def __init__(self, failure: Failure) -> None:
+        self.failure = failure
+
+
+def _fail(check: str, version: int | None, event: Event | str | None, message: str) -> _Stop:
+    name = event if isinstance(event, str) or event is None else type(event).__name__
+    return _Stop(Failure(check=check, version=version, event_type=name, message=message))
+
+
+def verify_replay(replay: ReplayFile) -> Verdict:
+    """Verify a replay file: its events, and that its header agrees with them."""
+    links = [e.link(replay.stream_id) for e in replay.events]
+    return verify_links(replay.stream_id, links, header=replay)
+
+
+def verify_links(
+    stream_id: str,
+    links: Sequence[ChainLink],
+    *,
+    header: ReplayFile | None = None,
+    kept_seed: bytes | None = None,
+    require_finished: bool = True,
+) -> Verdict:
+    """Verify one stream's stored events (in version order).
+
+    `kept_seed`: the server seed as the database keeps it (an audit); the revealed seed
+    must equal it, and before the reveal it checks the dice rolled so far.
+    `require_finished`: False audits a match still in play.
+    """
+    counts = [0, 0]  # rolls, moves
+    state = MatchState()
+    try:
+        events = _decode(stream_id, links)
+        if header is not None:
+            _check_header(header, events)
+        seed = _seed(events, kept_seed)
+        _replay(events, state, seed, counts)
+        if require_finished and (state.status != "finished" or state.server_seed is None):
+            raise _fail(
+                "finished",
+                None,
+                None,
+                "the match is not over and its seed not revealed, so not every check can run"
+                if state.status != "finished"
+                else "the match is over but its seed was never revealed",
+            )
+    except _Stop as stop:
+        return _verdict(stream_id, len(links), state, counts, stop.failure)
+    return _verdict(stream_id, len(links), state, counts, None)
+
+
+def _verdict(
+    stream_id: str, n: int, state: MatchState, counts: list[int], failure: Failure | None
+) -> Verdict:
+    return Verdict(
+        ok=failure is None,
+        stream_id=stream_id,
+        events=n,
+        rolls=counts[0],
+        moves=counts[1],
+        finished=state.status == "finished",
+        placements=tuple(state.placements) if state.placements else None,
+        failure=failure,
+    )
+
+
+def _decode(stream_id: str, links: Sequence[ChainLink]) -> list[Event]:
+    broken = first_break(links)
+    if broken is not None:
+        version, reason = broken
+        raise _fail("hash_chain", version, links[min(version, len(links) - 1)][2], reason)
+    if not links:
+        raise _fail("events", None, None, f"stream {stream_id!r} has no events")
+    events: list[Event] = []
+    for _sid, version, type_name, schema, data, _prev, _hash in links:
+        try:
+            events.append(decode_event(data, type_name=type_name, schema_version=schema))
+        except (ValueError, msgspec.DecodeError) as error:
+            raise _fail("events", version, type_name, f"does not decode: {error}") from None
+        if type(events[-1]).__name__ != type_name:
+            raise _fail(
+                "events", version, type_name, f"data is a {type(events[-1]).__name__} event"
+            )
+    return events
+
+
+def _check_header(header: ReplayFile, events: list[Event]) -> None:
+    first = events[0]
+    if not isinstance(first, MatchCreated):
+        raise _fail("sequence", 0, first, "a match stream starts with MatchCreated")
+    started = next((e for e in events if isinstance(e, MatchStarted)), None)
+    finished = next((e for e in events if isinstance(e, MatchFinished)), None)
+    revealed = next((e for e in events if isinstance(e, SeedRevealed)), None)
+    expected = {
+        "ruleset": first.ruleset,
+        "seats": first.seats,
+        "first_seat": first.first_seat,
+        "seed_hash": first.seed_hash,
+        "client_seeds": started.client_seeds if started else None,
+        "client_seed": started.client_seed if started else None,
+        "server_seed": revealed.server_seed if revealed else None,
+        "placements": finished.placements if finished else None,
+    }
+    for field, value in expected.items():
+        if getattr(header, field) != value:
+            raise _fail(
+                "header",
+                None,
+                None,
+                f"the file's `{field}` ({getattr(header, field)!r}) is not what its events "
+                f"say ({value!r})",
+            )
+
+
+def _seed(events: list[Event], kept_seed: bytes | None) -> bytes | None:
+    """The server seed to check dice with: the revealed one (checked against the
+    commitment and the kept seed), else the kept one, else None (dice checked later)."""
+    first = events[0]
+    seed_hash = first.seed_hash if isinstance(first, MatchCreated) else ""
+    for version, event in enumerate(events):
+        if not isinstance(event, SeedRevealed):
+            continue
+        try:
+            revealed = bytes.fromhex(event.server_seed)
+        except ValueError:
+            raise _fail("seed", version, event, "the revealed seed is not hex") from None
+        if seed_commitment(revealed) != seed_hash:
+            raise _fail(
+                "seed",
+                version,
+                event,
+                f"sha256 of the revealed seed is {seed_commitment(revealed)}, but the "
+                f"match committed to {seed_hash}",
+            )
+        if kept_seed is not None and revealed != kept_seed:
+            raise _fail("seed", version, event, "the revealed seed is not the seed kept")
+        return revealed
+    if kept_seed is not None and seed_commitment(kept_seed) != seed_hash:
+        raise _fail("seed", 0, first, "the seed kept does not match the match's commitment")
+    return kept_seed
+
+
+def _command_for(event: Event, state: MatchState, version: int) -> Command:
+    """The command whose outcome starts with `event`: what the recorded events claim."""
+    kind = type(event)
+    if kind is DieRolled:
+        assert isinstance(event, DieRolled)
+        return Roll(seat=event.seat, die=event.value)
+    if kind is PieceMoved:
+        assert isinstance(event, PieceMoved)
+        if state.status == "playing" and state.phase == "roll":
+            if event.die is not None:
+                raise _fail(
+                    "turn_order",
+                    version,
+                    event,
+                    f"seat {event.seat} moved by {event.die} without rolling it",
+                )
+            return Roll(seat=event.seat, die=None)  # auto_enter
+        return MovePiece(seat=event.seat, piece=event.piece)
+    if kind is MatchCreated:
+        assert isinstance(event, MatchCreated)
+        try:
+            ruleset = parse_ruleset(event.ruleset)
+        except RulesetError as error:
+            raise _fail("events", version, event, f"bad ruleset: {error}") from None
+        return CreateMatch(
+            ruleset=ruleset,
+            seats=event.seats,
+            seed_hash=event.seed_hash,
+            first_seat=event.first_seat,
+        )
+    if kind is MatchStarted:
+        assert isinstance(event, MatchStarted)
+        return StartMatch(client_seeds=event.client_seeds)
+    if kind is TurnTimedOut:
+        assert isinstance(event, TurnTimedOut)
+        return TimeOut(seat=event.seat)
+    if kind is SeatStoodIn:
+        assert isinstance(event, SeatStoodIn)
+        return StandIn(seat=event.seat, reason=event.reason)
+    if kind is SeatReclaimed:
+        assert isinstance(event, SeatReclaimed)
+        return Reclaim(seat=event.seat)
+    if kind is SeedRevealed:
+        assert isinstance(event, SeedRevealed)
+        return RevealSeed(server_seed=event.server_seed)
+    raise _fail(
+        _mismatch_check(event, None),
+        version,
+        event,
+        "no command produces this event here: the rules did not call for it",
+    )
+
+
+def _replay(events: list[Event], state: MatchState, seed: bytes | None, counts: list[int]) -> None:
+    i, n = 0, len(events)
+    while i < n:
+        event = events[i]
+        if state.status == "finished" and state.server_seed is not None:
+            raise _fail("sequence", i, event, "an event after the match ended")
+        command = _command_for(event, state, i)
+        if type(event) is DieRolled:
+            assert isinstance(event, DieRolled)
+            if event.n != state.rolls_made:
+                raise _fail(
+                    "dice", i, event, f"roll number {event.n} where {state.rolls_made} was due"
+                )
+            if seed is not None:
+                expected = die_for_roll(seed, state.client_seed, event.n)
+                if event.value != expected:
+                    raise _fail(
+                        "dice",
+                        i,
+                        event,
+                        f"roll {event.n} shows {event.value}, but the seed gives {expected}",
+                    )
+            counts[0] += 1
+        decided = decide(command, state)
+        if type(decided) is Rejection:
+            assert isinstance(decided, Rejection)
+            raise _fail(_REJECTION_CHECK.get(decided.code, "sequence"), i, event, decided.reason)
+        assert isinstance(decided, list)
+        for offset, expected_event in enumerate(decided):
+            at = i + offset
+            if at >= n:
+                raise _fail(
+                    "sequence",
+                    at,
+                    None,
+                    f"the stream ends, but the rules follow with {_show(expected_event)}",
+                )
+            recorded = events[at]
+            if recorded != expected_event:
+                raise _fail(
+                    _mismatch_check(recorded, expected_event),
+                    at,
+                    recorded,
+                    f"recorded {_show(recorded)}, but the rules give {_show(expected_event)}",
+                )
+            apply(state, recorded)
+            if type(recorded) is PieceMoved:
+                counts[1] += 1
+        i += len(decided)
+
+
+def _mismatch_check(recorded: Event, expected: Event | None) -> str:
+    """Which rule a recorded event breaks, given the event the rules produce instead."""
+    kinds = {type(recorded), type(expected)}
+    if kinds & {PlayerFinished, MatchFinished}:
+        return "placements"
+    if type(recorded) is not type(expected):
+        return "bonus_rolls" if TurnEnded in kinds else "sequence"
+    if isinstance(recorded, TurnEnded):
+        return "turn_order"
+    if isinstance(recorded, PieceMoved):
+        assert isinstance(expected, PieceMoved)
+        return "bonus_rolls" if recorded.bonus != expected.bonus else "legal_move"
+    if isinstance(recorded, RollPassed):
+        assert isinstance(expected, RollPassed)
+        return "bonus_rolls" if recorded.retry != expected.retry else "legal_move"
+    return "sequence"
+
+
+def _show(event: Event) -> str:
+    fields = msgspec.structs.asdict(event)
+    inner = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+    return f"{type(event).__name__}({inner})"
