@@ -3,17 +3,26 @@
 Roll n of a match is the first byte b < 252 of HMAC_SHA256(server_seed,
 f"{client_seed}:{n}:{k}") for k = 0, 1, ..., mapped to b % 6 + 1. Rejecting bytes >= 252
 (252 = 42 * 6) keeps the six faces exactly equally likely.
+
+Speed: HMAC with a fixed key hashes the same two 64-byte key blocks (key XOR ipad, key XOR
+opad, RFC 2104) on every call, which is most of the cost of `hmac.digest` for a short
+message. `DiceStream` hashes them (and the constant `"{client_seed}:"` start of every
+message) once per match and copies the SHA-256 states per roll: same bytes, ~4x cheaper.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
 
 __all__ = [
     "CLIENT_SEED_MAX",
     "SEED_BYTES",
     "ClientSeedError",
+    "DiceStream",
     "check_client_seed",
     "die_for_roll",
     "join_client_seeds",
@@ -24,22 +33,96 @@ __all__ = [
 SEED_BYTES = 32
 CLIENT_SEED_MAX = 64
 _UNBIASED_LIMIT = 252
+_BLOCK = 64  # SHA-256 block size: HMAC pads the key to this length
+_IPAD = bytes(0x36 for _ in range(_BLOCK))
+_OPAD = bytes(0x5C for _ in range(_BLOCK))
+
+
+def _sha256_constructor() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256 when present: the same function as OpenSSL's, but its state
+    copies in a fraction of the time, and a roll is two copies and two short updates."""
+    for name in ("_sha256", "_sha2"):  # Python 3.11 / 3.12+
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        constructor: Callable[[bytes], Any] = module.sha256
+        return constructor
+    return hashlib.sha256
+
+
+_sha256 = _sha256_constructor()
 
 
 class ClientSeedError(ValueError):
     """A client seed is longer than 64 characters or not printable ASCII."""
 
 
+class DiceStream:
+    """The dice of one match: `stream(n) == die_for_roll(server_seed, client_seed, n)`.
+
+    Holds the HMAC key's inner and outer SHA-256 states, the inner one already fed
+    `"{client_seed}:"`; each roll copies both and hashes only `"{n}:{k}"` and the inner
+    digest. Byte-identical to `hmac.digest(server_seed, msg, "sha256")` (RFC 2104).
+    It embeds the secret seed: keep it as private as the seed itself.
+    """
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, server_seed: bytes, client_seed: str) -> None:
+        key = server_seed
+        if len(key) > _BLOCK:  # RFC 2104: a long key is hashed first (never for 32 bytes)
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_BLOCK, b"\0")
+        self._inner = _sha256(bytes(a ^ b for a, b in zip(key, _IPAD, strict=True)))
+        self._inner.update(f"{client_seed}:".encode())
+        self._outer = _sha256(bytes(a ^ b for a, b in zip(key, _OPAD, strict=True)))
+
+    def digest(self, n: int, k: int) -> bytes:
+        """HMAC_SHA256(key=server_seed, msg=f"{client_seed}:{n}:{k}")."""
+        inner = self._inner.copy()
+        inner.update(b"%d:%d" % (n, k))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        digest: bytes = outer.digest()
+        return digest
+
+    def __call__(self, n: int) -> int:
+        """The die (1-6) of roll number `n`."""
+        # `digest(n, 0)` inlined: this runs for every roll of every match.
+        inner = self._inner.copy()
+        inner.update(b"%d:0" % n)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        b: int = outer.digest()[0]
+        if b < _UNBIASED_LIMIT:
+            return b % 6 + 1
+        return self._rejection_loop(n)  # first byte >= 252: one roll in 64
+
+    def _rejection_loop(self, n: int) -> int:
+        """DESIGN.md §4 written out: the first byte < 252 of the digests for k = 0, 1, ..."""
+        k = 0
+        while True:
+            for b in self.digest(n, k):
+                if b < _UNBIASED_LIMIT:
+                    return b % 6 + 1
+            k += 1  # all 32 bytes >= 252: astronomically rare, but defined
+
+
+@lru_cache(maxsize=128)
+def _stream(server_seed: bytes, client_seed: str) -> DiceStream:
+    # Bounded: a service process plays many matches; the seeds it holds are secret until
+    # their match ends, the same as the service's own seed cache.
+    return DiceStream(server_seed, client_seed)
+
+
 def die_for_roll(server_seed: bytes, client_seed: str, n: int) -> int:
-    """The die (1-6) of roll number `n` (0-based, every roll of the match counted)."""
-    prefix = f"{client_seed}:{n}:"
-    k = 0
-    while True:
-        digest = hmac.digest(server_seed, f"{prefix}{k}".encode(), "sha256")
-        for b in digest:
-            if b < _UNBIASED_LIMIT:
-                return b % 6 + 1
-        k += 1  # all 32 bytes >= 252: astronomically rare, but defined
+    """The die (1-6) of roll number `n` (0-based, every roll of the match counted).
+
+    Uses a cached `DiceStream` per (server seed, client seed); callers that roll many dice
+    of one match may hold a `DiceStream` themselves.
+    """
+    return _stream(bytes(server_seed), client_seed)(n)
 
 
 def seed_commitment(server_seed: bytes) -> str:

@@ -14,7 +14,7 @@ import msgspec
 from domain.commands import Command, CreateMatch, MovePiece, Rejection, Roll, StartMatch
 from domain.cpu import choose_move
 from domain.decider import MatchState, apply, current_legal_moves, decide, needs_die
-from domain.dice import die_for_roll, seed_commitment
+from domain.dice import DiceStream, seed_commitment
 from domain.events import CpuLevel, Event, SeatSpec
 from domain.rules import Ruleset
 
@@ -80,7 +80,8 @@ def play_match(
         sink,
     )
     count += execute(state, StartMatch(client_seeds=seeds), sink)
-    client_seed = state.client_seed
+    if dice is None:
+        dice = DiceStream(server_seed, state.client_seed)  # = die_for_roll(server_seed, …, n)
     seat_seeds = [f"{cpu_seed}:{seat}" for seat in range(len(seats))]
     while state.status != "finished":
         seat = state.turn
@@ -88,8 +89,7 @@ def play_match(
         if state.phase == "roll":
             die: int | None = None
             if needs_die(state):
-                n = state.rolls_made
-                die = dice(n) if dice is not None else die_for_roll(server_seed, client_seed, n)
+                die = dice(state.rolls_made)
             command = Roll(seat=seat, die=die)
         else:
             moves = current_legal_moves(state)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
-import types
 
 import pytest
 from conftest import SERVER_SEED
@@ -16,6 +15,7 @@ from domain.dice import (
     CLIENT_SEED_MAX,
     SEED_BYTES,
     ClientSeedError,
+    DiceStream,
     check_client_seed,
     die_for_roll,
     join_client_seeds,
@@ -82,20 +82,28 @@ class TestDieForRoll:
         d = digest(SERVER_SEED, client_seed, n, 0)
         assert die_for_roll(SERVER_SEED, client_seed, n) == d[1] % 6 + 1 != d[0] % 6 + 1
 
+    @pytest.mark.parametrize("bad_digests", [1, 2])
     def test_k_advances_when_every_byte_is_252_or_more(
-        self, monkeypatch: pytest.MonkeyPatch
+        self, monkeypatch: pytest.MonkeyPatch, bad_digests: int
     ) -> None:
-        """If all 32 bytes of k = 0 are >= 252 the die comes from k = 1 (faked: too rare)."""
-        real = domain.dice.hmac
+        """If all 32 bytes of k = 0 (and k = 1) are >= 252 the die comes from the next k.
 
-        def fake_digest(key: bytes, msg: bytes, name: str) -> bytes:
-            if msg.endswith(b":0"):
+        Faked (too rare to find): the digests for k < `bad_digests` are replaced by bytes
+        >= 252. Only rolls whose real k = 0 digest starts with a byte >= 252 reach the
+        rejection loop, so those are the rolls checked."""
+        real = DiceStream.digest
+
+        def fake_digest(self: DiceStream, n: int, k: int) -> bytes:
+            if k < bad_digests:
                 return b"\xfc\xfd\xfe\xff" * 8
-            return real.digest(key, msg, name)
+            return real(self, n, k)
 
-        monkeypatch.setattr(domain.dice, "hmac", types.SimpleNamespace(digest=fake_digest))
-        for n in range(50):
-            expected = next(b % 6 + 1 for b in digest(SERVER_SEED, "x", n, 1) if b < 252)
+        rolls = [n for n in range(3000) if digest(SERVER_SEED, "x", n, 0)[0] >= 252]
+        assert len(rolls) >= 20
+        monkeypatch.setattr(DiceStream, "digest", fake_digest)
+        for n in rolls:
+            expected = next(b % 6 + 1 for b in digest(SERVER_SEED, "x", n, bad_digests) if b < 252)
+            assert DiceStream(SERVER_SEED, "x")(n) == expected
             assert die_for_roll(SERVER_SEED, "x", n) == expected
 
     def test_the_roll_number_and_client_seed_change_the_die_stream(self) -> None:
@@ -116,6 +124,55 @@ class TestDieForRoll:
         expected = 60_000 / 6
         chi2 = sum((c - expected) ** 2 / expected for c in counts[1:])
         assert chi2 < 30, (counts, chi2)
+
+
+class TestDiceStream:
+    """The precomputed-pad fast path against `hmac.digest` (RFC 2104) itself."""
+
+    def test_digest_is_the_hmac_of_the_design(self) -> None:
+        """DiceStream.digest(n, k) is HMAC_SHA256(server_seed, f"{client_seed}:{n}:{k}")."""
+        for i in range(40):
+            seed = hashlib.sha256(f"digest-{i}".encode()).digest()
+            for client_seed in [*CLIENT_SEEDS, "x" * 64 + "|" + "y" * 64]:
+                stream = DiceStream(seed, client_seed)
+                for n, k in itertools.product((0, 1, 9, 10, 99, 1234, 10**6), (0, 1, 2, 17)):
+                    msg = f"{client_seed}:{n}:{k}".encode()
+                    assert stream.digest(n, k) == hmac.digest(seed, msg, "sha256")
+
+    def test_dice_equal_the_reference_over_many_seeds_and_rolls(self) -> None:
+        """100 server seeds x 3 client seeds x 400 rolls: every die equals the reference,
+        including the ~1 in 64 rolls whose first byte is rejected."""
+        rejected = 0
+        for i in range(100):
+            seed = hashlib.sha256(f"many-{i}".encode()).digest()
+            for client_seed in ("", f"s{i}", "a b|~!|x y z|"):
+                stream = DiceStream(seed, client_seed)
+                for n in range(400):
+                    d = hmac.digest(seed, f"{client_seed}:{n}:0".encode(), "sha256")
+                    rejected += d[0] >= 252
+                    expected = reference_die(seed, client_seed, n)
+                    assert stream(n) == expected, (i, client_seed, n)
+                    if n % 10 == 0:
+                        assert die_for_roll(seed, client_seed, n) == expected
+        assert rejected > 1000  # the rejection path really ran (expected ~1,875)
+
+    def test_the_openssl_fallback_gives_the_same_dice(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without CPython's built-in SHA-256 the stream falls back to hashlib's: same dice."""
+        fast = DiceStream(SERVER_SEED, "alice|bob")
+        monkeypatch.setattr(domain.dice, "_sha256", hashlib.sha256)
+        slow = DiceStream(SERVER_SEED, "alice|bob")
+        assert [slow(n) for n in range(500)] == [fast(n) for n in range(500)]
+        assert slow.digest(7, 3) == fast.digest(7, 3)
+
+    def test_long_and_short_keys_follow_rfc_2104(self) -> None:
+        """Keys of other lengths (not produced by the service) still match `hmac`."""
+        for key in (b"", b"k", bytes(range(64)), bytes(range(65)), b"\xff" * 100):
+            stream = DiceStream(key, "c")
+            for n in range(50):
+                assert stream.digest(n, 0) == hmac.digest(key, f"c:{n}:0".encode(), "sha256")
+                assert stream(n) == reference_die(key, "c", n)
 
 
 class TestCommitment:
