@@ -1,0 +1,136 @@
+"""`ludo replay …` as a user runs it: exit statuses, what is printed, and the database
+round trip (export → verify → import → audit) against a real PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from domain.events import DieRolled, Event, SeedRevealed
+from domain.rules import parse_ruleset
+from domain.selfplay import play_match
+from ludo_cli.main import main
+from replay.conftest import scripted_match, server_seed
+from replays.format import dump_replay, replay_from_events
+
+MATCH_ID = "2c4e6a80-1b3d-4f5a-8c7e-9d0f1a2b3c4d"
+
+
+def write(tmp_path: Path, name: str, events: list[Event], match_id: str = MATCH_ID) -> Path:
+    path = tmp_path / name
+    path.write_bytes(dump_replay(replay_from_events(match_id, events)))
+    return path
+
+
+@pytest.fixture
+def events() -> list[Event]:
+    seed = server_seed("cli")
+    match = play_match(parse_ruleset({"preset": "bga"}), ["easy"] * 3, server_seed=seed)
+    return [*match.events, SeedRevealed(server_seed=seed.hex())]
+
+
+class TestVerify:
+    def test_good_file_exits_zero(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A genuine replay: exit 0 and an OK line with its counts."""
+        path = write(tmp_path, "good.json", events)
+        assert main(["replay", "verify", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"OK   {path}: {len(events)} events")
+
+    def test_one_bad_file_among_good_exits_one_and_names_it(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Any failing file makes the exit status 1; its line names event and check."""
+        i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled) and e.n == 9)
+        roll = events[i]
+        assert isinstance(roll, DieRolled)
+        forged = [*events[:i], msgspec.structs.replace(roll, value=roll.value % 6 + 1), *events[i + 1 :]]
+        good, bad = write(tmp_path, "good.json", events), write(tmp_path, "bad.json", forged)
+        assert main(["replay", "verify", str(good), str(bad)]) == 1
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].startswith("OK")
+        assert lines[1].startswith(f"FAIL {bad}: event {i} (DieRolled): dice: roll 9 shows")
+
+    def test_json_output(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--json prints one verdict object per file."""
+        path = write(tmp_path, "good.json", events)
+        assert main(["replay", "verify", "--json", str(path)]) == 0
+        verdict = msgspec.json.decode(capsys.readouterr().out)
+        assert verdict["ok"] is True and verdict["file"] == str(path)
+        assert verdict["failure"] is None
+
+    def test_unreadable_and_foreign_files(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A missing file or a non-replay JSON file fails with a reason, exit 1."""
+        other = tmp_path / "other.json"
+        other.write_text('{"hello": 1}')
+        assert main(["replay", "verify", str(tmp_path / "missing.json"), str(other)]) == 1
+        out = capsys.readouterr().out
+        assert "missing.json: not a readable replay file: No such file" in out
+        assert "other.json: not a readable replay file: `format` must be" in out
+
+
+class TestShow:
+    def test_account_move_by_move(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`show` prints a verification line and one readable line per event, with the
+        legal options of each roll when asked."""
+        path = write(tmp_path, "good.json", events)
+        assert main(["replay", "show", "--options", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert "verified: every check holds" in out
+        assert "yellow (cpu-0) rolls" in out
+        assert "options: " in out
+        assert "match over:" in out and "server seed revealed" in out
+
+    def test_not_a_replay_is_a_usage_error(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A file that is not a replay: exit 2 and what is wrong with it."""
+        bad = tmp_path / "x.json"
+        bad.write_text("[1, 2]")
+        assert main(["replay", "show", str(bad)]) == 2
+        assert "is not a replay file: a replay file is one JSON object" in capsys.readouterr().err
+
+
+class TestDatabaseCommands:
+    def test_export_import_audit(
+        self,
+        tmp_path: Path,
+        database_url: str,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """import a file, export it again byte-identical in its events, audit it clean;
+        a second import is refused; unknown ids and a missing --all are explained."""
+        monkeypatch.setenv("DATABASE_URL", database_url)
+        seed = server_seed("cli-db")
+        events, _actors = scripted_match(parse_ruleset({"preset": "standard"}), 2, seed)
+        original = write(tmp_path, "in.json", events)
+        assert main(["replay", "import", str(original)]) == 0
+        assert f"imported match {MATCH_ID}: {len(events)} events" in capsys.readouterr().out
+        assert main(["replay", "import", str(original)]) == 1
+        assert "already stored" in capsys.readouterr().err
+
+        exported = tmp_path / "out.json"
+        assert main(["replay", "export", MATCH_ID, "-o", str(exported)]) == 0
+        assert main(["replay", "verify", str(exported)]) == 0
+        capsys.readouterr()
+
+        assert main(["replay", "audit", "--all"]) == 0
+        captured = capsys.readouterr()
+        assert f"OK   {MATCH_ID}: {len(events)} events, finished" in captured.out
+        assert "1 of 1 matches verified" in captured.err
+
+        assert main(["replay", "export", "00000000-0000-0000-0000-000000000000"]) == 2
+        assert "no match" in capsys.readouterr().err
+        assert main(["replay", "audit"]) == 2
+        assert "pass --all" in capsys.readouterr().err
