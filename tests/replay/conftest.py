@@ -63,9 +63,7 @@ def scripted_match(
         count = execute(state, command, events)
         actors.extend([actor] * count)
 
-    run(
-        CreateMatch(ruleset=ruleset, seats=seats, seed_hash=seed_commitment(seed)), "player-0"
-    )
+    run(CreateMatch(ruleset=ruleset, seats=seats, seed_hash=seed_commitment(seed)), "player-0")
     run(StartMatch(client_seeds=tuple(f"c{i}" for i in range(players))), "player-0")
     while state.status != "finished":
         seat = state.turn
@@ -86,7 +84,9 @@ def scripted_match(
         cpu_turn = not human or state.stood_in[seat] is not None or state.timed_out_this_turn
         actor = "scheduler:cpu" if cpu_turn else (seats[seat].player_id or "")
         if state.phase == "roll":
-            die = die_for_roll(seed, state.client_seed, state.rolls_made) if needs_die(state) else None
+            die = None
+            if needs_die(state):
+                die = die_for_roll(seed, state.client_seed, state.rolls_made)
             run(Roll(seat=seat, die=die), actor)
         else:
             move = choose_move("easy", state, current_legal_moves(state), f"{rng_seed}:{seat}")

@@ -48,7 +48,8 @@ class TestVerify:
         i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled) and e.n == 9)
         roll = events[i]
         assert isinstance(roll, DieRolled)
-        forged = [*events[:i], msgspec.structs.replace(roll, value=roll.value % 6 + 1), *events[i + 1 :]]
+        forged = events[:]
+        forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
         good, bad = write(tmp_path, "good.json", events), write(tmp_path, "bad.json", forged)
         assert main(["replay", "verify", str(good), str(bad)]) == 1
         lines = capsys.readouterr().out.splitlines()

@@ -59,7 +59,9 @@ async def store_match(
         )
 
 
-async def tamper(engine: AsyncEngine, stream: str, version: int, data: bytes, *, rechain: bool) -> None:
+async def tamper(
+    engine: AsyncEngine, stream: str, version: int, data: bytes, *, rechain: bool
+) -> None:
     """Rewrite one stored event as a superuser would, with the append-only triggers off.
 
     `rechain`: also recompute that row's hash and every later one, as a forger who knows
@@ -189,9 +191,7 @@ class TestAudit:
         assert verdict.failure is not None
         assert (verdict.failure.check, verdict.failure.version) == ("dice", i)
 
-    async def test_match_in_play_is_audited_with_the_kept_seed(
-        self, pg_store: EventStore
-    ) -> None:
+    async def test_match_in_play_is_audited_with_the_kept_seed(self, pg_store: EventStore) -> None:
         """Before the reveal, the audit checks the dice so far against the seed the
         database keeps; an in-play match that holds is ok but not finished."""
         events, actors, seed = a_match()

@@ -217,7 +217,7 @@ class TestTampering:
 
     def test_seed_that_does_not_match_the_commitment(self, standard: list[Event]) -> None:
         """A revealed seed whose sha256 is not the published seed_hash fails `seed`."""
-        events = standard[:-1] + [SeedRevealed(server_seed=server_seed("other").hex())]
+        events = [*standard[:-1], SeedRevealed(server_seed=server_seed("other").hex())]
         assert_fails(through_file(rebuilt(events)), "seed", len(events) - 1)
 
     def test_unrevealed_seed_is_not_verified(self, standard: list[Event]) -> None:
@@ -236,8 +236,11 @@ class TestTampering:
         roll with no legal move, whose pass and turn end are missing) fails `sequence`."""
         i = first_index(
             standard,
-            lambda i, e: isinstance(e, DieRolled) and i > 20 and type(standard[i + 1]).__name__
-            == "RollPassed",
+            lambda i, e: (
+                isinstance(e, DieRolled)
+                and i > 20
+                and type(standard[i + 1]).__name__ == "RollPassed"
+            ),
         )
         assert_fails(through_file(rebuilt(standard[: i + 1])), "sequence", i + 1)
 

@@ -14,18 +14,32 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from replay.conftest import scripted_match, server_seed
+
 from domain.decider import fold
 from domain.rules import parse_ruleset
-from replay.conftest import scripted_match, server_seed
 from replays.format import dump_replay, replay_from_events
 
 HERE = Path(__file__).parent
 CASES = [
     # (file stem, match id, rules, players, cpu seats, rng seed)
-    ("v1-standard-2p-standins", "0b7d3c52-1f3e-4c1a-9a53-6f0e2a7c9d01", {"preset": "standard"}, 2, 0, 3),
+    (
+        "v1-standard-2p-standins",
+        "0b7d3c52-1f3e-4c1a-9a53-6f0e2a7c9d01",
+        {"preset": "standard"},
+        2,
+        0,
+        3,
+    ),
     ("v1-bga-3p-cpu", "5a1e8f20-7c4b-4e2d-8b61-93d0c4f2ab02", {"preset": "bga"}, 3, 1, 11),
-    ("v1-by-players-4p-quick", "c3f9a6d1-2b8e-4f70-a5c4-1d7e9b3f6c03",
-     {"board": "by_players", "quick_start": True, "empty_course": "auto_enter"}, 4, 2, 5),
+    (
+        "v1-by-players-4p-quick",
+        "c3f9a6d1-2b8e-4f70-a5c4-1d7e9b3f6c03",
+        {"board": "by_players", "quick_start": True, "empty_course": "auto_enter"},
+        4,
+        2,
+        5,
+    ),
 ]
 
 
