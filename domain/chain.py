@@ -94,18 +94,33 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
     """
     expected_prev = GENESIS
     stream: str | None = None
+    head = b""
+    # The canonical bytes of `event_hash`, assembled from parts that repeat across a
+    # stream (its id; each type and schema version) instead of rebuilt per event: replay
+    # verification hashes every event of every match, so this loop is its floor.
+    type_parts: dict[tuple[str, int], bytes] = {}
+    sha256 = hashlib.sha256
+    u64 = _U64.pack
     for index, (stream_id, version, type_name, schema_version, data, prev, stored) in enumerate(
         links
     ):
         if stream is None:
             stream = stream_id
+            sid = stream_id.encode("utf-8")
+            head = DOMAIN_TAG + _U32.pack(len(sid)) + sid
         elif stream_id != stream:
             return version, f"stream id {stream_id!r} differs from {stream!r}"
         if version != index:
             return version, f"version {version} where {index} was expected"
         if prev != expected_prev:
             return version, "prev_hash is not the previous event's hash"
-        if event_hash(prev, stream_id, version, type_name, schema_version, data) != stored:
+        part = type_parts.get((type_name, schema_version))
+        if part is None:
+            tname = type_name.encode("utf-8")
+            part = _U32.pack(len(tname)) + tname + _U32.pack(schema_version)
+            type_parts[type_name, schema_version] = part
+        digest = sha256(b"".join((prev, head, u64(version), part, u64(len(data)), data)))
+        if digest.digest() != stored:
             return version, "hash does not match the event's content"
         expected_prev = stored
     return None

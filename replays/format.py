@@ -119,26 +119,41 @@ def dump_replay(replay: ReplayFile) -> bytes:
     return head[: -len(b"[]}")] + b"[\n" + lines + b"\n]}\n"
 
 
+_decoder = msgspec.json.Decoder(ReplayFile)
+
+
 def load_replay(raw: bytes) -> ReplayFile:
     """Parse a replay file; `ReplayFormatError` naming the field when it is not one."""
     try:
-        probe = msgspec.json.decode(raw)
+        replay = _decoder.decode(raw)
     except msgspec.DecodeError as error:
+        # Not a version-1 replay: look again, untyped, to say what it is instead.
+        _explain(raw, error)
+        raise ReplayFormatError(str(error)) from None
+    if replay.format_version not in SUPPORTED_VERSIONS:
+        raise ReplayFormatError(_version_message(replay.format_version))
+    return replay
+
+
+def _explain(raw: bytes, error: msgspec.DecodeError) -> None:
+    """Raise the most useful `ReplayFormatError` for bytes the typed decoder refused."""
+    try:
+        probe = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
         raise ReplayFormatError(f"not JSON: {error}") from None
     if not isinstance(probe, dict):
         raise ReplayFormatError("a replay file is one JSON object")
     if probe.get("format") != FORMAT:
         raise ReplayFormatError(f"`format` must be {FORMAT!r}, got {probe.get('format')!r}")
-    version = probe.get("format_version")
-    if version not in SUPPORTED_VERSIONS:
-        raise ReplayFormatError(
-            f"`format_version` {version!r} is not one this ludo reads "
-            f"({sorted(SUPPORTED_VERSIONS)}); a newer ludo may read it"
-        )
-    try:
-        return msgspec.convert(probe, ReplayFile)
-    except msgspec.ValidationError as error:
-        raise ReplayFormatError(str(error)) from None
+    if probe.get("format_version") not in SUPPORTED_VERSIONS:
+        raise ReplayFormatError(_version_message(probe.get("format_version")))
+
+
+def _version_message(version: object) -> str:
+    return (
+        f"`format_version` {version!r} is not one this ludo reads "
+        f"({sorted(SUPPORTED_VERSIONS)}); a newer ludo may read it"
+    )
 
 
 def _unhex(value: str) -> bytes:

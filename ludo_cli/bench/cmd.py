@@ -10,9 +10,16 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     bench = subparsers.add_parser("bench", help="benchmarks (print figures with a baseline)")
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
-    from ludo_cli.bench import domain_bench, oracle_bench, ranking_bench, service_bench
+    from ludo_cli.bench import (
+        domain_bench,
+        oracle_bench,
+        ranking_bench,
+        replay_bench,
+        service_bench,
+    )
 
     domain_bench.register(targets)
     oracle_bench.register(targets)
     service_bench.register(targets)
     ranking_bench.register(targets)
+    replay_bench.register(targets)

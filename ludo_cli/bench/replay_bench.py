@@ -1,0 +1,126 @@
+"""`ludo bench replay`: how many replay files `ludo replay verify` checks per second, on one
+core, and where the time goes.
+
+It self-plays N matches (not timed), writes each as replay-file bytes, then times the full
+verification of each file from its bytes (parse, hash chain, decode, dice, re-deciding
+every command, placements) exactly as `ludo replay verify` runs it. In the same run it
+times each stage alone, and as a floor, one sha256 over each whole file: the least any
+integrity check of the same bytes must cost. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from domain.chain import first_break
+from domain.events import CpuLevel, SeedRevealed
+from domain.rules import parse_ruleset
+from domain.selfplay import play_match
+from ludo_cli.progress import Progress
+from replays.format import ReplayFile, dump_replay, load_replay, replay_from_events
+from replays.verify import verify_replay
+
+__all__ = ["register", "run"]
+
+
+def register(targets: Any) -> None:
+    parser = targets.add_parser(
+        "replay", help="replay files verified per second on one core, by stage, vs sha256"
+    )
+    parser.add_argument("--matches", type=int, default=200, help="replay files to verify")
+    parser.add_argument("--seats", default="easy,easy,easy,easy", help="CPU level per seat")
+    parser.add_argument("--rules", default='{"preset": "standard"}', help="ruleset JSON")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
+    parser.add_argument("--json", action="store_true", help="print figures as JSON")
+    parser.set_defaults(func=run)
+
+
+def _files(args: argparse.Namespace) -> list[bytes]:
+    ruleset = parse_ruleset(msgspec.json.decode(args.rules))
+    levels: list[CpuLevel] = [s.strip() for s in args.seats.split(",")]  # type: ignore[misc]
+    files = []
+    with Progress(args.matches, "  play") as bar:
+        for i in range(args.matches):
+            seed = hashlib.sha256(f"bench-replay:{args.seed}:{i}".encode()).digest()
+            match = play_match(ruleset, levels, server_seed=seed, cpu_seed=str(i))
+            events = [*match.events, SeedRevealed(server_seed=seed.hex())]
+            match_id = f"00000000-0000-4000-8000-{i:012d}"
+            files.append(dump_replay(replay_from_events(match_id, events)))
+            bar.advance()
+    return files
+
+
+def _time(label: str, files: list[bytes], work: Callable[[bytes], object]) -> float:
+    with Progress(len(files), f"{label:>6}") as bar:
+        start = time.perf_counter()
+        for raw in files:
+            work(raw)
+            bar.advance()
+        return time.perf_counter() - start
+
+
+def run(args: argparse.Namespace) -> int:
+    pinned = False
+    if not args.no_pin and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        pinned = True
+    files = _files(args)
+    replays = [load_replay(raw) for raw in files]
+    events = sum(len(r.events) for r in replays)
+    failures = 0
+
+    def verify(raw: bytes) -> None:
+        nonlocal failures
+        failures += not verify_replay(load_replay(raw)).ok
+
+    full = _time("verify", files, verify)
+    by_raw = dict(zip(map(id, files), replays, strict=True))
+    stages = {
+        "parse": _time("parse", files, load_replay),
+        "hash chain": _time("chain", files, lambda raw: _chain_only(by_raw[id(raw)])),
+        "sha256 of the file (floor)": _time("sha256", files, hashlib.sha256),
+    }
+    n = len(files)
+    result: dict[str, Any] = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "pinned_to_one_core": pinned,
+        "rules": args.rules,
+        "seats": args.seats,
+        "matches": n,
+        "events": events,
+        "failures": failures,
+        "matches_per_s": round(n / full, 1),
+        "events_per_s": round(events / full),
+        "ms_per_match": round(full / n * 1000, 2),
+        "stages_ms_per_match": {k: round(v / n * 1000, 3) for k, v in stages.items()},
+    }
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+        return 0 if failures == 0 else 1
+    print(
+        f"ludo bench replay — Python {result['python']} ({result['machine']}), "
+        f"{'pinned to one core' if pinned else 'not pinned'}, rules {args.rules}, "
+        f"seats {args.seats}"
+    )
+    print(
+        f"verified {n} files ({events / n:,.0f} events each): {result['matches_per_s']:,} "
+        f"matches/s, {result['events_per_s']:,} events/s, {result['ms_per_match']} ms per "
+        f"match; {failures} failed"
+    )
+    for stage, ms in result["stages_ms_per_match"].items():
+        print(f"  {stage:<28}{ms:>9.3f} ms per match")
+    return 0 if failures == 0 else 1
+
+
+def _chain_only(replay: ReplayFile) -> object:
+    return first_break(e.link(replay.stream_id) for e in replay.events)
