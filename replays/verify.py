@@ -45,7 +45,7 @@ from domain.commands import (
     TimeOut,
 )
 from domain.decider import MatchState, apply, decide
-from domain.dice import die_for_roll, seed_commitment
+from domain.dice import DiceStream, seed_commitment
 from domain.events import (
     DieRolled,
     Event,
@@ -321,20 +321,24 @@ def _command_for(event: Event, state: MatchState, version: int) -> Command:
 
 
 def _replay(events: list[Event], state: MatchState, seed: bytes | None, counts: list[int]) -> None:
+    dice: DiceStream | None = None
     i, n = 0, len(events)
     while i < n:
         event = events[i]
+        kind = type(event)
         if state.status == "finished" and state.server_seed is not None:
             raise _fail("sequence", i, event, "an event after the match ended")
-        command = _command_for(event, state, i)
-        if type(event) is DieRolled:
+        command: Command
+        if kind is DieRolled:
             assert isinstance(event, DieRolled)
             if event.n != state.rolls_made:
                 raise _fail(
                     "dice", i, event, f"roll number {event.n} where {state.rolls_made} was due"
                 )
             if seed is not None:
-                expected = die_for_roll(seed, state.client_seed, event.n)
+                if dice is None:  # the client seed is fixed at the start, before any roll
+                    dice = DiceStream(seed, state.client_seed)
+                expected = dice(event.n)
                 if event.value != expected:
                     raise _fail(
                         "dice",
@@ -343,32 +347,44 @@ def _replay(events: list[Event], state: MatchState, seed: bytes | None, counts: 
                         f"roll {event.n} shows {event.value}, but the seed gives {expected}",
                     )
             counts[0] += 1
+            command = Roll(seat=event.seat, die=event.value)
+        elif kind is PieceMoved and state.phase == "move":
+            assert isinstance(event, PieceMoved)
+            command = MovePiece(seat=event.seat, piece=event.piece)
+        else:
+            command = _command_for(event, state, i)
         decided = decide(command, state)
         if type(decided) is Rejection:
             assert isinstance(decided, Rejection)
             raise _fail(_REJECTION_CHECK.get(decided.code, "sequence"), i, event, decided.reason)
         assert isinstance(decided, list)
-        for offset, expected_event in enumerate(decided):
-            at = i + offset
-            if at >= n:
-                raise _fail(
-                    "sequence",
-                    at,
-                    None,
-                    f"the stream ends, but the rules follow with {_show(expected_event)}",
-                )
-            recorded = events[at]
-            if recorded != expected_event:
-                raise _fail(
-                    _mismatch_check(recorded, expected_event),
-                    at,
-                    recorded,
-                    f"recorded {_show(recorded)}, but the rules give {_show(expected_event)}",
-                )
+        if events[i : i + len(decided)] != decided:
+            _raise_first_difference(events, i, decided)
+        for recorded in decided:
             apply(state, recorded)
-            if type(recorded) is PieceMoved:
-                counts[1] += 1
+        counts[1] += sum(type(e) is PieceMoved for e in decided)
         i += len(decided)
+
+
+def _raise_first_difference(events: list[Event], i: int, decided: list[Event]) -> None:
+    """Name the first recorded event that differs from what the rules decided."""
+    for at, expected_event in enumerate(decided, start=i):
+        if at >= len(events):
+            raise _fail(
+                "sequence",
+                at,
+                None,
+                f"the stream ends, but the rules follow with {_show(expected_event)}",
+            )
+        recorded = events[at]
+        if recorded != expected_event:
+            raise _fail(
+                _mismatch_check(recorded, expected_event),
+                at,
+                recorded,
+                f"recorded {_show(recorded)}, but the rules give {_show(expected_event)}",
+            )
+    raise AssertionError("no difference found")  # pragma: no cover
 
 
 def _mismatch_check(recorded: Event, expected: Event | None) -> str:
