@@ -47,6 +47,7 @@ from domain.commands import (
 from domain.decider import MatchState, apply, decide
 from domain.dice import DiceStream, seed_commitment
 from domain.events import (
+    EVENT_TYPES,
     DieRolled,
     Event,
     MatchCreated,
@@ -198,7 +199,20 @@ def _decode(stream_id: str, links: Sequence[ChainLink]) -> list[Event]:
         raise _fail("hash_chain", version, links[min(version, len(links) - 1)][2], reason)
     if not links:
         raise _fail("events", None, None, f"stream {stream_id!r} has no events")
-    events: list[Event] = []
+    if all(
+        (cls := EVENT_TYPES.get(type_name)) is not None and schema == cls.schema_version
+        for _s, _v, type_name, schema, _d, _p, _h in links
+    ):
+        # Every event at its current version: one decode call for the whole stream
+        # instead of one per event (a third of the decoding time).
+        try:
+            events = _stream_decoder.decode(b"[" + b",".join(link[4] for link in links) + b"]")
+        except msgspec.DecodeError:
+            pass  # one event is bad: the slow path below names it
+        else:
+            if all(type(e).__name__ == link[2] for e, link in zip(events, links, strict=True)):
+                return events
+    events = []
     for _sid, version, type_name, schema, data, _prev, _hash in links:
         try:
             events.append(decode_event(data, type_name=type_name, schema_version=schema))
@@ -209,6 +223,9 @@ def _decode(stream_id: str, links: Sequence[ChainLink]) -> list[Event]:
                 "events", version, type_name, f"data is a {type(events[-1]).__name__} event"
             )
     return events
+
+
+_stream_decoder: msgspec.json.Decoder[list[Event]] = msgspec.json.Decoder(list[Event])
 
 
 def _check_header(header: ReplayFile, events: list[Event]) -> None:
