@@ -111,8 +111,12 @@ def test_normal_prefers_a_capture() -> None:
     """Offered a capture or a step onto a safe star square, `normal` captures."""
     r = rules()
     # yellow (seat 0) on squares 10 and 30; blue stands on square 14 (not safe)
-    pieces = [row_on(10, 30, who=0, ruleset=r, players=4), row_on(14, who=1, ruleset=r, players=4),
-              [NEST] * 4, [NEST] * 4]
+    pieces = [
+        row_on(10, 30, who=0, ruleset=r, players=4),
+        row_on(14, who=1, ruleset=r, players=4),
+        [NEST] * 4,
+        [NEST] * 4,
+    ]
     state = _to_move(r, 4, pieces, 4)
     moves = current_legal_moves(state)
     assert {m.to for m in moves} == {14, 34}  # 34 is a star (safe) square
@@ -134,8 +138,12 @@ def test_hard_does_not_land_right_in_front_of_an_opponent() -> None:
     """`hard` prefers a quiet move to one that lands two squares ahead of an opponent."""
     r = rules()
     # yellow on squares 30 (behind red on 31) and 2; a 3 takes the first to 33, in reach
-    pieces = [row_on(30, 2, who=0, ruleset=r, players=4), [NEST] * 4,
-              row_on(31, who=2, ruleset=r, players=4), [NEST] * 4]
+    pieces = [
+        row_on(30, 2, who=0, ruleset=r, players=4),
+        [NEST] * 4,
+        row_on(31, who=2, ruleset=r, players=4),
+        [NEST] * 4,
+    ]
     state = _to_move(r, 4, pieces, 3)
     moves = current_legal_moves(state)
     assert {m.to for m in moves} == {33, 5}
@@ -175,6 +183,50 @@ def test_hit_mask_agrees_with_move_generation() -> None:
                         assert occ.hit_mask(attacker, square) == expected.get(square, 0)
 
 
+def test_occupancy_after_a_move_equals_a_fresh_build() -> None:
+    """`Occupancy.after` (the patched occupancy `normal` prices each move with) equals
+    `Occupancy` built from scratch on the moved position, field by field, for every legal
+    move of random positions under every block, safe-square and entering rule."""
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(1500):
+        ruleset = rules(
+            rng.choice(["standard", "bga"]),
+            blocks=rng.choice(["double", "none", "no_overtaking"]),
+            safe_squares=rng.choice(["start_and_star", "start", "none"]),
+            enter_on=rng.sample(range(1, 7), rng.randint(1, 6)),
+            exact_finish=rng.choice([True, False]),
+        )
+        players = rng.choice([2, 3, 4])
+        board = board_for(ruleset, players)
+        hot = rng.randint(0, board.last_track)
+        choices = [NEST, NEST, *range(board.goal + 1), hot, hot, hot]
+        pieces = [[rng.choice(choices) for _ in range(4)] for _ in range(players)]
+        occ = Occupancy(board, pieces)
+        for seat in range(players):
+            foes = [s for s in range(players) if s != seat]
+            for die in range(1, 7):
+                for move in legal_moves(board, pieces, seat, die):
+                    after = [row[:] for row in pieces]
+                    after[seat][move.piece] = move.to
+                    for s, i in move.captures:
+                        after[s][i] = NEST
+                    fresh = Occupancy(board, after)
+                    patched = occ.after(seat, move.piece, move.to, move.captures)
+                    assert [list(r) for r in patched.pieces] == after
+                    assert patched.square == fresh.square
+                    assert patched.stack == fresh.stack
+                    assert patched.block == fresh.block
+                    assert patched.nests == fresh.nests
+                    assert patched.threat(seat, move.piece, foes) == fresh.threat(
+                        seat, move.piece, foes
+                    )
+                    checked += 1
+        assert occ.pieces == pieces  # the original is left as it was
+        assert Occupancy(board, pieces).stack == occ.stack
+    assert checked > 10_000
+
+
 def test_simulate_prints_a_win_rate_table(capsys: pytest.CaptureFixture[str]) -> None:
     """`ludo simulate` plays the asked matches and prints a per-level table with CIs."""
     status = main(["simulate", "--matches", "10", "--seats", "easy,normal,hard", "--seed", "3"])
@@ -191,8 +243,18 @@ def test_simulate_json_is_reproducible_and_credits_one_win_per_match(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Same `--seed` gives the same results; win credit adds up to one per match."""
-    args = ["simulate", "--matches", "8", "--seats", "normal,easy", "--seed", "5", "--json",
-            "--rules", '{"preset": "bga", "goal_bonus": false}']
+    args = [
+        "simulate",
+        "--matches",
+        "8",
+        "--seats",
+        "normal,easy",
+        "--seed",
+        "5",
+        "--json",
+        "--rules",
+        '{"preset": "bga", "goal_bonus": false}',
+    ]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)
     assert main(args) == 0
@@ -211,8 +273,12 @@ def test_simulate_rejects_a_bad_ruleset(capsys: pytest.CaptureFixture[str]) -> N
 def test_moves_are_never_mutated_by_choosing() -> None:
     """Hard's lookahead works on copies: `Move` values and the pieces stay as they were."""
     r = rules()
-    pieces = [[0, 10, NEST, NEST], row_on(14, 16, who=1, ruleset=r, players=4),
-              [NEST] * 4, [NEST] * 4]
+    pieces = [
+        [0, 10, NEST, NEST],
+        row_on(14, 16, who=1, ruleset=r, players=4),
+        [NEST] * 4,
+        [NEST] * 4,
+    ]
     state = _to_move(r, 4, pieces, 6)
     moves = current_legal_moves(state)
     snapshot = ([row[:] for row in state.pieces], list(moves))

@@ -62,7 +62,7 @@ class Occupancy:
             track = board.track[s]
             mine = [track[p] if 0 <= p <= last else -1 for p in row]
             squares.append(mine)
-            nests.append(sum(1 for p in row if p == NEST))
+            nests.append(row.count(NEST))
             for sq in mine:
                 if sq >= 0:
                     there = stack.get(sq)
@@ -77,6 +77,102 @@ class Occupancy:
         self.block = block
         self.nests = nests
 
+    def after(
+        self, seat: int, piece: int, to: int, captures: Sequence[tuple[int, int]]
+    ) -> Occupancy:
+        """The occupancy once `seat` has moved `piece` to progress `to`, sending the pieces
+        `captures` (`(seat, piece)`, as `domain.moves` generates them) back to their nests.
+
+        Equal to `Occupancy(board, pieces after the move)`, field by field, but built by
+        patching this one: only the rows and squares the move touches are copied.
+        """
+        board = self.board
+        last = board.last_track
+        double = board.ruleset.blocks == "double"
+        new = Occupancy.__new__(Occupancy)
+        new.board = board
+        pieces = list(self.pieces)
+        squares = list(self.square)
+        stack = self.stack.copy()
+        block = self.block
+        nests = self.nests
+        changed: list[int] = []  # track squares whose stack changed (for blocks)
+
+        row = list(pieces[seat])
+        mine = squares[seat][:]
+        frm = row[piece]
+        row[piece] = to
+        pieces[seat] = row
+        frm_sq = mine[piece]
+        if frm_sq >= 0:
+            there = stack[frm_sq][:]
+            there.remove(seat)
+            if there:
+                stack[frm_sq] = there
+            else:
+                del stack[frm_sq]
+            changed.append(frm_sq)
+        if NEST in (frm, to):
+            nests = nests[:]
+            nests[seat] += (to == NEST) - (frm == NEST)
+        to_sq = board.track[seat][to] if 0 <= to <= last else -1
+        mine[piece] = to_sq
+        squares[seat] = mine
+
+        for s, i in captures:
+            if nests is self.nests:
+                nests = nests[:]
+            nests[s] += 1
+            srow = list(pieces[s])
+            srow[i] = NEST
+            pieces[s] = srow
+            ssq = squares[s][:]
+            sq = ssq[i]
+            ssq[i] = -1
+            squares[s] = ssq
+            if sq >= 0:
+                there = stack[sq][:]
+                there.remove(s)
+                if there:
+                    stack[sq] = there
+                else:
+                    del stack[sq]
+                changed.append(sq)
+
+        if to_sq >= 0:
+            landed = stack.get(to_sq)
+            if landed is None:
+                stack[to_sq] = [seat]
+            else:
+                # keep each stack in seat order, as a fresh build appends them
+                k = len(landed)
+                while k and landed[k - 1] > seat:
+                    k -= 1
+                stack[to_sq] = [*landed[:k], seat, *landed[k:]]
+            changed.append(to_sq)
+
+        if double:
+            for sq in changed:
+                now = stack.get(sq)
+                owner = -1
+                if now is not None:
+                    for k in range(1, len(now)):
+                        if now[k] in now[:k]:
+                            owner = now[k]
+                if owner != block.get(sq, -1):
+                    if block is self.block:
+                        block = block.copy()
+                    if owner < 0:
+                        del block[sq]
+                    else:
+                        block[sq] = owner
+        new.pieces = pieces
+        new.square = squares
+        new.stack = stack
+        new.block = block
+        new.nests = nests
+        return new
+
     def hit_mask(self, attacker: int, target: int) -> int:
         """Die values with which `attacker` could capture on track square `target` next roll.
 
@@ -88,7 +184,7 @@ class Occupancy:
         if target in board.safe:
             return 0
         there = self.stack.get(target)
-        if there is None or all(s == attacker for s in there):
+        if there is None or there.count(attacker) == len(there):
             return 0
         rules = board.ruleset
         blocks = rules.blocks
@@ -139,9 +235,7 @@ class Occupancy:
 
 def opponents(players: int, seat: int, finished: Sequence[int]) -> list[int]:
     """The seats still playing other than `seat`, in the order they move after it."""
-    return [
-        s for s in ((seat + k) % players for k in range(1, players)) if s not in finished
-    ]
+    return [s for s in ((seat + k) % players for k in range(1, players)) if s not in finished]
 
 
 def bonus_rolls(board: Board, die: int, captures: bool, to: int) -> int:

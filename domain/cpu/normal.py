@@ -59,9 +59,7 @@ def score_moves(state: MatchState, moves: Sequence[Move]) -> list[float]:
         score = 0.0
         frm, to = move.frm, move.to
         if move.captures:
-            score += CAPTURE + CAPTURE_PER_SQUARE * sum(
-                pieces[s][i] for s, i in move.captures
-            )
+            score += CAPTURE + CAPTURE_PER_SQUARE * sum(pieces[s][i] for s, i in move.captures)
         if frm == NEST:
             score += ENTER
         if to == goal:
@@ -76,11 +74,9 @@ def score_moves(state: MatchState, moves: Sequence[Move]) -> list[float]:
         else:
             in_danger = False
         if to <= last:
-            after = [row[:] for row in pieces]
-            after[seat][move.piece] = to
-            for s, i in move.captures:
-                after[s][i] = NEST
-            danger_after = Occupancy(board, after).threat(seat, move.piece, foes)
+            danger_after = occ.after(seat, move.piece, to, move.captures).threat(
+                seat, move.piece, foes
+            )
             to_sq = track[to]
             if danger_after > 0.0:
                 score -= DANGER * danger_after * 3.0
