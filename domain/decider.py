@@ -406,14 +406,16 @@ def _decide_start(command: StartMatch, state: MatchState) -> list[Event] | Rejec
 
 def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
     seat = command.seat
-    bad = _own_turn(state, seat)
-    if bad is not None:
-        return bad
+    if seat != state.turn or state.status != "playing":
+        bad = _own_turn(state, seat)
+        if bad is not None:
+            return bad
     if state.phase != "roll":
         return Rejection("move_first", f"move a piece by the {state.die} rolled first")
     board = state.board
     assert board is not None
-    auto = _auto_entry(state)
+    rules = board.ruleset
+    auto = _auto_entry(state) if rules.empty_course == "auto_enter" else None
     if auto is not None:
         # RULES.md §3 auto_enter: the roll action enters a piece without a die and ends the
         # turn, so no bonus applies; a blocked start square falls back to a normal roll.
@@ -427,18 +429,17 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
     if type(die) is not int or not 1 <= die <= 6:
         return Rejection("bad_die", f"a roll needs a die value 1-6, got {die!r}")
     rolled = DieRolled(seat=seat, n=state.rolls_made, value=die)
-    rules = board.ruleset
     if die == 6 and rules.three_sixes and state.sixes == 2:
         return [
             rolled,
             RollPassed(seat=seat, reason="three_sixes"),
             TurnEnded(seat=seat, next_seat=_next_seat(state, seat)),
         ]
-    moves = tuple(legal_move_list(board, state.pieces, seat, die))
-    if moves:
+    found = legal_move_list(board, state.pieces, seat, die)
+    if found:
         # The player must now choose; DieRolled leaves the pieces as they are, so these
         # are exactly the moves of the state one version on.
-        state.moves_memo = (state.version + 1, die, moves)
+        state.moves_memo = (state.version + 1, die, tuple(found))
         return [rolled]
     retry = (
         rules.empty_course == "three_tries"
@@ -453,30 +454,35 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
 
 def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejection:
     seat = command.seat
-    bad = _own_turn(state, seat)
-    if bad is not None:
-        return bad
-    if state.phase != "move" or state.die is None:
+    if seat != state.turn or state.status != "playing":
+        bad = _own_turn(state, seat)
+        if bad is not None:
+            return bad
+    die = state.die
+    if state.phase != "move" or die is None:
         return Rejection("roll_first", "roll the die first")
     board = state.board
     assert board is not None
-    die = state.die
+    memo = state.moves_memo
+    if memo is not None and memo[0] == state.version and memo[1] == die:
+        legals = memo[2]  # `current_legal_moves`, inlined for the common case
+    else:
+        legals = current_legal_moves(state)
     move: Move | str | None = None
-    for legal in current_legal_moves(state):
-        if legal.piece == command.piece:
+    piece = command.piece
+    for legal in legals:
+        if legal.piece == piece:
             move = legal
             break
     else:
-        move = explain_move(board, state.pieces, seat, command.piece, die)
+        move = explain_move(board, state.pieces, seat, piece, die)
     if type(move) is not Move:
-        return Rejection("illegal_move", f"piece {command.piece} cannot move {die}: {move}")
+        return Rejection("illegal_move", f"piece {piece} cannot move {die}: {move}")
     rules = board.ruleset
     reaches_goal = move.to == board.goal
-    bonus = (
-        (die == 6)
-        + (rules.capture_bonus and bool(move.captures))
-        + (rules.goal_bonus and reaches_goal)
-    )
+    bonus = (die == 6) + (rules.capture_bonus and bool(move.captures))
+    if reaches_goal and rules.goal_bonus:
+        bonus += 1
     events: list[Event] = [
         PieceMoved(
             seat=seat,

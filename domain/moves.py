@@ -163,23 +163,114 @@ def legal_moves(board: Board, pieces: Pieces, seat: int, die: int) -> Iterator[M
 
 
 def legal_move_list(board: Board, pieces: Pieces, seat: int, die: int) -> list[Move]:
-    """`legal_moves` as a list: the hot path for callers that need them all anyway."""
+    """`legal_moves` as a list: the hot path for callers that need them all anyway.
+
+    The same rules as `explain_move` (which says why a piece cannot move), written out in
+    one loop: it runs for every roll of every match. Blocks are found only when some piece
+    can move at all, and captures only where a piece lands on an unsafe square.
+    """
     row = pieces[seat]
     rules = board.ruleset
+    goal = board.goal
+    if rules.exact_finish:
+        reach = goal - die
+        overshoot = False
+    else:
+        reach = goal - 1
+        overshoot = True
     enters = die in rules.enter_on
-    reach = board.goal - die if rules.exact_finish else board.goal - 1
-    occ = None
-    moves = []
+    moves: list[Move] = []
+    track = board.track[seat]
+    last = board.last_track
+    blocks = rules.blocks
+    blocked: set[int] | None = None
     for piece in range(PIECES):
-        p = row[piece]
-        # Cheap filter first: only pieces that could move this far at all are examined.
-        if (p == NEST and enters) or (NEST < p <= reach):
-            if occ is None:
-                occ = _Occupancy(board, pieces, seat)
-            result = _move_or_reason(board, pieces, seat, piece, die, occ)
-            if type(result) is Move:
-                moves.append(result)
+        frm = row[piece]
+        if frm == NEST:
+            if not enters:
+                continue
+            to = 0
+        elif NEST < frm <= reach:
+            to = frm + die
+            if overshoot and to > goal:
+                to = goal
+            if blocks == "double":
+                if frm < last:
+                    if blocked is None:
+                        blocked = _blocked(board, pieces, seat)
+                    if blocked and _path_blocked(board, seat, frm, min(to, last), blocked):
+                        continue
+            elif (
+                blocks == "no_overtaking"
+                and to - frm > 1
+                and _overtakes(board, pieces, seat, frm, to)
+            ):
+                continue
+            if to > last:
+                moves.append(Move(piece, frm, to))
+                continue
+        else:
+            continue
+        square = track[to]
+        if blocks == "double":
+            if blocked is None:
+                blocked = _blocked(board, pieces, seat)
+            if square in blocked:
+                continue
+        if square in board.safe:
+            moves.append(Move(piece, frm, to))
+            continue
+        # opponents on the landing square, in seat order: all of them are captured
+        captures: list[tuple[int, int]] | None = None
+        at = board.progress_at
+        for s, other in enumerate(pieces):
+            if s != seat:
+                p = at[s][square]
+                if p in other:
+                    if captures is None:
+                        captures = []
+                    captures.extend((s, i) for i in range(PIECES) if other[i] == p)
+        moves.append(Move(piece, frm, to, tuple(captures)) if captures else Move(piece, frm, to))
     return moves
+
+
+def _blocked(board: Board, pieces: Pieces, seat: int) -> set[int]:
+    """Track squares holding two or more pieces of one other colour (`blocks="double"`)."""
+    last = board.last_track
+    blocked: set[int] = set()
+    for s, row in enumerate(pieces):
+        if s == seat:
+            continue
+        # A later piece equal to an earlier one, on the track, makes a block; spelled out
+        # for four pieces.
+        a, b, c, d = row
+        track = board.track[s]
+        if a == b and 0 <= a <= last:
+            blocked.add(track[a])
+        if (c in (a, b)) and 0 <= c <= last:
+            blocked.add(track[c])
+        if (d in (a, b, c)) and 0 <= d <= last:
+            blocked.add(track[d])
+    return blocked
+
+
+def _path_blocked(board: Board, seat: int, frm: int, stop: int, blocked: set[int]) -> bool:
+    """True when a block stands on one of the squares frm+1 .. stop (track progress)."""
+    at = board.progress_at[seat]
+    return any(frm < at[square] <= stop for square in blocked)
+
+
+def _overtakes(board: Board, pieces: Pieces, seat: int, frm: int, to: int) -> bool:
+    """`no_overtaking`: True when a piece stands strictly between progress frm and to."""
+    last = board.last_track
+    own = pieces[seat]
+    for q in range(frm + 1, min(to, last + 1)):
+        sq = board.track[seat][q]
+        for s, row in enumerate(pieces):
+            if board.progress_at[s][sq] in row:
+                return True
+    # a home-column square (last < q < to <= goal): only own pieces stand there
+    return any(q in own for q in range(max(frm + 1, last + 1), to))
 
 
 def explain_move(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> Move | str:

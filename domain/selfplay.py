@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
+from domain.board import PIECES
 from domain.commands import Command, CreateMatch, MovePiece, Rejection, Roll, StartMatch
-from domain.cpu import choose_move
+from domain.cpu import CPU_LEVELS
 from domain.decider import MatchState, apply, current_legal_moves, decide, needs_die
 from domain.dice import DiceStream, seed_commitment
 from domain.events import CpuLevel, Event, SeatSpec
@@ -83,18 +84,26 @@ def play_match(
     if dice is None:
         dice = DiceStream(server_seed, state.client_seed)  # = die_for_roll(server_seed, …, n)
     seat_seeds = [f"{cpu_seed}:{seat}" for seat in range(len(seats))]
+    choosers = [CPU_LEVELS[level] for level in levels]
+    # Commands are frozen values: the few a match can issue are built once.
+    order = range(len(seats))
+    rolls = [[Roll(seat=seat, die=die) for die in (None, 1, 2, 3, 4, 5, 6)] for seat in order]
+    picks = [[MovePiece(seat=seat, piece=piece) for piece in range(PIECES)] for seat in order]
+    assert state.ruleset is not None
+    auto_enter = state.ruleset.empty_course == "auto_enter"  # else every roll needs a die
     while state.status != "finished":
         seat = state.turn
         command: Command
         if state.phase == "roll":
-            die: int | None = None
-            if needs_die(state):
-                die = dice(state.rolls_made)
-            command = Roll(seat=seat, die=die)
+            if auto_enter and not needs_die(state):
+                command = rolls[seat][0]
+            else:
+                command = rolls[seat][dice(state.rolls_made)]
         else:
             moves = current_legal_moves(state)
-            move = choose_move(levels[seat], state, moves, seat_seeds[seat])
-            command = MovePiece(seat=seat, piece=move.piece)
+            # `choose_move`, inlined: a single legal move needs no choice
+            move = moves[0] if len(moves) == 1 else choosers[seat](state, moves, seat_seeds[seat])
+            command = picks[seat][move.piece]
         # `execute`, inlined: this loop is what `ludo bench domain` measures.
         events = decide(command, state)
         if type(events) is Rejection:
