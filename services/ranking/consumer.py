@@ -35,7 +35,7 @@ import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 import sqlalchemy as sa
@@ -43,8 +43,8 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
-from services.ranking.ratings import MODELS, Entry, Skill, rate
-from services.shared.eventstore import START, Cursor, EventStore, StoredEvent
+from services.ranking.ratings import MODELS, UPDATES, Skill
+from services.shared.eventstore import START, Cursor, EventStore
 
 __all__ = [
     "CHECKPOINT",
@@ -125,132 +125,305 @@ def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
     return players
 
 
-async def _is_ranked(conn: AsyncConnection, store: EventStore, stream_id: str) -> bool:
-    row = (
-        await conn.execute(
-            sa.text("SELECT party_id, ranked FROM matches WHERE stream_id = :s"), {"s": stream_id}
+# --------------------------------------------------------------------- reading a page
+
+# The match stream's events `match_outcome` looks at; nothing else is read or decoded.
+_OUTCOME_TYPES: Final = ["MatchCreated", "SeatStoodIn", "SeatReclaimed", "MatchFinished"]
+
+
+class _Finish(NamedTuple):
+    """A `MatchFinished` of a match stream, where it is in the global order."""
+
+    stream_id: str
+    position: int
+    recorded_at: datetime
+
+
+class _Page(NamedTuple):
+    """What one read of the log gave: the match ends in it (in global order) and the
+    cursor of the last event it covers."""
+
+    finishes: list[_Finish]
+    last: Cursor | None
+    events: int  # how many were read
+
+
+async def _driver(conn: AsyncConnection) -> Any:
+    """The psycopg connection under `conn` (same session, same transaction)."""
+    raw = await conn.get_raw_connection()
+    return raw.driver_connection
+
+
+# Every event after the cursor whose transaction is older than every running one
+# (`EventStore.read_all`'s rule, DESIGN.md §3), cheap columns only: the live consumer
+# needs the cursor of every event (its checkpoint) but the data of none.
+_LIVE_PAGE: Final = (
+    "SELECT tx::text, global_position, stream_id, type, recorded_at FROM events"
+    " WHERE (tx, global_position) > (%s::xid8, %s)"
+    " AND tx < pg_snapshot_xmin(pg_current_snapshot())"
+    " ORDER BY tx, global_position LIMIT %s"
+)
+# The recompute: only match ends, up to a head whose transactions have all ended.
+_FINISH_PAGE: Final = (
+    "SELECT tx::text, global_position, stream_id, recorded_at FROM events"
+    " WHERE (tx, global_position) > (%s::xid8, %s) AND (tx, global_position) <= (%s::xid8, %s)"
+    " AND type = 'MatchFinished' AND stream_id LIKE 'match-%%'"
+    " ORDER BY tx, global_position LIMIT %s"
+)
+
+
+async def _live_page(driver: Any, after: Cursor, limit: int) -> _Page:
+    async with driver.cursor() as cur:
+        await cur.execute(_LIVE_PAGE, (str(after.tx), after.position, limit))
+        rows = await cur.fetchall()
+    if not rows:
+        return _Page([], None, 0)
+    finishes = [
+        _Finish(stream, position, at)
+        for _, position, stream, kind, at in rows
+        if kind == "MatchFinished" and stream.startswith("match-")
+    ]
+    return _Page(finishes, Cursor(int(rows[-1][0]), int(rows[-1][1])), len(rows))
+
+
+async def _finish_page(driver: Any, after: Cursor, upto: Cursor, limit: int) -> _Page:
+    async with driver.cursor() as cur:
+        await cur.execute(
+            _FINISH_PAGE, (str(after.tx), after.position, str(upto.tx), upto.position, limit)
         )
-    ).first()
-    if row is None:
-        return False
+        rows = await cur.fetchall()
+    if not rows:
+        return _Page([], None, 0)
+    finishes = [_Finish(stream, position, at) for _, position, stream, at in rows]
+    return _Page(finishes, Cursor(int(rows[-1][0]), int(rows[-1][1])), len(rows))
+
+
+# Ranked or not, for many matches at once: the `matches` row and the data of every
+# `MatchOpened` of its party stream, in stream order (`_ranked` picks the match's one).
+_RANKED: Final = (
+    "SELECT m.stream_id, m.ranked, ARRAY(SELECT e.data::text FROM events e"
+    " WHERE e.stream_id = 'party-' || m.party_id AND e.type = 'MatchOpened'"
+    " ORDER BY e.stream_version) FROM matches m WHERE m.stream_id = ANY(%s)"
+)
+_MATCH_EVENTS: Final = (
+    "SELECT stream_id, type, schema_version, data::text FROM events"
+    " WHERE stream_id = ANY(%s) AND type = ANY(%s) ORDER BY stream_id, stream_version"
+)
+
+
+def _ranked(stream_id: str, table_ranked: bool, opened: Sequence[str]) -> bool:
+    """The party's `MatchOpened.ranked` for this match, else the `matches` column."""
     match_id = stream_id.removeprefix("match-")
-    for stored in await store.read_stream(f"party-{row.party_id}"):
-        if stored.type != "MatchOpened":
-            continue
-        data = msgspec.json.decode(stored.data)
+    for text in opened:
+        data = msgspec.json.decode(text)
         if data.get("match_id") in (match_id, stream_id):
             return bool(data.get("ranked"))
-    return bool(row.ranked)
+    return bool(table_ranked)
 
 
-# ------------------------------------------------------------------------ applying a match
+async def _match_events(driver: Any, streams: Sequence[str]) -> dict[str, list[ev.Event]]:
+    """The events `match_outcome` needs of every stream, decoded, in stream order."""
+    out: dict[str, list[ev.Event]] = {}
+    decode = ev.decode_event
+    async with driver.cursor() as cur:
+        await cur.execute(_MATCH_EVENTS, (list(streams), _OUTCOME_TYPES))
+        for stream, kind, schema, data in await cur.fetchall():
+            out.setdefault(stream, []).append(
+                decode(data.encode(), type_name=kind, schema_version=schema)
+            )
+    return out
 
 
-async def _apply_match(
-    conn: AsyncConnection,
-    store: EventStore,
-    finished: StoredEvent,
-    tables: Tables,
-) -> bool:
-    """Rate the match that `finished` ends, in every model; False when it is not rated."""
-    stream_id = finished.stream_id
-    if not await _is_ranked(conn, store, stream_id):
-        return False
-    players = match_outcome(await store.read_events(stream_id))
-    if players is None:
-        return False
-    ids = [p.player_id for p in players]
-    entries = [Entry(p.player_id, p.place) for p in players]
-    rows = (
-        await conn.execute(
-            sa.text(
-                f"SELECT model, player_id, mu, sigma, volatility, matches FROM {tables.ratings} "
-                "WHERE player_id = ANY(:ids) ORDER BY model, player_id FOR UPDATE"
-            ),
-            {"ids": ids},
+async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, list[RatedPlayer]]:
+    """The rated players of every ranked match among `finishes` that has something to
+    rate (two queries, whatever the number of matches); the others are absent."""
+    streams = list(dict.fromkeys(f.stream_id for f in finishes))
+    if not streams:
+        return {}
+    async with driver.cursor() as cur:
+        await cur.execute(_RANKED, (streams,))
+        ranked = [s for s, table, opened in await cur.fetchall() if _ranked(s, table, opened)]
+    if not ranked:
+        return {}
+    events = await _match_events(driver, ranked)
+    out: dict[str, list[RatedPlayer]] = {}
+    for stream in ranked:
+        players = match_outcome(events.get(stream, ()))
+        if players is not None:
+            out[stream] = players
+    return out
+
+
+# ------------------------------------------------------------------------ rating matches
+
+
+class _Columns(NamedTuple):
+    """A table's columns as COPY writes them, and their types (binary COPY)."""
+
+    names: str
+    types: tuple[str, ...]
+
+
+_CHANGE_COLUMNS: Final = _Columns(
+    "model, match_stream, player_id, position, place, players, left_match, mu_before, "
+    "sigma_before, rating_before, mu_after, sigma_after, rating_after, params, library, "
+    "finished_at",
+    # `params` goes as ready-made jsonb wire bytes (see `_PARAMS`), hence "bytea" here:
+    # in binary COPY the server reads each field with its column's own input (jsonb);
+    # the type named here only picks how psycopg writes the Python value (bytes as is).
+    ("text", "text", "text", "int8", "int4", "int4", "bool")
+    + ("float8",) * 6
+    + ("bytea", "text", "timestamptz"),
+)
+_RATING_COLUMNS: Final = _Columns(
+    "model, player_id, mu, sigma, volatility, rating, provisional, matches, last_match_at",
+    ("text", "text", "float8", "float8", "float8", "float8", "bool", "int4", "timestamptz"),
+)
+# Each model's parameters in jsonb's binary wire format: version byte 1, then the JSON
+# text (what `jsonb_recv` reads). Encoded once, not once per row.
+_PARAMS: Final = {name: b"\x01" + msgspec.json.encode(m.params) for name, m in MODELS.items()}
+
+
+class _Book:
+    """Skills per model and player, updated match after match in memory (global order),
+    and the rows those updates make: `changes` (one per model, match and player, in the
+    `rating_changes` column order) and, through `rating_rows`, the players' new `ratings`.
+
+    The live consumer fills it from the locked `ratings` rows of a batch's players; a
+    recompute starts it empty and keeps it for the whole log. Both rate every match with
+    this one method, so they give the same floats."""
+
+    def __init__(self) -> None:
+        self.skills: dict[str, dict[str, Skill]] = {name: {} for name in MODELS}
+        self.last_match: dict[str, datetime] = {}  # player -> last rated match's end
+        self.changes: list[tuple[Any, ...]] = []
+        self._initial = {name: m.initial() for name, m in MODELS.items()}
+
+    def rate(self, finish: _Finish, players: Sequence[RatedPlayer]) -> None:
+        ids = [p.player_id for p in players]
+        places = [p.place for p in players]
+        n = len(players)
+        stream, position, at = finish
+        add = self.changes.append
+        for name, model in MODELS.items():
+            skills = self.skills[name]
+            initial = self._initial[name]
+            before = [skills.get(pid) or initial for pid in ids]
+            after = UPDATES[name](before, places)
+            params, library, display = _PARAMS[name], model.library, model.display
+            for p, b, a in zip(players, before, after, strict=True):
+                skills[p.player_id] = a
+                add(
+                    (
+                        name,
+                        stream,
+                        p.player_id,
+                        position,
+                        p.place,
+                        n,
+                        p.left,
+                        b.mu,
+                        b.sigma,
+                        display(b),
+                        a.mu,
+                        a.sigma,
+                        display(a),
+                        params,
+                        library,
+                        at,
+                    )
+                )
+        for pid in ids:
+            self.last_match[pid] = at
+
+    def rating_rows(self) -> list[tuple[Any, ...]]:
+        """The `ratings` rows of every player rated since the book was made, in the
+        table's key order (model, player)."""
+        rows = []
+        for name, model in MODELS.items():
+            skills = self.skills[name]
+            for pid in sorted(self.last_match):
+                s = skills[pid]
+                rows.append(
+                    (
+                        name,
+                        pid,
+                        s.mu,
+                        s.sigma,
+                        s.volatility,
+                        model.display(s),
+                        model.provisional(s),
+                        s.matches,
+                        self.last_match[pid],
+                    )
+                )
+        return rows
+
+
+async def _copy(
+    driver: Any, table: str, columns: _Columns, rows: Sequence[tuple[Any, ...]], *, every: int = 0
+) -> None:
+    """COPY `rows` into `table` (in the connection's current transaction, if any).
+
+    Binary: floats travel as their 8 bytes (exact by construction) and the server parses
+    no text for them. With `every`, hands the event loop back every that many rows, so
+    a COPY running as its own task keeps the server fed while other work goes on."""
+    if not rows:
+        return
+    sql = f"COPY {table} ({columns.names}) FROM STDIN (FORMAT BINARY)"
+    async with driver.cursor() as cur, cur.copy(sql) as copy:
+        copy.set_types(list(columns.types))
+        for i, row in enumerate(rows, 1):
+            await copy.write_row(row)
+            if every and i % every == 0:
+                await asyncio.sleep(0)
+
+
+# The live consumer's upsert of a batch's final ratings: one statement, arrays per column.
+_UPSERT: Final = (
+    "INSERT INTO {table} (" + _RATING_COLUMNS.names + ") SELECT * FROM unnest("
+    "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::float8[], %s::float8[],"
+    " %s::bool[], %s::int[], %s::timestamptz[])"
+    " ON CONFLICT (model, player_id) DO UPDATE SET mu = EXCLUDED.mu, sigma = EXCLUDED.sigma,"
+    " volatility = EXCLUDED.volatility, rating = EXCLUDED.rating,"
+    " provisional = EXCLUDED.provisional, matches = EXCLUDED.matches,"
+    " last_match_at = EXCLUDED.last_match_at"
+)
+
+
+async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables) -> int:
+    """Rate the ranked matches among `finishes`, in order, against the current rows of
+    `tables` (locked until the transaction ends); returns the number of matches rated.
+
+    A fixed number of statements whatever the batch's size: two reads for the outcomes,
+    one to lock and read the players' ratings, one upsert, one COPY. Plain COPY (no ON
+    CONFLICT) into `changes`: a second rating of a match violates its primary key."""
+    outcomes = await _outcomes(driver, finishes)
+    if not outcomes:
+        return 0
+    ids = sorted({p.player_id for players in outcomes.values() for p in players})
+    book = _Book()
+    async with driver.cursor() as cur:
+        await cur.execute(
+            f"SELECT model, player_id, mu, sigma, volatility, matches FROM {tables.ratings}"
+            " WHERE player_id = ANY(%s) ORDER BY model, player_id FOR UPDATE",
+            (ids,),
         )
-    ).all()
-    current: dict[str, dict[str, Skill]] = {m: {} for m in MODELS}
-    for r in rows:
-        if r.model in current:
-            current[r.model][r.player_id] = Skill(
-                mu=r.mu, sigma=r.sigma, volatility=r.volatility, matches=r.matches
-            )
-    at: datetime = finished.recorded_at
-    upserts: list[dict[str, Any]] = []
-    changes: list[dict[str, Any]] = []
-    for name, model in MODELS.items():
-        before = {pid: current[name].get(pid) or model.initial() for pid in ids}
-        after = rate(name, current[name], entries)
-        params = msgspec.json.encode(model.params).decode()
-        for p in players:
-            b, a = before[p.player_id], after[p.player_id]
-            upserts.append(
-                {
-                    "model": name,
-                    "player_id": p.player_id,
-                    "mu": a.mu,
-                    "sigma": a.sigma,
-                    "volatility": a.volatility,
-                    "rating": model.display(a),
-                    "provisional": model.provisional(a),
-                    "matches": a.matches,
-                    "at": at,
-                }
-            )
-            changes.append(
-                {
-                    "model": name,
-                    "stream": stream_id,
-                    "player_id": p.player_id,
-                    "position": finished.global_position,
-                    "place": p.place,
-                    "players": len(players),
-                    "left": p.left,
-                    "mu_b": b.mu,
-                    "sigma_b": b.sigma,
-                    "rating_b": model.display(b),
-                    "mu_a": a.mu,
-                    "sigma_a": a.sigma,
-                    "rating_a": model.display(a),
-                    "params": params,
-                    "library": model.library,
-                    "at": at,
-                }
-            )
-    await conn.execute(
-        sa.text(
-            f"INSERT INTO {tables.ratings} (model, player_id, mu, sigma, volatility, rating, "
-            "provisional, matches, last_match_at) VALUES (:model, :player_id, :mu, :sigma, "
-            ":volatility, :rating, :provisional, :matches, :at) "
-            "ON CONFLICT (model, player_id) DO UPDATE SET mu = EXCLUDED.mu, "
-            "sigma = EXCLUDED.sigma, volatility = EXCLUDED.volatility, rating = EXCLUDED.rating, "
-            "provisional = EXCLUDED.provisional, matches = EXCLUDED.matches, "
-            "last_match_at = EXCLUDED.last_match_at"
-        ),
-        upserts,
-    )
-    # A plain INSERT: a second rating of the same match would violate the primary key.
-    await conn.execute(
-        sa.text(
-            f"INSERT INTO {tables.changes} (model, match_stream, player_id, position, place, "
-            "players, left_match, mu_before, sigma_before, rating_before, mu_after, "
-            "sigma_after, rating_after, params, library, finished_at) VALUES (:model, :stream, "
-            ":player_id, :position, :place, :players, :left, :mu_b, :sigma_b, :rating_b, :mu_a, "
-            ":sigma_a, :rating_a, CAST(:params AS jsonb), :library, :at)"
-        ),
-        changes,
-    )
-    return True
-
-
-async def _apply_batch(
-    conn: AsyncConnection, store: EventStore, batch: Sequence[StoredEvent], tables: Tables
-) -> int:
+        for model, pid, mu, sigma, volatility, matches in await cur.fetchall():
+            if model in book.skills:
+                book.skills[model][pid] = Skill(
+                    mu=mu, sigma=sigma, volatility=volatility, matches=matches
+                )
     rated = 0
-    for stored in batch:
-        if stored.type == "MatchFinished" and stored.stream_id.startswith("match-"):
-            rated += await _apply_match(conn, store, stored, tables)
+    for finish in finishes:
+        players = outcomes.get(finish.stream_id)
+        if players is not None:
+            book.rate(finish, players)
+            rated += 1
+    columns = list(zip(*book.rating_rows(), strict=True))
+    async with driver.cursor() as cur:
+        await cur.execute(_UPSERT.format(table=tables.ratings), [list(c) for c in columns])
+    await _copy(driver, tables.changes, _CHANGE_COLUMNS, book.changes)
     return rated
 
 
@@ -320,17 +493,23 @@ class RankingConsumer:
         self.active = False  # holds the advisory lock and consumes
 
     async def step(self) -> int:
-        """One batch in one transaction; returns the number of events read (0: caught up)."""
+        """One batch in one transaction; returns the number of events read (0: caught up).
+
+        The checkpoint row is locked first; the events after it are read, every ranked
+        match they finish is rated (a fixed number of statements per batch, see
+        `_apply_batch`), and the checkpoint moves to the last event read; then commit."""
         async with self.engine.begin() as conn:
             cursor = await read_checkpoint(conn, self.name, lock=True)
-            batch = await self.store.read_all(cursor, self.batch)
-            if not batch:
+            driver = await _driver(conn)
+            page = await _live_page(driver, cursor, self.batch)
+            if page.last is None:
                 return 0
-            rated = await _apply_batch(conn, self.store, batch, LIVE)
-            await _write_checkpoint(conn, self.name, batch[-1].cursor)
+            rated = await _apply_batch(driver, page.finishes, LIVE)
+            await _write_checkpoint(conn, self.name, page.last)
+            events = page.events
         if rated:
-            _log.info("matches_rated", matches=rated, events=len(batch))
-        return len(batch)
+            _log.info("matches_rated", matches=rated, events=events)
+        return events
 
     async def catch_up(self, timeout: float = 60.0) -> int:
         """Steps until the checkpoint reaches the log's head as of this call (events of
@@ -429,7 +608,7 @@ async def ratings_hash(engine: AsyncEngine, table: str = "ratings") -> tuple[str
 
 
 async def recompute(
-    engine: AsyncEngine, store: EventStore | None = None, *, batch: int = 500
+    engine: AsyncEngine, store: EventStore | None = None, *, batch: int = 5000
 ) -> str:
     """Rebuild all ratings from the log into new tables and swap them in (blue/green).
 
@@ -437,39 +616,164 @@ async def recompute(
     ones are complete; then, in one transaction holding the consumer's checkpoint row, the
     new tables replace the live ones and the checkpoint moves to where the rebuild stopped,
     so the live consumer continues from there on the new tables. Returns the ratings hash.
+
+    A pipeline of pages, not one match at a time: the log's head is fixed first and every
+    transaction up to it waited for; then, page after page of `batch` match ends (one query
+    for the page, two for the outcomes of all its matches), the matches are rated in
+    global order against skills kept in memory for the whole rebuild, and the page's
+    `rating_changes_next` rows go in with one COPY (its own short transaction, so the
+    rebuild never holds back the live consumer's `xmin` for long). `ratings_next` is
+    written once, with one COPY, at the end. `store` is accepted for compatibility and
+    not used: the rebuild reads the tables directly.
     """
-    store = store or EventStore(engine)
+    del store
+    if batch < 1:
+        raise ValueError("batch must be at least 1")
     async with engine.connect() as lock_conn:
         auto = await lock_conn.execution_options(isolation_level="AUTOCOMMIT")
         if not await auto.scalar(sa.select(sa.func.pg_try_advisory_lock(RECOMPUTE_LOCK))):
             raise RecomputeBusy("another recompute is running")
         try:
             async with engine.begin() as conn:
-                for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
-                    await conn.execute(sa.text(f"DROP TABLE IF EXISTS {new}"))
-                    await conn.execute(sa.text(f"CREATE TABLE {new} (LIKE {live} INCLUDING ALL)"))
-            # Up to the head as of now: events of transactions still running are waited
-            # for (the xid8 rule holds them back), so two recomputes of one log agree.
+                await _create_next(conn)
+            # Up to the head as of now, once every transaction that could still add an
+            # event before it has ended (the xid8 rule): two recomputes of one log agree.
             head = await head_cursor(engine)
-            cursor = START
-            while cursor < head:
-                async with engine.begin() as conn:
-                    events = await store.read_all(cursor, batch)
-                    if events:
-                        await _apply_batch(conn, store, events, NEXT)
-                if events:
-                    cursor = events[-1].cursor
-                else:
-                    await asyncio.sleep(0.02)
+            await _wait_for_transactions(engine, head)
+            matches = await _rebuild(engine, head, batch)
+            async with engine.begin() as conn:
+                await _index_next(conn)
             async with engine.begin() as conn:
                 await read_checkpoint(conn, CHECKPOINT, lock=True)
                 for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
                     await conn.execute(sa.text(f"ALTER TABLE {live} RENAME TO {live}_old"))
                     await conn.execute(sa.text(f"ALTER TABLE {new} RENAME TO {live}"))
                     await conn.execute(sa.text(f"DROP TABLE {live}_old"))
-                await _write_checkpoint(conn, CHECKPOINT, cursor)
+                await _write_checkpoint(conn, CHECKPOINT, head)
         finally:
             await auto.execute(sa.select(sa.func.pg_advisory_unlock(RECOMPUTE_LOCK)))
     digest, rows = await ratings_hash(engine)
-    _log.info("ratings_recomputed", hash=digest, rows=rows, tx=cursor.tx, position=cursor.position)
+    _log.info(
+        "ratings_recomputed",
+        hash=digest,
+        rows=rows,
+        matches=matches,
+        tx=head.tx,
+        position=head.position,
+    )
     return digest
+
+
+async def _wait_for_transactions(engine: AsyncEngine, head: Cursor) -> None:
+    """Returns once no transaction older than the head's (`tx <= head.tx`) is running:
+    from then on, the events up to `head` are all there and will never change."""
+    async with engine.connect() as conn:
+        auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        while not await auto.scalar(
+            sa.text("SELECT pg_snapshot_xmin(pg_current_snapshot()) > CAST(:tx AS xid8)"),
+            {"tx": str(head.tx)},
+        ):
+            await asyncio.sleep(0.02)
+
+
+async def _rebuild(engine: AsyncEngine, head: Cursor, batch: int) -> int:
+    """Rates every ranked match up to `head` into the `NEXT` tables; returns their number.
+
+    Three things overlap, on two connections: the next page is read (and its outcomes
+    decoded) while this one is rated, and the previous page's COPY runs while this one
+    is rated. Rating hands the event loop back every few matches so that the other two
+    keep the server busy on its own core."""
+    book = _Book()
+    rated = 0
+    async with engine.connect() as read_conn, engine.connect() as write_conn:
+        reader = await _driver(await read_conn.execution_options(isolation_level="AUTOCOMMIT"))
+        writer = await _driver(await write_conn.execution_options(isolation_level="AUTOCOMMIT"))
+
+        async def fetch(after: Cursor) -> tuple[_Page, dict[str, list[RatedPlayer]]]:
+            page = await _finish_page(reader, after, head, batch)
+            return page, await _outcomes(reader, page.finishes)
+
+        pending: list[asyncio.Task[Any]] = []
+        try:
+            fetching = asyncio.create_task(fetch(START))
+            pending.append(fetching)
+            writing: asyncio.Task[None] | None = None
+            while True:
+                page, outcomes = await fetching
+                if page.last is None:
+                    break
+                fetching = asyncio.create_task(fetch(page.last))
+                pending.append(fetching)
+                for i, finish in enumerate(page.finishes, 1):
+                    players = outcomes.get(finish.stream_id)
+                    if players is not None:
+                        book.rate(finish, players)
+                        rated += 1
+                    if i % _YIELD_EVERY == 0:
+                        await asyncio.sleep(0)
+                if writing is not None:
+                    await writing
+                changes, book.changes = book.changes, []
+                writing = asyncio.create_task(
+                    _copy(writer, NEXT.changes, _CHANGE_COLUMNS, changes, every=_YIELD_EVERY)
+                )
+                pending.append(writing)
+            if writing is not None:
+                await writing
+            await _copy(writer, NEXT.ratings, _RATING_COLUMNS, book.rating_rows())
+        finally:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+    return rated
+
+
+_YIELD_EVERY: Final = 32
+
+
+async def _create_next(conn: AsyncConnection) -> None:
+    """Empty `NEXT` tables shaped like the live ones, without their indexes (built after
+    the load, `_index_next`: faster than keeping them up to date row by row)."""
+    for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+        await conn.execute(sa.text(f"DROP TABLE IF EXISTS {new}"))
+        await conn.execute(
+            sa.text(f"CREATE TABLE {new} (LIKE {live} INCLUDING ALL EXCLUDING INDEXES)")
+        )
+
+
+async def _index_next(conn: AsyncConnection) -> None:
+    """Gives the `NEXT` tables every index of the live ones (the primary key as such)."""
+    for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+        indexes = (
+            await conn.execute(
+                sa.text(
+                    "SELECT c.relname, i.indisprimary, i.indisunique,"
+                    " pg_get_indexdef(i.indexrelid) FROM pg_index i"
+                    " JOIN pg_class c ON c.oid = i.indexrelid"
+                    " WHERE i.indrelid = CAST(:t AS regclass) ORDER BY c.relname"
+                ),
+                {"t": live},
+            )
+        ).all()
+        for index, primary, unique, definition in indexes:
+            # "CREATE [UNIQUE] INDEX name ON [ONLY] schema.table USING method (...) ...":
+            # the same method, keys and options, on the new table, named after the live
+            # index ("ratings_leaderboard_idx" -> "ratings_next_leaderboard_idx", or with
+            # a digit while the live table holds that name from the previous recompute).
+            _, _, using = definition.partition(" USING ")
+            role = index.removeprefix(f"{new}_").removeprefix(f"{live}_").rstrip("0123456789")
+            name = await _free_name(conn, f"{new}_{role}")
+            kind = "UNIQUE INDEX" if unique else "INDEX"
+            await conn.execute(sa.text(f"CREATE {kind} {name} ON {new} USING {using}"))
+            if primary:
+                await conn.execute(sa.text(f"ALTER TABLE {new} ADD PRIMARY KEY USING INDEX {name}"))
+
+
+async def _free_name(conn: AsyncConnection, base: str) -> str:
+    """`base`, or `base1`, `base2`, ...: the first name no relation uses yet."""
+    n = 0
+    while True:
+        name = base if n == 0 else f"{base}{n}"
+        if await conn.scalar(sa.text("SELECT to_regclass(:n) IS NULL"), {"n": name}):
+            return name
+        n += 1

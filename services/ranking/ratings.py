@@ -31,7 +31,8 @@ Every `RatingChange` records the model, its parameters and the library version.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import version
 from typing import Any, Final
 
@@ -41,6 +42,8 @@ from openskill.models import BradleyTerryFull
 __all__ = [
     "DEFAULT_MODEL",
     "MODELS",
+    "OPENSKILL_DIRECT",
+    "UPDATES",
     "Entry",
     "Model",
     "Skill",
@@ -91,16 +94,81 @@ class Model(msgspec.Struct, frozen=True, kw_only=True):
 # ------------------------------------------------------------------------------ openskill
 
 _OPENSKILL: Final = BradleyTerryFull()
+_TAU_SQUARED: Final = _OPENSKILL.tau * _OPENSKILL.tau
 
 
-def openskill_update(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill]:
-    """OpenSkill Bradley-Terry (full pairing): one team per player, ranks = places."""
+def _openskill_public(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill]:
+    """Through `BradleyTerryFull.rate`, the library's public entry point."""
     teams = [[_OPENSKILL.rating(mu=s.mu, sigma=s.sigma)] for s in skills]
     rated = _OPENSKILL.rate(teams, ranks=[float(p) for p in places])
     return [
         Skill(mu=float(team[0].mu), sigma=float(team[0].sigma), matches=s.matches + 1)
         for s, team in zip(skills, rated, strict=True)
     ]
+
+
+class _Teams(threading.local):
+    """Rating objects re-used from match to match, one list of one-player teams per
+    player count (per thread). Making one costs a `uuid4()` (its `id`, which the maths
+    never reads), and `rate` deep-copies every one it is given: that was two thirds of
+    the time of an update."""
+
+    def __init__(self) -> None:
+        self.by_count: dict[int, list[list[Any]]] = {}
+
+
+_TEAMS: Final = _Teams()
+
+
+def _openskill_direct(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill]:
+    """The same arithmetic as `_openskill_public`, without its per-call objects.
+
+    `BradleyTerryFull.rate` (openskill 6.2) checks its arguments, deep-copies the teams,
+    adds tau (`sigma = sqrt(sigma * sigma + tau * tau)`), sorts the teams by rank (a
+    stable sort), calls the model's `_compute`, and puts the results back in the input
+    order (`limit_sigma` is off by default). This does exactly those steps on re-used
+    rating objects and calls the library's own `_compute` for the model. It is used only
+    while it gives bit-identical results to `rate` (checked when this module loads, and
+    by tests/ranking/test_ratings.py on random inputs)."""
+    n = len(skills)
+    teams = _TEAMS.by_count.get(n)
+    if teams is None:
+        teams = _TEAMS.by_count[n] = [[_OPENSKILL.rating()] for _ in range(n)]
+    order = sorted(range(n), key=places.__getitem__)
+    for k, i in enumerate(order):
+        player, s = teams[k][0], skills[i]
+        player.mu = s.mu
+        player.sigma = math.sqrt(s.sigma * s.sigma + _TAU_SQUARED)
+    result = _OPENSKILL._compute(teams=teams, ranks=[float(places[i]) for i in order])
+    out: list[Skill] = list(skills)
+    for k, i in enumerate(order):
+        r = result[k][0]
+        out[i] = Skill(mu=float(r.mu), sigma=float(r.sigma), matches=skills[i].matches + 1)
+    return out
+
+
+def _direct_agrees() -> bool:
+    """Whether `_openskill_direct` reproduces `rate` on a fixed set of matches (ties,
+    unequal sigmas, 2-4 players); False also when the library's internals changed shape."""
+    s = [Skill(mu=25.0, sigma=25.0 / 3.0), Skill(mu=31.5, sigma=2.25, matches=40)]
+    s += [Skill(mu=18.25, sigma=5.5, matches=3), Skill(mu=25.0, sigma=0.9, matches=400)]
+    cases = [(s[:2], [1, 2]), (s[:2], [2, 1]), (s[:2], [1, 1]), (s[:3], [3, 1, 2])]
+    cases += [(s[:3], [2, 2, 1]), (s, [1, 2, 3, 4]), (s, [4, 1, 1, 3]), (s, [2, 2, 2, 2])]
+    cases += [(s[::-1], [1, 3, 2, 3]), ([s[0]] * 4, [3, 1, 2, 2])]
+    try:
+        return all(_openskill_direct(k, p) == _openskill_public(k, p) for k, p in cases)
+    except Exception:
+        return False
+
+
+OPENSKILL_DIRECT: Final = _direct_agrees()
+
+
+def openskill_update(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill]:
+    """OpenSkill Bradley-Terry (full pairing): one team per player, ranks = places."""
+    if OPENSKILL_DIRECT:
+        return _openskill_direct(skills, places)
+    return _openskill_public(skills, places)
 
 
 # ------------------------------------------------------------------------------------ elo
@@ -134,21 +202,37 @@ GLICKO_TAU: Final = 0.5
 GLICKO_EPSILON: Final = 1e-6
 
 
+_PI_SQUARED: Final = math.pi * math.pi
+
+
 def _g(phi: float) -> float:
-    return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / (math.pi * math.pi))
+    return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / _PI_SQUARED)
 
 
 def _glicko2_one(
     s: Skill, opponents: Sequence[tuple[Skill, float]], tau: float = GLICKO_TAU
 ) -> Skill:
+    return _glicko2_scaled(
+        s,
+        [
+            ((o.mu - 1500.0) / GLICKO_SCALE, _g(o.sigma / GLICKO_SCALE), score)
+            for o, score in opponents
+        ],
+        tau,
+    )
+
+
+def _glicko2_scaled(
+    s: Skill, opponents: Sequence[tuple[float, float, float]], tau: float = GLICKO_TAU
+) -> Skill:
+    """Steps 2-8 for one player; `opponents` are (mu_j, g(phi_j), score) on the Glicko-2
+    scale (each opponent's mu_j and g computed once per match, not once per pair)."""
     mu = (s.mu - 1500.0) / GLICKO_SCALE
     phi = s.sigma / GLICKO_SCALE
     sigma = s.volatility
     v_inv = 0.0
     delta_sum = 0.0
-    for other, score in opponents:
-        mu_j = (other.mu - 1500.0) / GLICKO_SCALE
-        g = _g(other.sigma / GLICKO_SCALE)
+    for mu_j, g, score in opponents:
         e = 1.0 / (1.0 + math.exp(-g * (mu - mu_j)))
         v_inv += g * g * e * (1.0 - e)
         delta_sum += g * (score - e)
@@ -194,10 +278,15 @@ def _glicko2_one(
 
 def glicko2_update(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill]:
     """Glicko-2 with the match as one rating period of pairwise results."""
+    scaled = [((o.mu - 1500.0) / GLICKO_SCALE, _g(o.sigma / GLICKO_SCALE)) for o in skills]
     return [
-        _glicko2_one(
+        _glicko2_scaled(
             s,
-            [(o, _score(places[i], places[j])) for j, o in enumerate(skills) if j != i],
+            [
+                (mu_j, g, _score(places[i], places[j]))
+                for j, (mu_j, g) in enumerate(scaled)
+                if j != i
+            ],
         )
         for i, s in enumerate(skills)
     ]
@@ -250,12 +339,16 @@ _INITIAL = {
         volatility=float(m.params["volatility"]),
     ),
 }
-_UPDATE = {"openskill": openskill_update, "elo": elo_update, "glicko2": glicko2_update}
+UPDATES: Final[dict[str, Callable[[Sequence[Skill], Sequence[int]], list[Skill]]]] = {
+    "openskill": openskill_update,
+    "elo": elo_update,
+    "glicko2": glicko2_update,
+}
 
 
 def rate(model: str, current: Mapping[str, Skill], entries: Sequence[Entry]) -> dict[str, Skill]:
     """New skills of the entries' players after the match (missing players start fresh)."""
     m = MODELS[model]
     skills = [current.get(e.player_id) or m.initial() for e in entries]
-    updated = _UPDATE[model](skills, [e.place for e in entries])
+    updated = UPDATES[model](skills, [e.place for e in entries])
     return {e.player_id: s for e, s in zip(entries, updated, strict=True)}

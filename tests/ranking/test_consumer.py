@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
+from services.ranking import consumer as consumer_module
 from services.ranking.consumer import (
     CONSUMER_LOCK,
     RankingConsumer,
@@ -17,6 +19,7 @@ from services.ranking.consumer import (
     ratings_hash,
     recompute,
 )
+from services.ranking.ratings import MODELS
 from services.shared.eventstore import EventStore
 
 from .conftest import CPU, write_match
@@ -131,36 +134,38 @@ def test_timeout_stand_in_is_not_leaving() -> None:
 
 
 async def test_restart_midway_counts_every_match_once(
-    engine: AsyncEngine, pg_store: EventStore
+    engine: AsyncEngine, pg_store: EventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     streams = await some_matches(engine, pg_store, 12)
     reference = RankingConsumer(engine, pg_store, batch=1000)
     await reference.catch_up()
     want = await ratings_hash(engine)
     assert want[1] > 0
-    # Start again from nothing, and "crash" in the middle of batches, several times.
+    # Start again from nothing, and "crash" in the middle of batches, several times: after
+    # a batch's ratings and rating changes are written, before its checkpoint moves.
     await recompute_from_scratch(engine)
-    small = RankingConsumer(engine, pg_store, batch=7)
     crashes = 0
-    original = small.store.read_events
+    original = consumer_module._apply_batch
 
-    async def flaky(stream_id: str, from_version: int = 0) -> Any:
+    async def flaky(driver: Any, finishes: Any, tables: Any) -> int:
         nonlocal crashes
-        if crashes < 3 and stream_id == streams[4 * crashes + 2]:
+        rated = await original(driver, finishes, tables)
+        hit = {f.stream_id for f in finishes}
+        if crashes < 3 and streams[4 * crashes + 2] in hit:
             crashes += 1
             raise ConnectionError("simulated crash mid-transaction")
-        return await original(stream_id, from_version)
+        return rated
 
-    small.store.read_events = flaky  # type: ignore[method-assign]
+    monkeypatch.setattr(consumer_module, "_apply_batch", flaky)
     for _ in range(10):
         try:
-            await RankingConsumer(engine, small.store, batch=7).catch_up()
+            await RankingConsumer(engine, pg_store, batch=7).catch_up()
             break
         except ConnectionError:
             continue
     assert crashes == 3
     assert await ratings_hash(engine) == want
-    assert await change_count(engine) == 12 * 0 + sum_players(12) * 3
+    assert await change_count(engine) == sum_players(12) * 3
 
 
 def sum_players(n: int) -> int:
@@ -235,12 +240,44 @@ async def test_recompute_hash_equals_live_and_itself(
     await some_matches(engine, pg_store, 10)
     await RankingConsumer(engine, pg_store).catch_up()
     live, _ = await ratings_hash(engine)
+    shapes = await index_shapes(engine)
+    live_changes = await all_changes(engine)
     first = await recompute(engine, pg_store)
-    second = await recompute(engine, pg_store)
+    second = await recompute(engine, pg_store, batch=3)  # many pages, overlapped
     assert first == second == live
+    # Row for row the same history (params included), and the same indexes.
+    assert await all_changes(engine) == live_changes
+    assert await index_shapes(engine) == shapes
+    assert {r[0]: r[-3] for r in live_changes} == {m: MODELS[m].params for m in MODELS}
     # The live consumer goes on from the swapped-in tables: nothing doubled, nothing lost.
     await some_matches(engine, pg_store, 3)
     await RankingConsumer(engine, pg_store).catch_up()
     after_live, _ = await ratings_hash(engine)
     assert await recompute(engine, pg_store) == after_live
     assert await change_count(engine) == (sum_players(10) + sum_players(3)) * 3
+
+
+async def all_changes(engine: AsyncEngine) -> list[tuple[Any, ...]]:
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                sa.text("SELECT * FROM rating_changes ORDER BY model, match_stream, player_id")
+            )
+        ).all()
+    return [tuple(r) for r in rows]
+
+
+async def index_shapes(engine: AsyncEngine) -> list[tuple[str, str, bool]]:
+    """Every index of the rating tables, its name left out; and whether it is the primary
+    key."""
+    async with engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                sa.text(
+                    "SELECT t.relname, pg_get_indexdef(i.indexrelid), i.indisprimary"
+                    " FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid"
+                    " WHERE t.relname IN ('ratings', 'rating_changes')"
+                )
+            )
+        ).all()
+    return sorted((t, re.sub(r"INDEX \S+ ON", "INDEX ON", d), p) for t, d, p in rows)
