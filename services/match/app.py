@@ -26,6 +26,7 @@ from services.match.live import LiveHub, match_socket
 from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
 from services.match.players import PlayersController
+from services.match.replays_web import ReplaysController
 from services.match.scheduler import Scheduler
 from services.match.service import MatchService
 from services.match.site import healthz, index
@@ -81,7 +82,10 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             security_schemes={
                 "bearer": SecurityScheme(
                     type="http", scheme="bearer", description="the guest token"
-                )
+                ),
+                "operator": SecurityScheme(
+                    type="http", scheme="bearer", description="LUDO_OPERATOR_TOKEN"
+                ),
             }
         ),
     )
@@ -90,6 +94,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         PartiesController,
         MatchesController,
         RulesController,
+        ReplaysController,
         match_socket,
         index,
         healthz,

@@ -150,6 +150,11 @@ _DISCONNECTED = sa.text(
      WHERE stream_id = :stream_id AND seat = :seat
     """
 )
+# The append-only connection log behind the dispute report (migration 0005), written in
+# the transaction of the `seat_presence` update it accompanies.
+_LOG_CONNECTION = sa.text(
+    "INSERT INTO seat_connections (stream_id, seat, kind) VALUES (:stream_id, :seat, :kind)"
+)
 _GRACE_DONE = sa.text(
     "UPDATE seat_presence SET grace_due = NULL WHERE stream_id = :stream_id AND seat = :seat"
 )
@@ -658,15 +663,19 @@ class MatchService:
     # --------------------------------------------------------------------------- presence
 
     async def connected(self, match_id: str, player: Player) -> int | None:
-        """A live connection of `player` to the match opened: count it, cancel any grace
-        deadline, and give the seat back if a CPU stands in for it (`SeatReclaimed`).
-        Returns the player's seat (None: a spectator)."""
+        """A live connection of `player` to the match opened: count it (and log it in
+        `seat_connections`), cancel any grace deadline, and give the seat back if a CPU
+        stands in for it (`SeatReclaimed`). Returns the player's seat (None: a spectator)."""
         state = await self.match_state(match_id)
         seat = _seat_of(state, player)
         if seat is None:
             return None
+        stream = match_stream(check_id(match_id, "match"))
         async with self.engine.begin() as conn:
-            await conn.execute(_CONNECTED, {"stream_id": match_stream(match_id), "seat": seat})
+            await conn.execute(_CONNECTED, {"stream_id": stream, "seat": seat})
+            await conn.execute(
+                _LOG_CONNECTION, {"stream_id": stream, "seat": seat, "kind": "connected"}
+            )
         if state.status == "playing" and state.stood_in[seat] is not None:
             # The stand-in may be mid-turn on another instance: retry a version race.
             for _ in range(_RECLAIM_TRIES):
@@ -680,15 +689,16 @@ class MatchService:
         return seat
 
     async def disconnected(self, match_id: str, seat: int) -> None:
-        """A live connection to `seat` closed; with none left, the grace period starts."""
+        """A live connection to `seat` closed; with none left, the grace period starts.
+        Every close is logged in `seat_connections` (the dispute report reads it)."""
+        stream = match_stream(check_id(match_id, "match"))
         async with self.engine.begin() as conn:
             await conn.execute(
                 _DISCONNECTED,
-                {
-                    "stream_id": match_stream(check_id(match_id, "match")),
-                    "seat": seat,
-                    "grace": self.settings.reconnect_grace,
-                },
+                {"stream_id": stream, "seat": seat, "grace": self.settings.reconnect_grace},
+            )
+            await conn.execute(
+                _LOG_CONNECTION, {"stream_id": stream, "seat": seat, "kind": "disconnected"}
             )
 
     async def fire_grace(
