@@ -157,18 +157,21 @@ async def _driver(conn: AsyncConnection) -> Any:
 # Every event after the cursor whose transaction is older than every running one
 # (`EventStore.read_all`'s rule, DESIGN.md §3), cheap columns only: the live consumer
 # needs the cursor of every event (its checkpoint) but the data of none.
+# (`e.tx`, not `tx`, in ORDER BY: a bare `tx` would name the output column `tx::text`
+# and sort xids as strings, "999" after "1000".)
 _LIVE_PAGE: Final = (
-    "SELECT tx::text, global_position, stream_id, type, recorded_at FROM events"
-    " WHERE (tx, global_position) > (%s::xid8, %s)"
-    " AND tx < pg_snapshot_xmin(pg_current_snapshot())"
-    " ORDER BY tx, global_position LIMIT %s"
+    "SELECT e.tx::text AS tx, e.global_position, e.stream_id, e.type, e.recorded_at"
+    " FROM events e WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
+    " AND e.tx < pg_snapshot_xmin(pg_current_snapshot())"
+    " ORDER BY e.tx, e.global_position LIMIT %s"
 )
 # The recompute: only match ends, up to a head whose transactions have all ended.
 _FINISH_PAGE: Final = (
-    "SELECT tx::text, global_position, stream_id, recorded_at FROM events"
-    " WHERE (tx, global_position) > (%s::xid8, %s) AND (tx, global_position) <= (%s::xid8, %s)"
-    " AND type = 'MatchFinished' AND stream_id LIKE 'match-%%'"
-    " ORDER BY tx, global_position LIMIT %s"
+    "SELECT e.tx::text AS tx, e.global_position, e.stream_id, e.recorded_at FROM events e"
+    " WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
+    " AND (e.tx, e.global_position) <= (%s::xid8, %s)"
+    " AND e.type = 'MatchFinished' AND e.stream_id LIKE 'match-%%'"
+    " ORDER BY e.tx, e.global_position LIMIT %s"
 )
 
 
@@ -460,8 +463,8 @@ async def head_cursor(engine: AsyncEngine) -> Cursor:
         row = (
             await conn.execute(
                 sa.text(
-                    "SELECT tx::text AS tx, global_position FROM events "
-                    "ORDER BY tx DESC, global_position DESC LIMIT 1"
+                    "SELECT e.tx::text AS tx, e.global_position FROM events e "
+                    "ORDER BY e.tx DESC, e.global_position DESC LIMIT 1"
                 )
             )
         ).first()

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
+from domain.chain import GENESIS
 from services.ranking import consumer as consumer_module
 from services.ranking.consumer import (
     CONSUMER_LOCK,
@@ -20,7 +21,7 @@ from services.ranking.consumer import (
     recompute,
 )
 from services.ranking.ratings import MODELS
-from services.shared.eventstore import EventStore
+from services.shared.eventstore import START, Cursor, EventStore
 
 from .conftest import CPU, write_match
 
@@ -281,3 +282,36 @@ async def index_shapes(engine: AsyncEngine) -> list[tuple[str, str, bool]]:
             )
         ).all()
     return sorted((t, re.sub(r"INDEX \S+ ON", "INDEX ON", d), p) for t, d, p in rows)
+
+
+async def test_global_order_sorts_xids_as_numbers(engine: AsyncEngine) -> None:
+    """Pages follow (tx, position) with tx compared as a number: 99 < 100 < 1000, though
+    "1000" < "99" as text. The events get those tx values explicitly (the column only
+    defaults to the transaction's xid); their streams have no `matches` row: casual."""
+    async with engine.begin() as conn:
+        for tx in (1000, 99, 100):
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO events (tx, stream_id, stream_version, event_id, type,"
+                    " schema_version, data, prev_hash, hash) VALUES (CAST(:tx AS xid8), :s, 0,"
+                    " gen_random_uuid(), 'MatchFinished', 1, '{\"placements\": [1, 2]}', :h, :h)"
+                ),
+                {"tx": str(tx), "s": f"match-x{tx}", "h": GENESIS},
+            )
+    want = ["match-x99", "match-x100", "match-x1000"]
+    assert await consumer_module.head_cursor(engine) == Cursor(1000, 1)
+    async with engine.connect() as conn:
+        driver = await consumer_module._driver(conn)
+        live = await consumer_module._live_page(driver, START, 10)
+        assert [f.stream_id for f in live.finishes] == want
+        assert live.last == Cursor(1000, 1) and live.events == 3
+        upto = await consumer_module._finish_page(driver, START, Cursor(1000, 1), 10)
+        assert [f.stream_id for f in upto.finishes] == want
+        after = await consumer_module._live_page(driver, Cursor(99, 2), 10)
+        assert [f.stream_id for f in after.finishes] == want[1:]
+    # A consumer goes through them (nothing to rate) and stops at the last one.
+    consumer = RankingConsumer(engine, batch=2)
+    assert await consumer.step() == 2
+    assert await consumer.step() == 1
+    async with engine.connect() as conn:
+        assert await consumer_module.read_checkpoint(conn, "ranking") == Cursor(1000, 1)
