@@ -77,101 +77,64 @@ class Occupancy:
         self.block = block
         self.nests = nests
 
-    def after(
-        self, seat: int, piece: int, to: int, captures: Sequence[tuple[int, int]]
-    ) -> Occupancy:
-        """The occupancy once `seat` has moved `piece` to progress `to`, sending the pieces
-        `captures` (`(seat, piece)`, as `domain.moves` generates them) back to their nests.
+    def threat_after(
+        self,
+        seat: int,
+        piece: int,
+        to: int,
+        captures: Sequence[tuple[int, int]],
+        attackers: Sequence[int],
+    ) -> float:
+        """`threat` to `piece` once `seat` has moved it to track progress `to`, sending
+        `captures` home (a move as `domain.moves` generates it: every opponent piece on an
+        unsafe landing square is captured), without building the new position.
 
-        Equal to `Occupancy(board, pieces after the move)`, field by field, but built by
-        patching this one: only the rows and squares the move touches are copied.
+        Equal to `Occupancy(board, pieces after the move).threat(seat, piece, attackers)`.
+        What the move changes for an attacker: nothing of another colour is left on the
+        landing square (a block there if `seat` already stood on it); the square the piece
+        leaves may empty or lose its block, which opens paths; captured pieces go to their
+        nests, from where they may enter onto the landing square.
         """
         board = self.board
-        last = board.last_track
-        double = board.ruleset.blocks == "double"
-        new = Occupancy.__new__(Occupancy)
-        new.board = board
-        pieces = list(self.pieces)
-        squares = list(self.square)
-        stack = self.stack.copy()
+        target = board.track[seat][to]
+        if target in board.safe:
+            return 0.0
+        stack = self.stack
         block = self.block
-        nests = self.nests
-        changed: list[int] = []  # track squares whose stack changed (for blocks)
-
-        row = list(pieces[seat])
-        mine = squares[seat][:]
-        frm = row[piece]
-        row[piece] = to
-        pieces[seat] = row
-        frm_sq = mine[piece]
+        double = board.ruleset.blocks == "double"
+        if double and seat in stack.get(target, ()):
+            return 0.0  # it joins an own piece: a block nobody can land on
+        frm_sq = self.square[seat][piece]
+        gone = -1  # a track square the move empties
         if frm_sq >= 0:
-            there = stack[frm_sq][:]
-            there.remove(seat)
-            if there:
-                stack[frm_sq] = there
-            else:
-                del stack[frm_sq]
-            changed.append(frm_sq)
-        if NEST in (frm, to):
-            nests = nests[:]
-            nests[seat] += (to == NEST) - (frm == NEST)
-        to_sq = board.track[seat][to] if 0 <= to <= last else -1
-        mine[piece] = to_sq
-        squares[seat] = mine
-
-        for s, i in captures:
-            if nests is self.nests:
-                nests = nests[:]
-            nests[s] += 1
-            srow = list(pieces[s])
-            srow[i] = NEST
-            pieces[s] = srow
-            ssq = squares[s][:]
-            sq = ssq[i]
-            ssq[i] = -1
-            squares[s] = ssq
-            if sq >= 0:
-                there = stack[sq][:]
-                there.remove(s)
-                if there:
-                    stack[sq] = there
-                else:
-                    del stack[sq]
-                changed.append(sq)
-
-        if to_sq >= 0:
-            landed = stack.get(to_sq)
-            if landed is None:
-                stack[to_sq] = [seat]
-            else:
-                # keep each stack in seat order, as a fresh build appends them
-                k = len(landed)
-                while k and landed[k - 1] > seat:
-                    k -= 1
-                stack[to_sq] = [*landed[:k], seat, *landed[k:]]
-            changed.append(to_sq)
-
-        if double:
-            for sq in changed:
-                now = stack.get(sq)
-                owner = -1
-                if now is not None:
-                    for k in range(1, len(now)):
-                        if now[k] in now[:k]:
-                            owner = now[k]
-                if owner != block.get(sq, -1):
-                    if block is self.block:
-                        block = block.copy()
+            left = stack[frm_sq]
+            if len(left) == 1:
+                gone = frm_sq
+            elif frm_sq in block:
+                rest = left[:]
+                rest.remove(seat)
+                owner = _block_owner(rest)
+                if owner != block[frm_sq]:
+                    block = block.copy()
                     if owner < 0:
-                        del block[sq]
+                        del block[frm_sq]
                     else:
-                        block[sq] = owner
-        new.pieces = pieces
-        new.square = squares
-        new.stack = stack
-        new.block = block
-        new.nests = nests
-        return new
+                        block[frm_sq] = owner
+        survive = 1.0
+        for a in attackers:
+            if a == seat:
+                continue
+            mask = self._reach(a, target, block, gone)
+            if (
+                captures
+                and board.progress_at[a][target] == 0
+                and not self.nests[a]
+                and any(s == a for s, _ in captures)
+            ):  # its piece captured on its own start square can enter again
+                mask |= face_mask(board.ruleset.enter_on) & _ALL_DICE
+            if mask:
+                survive *= 1.0 - MASK_COUNT[mask] / 6.0
+        return 1.0 - survive
 
     def hit_mask(self, attacker: int, target: int) -> int:
         """Die values with which `attacker` could capture on track square `target` next roll.
@@ -186,37 +149,37 @@ class Occupancy:
         there = self.stack.get(target)
         if there is None or there.count(attacker) == len(there):
             return 0
-        rules = board.ruleset
-        blocks = rules.blocks
+        blocks = board.ruleset.blocks
         block = self.block
         if blocks == "double" and block.get(target, attacker) != attacker:
             return 0
+        return self._reach(attacker, target, block, -1)
+
+    def _reach(self, attacker: int, target: int, block: dict[int, int], gone: int) -> int:
+        """Die values that bring a piece of `attacker` onto `target` (or enter it there),
+        with `block` the blocks in force and `gone` a track square to count as empty."""
+        board = self.board
+        blocks = board.ruleset.blocks
+        at = board.progress_at[attacker]
+        tp = at[target]  # the progress at which an attacker's piece stands on the target
         mask = 0
-        length = board.length
-        last = board.last_track
-        track = board.track[attacker]
-        row = self.pieces[attacker]
-        for i, sq in enumerate(self.square[attacker]):
-            if sq < 0:
-                continue
-            d = (target - sq) % length
-            if not 1 <= d <= 6:
-                continue
-            q = row[i]
-            if q + d > last:
-                continue  # that piece turns into its home column first
-            if mask & (1 << d):
-                continue
-            if blocks == "double" and block:
-                if any(block.get(track[x], attacker) != attacker for x in range(q + 1, q + d)):
-                    continue
-            elif blocks == "no_overtaking" and any(
-                track[x] in self.stack for x in range(q + 1, q + d)
-            ):
-                continue
-            mask |= 1 << d
-        if self.nests[attacker] and track[0] == target:
-            mask |= face_mask(rules.enter_on)
+        for q in self.pieces[attacker]:
+            d = tp - q
+            # 1 <= d with tp <= last: a track piece that reaches the target before its
+            # home column (tp is -2 on the one square the attacker never stands on)
+            if 1 <= d <= 6 and q >= 0 and not mask & (1 << d):
+                if block and blocks == "double":
+                    # a block of another colour strictly between (at[sq]: its progress)
+                    if any(s != attacker and q < at[sq] < tp for sq, s in block.items()):
+                        continue
+                elif blocks == "no_overtaking":
+                    track = board.track[attacker]
+                    stack = self.stack
+                    if any((sq := track[x]) in stack and sq != gone for x in range(q + 1, tp)):
+                        continue
+                mask |= 1 << d
+        if tp == 0 and self.nests[attacker]:
+            mask |= face_mask(board.ruleset.enter_on)
         return mask & _ALL_DICE
 
     def threat(self, seat: int, piece: int, attackers: Sequence[int]) -> float:
@@ -231,6 +194,16 @@ class Occupancy:
             if m:
                 survive *= 1.0 - MASK_COUNT[m] / 6.0
         return 1.0 - survive
+
+
+def _block_owner(seats: Sequence[int]) -> int:
+    """The seat a fresh build records as holding a block in this stack (seat order): the
+    last seat seen twice; -1 for none."""
+    owner = -1
+    for k in range(1, len(seats)):
+        if seats[k] in seats[:k]:
+            owner = seats[k]
+    return owner
 
 
 def opponents(players: int, seat: int, finished: Sequence[int]) -> list[int]:

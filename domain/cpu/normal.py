@@ -67,26 +67,21 @@ def score_moves(state: MatchState, moves: Sequence[Move]) -> list[float]:
         elif frm <= last < to:
             score += HOME_COLUMN
         frm_sq = mine_now[move.piece]
-        if frm_sq >= 0:
-            in_danger = occ.threat(seat, move.piece, foes) > 0.0
-            if double and mine_now.count(frm_sq) == 2:
-                score -= BREAK_BLOCK  # leaving breaks a block of exactly two
-        else:
-            in_danger = False
+        if frm_sq >= 0 and double and mine_now.count(frm_sq) == 2:
+            score -= BREAK_BLOCK  # leaving breaks a block of exactly two
+        # "in danger where it stands" (some foe can hit it) is asked only when it counts
         if to <= last:
-            danger_after = occ.after(seat, move.piece, to, move.captures).threat(
-                seat, move.piece, foes
-            )
+            danger_after = occ.threat_after(seat, move.piece, to, move.captures, foes)
             to_sq = track[to]
             if danger_after > 0.0:
                 score -= DANGER * danger_after * 3.0
-            elif in_danger:
+            elif frm_sq >= 0 and any(occ.hit_mask(a, frm_sq) for a in foes):
                 score += ESCAPE
             if to_sq in safe:
                 score += SAFE_SQUARE
             if double and to_sq in mine_now:
                 score += FORM_BLOCK
-        elif in_danger:
+        elif frm_sq >= 0 and any(occ.hit_mask(a, frm_sq) for a in foes):
             score += ESCAPE
         score += ADVANCE_PER_PROGRESS * max(frm, 0)
         scores.append(score)
