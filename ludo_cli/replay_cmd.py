@@ -5,6 +5,9 @@
 - `ludo replay show FILE` prints a move-by-move account.
 - `ludo replay verify FILE...` checks files offline; exit 0 only when every check of every
   file holds, else 1 and, per failing file, the first failing event and its check.
+- `ludo replay diff OLD NEW` compares two files of one match (an earlier export against
+  today's): exit 0 when NEW holds OLD's events unchanged (and perhaps more), else 1 and
+  the first event where they part.
 - `ludo replay audit [MATCH_ID...|--all]` verifies matches as stored in PostgreSQL.
 
 export, import and audit use `DATABASE_URL` (unset: the embedded PostgreSQL); show and
@@ -50,6 +53,13 @@ def register(subparsers: Any) -> None:
     verify.add_argument("files", type=Path, nargs="+", metavar="FILE")
     verify.add_argument("--json", action="store_true", help="one JSON verdict per line")
     verify.set_defaults(func=_guarded(_verify))
+
+    diff = sub.add_parser(
+        "diff", help="compare two replay files of one match: where does NEW depart from OLD?"
+    )
+    diff.add_argument("old", type=Path, metavar="OLD")
+    diff.add_argument("new", type=Path, metavar="NEW")
+    diff.set_defaults(func=_guarded(_diff))
 
     audit = sub.add_parser("audit", help="verify matches as stored in the database")
     audit.add_argument("match_ids", nargs="*", metavar="MATCH_ID")
@@ -150,6 +160,28 @@ def _show(args: argparse.Namespace) -> int:
             line += f"\n{'':>16}options: {moves or 'none'}"
         print(line)
     return 0 if verdict.ok else 1
+
+
+def _diff(args: argparse.Namespace) -> int:
+    old, new = _read(args.old), _read(args.new)
+    if old.stream_id != new.stream_id:
+        print(f"different matches: {old.stream_id} and {new.stream_id}")
+        return 1
+    for before, after in zip(old.events, new.events, strict=False):
+        if (before.version, before.hash) != (after.version, after.hash):
+            print(f"the files part at event {before.version}:")
+            print(f"  {args.old}: {before.type} {before.data}")
+            print(f"  {args.new}: {after.type} {after.data}")
+            return 1
+    if len(new.events) < len(old.events):
+        print(f"{args.new} lacks events {len(new.events)}-{len(old.events) - 1} of {args.old}")
+        return 1
+    extra = len(new.events) - len(old.events)
+    print(
+        f"{args.new} holds all {len(old.events)} events of {args.old} unchanged"
+        + (f", and {extra} more" if extra else "")
+    )
+    return 0
 
 
 # ---------------------------------------------------------------------------- database

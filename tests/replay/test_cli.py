@@ -78,6 +78,40 @@ class TestVerify:
         assert "other.json: not a readable replay file: `format` must be" in out
 
 
+class TestDiff:
+    def test_identical_and_extended_files_agree(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An export taken mid-match is a prefix of the final one: exit 0, says how many
+        more events the newer file has."""
+        early, final = write(tmp_path, "early.json", events[:50]), write(tmp_path, "f.json", events)
+        assert main(["replay", "diff", str(early), str(final)]) == 0
+        assert f"holds all 50 events of {early} unchanged, and {len(events) - 50} more" in (
+            capsys.readouterr().out
+        )
+
+    def test_rewritten_history_is_located(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A stream rewritten from event i on (every hash recomputed) parts at event i."""
+        i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled) and e.n == 5)
+        roll = events[i]
+        assert isinstance(roll, DieRolled)
+        forged = events[:]
+        forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
+        old, new = write(tmp_path, "old.json", events), write(tmp_path, "new.json", forged)
+        assert main(["replay", "diff", str(old), str(new)]) == 1
+        assert f"the files part at event {i}:" in capsys.readouterr().out
+
+    def test_shorter_new_file_is_reported(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Events missing from the newer file are a difference too."""
+        old, new = write(tmp_path, "old.json", events), write(tmp_path, "new.json", events[:9])
+        assert main(["replay", "diff", str(old), str(new)]) == 1
+        assert "lacks events 9-" in capsys.readouterr().out
+
+
 class TestShow:
     def test_account_move_by_move(
         self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
