@@ -60,11 +60,11 @@ class Occupancy:
         double = board.ruleset.blocks == "double"
         for s, row in enumerate(pieces):
             track = board.track[s]
-            mine = [track[p] if 0 <= p <= last else -1 for p in row]
-            squares.append(mine)
-            nests.append(row.count(NEST))
-            for sq in mine:
-                if sq >= 0:
+            mine: list[int] = []
+            for p in row:
+                if 0 <= p <= last:
+                    sq = track[p]
+                    mine.append(sq)
                     there = stack.get(sq)
                     if there is None:
                         stack[sq] = [s]
@@ -72,6 +72,10 @@ class Occupancy:
                         if double and s in there:
                             block[sq] = s
                         there.append(s)
+                else:
+                    mine.append(-1)
+            squares.append(mine)
+            nests.append(row.count(NEST))
         self.square = squares
         self.stack = stack
         self.block = block
