@@ -26,7 +26,11 @@ from services.match.live import LiveHub, match_socket
 from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
 from services.match.players import PlayersController
-from services.match.replays_web import ReplaysController
+from services.match.replays_web import (
+    ReplaysController,
+    dispute_report_page,
+    replay_viewer_page,
+)
 from services.match.scheduler import Scheduler
 from services.match.service import MatchService
 from services.match.site import healthz, index
@@ -95,6 +99,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         MatchesController,
         RulesController,
         ReplaysController,
+        replay_viewer_page,
+        dispute_report_page,
         match_socket,
         index,
         healthz,

@@ -226,6 +226,7 @@ class ReportOut(msgspec.Struct, kw_only=True):
     match_id: str
     status: str
     placements: list[int] | None
+    board: BoardOut
     seats: list[SeatOut]
     started_at: str | None
     ended_at: str | None
@@ -470,6 +471,8 @@ def _iso(at: datetime | None) -> str | None:
 
 def report_view(m: _Match, connections: Sequence[_Connection]) -> ReportOut:
     """The dispute timeline of a walked match (see ReportOut)."""
+    if m.board is None:  # pragma: no cover - see _load
+        raise AppError(404, "not_found", "this match has no board to show")
     names = [s.name for s in m.created.seats]
     when = [e.recorded_at for e in m.stored]
     prologue: list[tuple[datetime, ReportEntry]] = []
@@ -629,6 +632,7 @@ def report_view(m: _Match, connections: Sequence[_Connection]) -> ReportOut:
         match_id=m.match_id,
         status="finished" if placements is not None else "playing",
         placements=placements,
+        board=_board_out(m.board),
         seats=seats,
         started_at=_iso(started),
         ended_at=_iso(ended),

@@ -4,6 +4,7 @@ dispute report (with the connection log of migration 0005), on a real PostgreSQL
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -324,6 +325,21 @@ async def test_report_of_an_unknown_match_is_404_for_the_operator(op_api: Api) -
         assert (await op_api.call("GET", url)).status_code == 401  # the token first
         r = await op_api.call("GET", url, headers=OPERATOR)
         assert r.status_code == 404 and r.json()["error"] == "not_found"
+
+
+async def test_pages_are_served_under_a_strict_csp(api: Api) -> None:
+    match_id, _, _ = await api.duel()
+    for page in ("replay", "report"):
+        r = await api.call("GET", f"/{page}/{match_id}")
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+        csp = r.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp
+        assert "script-src 'sha256-" in csp and "connect-src 'self'" in csp
+        # No external resource: the only URL is the SVG namespace.
+        assert re.findall(r"https?://[^\s\"'`]+", r.text) in ([], ["http://www.w3.org/2000/svg"])
+        for bad in ("nope", str(uuid.uuid4())):
+            missing = await api.call("GET", f"/{page}/{bad}")
+            assert missing.status_code == 404
 
 
 async def test_openapi_documents_the_replay_endpoints(api: Api) -> None:

@@ -1,0 +1,357 @@
+"""The replay viewer and the dispute report page in a real browser: Debian's Chromium
+driven by Playwright, as in tests/ranking/test_dashboard.py.
+
+The match service runs under uvicorn on a loopback port (the live tests' `Instance`) with
+its deadline worker on, so CPU seats play whole matches by themselves. No Playwright-managed
+browser download: the system's /usr/bin/chromium (CI installs it, see .ci/run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import ConsoleMessage, Page, async_playwright, expect
+from websockets.sync.client import connect
+
+from domain.dice import die_for_roll
+from services.shared.settings import Settings
+
+from .test_live import Instance
+
+CHROMIUM = "/usr/bin/chromium"
+TOKEN = "op-secret"
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"no {CHROMIUM}: apt-get install chromium (.ci/run does) to run the browser tests",
+    ),
+]
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+class Site:
+    """The running service plus a plain HTTP client for setting matches up."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        self.http = httpx.Client(base_url=instance.http, timeout=30)
+
+    def player(self, name: str) -> dict[str, str]:
+        r = self.http.post("/api/players", json={"name": name})
+        assert r.status_code == 201, r.text
+        body = r.json()
+        return {"id": body["id"], "token": body["token"]}
+
+    def start(self, host: dict[str, str], seats: int, rules: dict[str, Any], cpus: int) -> str:
+        """A table of `seats`: the host, `cpus` CPU seats and guests for the rest."""
+        auth = {"Authorization": f"Bearer {host['token']}"}
+        party = self.http.post(
+            "/api/parties",
+            json={"seats": seats, "rules": rules, "client_seed": "host-seed"},
+            headers=auth,
+        ).json()
+        for i in range(seats - 1):
+            if i < cpus:
+                r = self.http.post(
+                    f"/api/parties/{party['id']}/cpus", json={"level": "easy"}, headers=auth
+                )
+            else:
+                guest = self.player(f"guest{i}")
+                r = self.http.post(
+                    f"/api/parties/{party['id']}/join",
+                    json={},
+                    headers={"Authorization": f"Bearer {guest['token']}"},
+                )
+            assert r.status_code == 200, r.text
+        r = self.http.post(f"/api/parties/{party['id']}/start", headers=auth)
+        assert r.status_code == 201, r.text
+        match_id: str = r.json()["match_id"]
+        return match_id
+
+    def wait_finished(self, match_id: str) -> dict[str, Any]:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            state: dict[str, Any] = self.http.get(f"/api/matches/{match_id}").json()
+            if state["status"] == "finished":
+                return state
+            time.sleep(0.1)
+        raise AssertionError("the CPU match did not finish")
+
+    def steps(self, match_id: str) -> dict[str, Any]:
+        model: dict[str, Any] = self.http.get(f"/api/matches/{match_id}/steps").json()
+        return model
+
+
+@pytest.fixture
+def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=database_url,
+        operator_token=TOKEN,
+        cpu_delay=0,
+        scheduler=True,
+        scheduler_poll=0.01,
+        db_pool_size=4,
+    )
+    with Instance(settings) as instance:
+        site = Site(instance)
+        yield site
+        site.http.close()
+
+
+@pytest.fixture
+def cpu_match(site: Site) -> str:
+    """A finished 4-seat cross-board match played by CPUs: the host opens a live
+    connection, leaves the match (a CPU stands in), and the connection closes."""
+    host = site.player("hostess")
+    match_id = site.start(host, 4, {"preset": "standard"}, cpus=3)
+    with connect(site.instance.ws(match_id)) as ws:
+        ws.send(json.dumps({"type": "hello", "token": host["token"]}))
+        while True:
+            frame = ws.recv(timeout=10)
+            if '"hello"' in frame:
+                assert '"seat":0' in frame
+                break
+        r = site.http.post(
+            f"/api/matches/{match_id}/leave",
+            headers={"Authorization": f"Bearer {host['token']}"},
+        )
+        assert r.status_code == 200, r.text
+    site.wait_finished(match_id)
+    return match_id
+
+
+@pytest.fixture
+async def browser_page() -> AsyncIterator[tuple[Page, list[str]]]:
+    """A Chromium page and the console errors it logs (CSP violations among them)."""
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(15_000)
+            errors: list[str] = []
+
+            def on_console(msg: ConsoleMessage) -> None:
+                if msg.type == "error":
+                    errors.append(msg.text)
+
+            page.on("console", on_console)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            yield page, errors
+        finally:
+            await browser.close()
+
+
+async def progresses(page: Page) -> list[str]:
+    return await page.locator("#pieces circle.piece").evaluate_all(
+        "cs => cs.map(c => `${c.dataset.seat}:${c.dataset.piece}:${c.dataset.progress}`)"
+    )
+
+
+async def go_to(page: Page, index: int) -> None:
+    await page.locator("#scrub").evaluate(
+        "(el, i) => { el.value = String(i); el.dispatchEvent(new Event('input')); }", index
+    )
+
+
+async def test_viewer_steps_through_a_finished_cpu_match(
+    site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
+) -> None:
+    page, errors = browser_page
+    model = site.steps(cpu_match)
+    steps = model["steps"]
+    n = len(steps)
+    await page.goto(f"{site.instance.http}/replay/{cpu_match}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+
+    # The board: 52 squares with 8 safe ones, 4 home columns of 5, 4 nests, 16 pieces.
+    assert await page.locator("#board rect.sq").count() == 52
+    assert await page.locator("#board rect.sq.safe").count() == 8
+    assert await page.locator("#board rect.home").count() == 20
+    assert await page.locator("#board circle.nest").count() == 4
+    await expect(page.locator("#pieces circle.piece")).to_have_count(16)
+    await expect(page.locator("#events li")).to_have_count(n)
+
+    # Stepping with the buttons and the keyboard changes the event text.
+    await expect(page.locator("#event-text")).to_have_text(steps[0]["text"])
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+    await page.click("#next")
+    await expect(page.locator("#event-text")).to_have_text(steps[1]["text"])
+    await page.keyboard.press("ArrowRight")
+    await expect(page.locator("#counter")).to_have_text(f"3 / {n}")
+    await expect(page.locator("#event-text")).to_have_text(steps[2]["text"])
+    await page.keyboard.press("ArrowLeft")
+    await expect(page.locator("#event-text")).to_have_text(steps[1]["text"])
+    await page.keyboard.press("End")
+    await expect(page.locator("#event-text")).to_have_text(steps[-1]["text"])
+    await page.click("#first")
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+
+    # Scrubbing to a move puts the board where the model says, and moves one piece.
+    move = next(s for s in steps if s["type"] == "PieceMoved" and s["pieces"] != steps[2]["pieces"])
+    await go_to(page, 2)
+    before = await progresses(page)
+    await go_to(page, move["version"])
+    await expect(page.locator("#event-text")).to_have_text(move["text"])
+    after = await progresses(page)
+    assert after != before
+    expected = sorted(
+        f"{seat}:{piece}:{p}"
+        for seat, row in enumerate(move["pieces"])
+        for piece, p in enumerate(row)
+    )
+    assert sorted(after) == expected
+    await expect(page.locator("#pieces circle.piece.moved")).to_have_count(1)
+
+    # A roll with a choice: every legal move listed, the one played highlighted.
+    roll = next(s for s in steps if s["type"] == "DieRolled" and len(s["options"] or []) >= 2)
+    await go_to(page, roll["version"])
+    await expect(page.locator("#options li")).to_have_count(len(roll["options"]))
+    chosen = page.locator("#options li.chosen")
+    await expect(chosen).to_have_count(1)
+    assert await chosen.get_attribute("data-piece") == str(roll["chosen"])
+    await expect(page.locator("#targets circle.target")).to_have_count(len(roll["options"]))
+    await expect(page.locator("#targets circle.target.chosen")).to_have_count(1)
+    await expect(page.locator("#die-value")).to_have_text(str(roll["die"]))
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT"], full_page=True)
+
+    # Marks on the timeline: the stand-in of the host who left, every capture.
+    assert await page.locator("#timeline line.m-stand-in").count() == 1
+    captures = sum(1 for s in steps if "capture" in s["marks"])
+    assert await page.locator("#timeline line.m-capture").count() == captures
+    await expect(page.locator("#events li .badge.m-stand-in")).to_have_count(1)
+
+    # Fairness: the seed hashes to the commitment, every die re-derived in the page.
+    rolls = [s for s in steps if s["type"] == "DieRolled"]
+    await expect(page.locator("#fair-seed-status")).to_contain_text("matches the commitment")
+    await expect(page.locator("#fair-seed-status")).to_have_class("ok")
+    await expect(page.locator("#fair-dice tbody tr")).to_have_count(len(rolls))
+    await expect(page.locator("#fair-dice tbody tr.ok")).to_have_count(len(rolls))
+    await expect(page.locator("#fair-summary")).to_have_text(
+        f"{len(rolls)} of {len(rolls)} dice match the revealed seed ✓"
+    )
+    derived = await page.locator("#fair-dice tbody td.derived").all_inner_texts()
+    seed = bytes.fromhex(model["fairness"]["server_seed"])
+    client = model["fairness"]["client_seed"]
+    assert derived == [str(die_for_roll(seed, client, r["n"])) for r in rolls]
+    await expect(page.locator("#audit")).to_contain_text("every check holds")
+    # The page's own SHA-256 agrees with hashlib on lengths around the block boundaries.
+    for size in (0, 3, 55, 56, 64, 119, 1000):
+        data = bytes((7 * i + size) % 256 for i in range(size))
+        ours = await page.evaluate(
+            "b => ludoFair.hex(ludoFair.sha256(new Uint8Array(b)))", list(data)
+        )
+        assert ours == hashlib.sha256(data).hexdigest()
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    ("rules", "players", "squares"),
+    [
+        ({"preset": "bga"}, 2, 26),
+        ({"preset": "bga"}, 3, 39),
+        ({"preset": "bga"}, 4, 52),
+        ({"preset": "standard"}, 3, 52),
+    ],
+)
+async def test_viewer_draws_every_board_and_waits_for_the_seed(
+    site: Site,
+    browser_page: tuple[Page, list[str]],
+    rules: dict[str, Any],
+    players: int,
+    squares: int,
+) -> None:
+    """A match being played by guests (nobody acts): the board of its ruleset and player
+    count, and no dice to check until the seed is revealed."""
+    page, errors = browser_page
+    host = site.player("host")
+    match_id = site.start(host, players, rules, cpus=0)
+    await page.goto(f"{site.instance.http}/replay/{match_id}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    assert await page.locator("#board rect.sq").count() == squares
+    assert await page.locator("#board rect.home").count() == 5 * players
+    assert await page.locator("#board circle.nest").count() == players
+    await expect(page.locator("#pieces circle.piece")).to_have_count(4 * players)
+    await expect(page.locator("#fair-summary")).to_contain_text("checkable after the match ends")
+    await expect(page.locator("#fair-seed")).to_have_text("not revealed yet")
+    await expect(page.locator("#fair-dice-wrap")).to_be_hidden()
+    await expect(page.locator("#message")).to_contain_text("still being played")
+    assert errors == []
+
+
+async def test_viewer_of_an_unknown_match_is_404(
+    site: Site, browser_page: tuple[Page, list[str]]
+) -> None:
+    page, _ = browser_page
+    response = await page.goto(f"{site.instance.http}/replay/{uuid.uuid4()}")
+    assert response is not None and response.status == 404
+    await expect(page.locator("h1")).to_have_text("No such match")
+
+
+async def test_report_page_shows_the_timeline_with_the_operator_token(
+    site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
+) -> None:
+    page, errors = browser_page
+    report = site.http.get(
+        f"/api/matches/{cpu_match}/report", headers={"Authorization": f"Bearer {TOKEN}"}
+    ).json()
+    await page.goto(f"{site.instance.http}/report/{cpu_match}")
+    await expect(page.locator("#token")).to_be_visible()
+    await expect(page.locator("#report")).to_be_hidden()
+
+    await page.fill("#token", "not-the-token")
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("#message")).to_contain_text("Wrong or missing operator token")
+    await expect(page.locator("#report")).to_be_hidden()
+
+    await page.fill("#token", TOKEN)
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("#message")).to_be_hidden()
+    await expect(page.locator("#summary tbody tr")).to_have_count(4)
+    await expect(page.locator("#turns .turn")).to_have_count(len(report["turns"]))
+    # The host's live connection and its close, the stand-in, who chose each move.
+    await expect(page.locator("tr.connected")).to_have_count(1)
+    await expect(page.locator("tr.disconnected")).to_have_count(1)
+    await expect(page.locator("tr.m-stand-in")).to_have_count(1)
+    assert await page.locator(".chooser.by-stand-in").count() > 0
+    assert await page.locator(".chooser.by-cpu").count() > 0
+    assert await page.locator("ul.options li.chosen").count() > 0
+    host = page.locator("#summary tbody tr[data-seat='0'] td")
+    cells = await host.all_inner_texts()
+    assert cells[-2:] == ["1", "1"]  # one connect, one disconnect
+    assert cells[7] == "1"  # one stand-in
+
+    if os.environ.get("LUDO_REPORT_SCREENSHOT"):
+        await page.screenshot(path=os.environ["LUDO_REPORT_SCREENSHOT"], full_page=False)
+    # Only the flagged turns: the one where the host left (and its connection changed).
+    await page.check("#only-flagged")
+    visible = page.locator("#turns .turn:visible")
+    assert 1 <= await visible.count() < len(report["turns"])
+    # The token is kept for the tab: a reload goes straight to the report.
+    await page.reload()
+    await expect(page.locator("#turns .turn")).to_have_count(len(report["turns"]))
+    await expect(page.locator("#login")).to_be_hidden()
+    # The one error logged is the refused wrong token; nothing broke the CSP.
+    assert [e for e in errors if "status of 401" not in e] == []
