@@ -16,6 +16,7 @@ from conftest import at_position, roll, row_on, rules
 from domain.board import NEST, board_for
 from domain.commands import CreateMatch, MovePiece, Roll, StartMatch
 from domain.cpu import CPU_LEVELS, choose_move
+from domain.cpu.chance import pick_index
 from domain.cpu.features import Occupancy
 from domain.cpu.hard import choose_hard
 from domain.cpu.normal import choose_normal
@@ -223,6 +224,16 @@ def test_threat_after_a_move_equals_a_fresh_build() -> None:
         assert occ.pieces == pieces  # the position is left as it was
     assert checked > 10_000
     assert nonzero > 1_000
+
+
+def test_pick_index_is_blake2b_of_seed_and_roll_number() -> None:
+    """`chance.pick_index` (an incremental hash from a cached seed prefix) is
+    blake2b-64(f"{seed}:{n}") mod count, the definition replays rely on."""
+    for seed in ("", "s", "12:3", "x" * 100):
+        for n in (*range(300), 10**9):
+            for count in (1, 2, 3, 4, 7):
+                digest = hashlib.blake2b(f"{seed}:{n}".encode(), digest_size=8).digest()
+                assert pick_index(seed, n, count) == int.from_bytes(digest, "big") % count
 
 
 def test_simulate_prints_a_win_rate_table(capsys: pytest.CaptureFixture[str]) -> None:
