@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 
@@ -128,7 +128,7 @@ def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
 # --------------------------------------------------------------------- reading a page
 
 # The match stream's events `match_outcome` looks at; nothing else is read or decoded.
-_OUTCOME_TYPES: Final = ["MatchCreated", "SeatStoodIn", "SeatReclaimed", "MatchFinished"]
+_OUTCOME_TYPES: Final = ("MatchCreated", "SeatStoodIn", "SeatReclaimed", "MatchFinished")
 
 
 class _Finish(NamedTuple):
@@ -175,6 +175,22 @@ _FINISH_PAGE: Final = (
 )
 
 
+_HELD_BACK: Final = (
+    "SELECT EXISTS (SELECT FROM events e WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
+    " AND e.tx >= pg_snapshot_xmin(pg_current_snapshot()))"
+)
+_HELD_BACK_FIRST: Final = 0.01
+
+
+async def _held_back(driver: Any, after: Cursor) -> bool:
+    """Whether committed events after `after` are held back by the xid8 rule (a
+    transaction older than theirs is still running)."""
+    async with driver.cursor() as cur:
+        await cur.execute(_HELD_BACK, (str(after.tx), after.position))
+        row = await cur.fetchone()
+    return bool(row and row[0])
+
+
 async def _live_page(driver: Any, after: Cursor, limit: int) -> _Page:
     async with driver.cursor() as cur:
         await cur.execute(_LIVE_PAGE, (str(after.tx), after.position, limit))
@@ -206,11 +222,12 @@ async def _finish_page(driver: Any, after: Cursor, upto: Cursor, limit: int) -> 
 _RANKED: Final = (
     "SELECT m.stream_id, m.ranked, ARRAY(SELECT e.data::text FROM events e"
     " WHERE e.stream_id = 'party-' || m.party_id AND e.type = 'MatchOpened'"
-    " ORDER BY e.stream_version) FROM matches m WHERE m.stream_id = ANY(%s)"
+    " ORDER BY e.stream_version) FROM matches m WHERE m.stream_id = ANY(%s::text[])"
 )
 _MATCH_EVENTS: Final = (
     "SELECT stream_id, type, schema_version, data::text FROM events"
-    " WHERE stream_id = ANY(%s) AND type = ANY(%s) ORDER BY stream_id, stream_version"
+    " WHERE stream_id = ANY(%s::text[]) AND type = ANY(%s::text[])"
+    " ORDER BY stream_id, stream_version"
 )
 
 
@@ -229,7 +246,7 @@ async def _match_events(driver: Any, streams: Sequence[str]) -> dict[str, list[e
     out: dict[str, list[ev.Event]] = {}
     decode = ev.decode_event
     async with driver.cursor() as cur:
-        await cur.execute(_MATCH_EVENTS, (list(streams), _OUTCOME_TYPES))
+        await cur.execute(_MATCH_EVENTS, (_literal(streams), _literal(_OUTCOME_TYPES)))
         for stream, kind, schema, data in await cur.fetchall():
             out.setdefault(stream, []).append(
                 decode(data.encode(), type_name=kind, schema_version=schema)
@@ -244,7 +261,7 @@ async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, list[
     if not streams:
         return {}
     async with driver.cursor() as cur:
-        await cur.execute(_RANKED, (streams,))
+        await cur.execute(_RANKED, (_literal(streams),))
         ranked = [s for s, table, opened in await cur.fetchall() if _ranked(s, table, opened)]
     if not ranked:
         return {}
@@ -382,7 +399,8 @@ async def _copy(
                 await asyncio.sleep(0)
 
 
-# The live consumer's upsert of a batch's final ratings: one statement, arrays per column.
+# The live consumer's upsert of a batch's final ratings: one statement, one array per
+# column (array literals built by `_literal`).
 _UPSERT: Final = (
     "INSERT INTO {table} (" + _RATING_COLUMNS.names + ") SELECT * FROM unnest("
     "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::float8[], %s::float8[],"
@@ -392,6 +410,29 @@ _UPSERT: Final = (
     " provisional = EXCLUDED.provisional, matches = EXCLUDED.matches,"
     " last_match_at = EXCLUDED.last_match_at"
 )
+
+
+def _literal(values: Iterable[Any]) -> str:
+    """A PostgreSQL array literal of `values` (str, float, int, bool or datetime), to pass
+    as one text parameter cast to the array type.
+
+    psycopg adapts a Python list element by element in Python (about 3 µs each); this is
+    a join. Strings are quoted and escaped; datetimes go as ISO 8601 with their offset;
+    floats as `repr`, the shortest text that reads back to the same double, so nothing
+    is lost."""
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            out.append('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"')
+        elif isinstance(v, datetime):
+            out.append('"' + v.isoformat() + '"')
+        elif isinstance(v, float):
+            out.append(repr(v))
+        elif isinstance(v, bool | int):
+            out.append(str(v))
+        else:
+            raise TypeError(f"no array literal for {type(v).__name__}")
+    return "{" + ",".join(out) + "}"
 
 
 async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables) -> int:
@@ -409,8 +450,8 @@ async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables)
     async with driver.cursor() as cur:
         await cur.execute(
             f"SELECT model, player_id, mu, sigma, volatility, matches FROM {tables.ratings}"
-            " WHERE player_id = ANY(%s) ORDER BY model, player_id FOR UPDATE",
-            (ids,),
+            " WHERE player_id = ANY(%s::text[]) ORDER BY model, player_id FOR UPDATE",
+            (_literal(ids),),
         )
         for model, pid, mu, sigma, volatility, matches in await cur.fetchall():
             if model in book.skills:
@@ -425,7 +466,7 @@ async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables)
             rated += 1
     columns = list(zip(*book.rating_rows(), strict=True))
     async with driver.cursor() as cur:
-        await cur.execute(_UPSERT.format(table=tables.ratings), [list(c) for c in columns])
+        await cur.execute(_UPSERT.format(table=tables.ratings), [_literal(c) for c in columns])
     await _copy(driver, tables.changes, _CHANGE_COLUMNS, book.changes)
     return rated
 
@@ -494,6 +535,10 @@ class RankingConsumer:
         self.poll = poll
         self.standby_poll = standby_poll
         self.active = False  # holds the advisory lock and consumes
+        # After a short batch: committed events after it that the xid8 rule still holds
+        # back (an older transaction is running). `run()` then looks again soon instead
+        # of waiting for the next hint or the poll.
+        self.held_back = False
 
     async def step(self) -> int:
         """One batch in one transaction; returns the number of events read (0: caught up).
@@ -506,10 +551,14 @@ class RankingConsumer:
             driver = await _driver(conn)
             page = await _live_page(driver, cursor, self.batch)
             if page.last is None:
+                self.held_back = await _held_back(driver, cursor)
                 return 0
             rated = await _apply_batch(driver, page.finishes, LIVE)
             await _write_checkpoint(conn, self.name, page.last)
             events = page.events
+        if events < self.batch:
+            async with self.engine.connect() as conn:
+                self.held_back = await _held_back(await _driver(conn), page.last)
         if rated:
             _log.info("matches_rated", matches=rated, events=events)
         return events
@@ -565,11 +614,19 @@ class RankingConsumer:
                 self.active = False
 
     async def _consume(self, lock_conn: AsyncConnection) -> None:
+        backoff = _HELD_BACK_FIRST
         async with self.store.listen() as listener:
             while True:
                 if await self.step() >= self.batch:
                     continue
-                await listener.wait(self.poll)
+                if self.held_back:
+                    # Committed, not yet in the global order: no new hint will come for
+                    # it, so look again soon (10 ms, doubling, up to the poll interval).
+                    await listener.wait(backoff)
+                    backoff = min(backoff * 2, self.poll)
+                else:
+                    backoff = _HELD_BACK_FIRST
+                    await listener.wait(self.poll)
                 # The lock lives as long as its connection: check that it is still there.
                 await lock_conn.execute(sa.text("SELECT 1"))
 
