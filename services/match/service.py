@@ -11,9 +11,12 @@ handlers and the deadline scheduler alike:
    whatever the command carried;
 4. `decide` -> a rejection raises (nothing is written) or events; a finishing command also
    gets `SeedRevealed`;
-5. one transaction: the match's deadline row is set (locked first, so a scheduler holding it
-   is waited for), then the events are appended at the folded version (`append_in`);
-   commit, then NOTIFY (on the same connection, in its own autocommit transaction).
+5. the append: from an HTTP request, ONE autocommit statement
+   (`EventStore.append_statement`) that locks the match's deadline row (so a scheduler
+   holding it is waited for), appends the events at the folded version after the hash
+   the fold ended on, records the command id and sets the deadline row; then NOTIFY on
+   the same connection. From the scheduler, the same writes inside its transaction
+   (`append_in`), committed by it.
 
 The server seed is read from `match_seeds` only to roll and to reveal; it is never logged
 and never leaves this module before `SeedRevealed`. It is kept in this process's memory
@@ -38,6 +41,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import party as pd
+from domain.chain import GENESIS
 from domain.commands import (
     Command,
     CreateMatch,
@@ -62,6 +66,7 @@ from services.shared.eventstore import (
     AppendResult,
     ConcurrencyError,
     EventStore,
+    SideWrite,
     StoredEvent,
 )
 from services.shared.settings import Settings
@@ -91,6 +96,10 @@ class MatchRow(msgspec.Struct, frozen=True):
     party_id: str
     turn_limit: int | None
     ranked: bool
+
+
+# A match written without the service (imported, say) has no row: no timers.
+_NO_ROW = MatchRow("", None, False)
 
 
 def match_stream(match_id: str) -> str:
@@ -131,6 +140,26 @@ _SET_DEADLINE = sa.text(
     """
 )
 _DELETE_DEADLINE = sa.text("DELETE FROM turn_deadlines WHERE stream_id = :stream_id")
+# The same two writes as side writes of `EventStore.append_statement` (driver-level SQL).
+_SET_DEADLINE_SIDE = """
+    INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
+    SELECT %(dl_stream)s, now() + make_interval(secs => %(dl_secs)s), %(dl_version)s,
+           %(dl_kind)s
+      FROM appended
+    ON CONFLICT (stream_id) DO UPDATE
+        SET due_at = EXCLUDED.due_at,
+            expected_version = EXCLUDED.expected_version,
+            kind = EXCLUDED.kind
+    RETURNING 1
+"""
+# Taken before the events go in: the scheduler holds this row while it fires a deadline
+# and appends, so this statement waits for it and then loses the race cleanly (409).
+_LOCK_DEADLINE = "SELECT 1 FROM turn_deadlines WHERE stream_id = %(dl_stream)s FOR UPDATE"
+_DELETE_DEADLINE_SIDE = """
+    DELETE FROM turn_deadlines
+     WHERE stream_id = %(dl_stream)s AND EXISTS (SELECT 1 FROM appended)
+    RETURNING 1
+"""
 _CONNECTED = sa.text(
     """
     INSERT INTO seat_presence (stream_id, seat, connections) VALUES (:stream_id, :seat, 1)
@@ -175,7 +204,8 @@ class MatchService:
         self.engine = engine
         self.store = store
         self.settings = settings
-        self._states: OrderedDict[str, MatchState] = OrderedDict()  # LRU of match folds
+        # LRU of match folds, each with the hash of its last event (to extend the chain).
+        self._states: OrderedDict[str, tuple[MatchState, bytes]] = OrderedDict()
         # Never logged, never returned: the seed leaves only through SeedRevealed.
         self._seeds: OrderedDict[str, bytes] = OrderedDict()
         self._rows: OrderedDict[str, MatchRow] = OrderedDict()
@@ -426,16 +456,23 @@ class MatchService:
         cached version always come from the database, so the state is never staler than
         a fresh read, and every append still checks the version it was decided on.
         """
+        return (await self._state_and_head(stream))[0]
+
+    async def _state_and_head(self, stream: str) -> tuple[MatchState, bytes]:
+        """`_state`, and the hash of the stream's last event (GENESIS: no events)."""
         cached = self._states.get(stream)
-        state = MatchState() if cached is None else cached.copy()
-        for event in await self.store.read_events(stream, state.version):
+        state, head = (MatchState(), GENESIS) if cached is None else (cached[0].copy(), cached[1])
+        events, last_hash = await self.store.read_events_and_hash(stream, state.version)
+        for event in events:
             apply(state, event)
+        if last_hash is not None:
+            head = last_hash
         if state.version:
-            self._states[stream] = state.copy()
+            self._states[stream] = (state.copy(), head)
             self._states.move_to_end(stream)
             while len(self._states) > _STATE_CACHE:
                 self._states.popitem(last=False)
-        return state
+        return state, head
 
     async def load_match(self, match_id: str) -> tuple[MatchState, list[StoredEvent]]:
         """The folded state and stored events of a match (404 if unknown)."""
@@ -483,13 +520,17 @@ class MatchService:
             ).one_or_none()
         return None if row is None else (row.kind, row.due_at.isoformat())
 
-    async def _seed(self, conn: AsyncConnection, stream: str) -> bytes:
-        """The match's server seed: from this process's memory, else `match_seeds`."""
+    async def _seed(self, conn: AsyncConnection | None, stream: str) -> bytes:
+        """The match's server seed: from this process's memory, else `match_seeds` (on
+        `conn`, or on a connection of its own)."""
         if (cached := self._seeds.get(stream)) is not None:
             return cached
-        seed = await conn.scalar(
-            sa.text("SELECT server_seed FROM match_seeds WHERE stream_id = :s"), {"s": stream}
-        )
+        query = sa.text("SELECT server_seed FROM match_seeds WHERE stream_id = :s")
+        if conn is None:
+            async with self._reader.connect() as own:
+                seed = await own.scalar(query, {"s": stream})
+        else:
+            seed = await conn.scalar(query, {"s": stream})
         if seed is None:  # pragma: no cover - written with MatchCreated
             raise RuntimeError(f"no seed stored for {stream}")
         seed = bytes(seed)
@@ -515,7 +556,7 @@ class MatchService:
             done = await self.store.find_command(command_id, stream)
             if done is not None:
                 return done
-        state = await self._state(stream)
+        state, head = await self._state_and_head(stream)
         if state.status == "new":
             raise AppError(404, "not_found", "no such match")
         if expected_version is not None and state.version != expected_version:
@@ -526,34 +567,27 @@ class MatchService:
                 return await self._decide_and_append(
                     conn, stream, state, command, actor, command_id
                 )
-        async with self.engine.connect() as own:
-            try:
-                async with own.begin():
-                    # Our own transaction: no savepoint needed around the append (a
-                    # conflict aborts it all, deadline row included, and is resolved below).
-                    result = await self._decide_and_append(
-                        own, stream, state, command, actor, command_id, savepoint=False
-                    )
-            except sa.exc.IntegrityError as exc:
-                if not self.store.is_conflict(exc):
-                    raise
-                # Rolled back: a racing retry of this command won (its first outcome), or
-                # another command did (ConcurrencyError).
-                return await self.store.resolve(stream, state.version, command_id)
-            await self.store.notify(result, own)
+        # No caller's transaction: the events, the command record and the deadline row
+        # go in as one statement, which is atomic on its own (`append_statement`).
+        events, after, command = await self._decide(None, stream, state, command)
+        row = self._rows.get(stream) or await self.match_row(match_id) or _NO_ROW
+        result = await self.store.append_statement(
+            stream,
+            state.version,
+            head,
+            events,
+            command_id=command_id,
+            metadata={"actor": actor},
+            side=[self._deadline_write(stream, after, row)],
+        )
+        self._log_command(result, command, actor, events)
         return result
 
-    async def _decide_and_append(
-        self,
-        conn: AsyncConnection,
-        stream: str,
-        state: MatchState,
-        command: Command,
-        actor: str,
-        command_id: str | None,
-        *,
-        savepoint: bool = True,
-    ) -> AppendResult:
+    async def _decide(
+        self, conn: AsyncConnection | None, stream: str, state: MatchState, command: Command
+    ) -> tuple[list[Event], MatchState, Command]:
+        """The events of `command` (with the fair die, and the seed reveal when they end
+        the match), the state after them, and the command as decided."""
         if isinstance(command, Roll):
             # The die is never the caller's: it is the fair derivation of DESIGN.md §4.
             die = None
@@ -572,6 +606,32 @@ class MatchService:
             assert isinstance(reveal, list)
             fold(reveal, after)
             events.extend(reveal)
+        return events, after, command
+
+    def _log_command(
+        self, result: AppendResult, command: Command, actor: str, events: list[Event]
+    ) -> None:
+        if not result.duplicate:
+            _log.info(
+                "match_command",
+                command=type(command).__name__,
+                actor=actor,
+                version=result.next_version,
+                events=[type(e).__name__ for e in events],
+            )
+
+    async def _decide_and_append(
+        self,
+        conn: AsyncConnection,
+        stream: str,
+        state: MatchState,
+        command: Command,
+        actor: str,
+        command_id: str | None,
+        *,
+        savepoint: bool = True,
+    ) -> AppendResult:
+        events, after, command = await self._decide(conn, stream, state, command)
         row = await self._match_row_in(conn, stream)
         await self._set_deadline(conn, stream, after, row)
         result = await self.store.append_in(
@@ -583,36 +643,44 @@ class MatchService:
             metadata={"actor": actor},
             savepoint=savepoint,
         )
-        if not result.duplicate:
-            _log.info(
-                "match_command",
-                command=type(command).__name__,
-                actor=actor,
-                version=result.next_version,
-                events=[type(e).__name__ for e in events],
-            )
+        self._log_command(result, command, actor, events)
         return result
 
     async def _match_row_in(self, conn: AsyncConnection, stream: str) -> MatchRow:
         row = self._rows.get(stream) or await self._load_row(conn, stream)
-        if row is None:  # a match written without the service: no timers (not cached)
-            return MatchRow("", None, False)
-        return row
+        return _NO_ROW if row is None else row
+
+    def _deadline_timing(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
+        """The kind and length of the match's next deadline; None: no deadline."""
+        if state.status != "playing":
+            return None
+        if cpu_controls(state, state.turn):
+            return "cpu", self.settings.cpu_delay
+        if row.turn_limit:
+            return "turn", float(row.turn_limit)
+        return None
+
+    def _deadline_write(self, stream: str, state: MatchState, row: MatchRow) -> SideWrite:
+        """`_set_deadline` as a side write of `append_statement`."""
+        timing = self._deadline_timing(state, row)
+        if timing is None:
+            return SideWrite(_DELETE_DEADLINE_SIDE, {"dl_stream": stream}, _LOCK_DEADLINE)
+        kind, secs = timing
+        return SideWrite(
+            _SET_DEADLINE_SIDE,
+            {"dl_stream": stream, "dl_secs": secs, "dl_version": state.version, "dl_kind": kind},
+            _LOCK_DEADLINE,
+        )
 
     async def _set_deadline(
         self, conn: AsyncConnection, stream: str, state: MatchState, row: MatchRow
     ) -> None:
         """The match's one deadline row, derived from the state after the append."""
-        if state.status != "playing":
+        timing = self._deadline_timing(state, row)
+        if timing is None:
             await conn.execute(_DELETE_DEADLINE, {"stream_id": stream})
             return
-        if cpu_controls(state, state.turn):
-            kind, secs = "cpu", self.settings.cpu_delay
-        elif row.turn_limit:
-            kind, secs = "turn", float(row.turn_limit)
-        else:
-            await conn.execute(_DELETE_DEADLINE, {"stream_id": stream})
-            return
+        kind, secs = timing
         await conn.execute(
             _SET_DEADLINE,
             {"stream_id": stream, "secs": secs, "version": state.version, "kind": kind},
