@@ -173,18 +173,33 @@ class Occupancy:
             # home column (tp is -2 on the one square the attacker never stands on)
             if 1 <= d <= 6 and q >= 0 and not mask & (1 << d):
                 if block and blocks == "double":
-                    # a block of another colour strictly between (at[sq]: its progress)
-                    if any(s != attacker and q < at[sq] < tp for sq, s in block.items()):
-                        continue
+                    for sq, s in block.items():
+                        if s != attacker and q < at[sq] < tp:
+                            break  # a block of another colour in between (at: its progress)
+                    else:
+                        mask |= 1 << d
                 elif blocks == "no_overtaking":
                     track = board.track[attacker]
                     stack = self.stack
-                    if any((sq := track[x]) in stack and sq != gone for x in range(q + 1, tp)):
-                        continue
-                mask |= 1 << d
+                    for x in range(q + 1, tp):
+                        sq = track[x]
+                        if sq in stack and sq != gone:
+                            break  # a piece in between
+                    else:
+                        mask |= 1 << d
+                else:
+                    mask |= 1 << d
         if tp == 0 and self.nests[attacker]:
             mask |= face_mask(board.ruleset.enter_on)
         return mask & _ALL_DICE
+
+    def hit_by_any(self, square: int, attackers: Sequence[int]) -> bool:
+        """True when some attacker could capture on `square` with some value of its next
+        roll (`threat(...) > 0` for a piece standing there, without the arithmetic)."""
+        for a in attackers:  # noqa: SIM110 (a loop: no generator to create, on a hot path)
+            if self.hit_mask(a, square):
+                return True
+        return False
 
     def threat(self, seat: int, piece: int, attackers: Sequence[int]) -> float:
         """Chance that one of `attackers` can capture this piece with their next roll

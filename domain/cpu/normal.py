@@ -75,13 +75,13 @@ def score_moves(state: MatchState, moves: Sequence[Move]) -> list[float]:
             to_sq = track[to]
             if danger_after > 0.0:
                 score -= DANGER * danger_after * 3.0
-            elif frm_sq >= 0 and any(occ.hit_mask(a, frm_sq) for a in foes):
+            elif frm_sq >= 0 and occ.hit_by_any(frm_sq, foes):
                 score += ESCAPE
             if to_sq in safe:
                 score += SAFE_SQUARE
             if double and to_sq in mine_now:
                 score += FORM_BLOCK
-        elif frm_sq >= 0 and any(occ.hit_mask(a, frm_sq) for a in foes):
+        elif frm_sq >= 0 and occ.hit_by_any(frm_sq, foes):
             score += ESCAPE
         score += ADVANCE_PER_PROGRESS * max(frm, 0)
         scores.append(score)
