@@ -595,8 +595,19 @@ def report_view(m: _Match, connections: Sequence[_Connection]) -> ReportOut:
             turns[i].entries.append((c.at, entry))
 
     def ordered(entries: list[tuple[datetime, ReportEntry]]) -> list[ReportEntry]:
-        # Stable: events keep their stream order; a connection at the same instant follows.
-        return [e for _, e in sorted(entries, key=lambda x: x[0])]
+        """Events in stream order (never re-sorted by time: a transaction's clock is its
+        start), each connection placed before the first event recorded after it."""
+        events = [e for e in entries if e[1].kind == "event"]
+        links = sorted((e for e in entries if e[1].kind != "event"), key=lambda e: e[0])
+        out: list[ReportEntry] = []
+        i = 0
+        for at, entry in events:
+            while i < len(links) and links[i][0] < at:
+                out.append(links[i][1])
+                i += 1
+            out.append(entry)
+        out.extend(entry for _, entry in links[i:])
+        return out
 
     placements = _placements(m)
     seats = _seats(m)
