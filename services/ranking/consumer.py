@@ -1,12 +1,16 @@
 """The ranking consumer: finished ranked matches -> rating changes, exactly once.
 
-It follows the global cursor (`EventStore.read_all`, DESIGN.md §3), woken by the NOTIFY
-hints and polling as a fallback. For each batch, ONE transaction:
+It follows the global cursor (DESIGN.md §3: `(tx, global_position)`, only rows with
+`tx < pg_snapshot_xmin(pg_current_snapshot())`, the rule of `EventStore.read_all`), woken
+by the NOTIFY hints and polling as a fallback. For each batch, ONE transaction:
 
 1. locks its checkpoint row (`consumer_checkpoints`, `SELECT … FOR UPDATE`) and reads the
    cursor from it, never from memory;
-2. reads the events after that cursor; for every `MatchFinished` of a ranked match it
-   rates the match in every model (`ratings`, `rating_changes`);
+2. reads the events after that cursor (cursor columns only); for all the `MatchFinished`
+   of ranked matches among them it reads what rating needs in two queries, locks the
+   players' `ratings` rows in one, rates the matches in order in memory (every model),
+   and writes with one upsert (`ratings`) and one COPY (`rating_changes`): a fixed
+   number of statements per batch, not per match;
 3. moves the checkpoint to the last event read, and commits.
 
 Effects and checkpoint commit together, so a crash at any point leaves either both or
@@ -25,7 +29,9 @@ What counts (DESIGN.md §6, RULES.md §4):
   `MatchFinished.placements`; several such players share that last place).
 - Fewer than two distinct rated players: nothing is rated (the checkpoint still moves).
 
-`recompute()` rebuilds everything from the log into new tables and swaps them in.
+`recompute()` rebuilds everything from the log into new tables and swaps them in, as a
+pipeline of pages (see there). It and the live consumer rate with the same `_Book.rate`,
+so the same log gives bit-identical ratings either way.
 """
 
 from __future__ import annotations
@@ -638,26 +644,25 @@ async def ratings_hash(engine: AsyncEngine, table: str = "ratings") -> tuple[str
     """sha256 over every rating row (exact float bits), and the number of rows."""
     digest = hashlib.sha256()
     async with engine.connect() as conn:
-        rows = (
-            await conn.execute(
-                sa.text(
-                    "SELECT model, player_id, mu, sigma, volatility, rating, provisional, "
-                    f"matches, last_match_at FROM {table} ORDER BY model, player_id"
-                )
+        auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        async with (await _driver(auto)).cursor() as cur:
+            await cur.execute(
+                "SELECT model, player_id, mu, sigma, volatility, rating, provisional, "
+                f"matches, last_match_at FROM {table} ORDER BY model, player_id"
             )
-        ).all()
-    for r in rows:
+            rows = await cur.fetchall()
+    for model, player, mu, sigma, volatility, rating, provisional, matches, at in rows:
         line = "|".join(
             (
-                r.model,
-                r.player_id,
-                float(r.mu).hex(),
-                float(r.sigma).hex(),
-                float(r.volatility).hex(),
-                float(r.rating).hex(),
-                str(int(r.provisional)),
-                str(r.matches),
-                r.last_match_at.isoformat(),
+                model,
+                player,
+                float(mu).hex(),
+                float(sigma).hex(),
+                float(volatility).hex(),
+                float(rating).hex(),
+                str(int(provisional)),
+                str(matches),
+                at.isoformat(),
             )
         )
         digest.update(line.encode() + b"\n")
@@ -668,7 +673,7 @@ async def ratings_hash(engine: AsyncEngine, table: str = "ratings") -> tuple[str
 
 
 async def recompute(
-    engine: AsyncEngine, store: EventStore | None = None, *, batch: int = 5000
+    engine: AsyncEngine, store: EventStore | None = None, *, batch: int = 2000
 ) -> str:
     """Rebuild all ratings from the log into new tables and swap them in (blue/green).
 
@@ -701,8 +706,7 @@ async def recompute(
             head = await head_cursor(engine)
             await _wait_for_transactions(engine, head)
             matches = await _rebuild(engine, head, batch)
-            async with engine.begin() as conn:
-                await _index_next(conn)
+            await _index_next(engine)
             async with engine.begin() as conn:
                 await read_checkpoint(conn, CHECKPOINT, lock=True)
                 for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
@@ -801,39 +805,67 @@ async def _create_next(conn: AsyncConnection) -> None:
         )
 
 
-async def _index_next(conn: AsyncConnection) -> None:
-    """Gives the `NEXT` tables every index of the live ones (the primary key as such)."""
-    for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
-        indexes = (
-            await conn.execute(
-                sa.text(
-                    "SELECT c.relname, i.indisprimary, i.indisunique,"
-                    " pg_get_indexdef(i.indexrelid) FROM pg_index i"
-                    " JOIN pg_class c ON c.oid = i.indexrelid"
-                    " WHERE i.indrelid = CAST(:t AS regclass) ORDER BY c.relname"
-                ),
-                {"t": live},
-            )
-        ).all()
-        for index, primary, unique, definition in indexes:
-            # "CREATE [UNIQUE] INDEX name ON [ONLY] schema.table USING method (...) ...":
-            # the same method, keys and options, on the new table, named after the live
-            # index ("ratings_leaderboard_idx" -> "ratings_next_leaderboard_idx", or with
-            # a digit while the live table holds that name from the previous recompute).
-            _, _, using = definition.partition(" USING ")
-            role = index.removeprefix(f"{new}_").removeprefix(f"{live}_").rstrip("0123456789")
-            name = await _free_name(conn, f"{new}_{role}")
-            kind = "UNIQUE INDEX" if unique else "INDEX"
-            await conn.execute(sa.text(f"CREATE {kind} {name} ON {new} USING {using}"))
-            if primary:
-                await conn.execute(sa.text(f"ALTER TABLE {new} ADD PRIMARY KEY USING INDEX {name}"))
+async def _index_next(engine: AsyncEngine) -> None:
+    """Gives the `NEXT` tables every index of the live ones (the primary key as such).
+
+    The indexes are built side by side, each on its own connection and transaction
+    (CREATE INDEX takes a SHARE lock, which does not conflict with itself), with room to
+    sort in memory; then one transaction turns the unique index of each primary key into
+    the table's primary key."""
+    builds: list[str] = []
+    keys: list[tuple[str, str]] = []
+    async with engine.connect() as conn:
+        taken: set[str] = set()
+        for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+            indexes = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT c.relname, i.indisprimary, i.indisunique,"
+                        " pg_get_indexdef(i.indexrelid) FROM pg_index i"
+                        " JOIN pg_class c ON c.oid = i.indexrelid"
+                        " WHERE i.indrelid = CAST(:t AS regclass) ORDER BY c.relname"
+                    ),
+                    {"t": live},
+                )
+            ).all()
+            for index, primary, unique, definition in indexes:
+                # "CREATE [UNIQUE] INDEX name ON [ONLY] schema.table USING method (...)":
+                # the same method, keys and options, on the new table, named after the
+                # live index ("ratings_leaderboard_idx" -> "ratings_next_leaderboard_idx",
+                # with a digit while the live table holds that name from the last rebuild).
+                _, _, using = definition.partition(" USING ")
+                role = index.removeprefix(f"{new}_").removeprefix(f"{live}_")
+                name = await _free_name(conn, f"{new}_{role.rstrip('0123456789')}", taken)
+                taken.add(name)
+                kind = "UNIQUE INDEX" if unique else "INDEX"
+                builds.append(f"CREATE {kind} {name} ON {new} USING {using}")
+                if primary:
+                    keys.append((new, name))
+    slots = asyncio.Semaphore(_INDEX_BUILDS)
+
+    async def build(statement: str) -> None:
+        async with slots, engine.begin() as conn:
+            await conn.execute(sa.text(f"SET LOCAL maintenance_work_mem = '{_INDEX_MEMORY}'"))
+            await conn.execute(sa.text(statement))
+
+    await asyncio.gather(*(build(b) for b in builds))
+    async with engine.begin() as conn:
+        for table, name in keys:
+            await conn.execute(sa.text(f"ALTER TABLE {table} ADD PRIMARY KEY USING INDEX {name}"))
 
 
-async def _free_name(conn: AsyncConnection, base: str) -> str:
-    """`base`, or `base1`, `base2`, ...: the first name no relation uses yet."""
+_INDEX_BUILDS: Final = 3  # index builds at once (connections)
+_INDEX_MEMORY: Final = "256MB"  # maintenance_work_mem of each build
+
+
+async def _free_name(conn: AsyncConnection, base: str, taken: set[str]) -> str:
+    """`base`, or `base1`, `base2`, ...: the first name that neither a relation nor
+    `taken` uses yet."""
     n = 0
     while True:
         name = base if n == 0 else f"{base}{n}"
-        if await conn.scalar(sa.text("SELECT to_regclass(:n) IS NULL"), {"n": name}):
+        if name not in taken and await conn.scalar(
+            sa.text("SELECT to_regclass(:n) IS NULL"), {"n": name}
+        ):
             return name
         n += 1
