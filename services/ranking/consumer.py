@@ -152,6 +152,9 @@ class _Page(NamedTuple):
     finishes: list[_Finish]
     last: Cursor | None
     events: int  # how many were read
+    # Live pages: whether committed events after the cursor were left out by the xid8
+    # rule (a transaction older than theirs still runs), as of the same snapshot.
+    held_back: bool = False
 
 
 async def _driver(conn: AsyncConnection) -> Any:
@@ -162,14 +165,20 @@ async def _driver(conn: AsyncConnection) -> Any:
 
 # Every event after the cursor whose transaction is older than every running one
 # (`EventStore.read_all`'s rule, DESIGN.md §3), cheap columns only: the live consumer
-# needs the cursor of every event (its checkpoint) but the data of none.
-# (`e.tx`, not `tx`, in ORDER BY: a bare `tx` would name the output column `tx::text`
-# and sort xids as strings, "999" after "1000".)
+# needs the cursor of every event (its checkpoint) but the data of none. In the same
+# statement (same snapshot), whether committed events after the cursor were left out by
+# that rule; the one-row `h` on the left keeps that answer when the page is empty.
+# (Order by `tx8`, the xid8 itself: `tx` is its text, and "999" sorts after "1000".)
 _LIVE_PAGE: Final = (
-    "SELECT e.tx::text AS tx, e.global_position, e.stream_id, e.type, e.recorded_at"
-    " FROM events e WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
+    "SELECT p.tx, p.global_position, p.stream_id, p.type, p.recorded_at, h.held FROM"
+    " (SELECT EXISTS (SELECT FROM events e WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
+    " AND e.tx >= pg_snapshot_xmin(pg_current_snapshot())) AS held) h"
+    " LEFT JOIN LATERAL (SELECT e.tx AS tx8, e.tx::text AS tx, e.global_position,"
+    " e.stream_id, e.type, e.recorded_at FROM events e"
+    " WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
     " AND e.tx < pg_snapshot_xmin(pg_current_snapshot())"
-    " ORDER BY e.tx, e.global_position LIMIT %s"
+    " ORDER BY e.tx, e.global_position LIMIT %s) p ON true"
+    " ORDER BY p.tx8, p.global_position"
 )
 # The recompute: only match ends, up to a head whose transactions have all ended.
 _FINISH_PAGE: Final = (
@@ -181,34 +190,23 @@ _FINISH_PAGE: Final = (
 )
 
 
-_HELD_BACK: Final = (
-    "SELECT EXISTS (SELECT FROM events e WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
-    " AND e.tx >= pg_snapshot_xmin(pg_current_snapshot()))"
-)
-_HELD_BACK_FIRST: Final = 0.01
-
-
-async def _held_back(driver: Any, after: Cursor) -> bool:
-    """Whether committed events after `after` are held back by the xid8 rule (a
-    transaction older than theirs is still running)."""
-    async with driver.cursor() as cur:
-        await cur.execute(_HELD_BACK, (str(after.tx), after.position))
-        row = await cur.fetchone()
-    return bool(row and row[0])
+_HELD_BACK_FIRST: Final = 0.01  # s: the first look again at held-back events
 
 
 async def _live_page(driver: Any, after: Cursor, limit: int) -> _Page:
+    cursor = (str(after.tx), after.position)
     async with driver.cursor() as cur:
-        await cur.execute(_LIVE_PAGE, (str(after.tx), after.position, limit))
+        await cur.execute(_LIVE_PAGE, (*cursor, *cursor, limit))
         rows = await cur.fetchall()
-    if not rows:
-        return _Page([], None, 0)
+    held = bool(rows and rows[0][5])
+    if not rows or rows[0][0] is None:
+        return _Page([], None, 0, held)
     finishes = [
         _Finish(stream, position, at)
-        for _, position, stream, kind, at in rows
+        for _, position, stream, kind, at, _ in rows
         if kind == "MatchFinished" and stream.startswith("match-")
     ]
-    return _Page(finishes, Cursor(int(rows[-1][0]), int(rows[-1][1])), len(rows))
+    return _Page(finishes, Cursor(int(rows[-1][0]), int(rows[-1][1])), len(rows), held)
 
 
 async def _finish_page(driver: Any, after: Cursor, upto: Cursor, limit: int) -> _Page:
@@ -247,13 +245,14 @@ def _ranked(stream_id: str, table_ranked: bool, opened: Sequence[str]) -> bool:
     return bool(table_ranked)
 
 
-async def _match_events(driver: Any, streams: Sequence[str]) -> dict[str, list[ev.Event]]:
-    """The events `match_outcome` needs of every stream, decoded, in stream order."""
+def _decode_events(
+    rows: Sequence[tuple[str, str, int, str]], streams: set[str]
+) -> dict[str, list[ev.Event]]:
+    """The `_MATCH_EVENTS` rows of `streams`, decoded (and upcast), per stream in order."""
     out: dict[str, list[ev.Event]] = {}
     decode = ev.decode_event
-    async with driver.cursor() as cur:
-        await cur.execute(_MATCH_EVENTS, (_literal(streams), _literal(_OUTCOME_TYPES)))
-        for stream, kind, schema, data in await cur.fetchall():
+    for stream, kind, schema, data in rows:
+        if stream in streams:
             out.setdefault(stream, []).append(
                 decode(data.encode(), type_name=kind, schema_version=schema)
             )
@@ -266,12 +265,19 @@ async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, list[
     streams = list(dict.fromkeys(f.stream_id for f in finishes))
     if not streams:
         return {}
-    async with driver.cursor() as cur:
-        await cur.execute(_RANKED, (_literal(streams),))
-        ranked = [s for s, table, opened in await cur.fetchall() if _ranked(s, table, opened)]
+    # Both queries in one round trip (pipeline mode): the events are read for every
+    # match of the page and decoded only for the ranked ones.
+    literal = _literal(streams)
+    async with driver.pipeline(), driver.cursor() as ranked_cur, driver.cursor() as events_cur:
+        await ranked_cur.execute(_RANKED, (literal,))
+        await events_cur.execute(_MATCH_EVENTS, (literal, _literal(_OUTCOME_TYPES)))
+        ranked = [
+            s for s, table, opened in await ranked_cur.fetchall() if _ranked(s, table, opened)
+        ]
+        rows = await events_cur.fetchall() if ranked else []
     if not ranked:
         return {}
-    events = await _match_events(driver, ranked)
+    events = _decode_events(rows, set(ranked))
     out: dict[str, list[RatedPlayer]] = {}
     for stream in ranked:
         players = match_outcome(events.get(stream, ()))
@@ -556,15 +562,12 @@ class RankingConsumer:
             cursor = await read_checkpoint(conn, self.name, lock=True)
             driver = await _driver(conn)
             page = await _live_page(driver, cursor, self.batch)
+            self.held_back = page.held_back and page.events < self.batch
             if page.last is None:
-                self.held_back = await _held_back(driver, cursor)
                 return 0
             rated = await _apply_batch(driver, page.finishes, LIVE)
             await _write_checkpoint(conn, self.name, page.last)
             events = page.events
-        if events < self.batch:
-            async with self.engine.connect() as conn:
-                self.held_back = await _held_back(await _driver(conn), page.last)
         if rated:
             _log.info("matches_rated", matches=rated, events=events)
         return events
