@@ -257,7 +257,10 @@ def _blocked(board: Board, pieces: Pieces, seat: int) -> set[int]:
 def _path_blocked(board: Board, seat: int, frm: int, stop: int, blocked: set[int]) -> bool:
     """True when a block stands on one of the squares frm+1 .. stop (track progress)."""
     at = board.progress_at[seat]
-    return any(frm < at[square] <= stop for square in blocked)
+    for square in blocked:  # noqa: SIM110 (a loop: no generator to create, on a hot path)
+        if frm < at[square] <= stop:
+            return True
+    return False
 
 
 def _overtakes(board: Board, pieces: Pieces, seat: int, frm: int, to: int) -> bool:
