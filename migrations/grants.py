@@ -39,6 +39,9 @@ def app_role_sql(role: str) -> list[str]:
         # Idempotency records: written with the events, never changed.
         f"REVOKE ALL ON commands FROM {r}",
         f"GRANT SELECT, INSERT ON commands TO {r}",
+        # The connection log behind the dispute report (0005): append-only like events.
+        f"REVOKE ALL ON seat_connections FROM {r}",
+        f"GRANT SELECT, INSERT ON seat_connections TO {r}",
         # Working tables of the match service.
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON {_WORK_TABLES} TO {r}",
         f"REVOKE TRUNCATE ON {_WORK_TABLES} FROM {r}",

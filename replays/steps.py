@@ -39,7 +39,8 @@ Chooser = Literal["player", "cpu", "stand-in", "timeout", "auto", "system"]
 class Step(msgspec.Struct, kw_only=True):
     """One event with what surrounded it. `options` are the legal moves the roll just
     made allowed (on the DieRolled that offered a choice, and on the PieceMoved that
-    took one); `pieces` is the position after the event."""
+    took one): () for a roll with no legal move, None where no choice arose (a third
+    six, passed at once; any other event). `pieces` is the position after the event."""
 
     version: int
     event: Event
@@ -49,6 +50,13 @@ class Step(msgspec.Struct, kw_only=True):
     recorded_at: str | None
     options: tuple[Move, ...] | None
     pieces: list[list[int]]
+
+
+def _third_six(state: MatchState) -> bool:
+    """After a DieRolled: the rules pass this roll at once (`three_sixes`), so it offers
+    no choice, whatever moves its die would allow."""
+    rules = state.ruleset
+    return rules is not None and rules.three_sixes and state.sixes >= 3
 
 
 def _chooser(state: MatchState, seat: int) -> Chooser:
@@ -93,7 +101,7 @@ def walk(
         elif kind is SeatReclaimed:
             by = "player"
         apply(state, event)
-        if kind is DieRolled and state.phase == "move":
+        if kind is DieRolled and state.phase == "move" and not _third_six(state):
             options = shown = current_legal_moves(state)
         else:
             options = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alembic import context, op
+from alembic import op
 
 revision: str = "0005"
 down_revision: str | None = "0004"
@@ -59,12 +59,8 @@ DOWNGRADE = [
 def upgrade() -> None:
     for statement in UPGRADE:
         op.execute(statement)
-    # The application role (LUDO_DB_APP_ROLE) reads and appends, nothing else. Granted
-    # here for the run that creates the table; migrations/grants.py should list it too.
-    role = context.config.attributes.get("app_role")
-    if role:
-        quoted = '"' + str(role).replace('"', '""') + '"'
-        op.execute(f"GRANT SELECT, INSERT ON seat_connections TO {quoted}")
+    # The application role's rights on the new table are granted by migrations/grants.py
+    # (`ludo db upgrade` and the services' start run it after the migrations).
 
 
 def downgrade() -> None:

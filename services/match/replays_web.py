@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import hmac
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -60,6 +59,7 @@ from services.match.errors import AppError, error_responses
 from services.match.players import Service
 from services.match.service import MatchService, check_id, match_stream
 from services.shared.eventstore import StoredEvent
+from services.shared.operator import is_operator
 
 __all__ = [
     "OPERATOR",
@@ -332,15 +332,6 @@ def _moved(event: PieceMoved) -> OptionOut:
     )
 
 
-def _offered(m: _Match, step: Step) -> tuple[Move, ...] | None:
-    """The step's options, except at a roll the rules pass at once (the third six in a
-    row): `walk` lists the moves of that die, but none of them could be played."""
-    following = m.events[step.version + 1] if step.version + 1 < len(m.events) else None
-    if isinstance(step.event, DieRolled) and isinstance(following, RollPassed):
-        return None
-    return step.options
-
-
 def _marks(step: Step) -> list[str]:
     """Timeline marks: capture, timeout, stand-in, reclaim, finish."""
     event = step.event
@@ -389,7 +380,7 @@ def steps_view(m: _Match) -> StepsOut:
     out: list[StepOut] = []
     for step in m.steps:
         event = step.event
-        options = _offered(m, step)
+        options = step.options
         die = n = chosen = None
         captures: list[list[int]] = []
         if isinstance(event, DieRolled):
@@ -519,7 +510,7 @@ def report_view(m: _Match, connections: Sequence[_Connection]) -> ReportOut:
                 die=event.value,
                 rolled_by=step.by,
                 actor=step.actor,
-                options=[_option(o) for o in _offered(m, step) or ()],
+                options=[_option(o) for o in step.options or ()],
                 chosen=None,
                 chosen_by=None,
                 chosen_actor=None,
@@ -690,13 +681,8 @@ def _operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRoute
     """The dispute report is the operator's: `Authorization: Bearer $LUDO_OPERATOR_TOKEN`,
     checked exactly as the ranking API does (401 without it; refused when it is unset)."""
     service: MatchService = connection.app.state.service
-    expected = service.settings.operator_token
-    scheme, _sep, token = connection.headers.get("authorization", "").partition(" ")
-    if (
-        not expected
-        or scheme.lower() != "bearer"
-        or not hmac.compare_digest(token.strip().encode(), expected.encode())
-    ):
+    authorization = connection.headers.get("authorization", "")
+    if not is_operator(authorization, service.settings.operator_token):
         raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hmac
 from collections.abc import AsyncIterator
 from datetime import date, datetime
 from importlib import resources
@@ -51,6 +50,7 @@ from services.shared.background import run_in_background
 from services.shared.database import create_engine, database_url, migrate
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
+from services.shared.operator import is_operator
 from services.shared.settings import Settings
 
 __all__ = ["RankingApi", "app_from_env", "create_app"]
@@ -470,13 +470,7 @@ class RankingController(Controller):
 
 
 def _require_operator(request: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> None:
-    expected = settings.operator_token
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if (
-        not expected
-        or scheme.lower() != "bearer"
-        or not hmac.compare_digest(token.strip().encode(), expected.encode())
-    ):
+    if not is_operator(request.headers.get("authorization", ""), settings.operator_token):
         raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
 
 

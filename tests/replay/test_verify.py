@@ -32,6 +32,7 @@ from replays.format import (
     load_replay,
     replay_from_events,
 )
+from replays.steps import walk
 from replays.verify import Verdict, verify_replay
 
 GOLDEN = json.loads((Path(__file__).parents[1] / "golden" / "matches.json").read_text())["cases"]
@@ -299,3 +300,27 @@ class TestFileFormat:
         del raw["events"][2]["hash"]
         with pytest.raises(ReplayFormatError, match=r"hash.*events\[2\]|events\[2\].*hash"):
             load_replay(json.dumps(raw).encode())
+
+
+class TestWalk:
+    def test_third_six_offers_no_choice(self) -> None:
+        """A third six in a row is passed at once: `walk` lists no options for it, while
+        an ordinary roll with no legal move lists an empty choice."""
+        events, _ = scripted_match(parse_ruleset({"preset": "standard"}), 4, server_seed("6"))
+        steps = list(walk(events))
+        third = [
+            s
+            for s in steps[:-1]
+            if isinstance(s.event, DieRolled)
+            and type(steps[s.version + 1].event).__name__ == "RollPassed"
+            and getattr(steps[s.version + 1].event, "reason", "") == "three_sixes"
+        ]
+        blocked = [
+            s
+            for s in steps[:-1]
+            if isinstance(s.event, DieRolled)
+            and getattr(steps[s.version + 1].event, "reason", "") == "no_legal_move"
+        ]
+        assert third and blocked
+        assert all(s.options is None for s in third)
+        assert all(s.options == () for s in blocked)
