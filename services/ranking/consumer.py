@@ -709,6 +709,20 @@ async def recompute(
             head = await head_cursor(engine)
             await _wait_for_transactions(engine, head)
             matches = await _rebuild(engine, head, batch)
+            # Statistics before the swap: a table made by CREATE TABLE + COPY has none,
+            # and until autovacuum got to it the planner would guess (the leaderboard,
+            # a player's history, the dashboard's queries). For the history, only the
+            # columns those queries filter, join, group or sort on: all of them (params
+            # is jsonb) would take three times as long.
+            async with engine.connect() as conn:
+                stats = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                await stats.execute(sa.text(f"ANALYZE {NEXT.ratings}"))
+                await stats.execute(
+                    sa.text(
+                        f"ANALYZE {NEXT.changes} "
+                        "(model, match_stream, player_id, position, finished_at)"
+                    )
+                )
             await _index_next(engine)
             async with engine.begin() as conn:
                 await read_checkpoint(conn, CHECKPOINT, lock=True)
