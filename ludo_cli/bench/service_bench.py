@@ -422,16 +422,23 @@ async def _play(
         load.matches_started += 1
         base = f"/api/matches/{match_id}"
         finished = False
+        # Like a real client, follow the match from the events each command returns and
+        # ask for the legal moves only when a piece must move; any doubt (an error) and
+        # the next step asks the server again.
+        known: tuple[int, str] | None = None  # (seat to act, phase)
         for _ in range(budget):
             if load.stop and not once:
                 break
-            status, moves, _ = await _request(client, load, "GET", f"{base}/moves")
-            if status != 200:
-                load.errors[f"GET /moves {status}"] += 1
-                await asyncio.sleep(0.01)
-                continue
-            headers = {"Authorization": auths[moves["seat"]]}
-            if moves["phase"] == "move" and moves["moves"]:
+            if known is None or known[1] == "move":
+                status, moves, _ = await _request(client, load, "GET", f"{base}/moves")
+                if status != 200:
+                    load.errors[f"GET /moves {status}"] += 1
+                    await asyncio.sleep(0.01)
+                    continue
+                known = (moves["seat"], moves["phase"])
+            seat, phase = known
+            headers = {"Authorization": auths[seat]}
+            if phase == "move" and moves["moves"]:
                 path = f"{base}/move"
                 kwargs: dict[str, Any] = {"json": {"piece": moves["moves"][0]["piece"]}}
             else:
@@ -444,10 +451,12 @@ async def _play(
                 if load.measuring:
                     load.latencies.append(elapsed)
                     on_command()
-                if any(e["type"] == "MatchFinished" for e in body["events"]):
+                known = _follow(known, body["events"])
+                if known is None:
                     finished = True
                     break
             else:
+                known = None
                 if isinstance(body, dict) and body.get("error") == "match_finished":
                     finished = True
                     break
@@ -461,6 +470,22 @@ async def _play(
             load.finished_ids.append(match_id)
         if once:
             return
+
+
+def _follow(known: tuple[int, str], events: list[dict[str, Any]]) -> tuple[int, str] | None:
+    """(seat to act, phase) after a command's events; None once the match is over."""
+    seat, phase = known
+    for event in events:
+        kind = event["type"]
+        if kind == "MatchFinished":
+            return None
+        if kind == "DieRolled":
+            phase = "move"
+        elif kind in ("PieceMoved", "RollPassed"):
+            phase = "roll"
+        elif kind == "TurnEnded":
+            seat, phase = event["data"]["next_seat"], "roll"
+    return seat, phase
 
 
 def _client(base: str, connections: int) -> Any:
