@@ -13,7 +13,8 @@
   people can follow; `LUDO_SCHEDULER` (true): run the deadline worker in this process;
   `LUDO_SCHEDULER_POLL` (0.25): its idle poll interval in seconds.
 - `LUDO_OPERATOR_TOKEN`: the operator's token for the ranking service's API
-  (`/api/ranking/*`, read by its `/dashboard`); unset, they are refused. `LUDO_RANKING_POLL` (1.0):
+  (`/api/ranking/*`, read by its `/dashboard`) and the match service's dispute report
+  (`/api/matches/{id}/report`, `/report/{id}`); unset, they are refused. `LUDO_RANKING_POLL` (1.0):
   seconds the ranking consumer waits for a NOTIFY hint before polling the log.
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
   console).
