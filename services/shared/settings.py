@@ -113,7 +113,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "log_format": ("LUDO_LOG_FORMAT", "auto (JSON unless stdout is a TTY), json or console"),
     "operator_token": (
         "LUDO_OPERATOR_TOKEN",
-        "operator token of the ranking service (recompute); unset: operator calls refused",
+        "operator token (ranking API and dashboard, dispute report); unset: refused",
     ),
     "ranking_poll": ("LUDO_RANKING_POLL", "seconds the ranking consumer waits between polls"),
 }
