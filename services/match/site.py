@@ -20,6 +20,10 @@ token; parties, matches, live updates and the rules oracle are described in the
 <a href="/schema">API documentation</a> (OpenAPI at <a href="/schema/openapi.json">
 /schema/openapi.json</a>).</p>
 <p>Open parties: <a href="/api/parties">/api/parties</a>.</p>
+<p>Any match can be replayed at <code>/replay/&lt;match id&gt;</code>: the board at every
+step, the legal moves of every roll, and every die checked against the revealed seed in
+your browser. Its replay file (<code>/api/matches/&lt;match id&gt;/replay</code>) verifies
+offline with <code>ludo replay verify</code>.</p>
 </body></html>
 """
 
