@@ -462,7 +462,7 @@ class RankingController(Controller):
             raise AppError(409, "conflict", "a recompute is already running")
         async with api.recompute_lock:
             try:
-                digest = await recompute(api.engine, api.store)
+                digest = await recompute(api.engine)
             except RecomputeBusy as exc:
                 raise AppError(409, "conflict", str(exc)) from exc
         _, rows = await ratings_hash(api.engine)

@@ -675,9 +675,7 @@ async def ratings_hash(engine: AsyncEngine, table: str = "ratings") -> tuple[str
 # ---------------------------------------------------------------------------- recompute
 
 
-async def recompute(
-    engine: AsyncEngine, store: EventStore | None = None, *, batch: int = 2000
-) -> str:
+async def recompute(engine: AsyncEngine, *, batch: int = 2000) -> str:
     """Rebuild all ratings from the log into new tables and swap them in (blue/green).
 
     The live tables keep serving (and the live consumer keeps writing them) until the new
@@ -691,10 +689,9 @@ async def recompute(
     global order against skills kept in memory for the whole rebuild, and the page's
     `rating_changes_next` rows go in with one COPY (its own short transaction, so the
     rebuild never holds back the live consumer's `xmin` for long). `ratings_next` is
-    written once, with one COPY, at the end. `store` is accepted for compatibility and
-    not used: the rebuild reads the tables directly.
+    written once, with one COPY, at the end. The rebuild reads the tables directly, not
+    through the event store.
     """
-    del store
     if batch < 1:
         raise ValueError("batch must be at least 1")
     async with engine.connect() as lock_conn:

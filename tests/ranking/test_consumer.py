@@ -244,8 +244,8 @@ async def test_recompute_hash_equals_live_and_itself(
     live, _ = await ratings_hash(engine)
     shapes = await index_shapes(engine)
     live_changes = await all_changes(engine)
-    first = await recompute(engine, pg_store)
-    second = await recompute(engine, pg_store, batch=3)  # many pages, overlapped
+    first = await recompute(engine)
+    second = await recompute(engine, batch=3)  # many pages, overlapped
     assert first == second == live
     # Row for row the same history (params included), and the same indexes.
     assert await all_changes(engine) == live_changes
@@ -255,7 +255,7 @@ async def test_recompute_hash_equals_live_and_itself(
     await some_matches(engine, pg_store, 3)
     await RankingConsumer(engine, pg_store).catch_up()
     after_live, _ = await ratings_hash(engine)
-    assert await recompute(engine, pg_store) == after_live
+    assert await recompute(engine) == after_live
     assert await change_count(engine) == (sum_players(10) + sum_players(3)) * 3
 
 
