@@ -66,6 +66,35 @@ STAND_IN_AFTER_TIMEOUTS = 3
 _THREE_TRIES = 3
 
 
+# The fields of MatchState. A module constant, not read back from `__slots__`: a class
+# compiled by mypyc (docs/benchmarks.md) has no `__slots__` attribute to read.
+_STATE_FIELDS = (
+    "board",
+    "client_seed",
+    "die",
+    "finished",
+    "first_seat",
+    "moves_memo",
+    "phase",
+    "pieces",
+    "placements",
+    "rolls_left",
+    "rolls_made",
+    "ruleset",
+    "seats",
+    "seed_hash",
+    "server_seed",
+    "sixes",
+    "status",
+    "stood_in",
+    "timed_out_this_turn",
+    "timeouts",
+    "tries",
+    "turn",
+    "version",
+)
+
+
 class MatchState:
     """Everything the rules need to judge the next command. Build it only by folding events.
 
@@ -73,31 +102,7 @@ class MatchState:
     to act must roll) or "move" (it must move a piece by `die`).
     """
 
-    __slots__ = (
-        "board",
-        "client_seed",
-        "die",
-        "finished",
-        "first_seat",
-        "moves_memo",
-        "phase",
-        "pieces",
-        "placements",
-        "rolls_left",
-        "rolls_made",
-        "ruleset",
-        "seats",
-        "seed_hash",
-        "server_seed",
-        "sixes",
-        "status",
-        "stood_in",
-        "timed_out_this_turn",
-        "timeouts",
-        "tries",
-        "turn",
-        "version",
-    )
+    __slots__ = _STATE_FIELDS
 
     def __init__(self) -> None:
         self.status = "new"
@@ -129,7 +134,7 @@ class MatchState:
 
     def copy(self) -> MatchState:
         new = MatchState.__new__(MatchState)
-        for name in MatchState.__slots__:
+        for name in _STATE_FIELDS:
             setattr(new, name, getattr(self, name))
         new.pieces = [row[:] for row in self.pieces]
         new.finished = self.finished[:]

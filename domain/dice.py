@@ -18,6 +18,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 __all__ = [
     "CLIENT_SEED_MAX",
     "SEED_BYTES",
@@ -55,6 +57,9 @@ def _sha256_constructor() -> Callable[[bytes], Any]:
 _sha256 = _sha256_constructor()
 
 
+# Not a native class when mypyc compiles this module (see docs/benchmarks.md): a msgspec
+# Struct or an exception subclass must stay an ordinary Python class.
+@mypyc_attr(native_class=False)
 class ClientSeedError(ValueError):
     """A client seed is longer than 64 characters or not printable ASCII."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from domain.board import NEST, PIECES, Board
 
@@ -29,6 +30,9 @@ __all__ = [
 Pieces = Sequence[Sequence[int]]
 
 
+# Not a native class when mypyc compiles this module (see docs/benchmarks.md): a msgspec
+# Struct or an exception subclass must stay an ordinary Python class.
+@mypyc_attr(native_class=False)
 class Move(msgspec.Struct, frozen=True, array_like=True):
     """One piece moving for one die: `frm` -1 means entering from the nest.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from domain.board import PIECES
 from domain.commands import Command, CreateMatch, MovePiece, Rejection, Roll, StartMatch
@@ -25,6 +26,9 @@ __all__ = ["MatchRecord", "RejectedCommand", "execute", "play_match"]
 _EVENT_LIMIT = 200_000
 
 
+# Not a native class when mypyc compiles this module (see docs/benchmarks.md): a msgspec
+# Struct or an exception subclass must stay an ordinary Python class.
+@mypyc_attr(native_class=False)
 class RejectedCommand(RuntimeError):
     """A command a self-play driver issued was refused: an engine bug, never user input."""
 
@@ -33,6 +37,7 @@ class RejectedCommand(RuntimeError):
         self.rejection = rejection
 
 
+@mypyc_attr(native_class=False)
 class MatchRecord(msgspec.Struct, kw_only=True):
     """What a self-played match produced. `events` is empty when not kept."""
 

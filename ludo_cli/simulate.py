@@ -61,9 +61,7 @@ def register(subparsers: Any) -> None:
         default=True,
         help="rotate the seat layout every match so each level sits in every seat (default on)",
     )
-    parser.add_argument(
-        "--jobs", type=_positive, default=1, help="worker processes (default 1)"
-    )
+    parser.add_argument("--jobs", type=_positive, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run)
 

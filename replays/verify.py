@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Final, cast
 
 import msgspec
+from mypy_extensions import mypyc_attr
 
 from domain.chain import ChainLink, first_break
 from domain.commands import (
@@ -83,6 +84,9 @@ CHECKS: Final = (
 )
 
 
+# Ordinary Python classes even when mypyc compiles this module (pyproject.toml
+# [tool.ludo]): msgspec Structs and exceptions cannot be native classes.
+@mypyc_attr(native_class=False)
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
     """The first check that failed: which one, at which event, and why."""
 
@@ -98,6 +102,7 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True):
         return f"{where + ': ' if where else ''}{self.check}: {self.message}"
 
 
+@mypyc_attr(native_class=False)
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """What verification found. `ok` only when every check held."""
 
@@ -125,6 +130,7 @@ _REJECTION_CHECK: Final = {
 }
 
 
+@mypyc_attr(native_class=False)
 class _Stop(Exception):
     def __init__(self, failure: Failure) -> None:
         self.failure = failure

@@ -31,7 +31,7 @@ from domain.events import CpuLevel, DieRolled
 from domain.moves import legal_moves
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
-from ludo_cli.bench import peer
+from ludo_cli.bench import engine_form, peer
 from ludo_cli.progress import Progress
 
 __all__ = ["register", "run"]
@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     movegen_us, movegen_n = _movegen_us(ruleset, args.seed)
     result: dict[str, Any] = {
         "python": platform.python_version(),
+        "engine": engine_form(),
         "machine": platform.machine(),
         "pinned_to_one_core": pinned,
         "rules": args.rules,
@@ -200,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(
         f"ludo bench domain — Python {result['python']} ({result['machine']}), "
+        f"{result['engine']} engine, "
         f"{'pinned to one core' if pinned else 'not pinned'}, rules {args.rules}, "
         f"{rounds} interleaved rounds"
     )

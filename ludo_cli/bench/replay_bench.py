@@ -24,6 +24,7 @@ from domain.chain import first_break
 from domain.events import CpuLevel, SeedRevealed
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
+from ludo_cli.bench import engine_form
 from ludo_cli.progress import Progress
 from replays.format import ReplayFile, dump_replay, load_replay, replay_from_events
 from replays.verify import verify_replay
@@ -92,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     n = len(files)
     result: dict[str, Any] = {
         "python": platform.python_version(),
+        "engine": engine_form(),
         "machine": platform.machine(),
         "pinned_to_one_core": pinned,
         "rules": args.rules,
@@ -109,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         return 0 if failures == 0 else 1
     print(
         f"ludo bench replay — Python {result['python']} ({result['machine']}), "
+        f"{result['engine']} engine, "
         f"{'pinned to one core' if pinned else 'not pinned'}, rules {args.rules}, "
         f"seats {args.seats}"
     )

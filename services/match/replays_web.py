@@ -4,9 +4,10 @@ show them: the public replay viewer `/replay/{id}` and the operator's dispute re
 `/report/{id}`.
 
 Everything here reads the event store through `replays.store` and `replays.steps.walk`
-(the same walk as `ludo replay show`); nothing is written. What the viewer and the report
-show is built by the pure `services.match.replay_views` from what this module reads. The report also reads
+(the same walk as `ludo replay show`); nothing is written. The report also reads
 `seat_connections` (migration 0005), the log of live connections the match service keeps.
+What the viewer and the report show is built by the pure `services.match.replay_views`
+from what this module reads.
 
 The pages are self-contained HTML files next to this module (`replay_viewer.html`,
 `dispute_report.html`): inline script and style only, no external request. They are
