@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from browser import new_page, requires_chromium
+from playwright.async_api import Page, expect
 from service.test_live import Instance
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -23,26 +24,9 @@ from services.shared.settings import Settings
 
 from .conftest import CPU, write_match
 
-CHROMIUM = "/usr/bin/chromium"
 TOKEN = "op-secret"
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM),
-        reason=f"no {CHROMIUM}: apt-get install chromium (.ci/run does) to run the browser tests",
-    ),
-]
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+pytestmark = [pytest.mark.anyio, requires_chromium]
 
 
 @pytest.fixture
@@ -65,15 +49,9 @@ def service(rated: None, database_url: str, tmp_path: Path) -> Iterator[Instance
 
 @pytest.fixture
 async def page(service: Instance) -> AsyncIterator[Page]:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(15_000)
-            await page.goto(f"{service.http}/dashboard")
-            yield page
-        finally:
-            await browser.close()
+    async with new_page() as page:
+        await page.goto(f"{service.http}/dashboard")
+        yield page
 
 
 async def sign_in(page: Page, token: str) -> None:

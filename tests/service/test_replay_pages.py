@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import ConsoleMessage, Page, async_playwright, expect
+from browser import new_page, requires_chromium
+from playwright.async_api import ConsoleMessage, Page, expect
 from websockets.sync.client import connect
 
 from domain.dice import die_for_roll
@@ -27,26 +28,9 @@ from services.shared.settings import Settings
 
 from .test_live import Instance
 
-CHROMIUM = "/usr/bin/chromium"
 TOKEN = "op-secret"
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM),
-        reason=f"no {CHROMIUM}: apt-get install chromium (.ci/run does) to run the browser tests",
-    ),
-]
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+pytestmark = [pytest.mark.anyio, requires_chromium]
 
 
 class Site:
@@ -144,22 +128,16 @@ def cpu_match(site: Site) -> str:
 @pytest.fixture
 async def browser_page() -> AsyncIterator[tuple[Page, list[str]]]:
     """A Chromium page and the console errors it logs (CSP violations among them)."""
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(15_000)
-            errors: list[str] = []
+    async with new_page() as page:
+        errors: list[str] = []
 
-            def on_console(msg: ConsoleMessage) -> None:
-                if msg.type == "error":
-                    errors.append(msg.text)
+        def on_console(msg: ConsoleMessage) -> None:
+            if msg.type == "error":
+                errors.append(msg.text)
 
-            page.on("console", on_console)
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            yield page, errors
-        finally:
-            await browser.close()
+        page.on("console", on_console)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        yield page, errors
 
 
 async def progresses(page: Page) -> list[str]:
