@@ -22,6 +22,7 @@ from services.shared.eventstore import ConcurrencyError, EventData, EventStore, 
 __all__ = [
     "ImportRefused",
     "ReplayNotFound",
+    "actor_of",
     "audit_all",
     "audit_match",
     "export_match",
@@ -54,8 +55,13 @@ def _exported_by() -> str:
         return "ludo-backend"
 
 
-def replay_event(stored: StoredEvent) -> ReplayEvent:
+def actor_of(stored: StoredEvent) -> str | None:
+    """Who sent the command that appended `stored` (its metadata's `actor`), if known."""
     actor = stored.metadata.get("actor") if isinstance(stored.metadata, dict) else None
+    return actor if isinstance(actor, str) else None
+
+
+def replay_event(stored: StoredEvent) -> ReplayEvent:
     return ReplayEvent(
         version=stored.version,
         type=stored.type,
@@ -64,7 +70,7 @@ def replay_event(stored: StoredEvent) -> ReplayEvent:
         prev_hash=stored.prev_hash.hex(),
         hash=stored.hash.hex(),
         recorded_at=stored.recorded_at.isoformat(),
-        actor=actor if isinstance(actor, str) else None,
+        actor=actor_of(stored),
     )
 
 

@@ -39,7 +39,7 @@ from domain.events import (
 from domain.rules import RulesetError, parse_ruleset
 from replays.format import dump_replay
 from replays.steps import walk
-from replays.store import ReplayNotFound, audit_match, export_match
+from replays.store import ReplayNotFound, actor_of, audit_match, export_match
 from replays.verify import Verdict
 from services.match.errors import AppError, error_responses
 from services.match.players import Service
@@ -52,7 +52,6 @@ from services.match.replay_views import (
     steps_view,
 )
 from services.match.service import MatchService, check_id, match_stream
-from services.shared.eventstore import StoredEvent
 from services.shared.operator import is_operator
 
 __all__ = [
@@ -81,7 +80,7 @@ async def _load(service: MatchService, match_id: str) -> WalkedMatch:
         board: Board | None = board_for(parse_ruleset(created.ruleset), len(created.seats))
     except RulesetError:  # pragma: no cover - a stored match had a valid ruleset
         board = None
-    actors = [_actor(e) for e in stored]
+    actors = [actor_of(e) for e in stored]
     times = [e.recorded_at.isoformat() for e in stored]
     steps = list(walk(events, actors=actors, times=times))
     return WalkedMatch(
@@ -93,11 +92,6 @@ async def _load(service: MatchService, match_id: str) -> WalkedMatch:
         board=board,
         steps=steps,
     )
-
-
-def _actor(stored: StoredEvent) -> str | None:
-    actor = stored.metadata.get("actor") if isinstance(stored.metadata, dict) else None
-    return actor if isinstance(actor, str) else None
 
 
 async def _connections(service: MatchService, stream: str) -> list[ConnectionLogEntry]:
