@@ -7,6 +7,7 @@ progress into a track square with one tuple lookup, which is what keeps move gen
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Final
 
 from domain.rules import Ruleset, RulesetError
 
@@ -22,9 +23,11 @@ __all__ = [
 
 COLOURS: tuple[str, ...] = ("yellow", "blue", "red", "green")
 SYMBOLS: dict[str, str] = {"yellow": "○", "blue": "□", "red": "△", "green": "✚"}
-ARM = 13  # squares per arm of the track
-PIECES = 4  # pieces per colour
-NEST = -1  # progress of a piece in its nest
+# Final: the compiled engine (mypyc) inlines these instead of looking them up in a module
+# dictionary on every use.
+ARM: Final = 13  # squares per arm of the track
+PIECES: Final = 4  # pieces per colour
+NEST: Final = -1  # progress of a piece in its nest
 
 # RULES.md §1, Decision: on the cross board 2 players sit opposite, 3 take yellow/blue/red.
 _CROSS_COLOURS = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}

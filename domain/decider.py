@@ -11,7 +11,7 @@ never re-judges a rule, so folding a stored stream cannot disagree with how it w
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final
 
 from domain.board import NEST, PIECES, Board, board_for
 from domain.commands import (
@@ -62,8 +62,8 @@ __all__ = [
     "needs_die",
 ]
 
-STAND_IN_AFTER_TIMEOUTS = 3
-_THREE_TRIES = 3
+STAND_IN_AFTER_TIMEOUTS: Final = 3
+_THREE_TRIES: Final = 3
 
 
 # The fields of MatchState. A module constant, not read back from `__slots__`: a class
@@ -255,13 +255,9 @@ def _on_seed_revealed(state: MatchState, event: SeedRevealed) -> None:
     state.server_seed = event.server_seed
 
 
-# One handler per event type, looked up by exact type: cheaper than a chain of isinstance
-# checks, and `apply` runs for every event of every match folded or played.
+# The handlers of the rarer events, looked up by exact type. `apply` runs for every event
+# of every match folded or played; the four events of nearly every turn are tested first.
 _APPLY: dict[type, Callable[[MatchState, Any], None]] = {
-    DieRolled: _on_die_rolled,
-    PieceMoved: _on_piece_moved,
-    TurnEnded: _on_turn_ended,
-    RollPassed: _on_roll_passed,
     PlayerFinished: _on_player_finished,
     MatchFinished: _on_match_finished,
     TurnTimedOut: _on_turn_timed_out,
@@ -275,7 +271,18 @@ _APPLY: dict[type, Callable[[MatchState, Any], None]] = {
 
 def apply(state: MatchState, event: Event) -> MatchState:
     """Apply one event to `state` in place and return it. Only for states you own."""
-    _APPLY[type(event)](state, event)
+    # Direct calls, not a table, for the common events: compiled (mypyc), a direct call is
+    # a native call, while a call through the table boxes its arguments and looks it up.
+    if type(event) is DieRolled:
+        _on_die_rolled(state, event)
+    elif type(event) is PieceMoved:
+        _on_piece_moved(state, event)
+    elif type(event) is TurnEnded:
+        _on_turn_ended(state, event)
+    elif type(event) is RollPassed:
+        _on_roll_passed(state, event)
+    else:
+        _APPLY[type(event)](state, event)
     state.version += 1
     return state
 
@@ -341,6 +348,11 @@ def _next_seat(state: MatchState, seat: int, also_finished: int | None = None) -
 
 def decide(command: Command, state: MatchState) -> list[Event] | Rejection:
     """The events `command` causes in `state`, or why it is refused (then nothing changes)."""
+    # A roll or a move is nearly every command: called directly, as in `apply`.
+    if type(command) is Roll:
+        return _decide_roll(command, state)
+    if type(command) is MovePiece:
+        return _decide_move(command, state)
     handler = _DECIDE.get(type(command))
     if handler is None:
         return Rejection("bad_command", f"unknown command {type(command).__name__}")
@@ -571,9 +583,8 @@ def _decide_stand_in_command(command: StandIn, state: MatchState) -> list[Event]
     return _decide_stand_in(command.seat, command.reason, state)
 
 
+# The other commands' handlers (`decide` calls those for Roll and MovePiece directly).
 _DECIDE: dict[type, Callable[[Any, MatchState], list[Event] | Rejection]] = {
-    Roll: _decide_roll,
-    MovePiece: _decide_move,
     CreateMatch: _decide_create,
     StartMatch: _decide_start,
     TimeOut: _decide_timeout,

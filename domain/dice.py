@@ -16,7 +16,7 @@ import hashlib
 import hmac
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -34,7 +34,7 @@ __all__ = [
 
 SEED_BYTES = 32
 CLIENT_SEED_MAX = 64
-_UNBIASED_LIMIT = 252
+_UNBIASED_LIMIT: Final = 252
 _BLOCK = 64  # SHA-256 block size: HMAC pads the key to this length
 _IPAD = bytes(0x36 for _ in range(_BLOCK))
 _OPAD = bytes(0x5C for _ in range(_BLOCK))
