@@ -42,9 +42,15 @@ class Board:
     """
 
     __slots__ = (
+        "blocks",
+        "capture_bonus",
         "colour_index",
         "colours",
+        "empty_course",
+        "enter_on",
+        "exact_finish",
         "goal",
+        "goal_bonus",
         "home",
         "last_track",
         "length",
@@ -53,6 +59,7 @@ class Board:
         "ruleset",
         "safe",
         "starts",
+        "three_sixes",
         "track",
     )
 
@@ -61,6 +68,16 @@ class Board:
             raise RulesetError("players", f"must be 2, 3 or 4, got {players!r}")
         self.ruleset = ruleset
         self.players = players
+        # Copies of the options that move generation and `decide` read on every roll. When
+        # compiled (mypyc) a Board attribute is a native field, while reading a Ruleset's
+        # (a msgspec Struct, an ordinary Python class) is a generic attribute look-up.
+        self.enter_on: frozenset[int] = ruleset.enter_on
+        self.exact_finish: bool = ruleset.exact_finish
+        self.blocks: str = ruleset.blocks
+        self.empty_course: str = ruleset.empty_course
+        self.three_sixes: bool = ruleset.three_sixes
+        self.capture_bonus: bool = ruleset.capture_bonus
+        self.goal_bonus: bool = ruleset.goal_bonus
         if ruleset.board == "cross":
             arms = 4
             self.colour_index: tuple[int, ...] = _CROSS_COLOURS[players]

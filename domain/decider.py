@@ -431,8 +431,7 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
         return Rejection("move_first", f"move a piece by the {state.die} rolled first")
     board = state.board
     assert board is not None
-    rules = board.ruleset
-    auto = _auto_entry(state) if rules.empty_course == "auto_enter" else None
+    auto = _auto_entry(state) if board.empty_course == "auto_enter" else None
     if auto is not None:
         # RULES.md §3 auto_enter: the roll action enters a piece without a die and ends the
         # turn, so no bonus applies; a blocked start square falls back to a normal roll.
@@ -446,7 +445,7 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
     if type(die) is not int or not 1 <= die <= 6:
         return Rejection("bad_die", f"a roll needs a die value 1-6, got {die!r}")
     rolled = DieRolled(seat=seat, n=state.rolls_made, value=die)
-    if die == 6 and rules.three_sixes and state.sixes == 2:
+    if die == 6 and board.three_sixes and state.sixes == 2:
         return [
             rolled,
             RollPassed(seat=seat, reason="three_sixes"),
@@ -459,7 +458,7 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
         state.moves_memo = (state.version + 1, die, tuple(found))
         return [rolled]
     retry = (
-        rules.empty_course == "three_tries"
+        board.empty_course == "three_tries"
         and state.tries < _THREE_TRIES - 1
         and not has_course_piece(board, state.pieces, seat)
     )
@@ -495,31 +494,32 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
         move = explain_move(board, state.pieces, seat, piece, die)
     if type(move) is not Move:
         return Rejection("illegal_move", f"piece {piece} cannot move {die}: {move}")
-    rules = board.ruleset
-    reaches_goal = move.to == board.goal
-    bonus = (die == 6) + (rules.capture_bonus and bool(move.captures))
-    if reaches_goal and rules.goal_bonus:
+    # The move's fields read once each: a Move is a msgspec Struct, whose attributes cost a
+    # generic look-up when compiled.
+    moved, to, captures = move.piece, move.to, move.captures
+    goal = board.goal
+    reaches_goal = to == goal
+    bonus = (die == 6) + (board.capture_bonus and bool(captures))
+    if reaches_goal and board.goal_bonus:
         bonus += 1
     events: list[Event] = [
         PieceMoved(
             seat=seat,
-            piece=move.piece,
+            piece=moved,
             frm=move.frm,
-            to=move.to,
-            captures=move.captures,
+            to=to,
+            captures=captures,
             die=die,
             bonus=bonus,
         )
     ]
-    if reaches_goal and all(
-        p == board.goal for i, p in enumerate(state.pieces[seat]) if i != move.piece
-    ):
+    if reaches_goal and all(p == goal for i, p in enumerate(state.pieces[seat]) if i != moved):
         place = len(state.finished) + 1
         events.append(PlayerFinished(seat=seat, place=place))
         still_playing = state.players - len(state.finished) - 1
-        if not rules.play_to_end or still_playing <= 1:
+        if not board.ruleset.play_to_end or still_playing <= 1:
             after = [row[:] for row in state.pieces]
-            after[seat][move.piece] = move.to
+            after[seat][moved] = to
             events.append(
                 MatchFinished(placements=placements(board, after, [*state.finished, seat]))
             )

@@ -161,32 +161,33 @@ def _landing(
     return Move(piece, frm, to, captures) if captures else Move(piece, frm, to)
 
 
-def legal_moves(board: Board, pieces: Pieces, seat: int, die: int) -> Iterator[Move]:
+def legal_moves(board: Board, pieces: list[list[int]], seat: int, die: int) -> Iterator[Move]:
     """Every legal move of `seat` for `die`, one per movable piece, in piece order (lazy)."""
     yield from legal_move_list(board, pieces, seat, die)
 
 
-def legal_move_list(board: Board, pieces: Pieces, seat: int, die: int) -> list[Move]:
+def legal_move_list(board: Board, pieces: list[list[int]], seat: int, die: int) -> list[Move]:
     """`legal_moves` as a list: the hot path for callers that need them all anyway.
 
     The same rules as `explain_move` (which says why a piece cannot move), written out in
     one loop: it runs for every roll of every match. Blocks are found only when some piece
-    can move at all, and captures only where a piece lands on an unsafe square.
+    can move at all, and captures only where a piece lands on an unsafe square. `pieces`
+    is typed as the engine's own lists (`MatchState.pieces`), not any sequence: compiled
+    (mypyc), indexing and iterating them is then native rather than generic.
     """
     row = pieces[seat]
-    rules = board.ruleset
     goal = board.goal
-    if rules.exact_finish:
+    if board.exact_finish:
         reach = goal - die
         overshoot = False
     else:
         reach = goal - 1
         overshoot = True
-    enters = die in rules.enter_on
+    enters = die in board.enter_on
     moves: list[Move] = []
     track = board.track[seat]
     last = board.last_track
-    blocks = rules.blocks
+    blocks = board.blocks
     blocked: set[int] | None = None
     for piece in range(PIECES):
         frm = row[piece]
@@ -238,7 +239,7 @@ def legal_move_list(board: Board, pieces: Pieces, seat: int, die: int) -> list[M
     return moves
 
 
-def _blocked(board: Board, pieces: Pieces, seat: int) -> set[int]:
+def _blocked(board: Board, pieces: list[list[int]], seat: int) -> set[int]:
     """Track squares holding two or more pieces of one other colour (`blocks="double"`)."""
     last = board.last_track
     blocked: set[int] = set()
