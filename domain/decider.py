@@ -165,9 +165,10 @@ def is_terminal(state: MatchState) -> bool:
 
 
 def _on_die_rolled(state: MatchState, event: DieRolled) -> None:
-    state.die = event.value
+    value = event.value
+    state.die = value
     state.rolls_left -= 1
-    state.sixes = state.sixes + 1 if event.value == 6 else 0
+    state.sixes = state.sixes + 1 if value == 6 else 0
     state.rolls_made = event.n + 1
     state.phase = "move"
 
@@ -255,6 +256,18 @@ def _on_seed_revealed(state: MatchState, event: SeedRevealed) -> None:
     state.server_seed = event.server_seed
 
 
+# The commands and events of every turn under Final names. Compiled (mypyc), a Final name
+# is a C static, while a class imported from an uncompiled module (domain.events,
+# domain.commands) is looked up in this module's dictionary on every use: `apply` and
+# `decide` test these types, and `decide` builds these events, on every roll.
+_ROLL: Final = Roll
+_MOVE_PIECE: Final = MovePiece
+_DIE_ROLLED: Final = DieRolled
+_PIECE_MOVED: Final = PieceMoved
+_TURN_ENDED: Final = TurnEnded
+_ROLL_PASSED: Final = RollPassed
+
+
 # The handlers of the rarer events, looked up by exact type. `apply` runs for every event
 # of every match folded or played; the four events of nearly every turn are tested first.
 _APPLY: dict[type, Callable[[MatchState, Any], None]] = {
@@ -273,13 +286,13 @@ def apply(state: MatchState, event: Event) -> MatchState:
     """Apply one event to `state` in place and return it. Only for states you own."""
     # Direct calls, not a table, for the common events: compiled (mypyc), a direct call is
     # a native call, while a call through the table boxes its arguments and looks it up.
-    if type(event) is DieRolled:
+    if type(event) is _DIE_ROLLED:
         _on_die_rolled(state, event)
-    elif type(event) is PieceMoved:
+    elif type(event) is _PIECE_MOVED:
         _on_piece_moved(state, event)
-    elif type(event) is TurnEnded:
+    elif type(event) is _TURN_ENDED:
         _on_turn_ended(state, event)
-    elif type(event) is RollPassed:
+    elif type(event) is _ROLL_PASSED:
         _on_roll_passed(state, event)
     else:
         _APPLY[type(event)](state, event)
@@ -349,9 +362,9 @@ def _next_seat(state: MatchState, seat: int, also_finished: int | None = None) -
 def decide(command: Command, state: MatchState) -> list[Event] | Rejection:
     """The events `command` causes in `state`, or why it is refused (then nothing changes)."""
     # A roll or a move is nearly every command: called directly, as in `apply`.
-    if type(command) is Roll:
+    if type(command) is _ROLL:
         return _decide_roll(command, state)
-    if type(command) is MovePiece:
+    if type(command) is _MOVE_PIECE:
         return _decide_move(command, state)
     handler = _DECIDE.get(type(command))
     if handler is None:
@@ -444,7 +457,7 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
     die = command.die
     if type(die) is not int or not 1 <= die <= 6:
         return Rejection("bad_die", f"a roll needs a die value 1-6, got {die!r}")
-    rolled = DieRolled(seat=seat, n=state.rolls_made, value=die)
+    rolled = _DIE_ROLLED(seat=seat, n=state.rolls_made, value=die)
     if die == 6 and board.three_sixes and state.sixes == 2:
         return [
             rolled,
@@ -462,9 +475,9 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
         and state.tries < _THREE_TRIES - 1
         and not has_course_piece(board, state.pieces, seat)
     )
-    events: list[Event] = [rolled, RollPassed(seat=seat, reason="no_legal_move", retry=retry)]
+    events: list[Event] = [rolled, _ROLL_PASSED(seat=seat, reason="no_legal_move", retry=retry)]
     if state.rolls_left - 1 + retry == 0:
-        events.append(TurnEnded(seat=seat, next_seat=_next_seat(state, seat)))
+        events.append(_TURN_ENDED(seat=seat, next_seat=_next_seat(state, seat)))
     return events
 
 
@@ -503,7 +516,7 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
     if reaches_goal and board.goal_bonus:
         bonus += 1
     events: list[Event] = [
-        PieceMoved(
+        _PIECE_MOVED(
             seat=seat,
             piece=moved,
             frm=move.frm,
@@ -527,7 +540,7 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
         events.append(TurnEnded(seat=seat, next_seat=_next_seat(state, seat, also_finished=seat)))
         return events
     if state.rolls_left + bonus == 0:
-        events.append(TurnEnded(seat=seat, next_seat=_next_seat(state, seat)))
+        events.append(_TURN_ENDED(seat=seat, next_seat=_next_seat(state, seat)))
     return events
 
 

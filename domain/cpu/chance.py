@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["pick_index"]
 
+# seed -> blake2b (8-byte digest) already fed `"{seed}:"`: hashing is incremental, so a copy
+# of it fed `"{n}"` digests exactly `f"{seed}:{n}"`. A plain dict rather than `lru_cache`:
+# a look-up costs less than a call through the cache's wrapper, and `pick_index` runs for
+# most CPU decisions. Bounded: emptied when full (a match uses one seed per CPU seat).
+_SEEDED: dict[str, Any] = {}
+_SEEDED_MAX: Final = 256
 
-@lru_cache(maxsize=256)
+
 def _seeded(seed: str) -> Any:
-    """blake2b (8-byte digest) already fed `"{seed}:"`: hashing is incremental, so a copy
-    of it fed `"{n}"` digests exactly `f"{seed}:{n}"`."""
-    return hashlib.blake2b(f"{seed}:".encode(), digest_size=8)
+    if len(_SEEDED) >= _SEEDED_MAX:
+        _SEEDED.clear()
+    state = _SEEDED[seed] = hashlib.blake2b(f"{seed}:".encode(), digest_size=8)
+    return state
 
 
 def pick_index(seed: str, n: int, count: int) -> int:
     """An index in range(count), uniform enough for play, fixed by (seed, n)."""
-    h = _seeded(seed).copy()
+    base = _SEEDED.get(seed)
+    h = (base if base is not None else _seeded(seed)).copy()
     h.update(b"%d" % n)
     return int.from_bytes(h.digest(), "big") % count
