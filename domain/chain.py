@@ -45,7 +45,9 @@ _U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
 
 # (stream_id, version, type_name, schema_version, data, prev_hash, hash) of one stored event.
-ChainLink = tuple[str, int, str, int, bytes, bytes, bytes]
+# The two hashes as their source keeps them: 32 bytes (the event store) or hex text (a
+# replay file), so a replay file's chain is checked without decoding two hashes per event.
+ChainLink = tuple[str, int, str, int, bytes, bytes | str, bytes | str]
 
 
 def canonical_bytes(
@@ -90,9 +92,12 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
 
     Otherwise `(version, reason)` of the first event that breaks it: a version out of
     sequence, a `prev_hash` that is not the previous event's hash, or a `hash` that does
-    not match the event's content.
+    not match the event's content. A link's hashes may be bytes or hex (either case).
     """
-    expected_prev = GENESIS
+    # What is hashed in front of the next event (the previous event's hash, checked), and
+    # that hash as the links spell it: the next `prev_hash` must be the same value.
+    prefix = GENESIS
+    expected_prev: bytes | str = GENESIS
     stream: str | None = None
     head = b""
     # The canonical bytes of `event_hash`, assembled from parts that repeat across a
@@ -112,15 +117,30 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
             return version, f"stream id {stream_id!r} differs from {stream!r}"
         if version != index:
             return version, f"version {version} where {index} was expected"
-        if prev != expected_prev:
+        # Compared as spelled first (one string or bytes comparison); decoded only when
+        # the spellings differ, so hex in upper case still counts as the same hash.
+        if prev != expected_prev and not _spells(prev, prefix):
             return version, "prev_hash is not the previous event's hash"
         part = type_parts.get((type_name, schema_version))
         if part is None:
             tname = type_name.encode("utf-8")
             part = _U32.pack(len(tname)) + tname + _U32.pack(schema_version)
             type_parts[type_name, schema_version] = part
-        digest = sha256(b"".join((prev, head, u64(version), part, u64(len(data)), data)))
-        if digest.digest() != stored:
+        digest = sha256(b"".join((prefix, head, u64(version), part, u64(len(data)), data))).digest()
+        if (digest.hex() if type(stored) is str else digest) != stored and not _spells(
+            stored, digest
+        ):
             return version, "hash does not match the event's content"
+        prefix = digest
         expected_prev = stored
     return None
+
+
+def _spells(stored: bytes | str, digest: bytes) -> bool:
+    """Whether a hash as a link keeps it (bytes, or hex in either case) is `digest`."""
+    if isinstance(stored, str):
+        try:
+            return bytes.fromhex(stored) == digest
+        except ValueError:  # not hex: not this hash
+            return False
+    return stored == digest

@@ -27,7 +27,7 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, cast
+from typing import Final, TypeVar, cast
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -144,16 +144,11 @@ def _fail(check: str, version: int | None, event: Event | str | None, message: s
 def verify_replay(replay: ReplayFile) -> Verdict:
     """Verify a replay file: its events, and that its header agrees with them."""
     stream = replay.stream_id
-    fromhex = bytes.fromhex
-    try:
-        links = [
-            (stream, e.version, e.type, e.schema_version, e.data.encode(),
-             fromhex(e.prev_hash), fromhex(e.hash))
-            for e in replay.events
-        ]  # fmt: skip
-    except ValueError:  # a hash that is not hex: let the chain check name the event
-        links = [e.link(stream) for e in replay.events]
-    return verify_links(replay.stream_id, links, header=replay)
+    links: list[ChainLink] = [
+        (stream, e.version, e.type, e.schema_version, e.data.encode(), e.prev_hash, e.hash)
+        for e in replay.events
+    ]
+    return verify_links(stream, links, header=replay)
 
 
 def verify_links(
@@ -173,10 +168,10 @@ def verify_links(
     counts = [0, 0]  # rolls, moves
     state = MatchState()
     try:
-        events = _decode(stream_id, links)
+        events, kinds = _decode(stream_id, links)
         if header is not None:
-            _check_header(header, events)
-        seed = _seed(events, kept_seed)
+            _check_header(header, events, kinds)
+        seed = _seed(events, kinds, kept_seed)
         _replay(events, state, seed, counts)
         if require_finished and (state.status != "finished" or state.server_seed is None):
             raise _fail(
@@ -207,26 +202,32 @@ def _verdict(
     )
 
 
-def _decode(stream_id: str, links: Sequence[ChainLink]) -> list[Event]:
+def _decode(stream_id: str, links: Sequence[ChainLink]) -> tuple[list[Event], list[type]]:
+    """The stream's events, and their classes in the same order (for finding events by
+    class without a Python loop)."""
     broken = first_break(links)
     if broken is not None:
         version, reason = broken
         raise _fail("hash_chain", version, links[min(version, len(links) - 1)][2], reason)
     if not links:
         raise _fail("events", None, None, f"stream {stream_id!r} has no events")
+    types = [link[2] for link in links]
+    # A stream has a handful of (type, schema version) pairs: checked once each, not per
+    # event.
     if all(
         (cls := EVENT_TYPES.get(type_name)) is not None and schema == cls.schema_version
-        for _s, _v, type_name, schema, _d, _p, _h in links
+        for type_name, schema in {(link[2], link[3]) for link in links}
     ):
         # Every event at its current version: one decode call for the whole stream
         # instead of one per event (a third of the decoding time).
         try:
-            events = _stream_decoder.decode(b"[" + b",".join(link[4] for link in links) + b"]")
+            events = _stream_decoder.decode(b"[" + b",".join([link[4] for link in links]) + b"]")
         except msgspec.DecodeError:
             pass  # one event is bad: the slow path below names it
         else:
-            if all(type(e).__name__ == link[2] for e, link in zip(events, links, strict=True)):
-                return events
+            kinds: list[type] = list(map(type, events))
+            if kinds == list(map(EVENT_TYPES.__getitem__, types)):
+                return events, kinds
     events = []
     for _sid, version, type_name, schema, data, _prev, _hash in links:
         try:
@@ -237,19 +238,32 @@ def _decode(stream_id: str, links: Sequence[ChainLink]) -> list[Event]:
             raise _fail(
                 "events", version, type_name, f"data is a {type(events[-1]).__name__} event"
             )
-    return events
+    return events, list(map(type, events))
 
 
 _stream_decoder: msgspec.json.Decoder[list[Event]] = msgspec.json.Decoder(list[Event])
 
 
-def _check_header(header: ReplayFile, events: list[Event]) -> None:
+_E = TypeVar("_E", bound=Event)
+
+
+def _first(events: list[Event], kinds: list[type], kind: type[_E]) -> tuple[int, _E | None]:
+    """The first event of class `kind` and its index; (-1, None) if there is none.
+    `list.index` finds it at C speed: this runs for every verified file."""
+    try:
+        at = kinds.index(kind)
+    except ValueError:
+        return -1, None
+    return at, cast(_E, events[at])
+
+
+def _check_header(header: ReplayFile, events: list[Event], kinds: list[type]) -> None:
     first = events[0]
     if not isinstance(first, MatchCreated):
         raise _fail("sequence", 0, first, "a match stream starts with MatchCreated")
-    started = next((e for e in events if isinstance(e, MatchStarted)), None)
-    finished = next((e for e in events if isinstance(e, MatchFinished)), None)
-    revealed = next((e for e in events if isinstance(e, SeedRevealed)), None)
+    started = _first(events, kinds, MatchStarted)[1]
+    finished = _first(events, kinds, MatchFinished)[1]
+    revealed = _first(events, kinds, SeedRevealed)[1]
     expected = {
         "ruleset": first.ruleset,
         "seats": first.seats,
@@ -271,14 +285,13 @@ def _check_header(header: ReplayFile, events: list[Event]) -> None:
             )
 
 
-def _seed(events: list[Event], kept_seed: bytes | None) -> bytes | None:
+def _seed(events: list[Event], kinds: list[type], kept_seed: bytes | None) -> bytes | None:
     """The server seed to check dice with: the revealed one (checked against the
     commitment and the kept seed), else the kept one, else None (dice checked later)."""
     first = events[0]
     seed_hash = first.seed_hash if isinstance(first, MatchCreated) else ""
-    for version, event in enumerate(events):
-        if not isinstance(event, SeedRevealed):
-            continue
+    version, event = _first(events, kinds, SeedRevealed)
+    if event is not None:
         try:
             revealed = bytes.fromhex(event.server_seed)
         except ValueError:

@@ -122,6 +122,24 @@ class TestTampering:
         replay.events[100].hash = ("0" if digest[0] != "0" else "1") + digest[1:]
         assert_fails(through_file(replay), "hash_chain", 100)
 
+    def test_hashes_are_compared_as_values_not_spellings(self, standard: list[Event]) -> None:
+        """The chain compares the file's hex as text first, for speed, but a hash is a
+        value: upper-case hex is the same hash; a prev_hash or hash that is not hex, or
+        names another hash, is named at its event."""
+        replay = replay_from_events(MATCH_ID, standard)
+        for e in replay.events[5:9]:
+            e.prev_hash, e.hash = e.prev_hash.upper(), e.hash.upper()
+        assert through_file(replay).ok
+        for field, value, version in [
+            ("prev_hash", "not hex", 50),
+            ("hash", "not hex", 50),
+            ("prev_hash", "00" * 32, 60),
+            ("hash", "", 70),
+        ]:
+            replay = replay_from_events(MATCH_ID, standard)
+            setattr(replay.events[version], field, value)
+            assert_fails(through_file(replay), "hash_chain", version)
+
     def test_dropped_event_breaks_the_chain(self, standard: list[Event]) -> None:
         """Removing an event leaves a version gap."""
         replay = replay_from_events(MATCH_ID, standard)
