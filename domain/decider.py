@@ -352,6 +352,8 @@ def _auto_entry(state: MatchState) -> Move | None:
 
 def _next_seat(state: MatchState, seat: int, also_finished: int | None = None) -> int:
     n = state.players
+    if also_finished is None and not state.finished:
+        return (seat + 1) % n  # nobody has finished (most turns): the seat after
     for step in range(1, n + 1):
         candidate = (seat + step) % n
         if candidate not in state.finished and candidate != also_finished:

@@ -100,7 +100,8 @@ class DiceStream:
         inner.update(b"%d:0" % n)
         outer = self._outer.copy()
         outer.update(inner.digest())
-        b: int = outer.digest()[0]
+        digest: bytes = outer.digest()  # typed: compiled, indexing it is then native
+        b = digest[0]
         if b < _UNBIASED_LIMIT:
             return b % 6 + 1
         return self._rejection_loop(n)  # first byte >= 252: one roll in 64
