@@ -102,8 +102,10 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
     head = b""
     # The canonical bytes of `event_hash`, assembled from parts that repeat across a
     # stream (its id; each type and schema version) instead of rebuilt per event: replay
-    # verification hashes every event of every match, so this loop is its floor.
-    type_parts: dict[tuple[str, int], bytes] = {}
+    # verification hashes every event of every match, so this loop is its floor. Keyed
+    # by the type name alone (a string key hashes at once; a tuple key is hashed anew
+    # per event), the part rebuilt when a type's schema version changes.
+    type_parts: dict[str, tuple[int, bytes]] = {}
     sha256 = hashlib.sha256
     u64 = _U64.pack
     for index, (stream_id, version, type_name, schema_version, data, prev, stored) in enumerate(
@@ -121,11 +123,12 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
         # the spellings differ, so hex in upper case still counts as the same hash.
         if prev != expected_prev and not _spells(prev, prefix):
             return version, "prev_hash is not the previous event's hash"
-        part = type_parts.get((type_name, schema_version))
-        if part is None:
+        cached = type_parts.get(type_name)
+        if cached is None or cached[0] != schema_version:
             tname = type_name.encode("utf-8")
-            part = _U32.pack(len(tname)) + tname + _U32.pack(schema_version)
-            type_parts[type_name, schema_version] = part
+            cached = (schema_version, _U32.pack(len(tname)) + tname + _U32.pack(schema_version))
+            type_parts[type_name] = cached
+        part = cached[1]
         digest = sha256(b"".join((prefix, head, u64(version), part, u64(len(data)), data))).digest()
         if (digest.hex() if type(stored) is str else digest) != stored and not _spells(
             stored, digest
