@@ -11,7 +11,7 @@ __all__ = ["pick_index"]
 # of it fed `"{n}"` digests exactly `f"{seed}:{n}"`. A plain dict rather than `lru_cache`:
 # a look-up costs less than a call through the cache's wrapper, and `pick_index` runs for
 # most CPU decisions. Bounded: emptied when full (a match uses one seed per CPU seat).
-_SEEDED: dict[str, Any] = {}
+_SEEDED: Final[dict[str, Any]] = {}
 _SEEDED_MAX: Final = 256
 
 
