@@ -400,16 +400,16 @@ def _replay(events: list[Event], state: MatchState, seed: bytes | None, counts: 
         else:
             command = _command_for(event, state, i)
         decided = decide(command, state)
-        if type(decided) is Rejection:
+        if isinstance(decided, Rejection):  # narrows `decided` without a cast call
             raise _fail(_REJECTION_CHECK.get(decided.code, "sequence"), i, event, decided.reason)
-        decided = cast(list[Event], decided)
-        if events[i : i + len(decided)] != decided:
+        end = i + len(decided)
+        if events[i:end] != decided:
             _raise_first_difference(events, i, decided)
         for recorded in decided:
             apply(state, recorded)
         if kind is PieceMoved:  # a move is always the first event of its command's outcome
             counts[1] += 1
-        i += len(decided)
+        i = end
 
 
 def _raise_first_difference(events: list[Event], i: int, decided: list[Event]) -> None:
