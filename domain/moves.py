@@ -33,10 +33,12 @@ Pieces = Sequence[Sequence[int]]
 # Not a native class when mypyc compiles this module (see docs/benchmarks.md): a msgspec
 # Struct or an exception subclass must stay an ordinary Python class.
 @mypyc_attr(native_class=False)
-class Move(msgspec.Struct, frozen=True, array_like=True):
+class Move(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """One piece moving for one die: `frm` -1 means entering from the nest.
 
     `captures` lists `(seat, piece)` of every opponent piece sent home by landing.
+    `gc=False`: it holds only ints, so it cannot be part of a reference cycle; untracked
+    by the cycle collector it is cheaper to create and free (one per legal move).
     """
 
     piece: int
