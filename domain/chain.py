@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = [
     "DOMAIN_TAG",
@@ -101,35 +101,36 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
     stream: str | None = None
     head = b""
     # The canonical bytes of `event_hash`, assembled from parts that repeat across a
-    # stream (its id; each type and schema version) instead of rebuilt per event: replay
-    # verification hashes every event of every match, so this loop is its floor. Keyed
-    # by the type name alone (a string key hashes at once; a tuple key is hashed anew
-    # per event), the part rebuilt when a type's schema version changes.
-    type_parts: dict[str, tuple[int, bytes]] = {}
+    # stream instead of rebuilt per event (replay verification hashes every event of
+    # every match, so this loop is its floor): the stream's head, and per event type a
+    # packer of the version, the type part and the data's length in one call. Keyed by
+    # the type name alone (a string key hashes at once; a tuple key is hashed anew per
+    # event), the packer rebuilt when a type's schema version changes.
+    type_packers: dict[str, tuple[int, Callable[[int, bytes, int], bytes], bytes]] = {}
     sha256 = hashlib.sha256
-    u64 = _U64.pack
     for index, (stream_id, version, type_name, schema_version, data, prev, stored) in enumerate(
         links
     ):
-        if stream is None:
+        if stream_id != stream:
+            if stream is not None:
+                return version, f"stream id {stream_id!r} differs from {stream!r}"
             stream = stream_id
             sid = stream_id.encode("utf-8")
             head = DOMAIN_TAG + _U32.pack(len(sid)) + sid
-        elif stream_id != stream:
-            return version, f"stream id {stream_id!r} differs from {stream!r}"
         if version != index:
             return version, f"version {version} where {index} was expected"
         # Compared as spelled first (one string or bytes comparison); decoded only when
         # the spellings differ, so hex in upper case still counts as the same hash.
         if prev != expected_prev and not _spells(prev, prefix):
             return version, "prev_hash is not the previous event's hash"
-        cached = type_parts.get(type_name)
-        if cached is None or cached[0] != schema_version:
+        packer = type_packers.get(type_name)
+        if packer is None or packer[0] != schema_version:
             tname = type_name.encode("utf-8")
-            cached = (schema_version, _U32.pack(len(tname)) + tname + _U32.pack(schema_version))
-            type_parts[type_name] = cached
-        part = cached[1]
-        digest = sha256(b"".join((prefix, head, u64(version), part, u64(len(data)), data))).digest()
+            part = _U32.pack(len(tname)) + tname + _U32.pack(schema_version)
+            packer = (schema_version, struct.Struct(f">Q{len(part)}sQ").pack, part)
+            type_packers[type_name] = packer
+        middle = packer[1](version, packer[2], len(data))  # u64 version, part, u64 len(data)
+        digest = sha256(b"".join((prefix, head, middle, data))).digest()
         if (digest.hex() if type(stored) is str else digest) != stored and not _spells(
             stored, digest
         ):
