@@ -58,6 +58,7 @@ class Board:
         "progress_at",
         "ruleset",
         "safe",
+        "safe_at",
         "starts",
         "three_sixes",
         "track",
@@ -114,6 +115,9 @@ class Board:
             self.safe = frozenset(
                 sq for a in range(arms) for sq in (ARM * a, ARM * a + _STAR_OFFSET)
             )
+        # safe_at[square] == (square in safe): move generation asks it for nearly every
+        # landing, and indexing a tuple is cheaper than a set look-up (compiled or not).
+        self.safe_at: tuple[bool, ...] = tuple(sq in self.safe for sq in range(self.length))
 
     def seat_of(self, colour: str) -> int:
         """The seat playing `colour`; RulesetError if that colour is not on this board."""

@@ -224,7 +224,7 @@ def legal_move_list(board: Board, pieces: list[list[int]], seat: int, die: int) 
                 blocked = _blocked(board, pieces, seat)
             if square in blocked:
                 continue
-        if square in board.safe:
+        if board.safe_at[square]:
             moves.append(Move(piece, frm, to))
             continue
         # opponents on the landing square, in seat order: all of them are captured
