@@ -36,8 +36,10 @@ SEED_BYTES = 32
 CLIENT_SEED_MAX = 64
 _UNBIASED_LIMIT: Final = 252
 _BLOCK = 64  # SHA-256 block size: HMAC pads the key to this length
-_IPAD = bytes(0x36 for _ in range(_BLOCK))
-_OPAD = bytes(0x5C for _ in range(_BLOCK))
+# XOR with HMAC's ipad / opad byte (RFC 2104) as `bytes.translate` tables: the padded key
+# XOR ipad is then one C call instead of a 64-step Python loop (twice per match).
+_XOR_IPAD = bytes(b ^ 0x36 for b in range(256))
+_XOR_OPAD = bytes(b ^ 0x5C for b in range(256))
 # The messages' ends `"{n}:0"` of a match's first rolls (a match rolls ~400-600 dice),
 # formatted once: per roll, formatting n costs about as much as copying a hash state.
 _ROLL_SUFFIXES: Final[tuple[bytes, ...]] = tuple(b"%d:0" % n for n in range(1024))
@@ -86,9 +88,9 @@ class DiceStream:
         if len(key) > _BLOCK:  # RFC 2104: a long key is hashed first (never for 32 bytes)
             key = hashlib.sha256(key).digest()
         key = key.ljust(_BLOCK, b"\0")
-        self._inner = _sha256(bytes(a ^ b for a, b in zip(key, _IPAD, strict=True)))
+        self._inner = _sha256(key.translate(_XOR_IPAD))
         self._inner.update(f"{client_seed}:".encode())
-        self._outer = _sha256(bytes(a ^ b for a, b in zip(key, _OPAD, strict=True)))
+        self._outer = _sha256(key.translate(_XOR_OPAD))
         self._copy_inner: Callable[[], Any] = self._inner.copy
         self._copy_outer: Callable[[], Any] = self._outer.copy
         self._update: Callable[[Any, bytes], None] = type(self._inner).update
