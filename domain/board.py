@@ -64,7 +64,9 @@ class Board:
         "track",
     )
 
-    def __init__(self, ruleset: Ruleset, players: int) -> None:
+    # `players` is typed `object` because it is validated here: compiled (mypyc), an `int`
+    # parameter would reject a float or None with a TypeError before this check ran.
+    def __init__(self, ruleset: Ruleset, players: object) -> None:
         if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 4:
             raise RulesetError("players", f"must be 2, 3 or 4, got {players!r}")
         self.ruleset = ruleset
@@ -139,6 +141,6 @@ class Board:
 
 
 @lru_cache(maxsize=256, typed=True)  # typed: 2.0 must not hit the cached board for 2
-def board_for(ruleset: Ruleset, players: int) -> Board:
-    """The (cached) board for a ruleset and a player count."""
+def board_for(ruleset: Ruleset, players: object) -> Board:
+    """The (cached) board for a ruleset and a player count (RulesetError unless 2-4)."""
     return Board(ruleset, players)

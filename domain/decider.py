@@ -11,7 +11,7 @@ never re-judges a rule, so folding a stored stream cannot disagree with how it w
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from domain.board import NEST, PIECES, Board, board_for
 from domain.commands import (
@@ -51,6 +51,7 @@ from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
 
 __all__ = [
     "STAND_IN_AFTER_TIMEOUTS",
+    "STATE_FIELDS",
     "MatchState",
     "apply",
     "current_legal_moves",
@@ -66,9 +67,9 @@ STAND_IN_AFTER_TIMEOUTS: Final = 3
 _THREE_TRIES: Final = 3
 
 
-# The fields of MatchState. A module constant, not read back from `__slots__`: a class
-# compiled by mypyc (docs/benchmarks.md) has no `__slots__` attribute to read.
-_STATE_FIELDS = (
+# The fields of MatchState. Read these, not `MatchState.__slots__`: a class compiled by
+# mypyc (docs/benchmarks.md) has no `__slots__` attribute.
+STATE_FIELDS = (
     "board",
     "client_seed",
     "die",
@@ -102,7 +103,7 @@ class MatchState:
     to act must roll) or "move" (it must move a piece by `die`).
     """
 
-    __slots__ = _STATE_FIELDS
+    __slots__ = STATE_FIELDS
 
     def __init__(self) -> None:
         self.status = "new"
@@ -134,7 +135,7 @@ class MatchState:
 
     def copy(self) -> MatchState:
         new = MatchState.__new__(MatchState)
-        for name in _STATE_FIELDS:
+        for name in STATE_FIELDS:
             setattr(new, name, getattr(self, name))
         new.pieces = [row[:] for row in self.pieces]
         new.finished = self.finished[:]
@@ -456,7 +457,9 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
             ),
             TurnEnded(seat=seat, next_seat=_next_seat(state, seat)),
         ]
-    die = command.die
+    # Read through `Any`, not as the field's `int | None`: compiled (mypyc), a typed read
+    # checks the type, so a wrongly typed die would raise a TypeError, not this rejection.
+    die: object = cast(Any, command).die
     if type(die) is not int or not 1 <= die <= 6:
         return Rejection("bad_die", f"a roll needs a die value 1-6, got {die!r}")
     rolled = _DIE_ROLLED(seat=seat, n=state.rolls_made, value=die)

@@ -34,13 +34,24 @@ from hypothesis import strategies as st
 
 from domain.board import Board, board_for
 from domain.commands import Command, MovePiece, Rejection, Roll
-from domain.decider import MatchState, apply, decide, fold
+from domain.decider import STATE_FIELDS, MatchState, apply, decide, fold
 from domain.events import Event, MatchCreated, MatchStarted, PieceMoved, SeatSpec, TurnEnded
 from domain.moves import Move, legal_moves
 from domain.rules import Ruleset, parse_ruleset, ruleset_to_dict
 from domain.selfplay import MatchRecord, play_match
+from ludo_cli.bench import engine_form
 
 # ------------------------------------------------------------------------------ rulesets
+
+
+def pytest_sessionstart(session: Any) -> None:
+    """With LUDO_EXPECT_ENGINE set (tests/test_compiled.py sets "compiled"), refuse to run
+    unless the engine imported is in that form: a run that silently fell back to the source
+    would prove nothing about the compiled build."""
+    expected = os.environ.get("LUDO_EXPECT_ENGINE")
+    if expected and engine_form() != expected:
+        raise RuntimeError(f"LUDO_EXPECT_ENGINE={expected}, but the engine is {engine_form()}")
+
 
 settings.register_profile("ludo", max_examples=100, deadline=None)
 settings.register_profile("thorough", max_examples=3000, deadline=None)
@@ -391,7 +402,7 @@ _MEMO_SLOTS = frozenset({"moves_memo", "board"})
 def snapshot(state: MatchState) -> dict[str, Any]:
     """Every meaningful slot of a state as plain data (the move memo is a cache, left out)."""
     out = {}
-    for name in MatchState.__slots__:
+    for name in STATE_FIELDS:
         if name in _MEMO_SLOTS:
             continue
         value = getattr(state, name)

@@ -1,6 +1,7 @@
 """The engine compiled with mypyc (`LUDO_COMPILE=1 pip install .`) plays exactly as the
 source: the same events, byte for byte, for every golden match and for normal and hard
-CPUs under several rulesets, and the same replay verdicts."""
+CPUs under several rulesets, and the same replay verdicts; and the engine's own tests pass
+against it."""
 
 from __future__ import annotations
 
@@ -20,38 +21,89 @@ from ludo_cli.bench import engine_form
 ROOT = Path(__file__).parents[1]
 
 
-def test_compiled_engine_plays_the_same_events(tmp_path: Path) -> None:
-    """Compile the modules listed in pyproject.toml into a copy of the packages, then
-    compare the copy's fingerprint of matches and verdicts with this process's (the
-    source)."""
+# The engine's own tests, run a second time against the compiled build: the fingerprint
+# below compares whole matches, these pin every rejection and edge case (a compiled
+# function checks its argument types at the call, which once turned a bad die into a
+# TypeError instead of a rejection).
+ENGINE_TESTS = (
+    "test_board.py",
+    "test_decider.py",
+    "test_dice.py",
+    "test_events.py",
+    "test_golden.py",
+    "test_options.py",
+    "test_oracle.py",
+    "test_properties.py",
+    "test_rules.py",
+    "test_ruleset.py",
+    "replay/test_verify.py",
+)
+
+
+@pytest.fixture(scope="module")
+def compiled_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the engine's packages with the modules listed in pyproject.toml compiled."""
     pytest.importorskip("mypyc")
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler")
+    root = tmp_path_factory.mktemp("compiled")
     modules = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ludo"][
         "compiled-modules"
     ]
     for package in ("domain", "replays"):
-        shutil.copytree(ROOT / package, tmp_path / package)
+        shutil.copytree(ROOT / package, root / package)
     build = subprocess.run(
         [sys.executable, "-m", "mypyc", *modules],
         check=False,
-        cwd=tmp_path,
+        cwd=root,
         capture_output=True,
         text=True,
         timeout=900,
     )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
-    probe = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("compiled_probe.py"))],
+    return root
+
+
+def _in_copy(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run Python in `root`, where the compiled packages come before the source's."""
+    return subprocess.run(
+        [sys.executable, *args],
         check=False,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root), "LUDO_EXPECT_ENGINE": "compiled"},
         capture_output=True,
         text=True,
         timeout=900,
     )
+
+
+def test_compiled_engine_plays_the_same_events(compiled_copy: Path) -> None:
+    """The compiled copy's fingerprint of matches and verdicts equals this process's (the
+    source's)."""
+    probe = _in_copy(compiled_copy, str(Path(__file__).with_name("compiled_probe.py")))
     assert probe.returncode == 0, probe.stderr[-3000:]
     compiled = json.loads(probe.stdout)
     assert compiled["form"] == "compiled"
     assert engine_form() == "interpreted"
     assert compiled["fingerprint"] == fingerprint()
+
+
+def test_the_engine_tests_pass_against_the_compiled_engine(compiled_copy: Path) -> None:
+    """Every test of the rules engine, the dice and the replay verifier passes when the
+    engine is the compiled copy (conftest checks the child really imported it)."""
+    tests = [str(ROOT / "tests" / name) for name in ENGINE_TESTS]
+    run = _in_copy(
+        compiled_copy,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(ROOT / "pyproject.toml"),
+        "--rootdir",
+        str(ROOT),
+        *tests,
+    )
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout
