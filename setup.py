@@ -3,7 +3,7 @@ rules engine's hot modules with mypyc (the list is `[tool.ludo] compiled-modules
 pyproject.toml). Everything else about the distribution is in pyproject.toml.
 
 Compiled modules play the same events as the interpreted ones (tests/test_compiled.py
-checks it) and about 1.5x (easy CPUs) to 2.5x (normal CPUs) faster (docs/benchmarks.md).
+checks it) and about 2.3x (easy CPUs) to 3x (normal CPUs) faster (docs/benchmarks.md).
 Without the variable nothing is compiled: the default, and the only sane choice for an
 editable install, where a compiled module would shadow later edits to its `.py` file.
 """
