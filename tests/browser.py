@@ -1,7 +1,8 @@
 """Debian's Chromium driven by Playwright, for the tests of the services' pages.
 
 No Playwright-managed browser download: the system's /usr/bin/chromium (`.ci/run`
-installs it). Tests import `requires_chromium` (a skip marker) and `new_page`.
+installs it). Tests import `requires_chromium` (a skip marker), `new_page` and
+`console_errors`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 from collections.abc import AsyncIterator
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import ConsoleMessage, Page, async_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -41,3 +42,17 @@ async def new_page() -> AsyncIterator[Page]:
             yield page
         finally:
             await browser.close()
+
+
+def console_errors(page: Page) -> list[str]:
+    """A list that fills with the errors `page` logs from now on: console errors (a CSP
+    violation is one: "Refused to execute inline script …") and uncaught exceptions."""
+    errors: list[str] = []
+
+    def on_console(msg: ConsoleMessage) -> None:
+        if msg.type == "error":
+            errors.append(msg.text)
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors

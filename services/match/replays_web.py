@@ -17,11 +17,6 @@ SHA-256 hash) and `connect-src 'self'`.
 
 from __future__ import annotations
 
-import base64
-import functools
-import hashlib
-import re
-from importlib import resources
 from typing import Any
 
 import sqlalchemy as sa
@@ -53,6 +48,7 @@ from services.match.replay_views import (
 )
 from services.match.service import MatchService, check_id, match_stream
 from services.shared.operator import is_operator
+from services.shared.pages import PAGE_HEADERS, inline_page
 
 __all__ = [
     "OPERATOR",
@@ -196,27 +192,6 @@ class ReplaysController(Controller):
 
 # -------------------------------------------------------------------------------- pages
 
-_BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
-
-
-def _digest(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
-
-
-@functools.cache
-def _page(name: str) -> tuple[str, str]:
-    """A page's HTML and the CSP that allows exactly its inline script and style blocks."""
-    html = resources.files("services.match").joinpath(name).read_text("utf-8")
-    blocks = _BLOCK.findall(html)
-    scripts = " ".join(_digest(body) for kind, body in blocks if kind == "script") or "'none'"
-    styles = " ".join(_digest(body) for kind, body in blocks if kind == "style") or "'none'"
-    csp = (
-        f"default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; "
-        "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    )
-    return html, csp
-
-
 _NOT_FOUND = (
     "<!doctype html><html lang=en><head><meta charset=utf-8><title>No such match</title>"
     "</head><body><h1>No such match</h1><p>There is no match with this id.</p></body></html>"
@@ -224,11 +199,6 @@ _NOT_FOUND = (
 
 
 async def _page_response(service: MatchService, match_id: str, name: str) -> Response[str]:
-    headers = {
-        "Cache-Control": "no-store",
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer",
-    }
     try:
         stream = match_stream(check_id(match_id, "match"))
     except AppError:
@@ -240,17 +210,17 @@ async def _page_response(service: MatchService, match_id: str, name: str) -> Res
                 {"s": stream},
             )
         if found:
-            html, csp = _page(name)
+            html, csp = inline_page("services.match", name)
             return Response(
                 html,
                 media_type=MediaType.HTML,
-                headers={"Content-Security-Policy": csp, **headers},
+                headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
             )
     return Response(
         _NOT_FOUND,
         status_code=404,
         media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": "default-src 'none'", **headers},
+        headers={"Content-Security-Policy": "default-src 'none'", **PAGE_HEADERS},
     )
 
 

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 from collections.abc import AsyncIterator
 from datetime import date, datetime
-from importlib import resources
 from typing import Annotated, Any
 
 import msgspec
@@ -51,6 +49,7 @@ from services.shared.database import create_engine, database_url, migrate
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
 from services.shared.operator import is_operator
+from services.shared.pages import PAGE_HEADERS, inline_page
 from services.shared.settings import Settings
 
 __all__ = ["RankingApi", "app_from_env", "create_app"]
@@ -474,24 +473,14 @@ def _require_operator(request: ASGIConnection[Any, Any, Any, Any], settings: Set
         raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
 
 
-_DASHBOARD_CSP = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-    "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
-)
-
-
-@functools.cache
-def _dashboard_html() -> str:
-    return resources.files("services.ranking").joinpath("dashboard.html").read_text("utf-8")
-
-
 @get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
 async def dashboard() -> Response[str]:
     """The operator dashboard: public HTML; its data calls carry the operator token."""
+    html, csp = inline_page("services.ranking", "dashboard.html")
     return Response(
-        _dashboard_html(),
+        html,
         media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": _DASHBOARD_CSP, "Cache-Control": "no-store"},
+        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
     )
 
 

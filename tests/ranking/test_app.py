@@ -128,7 +128,10 @@ async def test_dashboard_page_is_self_contained(client: AsyncTestClient[Any]) ->
     del client.headers["Authorization"]
     page = await client.get("/dashboard")  # the page is public; its data calls are not
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert "default-src 'none'" in page.headers["content-security-policy"]
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp
+    assert "script-src 'sha256-" in csp and "style-src 'sha256-" in csp
+    assert page.headers["x-content-type-options"] == "nosniff"
     assert "Authorization" in page.text and "sessionStorage" in page.text
     assert "http://" not in page.text.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in page.text and "<script src" not in page.text

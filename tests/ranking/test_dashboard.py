@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from browser import new_page, requires_chromium
+from browser import console_errors, new_page, requires_chromium
 from playwright.async_api import Page, expect
 from service.test_live import Instance
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -48,10 +48,22 @@ def service(rated: None, database_url: str, tmp_path: Path) -> Iterator[Instance
 
 
 @pytest.fixture
-async def page(service: Instance) -> AsyncIterator[Page]:
+async def opened(service: Instance) -> AsyncIterator[tuple[Page, list[str]]]:
+    """The dashboard in Chromium, and the errors it logs from its first load on."""
     async with new_page() as page:
+        errors = console_errors(page)
         await page.goto(f"{service.http}/dashboard")
-        yield page
+        yield page, errors
+
+
+@pytest.fixture
+def page(opened: tuple[Page, list[str]]) -> Page:
+    return opened[0]
+
+
+@pytest.fixture
+def errors(opened: tuple[Page, list[str]]) -> list[str]:
+    return opened[1]
 
 
 async def sign_in(page: Page, token: str) -> None:
@@ -59,7 +71,10 @@ async def sign_in(page: Page, token: str) -> None:
     await page.click("#login button[type=submit]")
 
 
-async def test_dashboard_shows_the_ranking_with_the_operator_token(page: Page) -> None:
+async def test_dashboard_shows_the_ranking_with_the_operator_token(
+    page: Page, errors: list[str]
+) -> None:
+    """Signing in shows every panel; the page runs under its strict CSP without an error."""
     await expect(page.locator("#token")).to_be_visible()
     await expect(page.locator("#dashboard")).to_be_hidden()
     await sign_in(page, TOKEN)
@@ -95,6 +110,7 @@ async def test_dashboard_shows_the_ranking_with_the_operator_token(page: Page) -
     await expect(page.locator("#login")).to_be_hidden()
     if os.environ.get("LUDO_DASHBOARD_SCREENSHOT"):
         await page.screenshot(path=os.environ["LUDO_DASHBOARD_SCREENSHOT"], full_page=True)
+    assert errors == []  # no refused inline script or style, no uncaught exception
 
 
 async def test_a_wrong_token_gets_a_clear_message(page: Page) -> None:

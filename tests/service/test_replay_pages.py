@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
-from browser import new_page, requires_chromium
-from playwright.async_api import ConsoleMessage, Page, expect
+from browser import console_errors, new_page, requires_chromium
+from playwright.async_api import Page, expect
 from websockets.sync.client import connect
 
 from domain.dice import die_for_roll
@@ -129,15 +129,7 @@ def cpu_match(site: Site) -> str:
 async def browser_page() -> AsyncIterator[tuple[Page, list[str]]]:
     """A Chromium page and the console errors it logs (CSP violations among them)."""
     async with new_page() as page:
-        errors: list[str] = []
-
-        def on_console(msg: ConsoleMessage) -> None:
-            if msg.type == "error":
-                errors.append(msg.text)
-
-        page.on("console", on_console)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        yield page, errors
+        yield page, console_errors(page)
 
 
 async def progresses(page: Page) -> list[str]:

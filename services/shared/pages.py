@@ -1,0 +1,48 @@
+"""Self-contained HTML pages of both services, each served under a CSP that names its
+inline blocks by hash.
+
+The pages (the replay viewer and dispute report of the match service, the operator
+dashboard of the ranking service) carry their script and style inline and load nothing
+else. Their policy allows exactly those blocks (`'sha256-…'` of each) and no other
+script or style: an injected `<script>` or `onclick=` would not run even if some text
+reached the page unescaped. The dashboard holds the operator token in session storage,
+which is why it gets the same policy as the public pages rather than `'unsafe-inline'`.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import re
+from importlib import resources
+
+__all__ = ["PAGE_HEADERS", "inline_page"]
+
+# Headers every page response carries besides its CSP.
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+_BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
+
+
+def _digest(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+@functools.cache
+def inline_page(package: str, name: str) -> tuple[str, str]:
+    """The page `name` of `package` and the CSP that allows exactly its inline script
+    and style blocks (read and hashed once per process)."""
+    html = resources.files(package).joinpath(name).read_text("utf-8")
+    blocks = _BLOCK.findall(html)
+    scripts = " ".join(_digest(body) for kind, body in blocks if kind == "script") or "'none'"
+    styles = " ".join(_digest(body) for kind, body in blocks if kind == "style") or "'none'"
+    csp = (
+        f"default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; "
+        "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    return html, csp
