@@ -21,7 +21,8 @@
   }
 
   // GET an operator-only JSON endpoint with the tab's operator token. A refused token is
-  // an AuthError (the page asks for the token again); another failure an Error naming it.
+  // an AuthError (the page asks for the token again); another failure an Error naming
+  // the URL and the status.
   async function operatorJson(url) {
     const token = sessionStorage.getItem(OPERATOR_KEY) || "";
     const res = await fetch(url, {
@@ -32,7 +33,7 @@
     if (!res.ok) {
       let detail = "";
       try { detail = (await res.json()).detail || ""; } catch (_) { /* not JSON */ }
-      throw new Error(`HTTP ${res.status} ${detail}`.trim());
+      throw new Error(`${url}: HTTP ${res.status} ${detail}`.trim());
     }
     return res.json();
   }
