@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Any, Final, TypeVar
 
-__all__ = ["pick_index"]
+__all__ = ["best_of", "pick_index"]
+
+T = TypeVar("T")
 
 # seed -> blake2b (8-byte digest) already fed `"{seed}:"`: hashing is incremental, so a copy
 # of it fed `"{n}"` digests exactly `f"{seed}:{n}"`. A plain dict rather than `lru_cache`:
@@ -28,3 +31,16 @@ def pick_index(seed: str, n: int, count: int) -> int:
     h = (base if base is not None else _seeded(seed)).copy()
     h.update(b"%d" % n)
     return int.from_bytes(h.digest(), "big") % count
+
+
+def best_of(options: Sequence[T], scores: Sequence[float], seed: str, n: int) -> T:
+    """The option of highest score; exact ties (within 1e-9) split by `pick_index(seed, n)`.
+
+    The one place the scoring CPUs (`normal`, `hard`) turn scores into a choice, so that
+    equal moves are split the same, reproducible way.
+    """
+    best = max(scores)
+    tied = [o for o, s in zip(options, scores, strict=True) if s >= best - 1e-9]
+    if len(tied) == 1:
+        return tied[0]
+    return tied[pick_index(seed, n, len(tied))]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from domain.board import NEST, Board
-from domain.cpu.chance import pick_index
+from domain.cpu.chance import best_of
 from domain.cpu.evaluation import DEFAULT, Weights, evaluate
 from domain.cpu.features import bonus_rolls, opponents
 from domain.decider import MatchState
@@ -97,9 +97,4 @@ def score_moves(state: MatchState, moves: Sequence[Move], w: Weights = DEFAULT) 
 
 def choose_hard(state: MatchState, moves: Sequence[Move], seed: str) -> Move:
     """The move of highest expected value; exact ties are split by the seed."""
-    scores = score_moves(state, moves)
-    best = max(scores)
-    tied = [m for m, s in zip(moves, scores, strict=True) if s >= best - 1e-9]
-    if len(tied) == 1:
-        return tied[0]
-    return tied[pick_index(seed, state.rolls_made, len(tied))]
+    return best_of(moves, score_moves(state, moves), seed, state.rolls_made)

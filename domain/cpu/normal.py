@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from domain.board import NEST
-from domain.cpu.chance import pick_index
+from domain.cpu.chance import best_of
 from domain.cpu.features import Occupancy, opponents
 from domain.decider import MatchState
 from domain.moves import Move
@@ -90,9 +90,4 @@ def score_moves(state: MatchState, moves: Sequence[Move]) -> list[float]:
 
 def choose_normal(state: MatchState, moves: Sequence[Move], seed: str) -> Move:
     """The best-scoring move; equal scores are split by the seed and the roll number."""
-    scores = score_moves(state, moves)
-    best = max(scores)
-    tied = [m for m, s in zip(moves, scores, strict=True) if s >= best - 1e-9]
-    if len(tied) == 1:
-        return tied[0]
-    return tied[pick_index(seed, state.rolls_made, len(tied))]
+    return best_of(moves, score_moves(state, moves), seed, state.rolls_made)

@@ -8,7 +8,6 @@ state. Run it with `uvicorn --factory services.match.app:app_from_env`.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -35,7 +34,7 @@ from services.match.scheduler import Scheduler
 from services.match.service import MatchService
 from services.match.site import healthz, index
 from services.shared.background import run_in_background
-from services.shared.database import create_engine, database_url, migrate
+from services.shared.database import service_engine
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
 from services.shared.settings import Settings
@@ -59,13 +58,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
-            own = engine
-            if own is None:
-                url = stack.enter_context(database_url(settings))
-                # Services apply the migrations at start (serialised by an advisory lock).
-                await asyncio.to_thread(migrate, url, app_role=settings.db_app_role)
-                own = create_engine(url, settings)
-                stack.push_async_callback(own.dispose)
+            own = await service_engine(stack, settings, engine)
             store = EventStore(own)
             service = MatchService(own, store, settings)
             app.state.service = service

@@ -45,7 +45,7 @@ from services.ranking.consumer import (
 )
 from services.ranking.ratings import DEFAULT_MODEL, MODELS
 from services.shared.background import run_in_background
-from services.shared.database import create_engine, database_url, migrate
+from services.shared.database import service_engine
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
 from services.shared.operator import is_operator
@@ -505,12 +505,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
-            own = engine
-            if own is None:
-                url = stack.enter_context(database_url(settings))
-                await asyncio.to_thread(migrate, url, app_role=settings.db_app_role)
-                own = create_engine(url, settings)
-                stack.push_async_callback(own.dispose)
+            own = await service_engine(stack, settings, engine)
             api = RankingApi(own, settings)
             app.state.ranking = api
             if consume:

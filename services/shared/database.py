@@ -14,6 +14,7 @@ to print.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import platform
@@ -236,6 +237,23 @@ def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> 
         options.update(pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
     options.update(kwargs)
     return create_async_engine(normalize_url(url), **options)
+
+
+async def service_engine(
+    stack: contextlib.AsyncExitStack, settings: Settings, engine: AsyncEngine | None
+) -> AsyncEngine:
+    """The engine a service's lifespan runs on: `engine` when given (the caller owns it),
+    else the database of `settings`, migrated, with the engine disposed and the embedded
+    server released when `stack` closes."""
+    if engine is not None:
+        return engine
+    url = stack.enter_context(database_url(settings))
+    # Services apply the migrations at start (serialised by an advisory lock), off the
+    # event loop: Alembic is synchronous.
+    await asyncio.to_thread(migrate, url, app_role=settings.db_app_role)
+    own = create_engine(url, settings)
+    stack.push_async_callback(own.dispose)
+    return own
 
 
 def create_sync_engine(url: str, **kwargs: Any) -> sa.Engine:

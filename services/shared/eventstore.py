@@ -529,17 +529,9 @@ class EventStore:
         meta: dict[str, Any],
         command_id: str | None,
     ) -> AppendResult:
-        found = (await conn.execute(_head_and_command(stream_id, command_id))).one()
-        if found.command_stream is not None:
-            assert command_id is not None
-            return await self._first_outcome(
-                conn,
-                command_id,
-                stream_id,
-                found.command_stream,
-                found.first_version,
-                found.last_version,
-            )
+        found, earlier = await self._head_and_outcome(conn, stream_id, command_id)
+        if earlier is not None:
+            return earlier
         actual = 0 if found.stream_version is None else found.stream_version + 1
         if actual != expected_version:
             raise ConcurrencyError(stream_id, expected_version, actual)
@@ -699,37 +691,30 @@ class EventStore:
         command_id: str | None,
     ) -> AppendResult:
         """After a unique violation: the same command won (its outcome) or another did."""
-        found = (await conn.execute(_head_and_command(stream_id, command_id))).one()
-        if found.command_stream is not None:
-            assert command_id is not None
-            return await self._first_outcome(
-                conn,
-                command_id,
-                stream_id,
-                found.command_stream,
-                found.first_version,
-                found.last_version,
-            )
+        found, earlier = await self._head_and_outcome(conn, stream_id, command_id)
+        if earlier is not None:
+            return earlier
         actual = 0 if found.stream_version is None else found.stream_version + 1
         raise ConcurrencyError(stream_id, expected_version, actual)
 
-    async def _first_outcome(
-        self,
-        conn: AsyncConnection,
-        command_id: str,
-        stream_id: str,
-        recorded_stream: str,
-        first: int,
-        last: int,
-    ) -> AppendResult:
-        if recorded_stream != stream_id:
-            raise IdempotencyKeyReused(command_id, stream_id, recorded_stream)
+    async def _head_and_outcome(
+        self, conn: AsyncConnection, stream_id: str, command_id: str | None
+    ) -> tuple[Any, AppendResult | None]:
+        """One round trip for the stream's head, then the first outcome of `command_id`
+        when it was already recorded (None when it was not, or there is no id)."""
+        found = (await conn.execute(_head_and_command(stream_id, command_id))).one()
+        if found.command_stream is None:
+            return found, None
+        assert command_id is not None
+        if found.command_stream != stream_id:
+            raise IdempotencyKeyReused(command_id, stream_id, found.command_stream)
+        first, last = found.first_version, found.last_version
         rows = await conn.execute(
             sa.select(*_COLUMNS)
             .where(_E.stream_id == stream_id, _E.stream_version.between(first, last))
             .order_by(_E.stream_version)
         )
-        return AppendResult(
+        return found, AppendResult(
             stream_id=stream_id,
             first_version=first,
             last_version=last,
@@ -744,17 +729,8 @@ class EventStore:
         the command record and its events commit together and never change.)
         """
         async with self._reader.connect() as conn:
-            found = (await conn.execute(_head_and_command(stream_id, command_id))).one()
-            if found.command_stream is None:
-                return None
-            return await self._first_outcome(
-                conn,
-                command_id,
-                stream_id,
-                found.command_stream,
-                found.first_version,
-                found.last_version,
-            )
+            _, earlier = await self._head_and_outcome(conn, stream_id, command_id)
+            return earlier
 
     # ------------------------------------------------------------------------- notify
 
