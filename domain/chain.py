@@ -90,9 +90,12 @@ def event_hash(
 def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
     """Check one stream's events, in order from version 0; None if the chain holds.
 
-    Otherwise `(version, reason)` of the first event that breaks it: a version out of
+    Otherwise `(position, reason)` of the first event that breaks it: a version out of
     sequence, a `prev_hash` that is not the previous event's hash, or a `hash` that does
-    not match the event's content. A link's hashes may be bytes or hex (either case).
+    not match the event's content. `position` is the event's index in `links`: its
+    version when the chain breaks at its content, the version it should have had when its
+    version is out of sequence (a dropped or reordered event). A link's hashes may be
+    bytes or hex (either case).
     """
     # What is hashed in front of the next event (the previous event's hash, checked), and
     # that hash as the links spell it: the next `prev_hash` must be the same value.
@@ -113,16 +116,16 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
     ):
         if stream_id != stream:
             if stream is not None:
-                return version, f"stream id {stream_id!r} differs from {stream!r}"
+                return index, f"stream id {stream_id!r} differs from {stream!r}"
             stream = stream_id
             sid = stream_id.encode("utf-8")
             head = DOMAIN_TAG + _U32.pack(len(sid)) + sid
         if version != index:
-            return version, f"version {version} where {index} was expected"
+            return index, f"version {version} where {index} was expected"
         # Compared as spelled first (one string or bytes comparison); decoded only when
         # the spellings differ, so hex in upper case still counts as the same hash.
         if prev != expected_prev and not _spells(prev, prefix):
-            return version, "prev_hash is not the previous event's hash"
+            return index, "prev_hash is not the previous event's hash"
         packer = type_packers.get(type_name)
         if packer is None or packer[0] != schema_version:
             tname = type_name.encode("utf-8")
@@ -134,7 +137,7 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
         if (digest.hex() if type(stored) is str else digest) != stored and not _spells(
             stored, digest
         ):
-            return version, "hash does not match the event's content"
+            return index, "hash does not match the event's content"
         prefix = digest
         expected_prev = stored
     return None

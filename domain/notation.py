@@ -57,6 +57,7 @@ def parse_position(board: Board, position: object) -> tuple[list[list[int]], int
         if not isinstance(row, list) or len(row) != PIECES:
             raise NotationError(field, f"expected a list of {PIECES} progress values")
         pieces.append([_int(field, p, -1, board.goal) for p in row])
+    _check_reachable(board, pieces)
     turn = position.get("turn", board.colours[0])
     if turn not in board.colours:
         raise NotationError("position.turn", f"expected one of {list(board.colours)}")
@@ -65,6 +66,39 @@ def parse_position(board: Board, position: object) -> tuple[list[list[int]], int
     sixes = _int("position.sixes", position.get("sixes", 0), 0, most_sixes)
     rolls_left = _int("position.rolls_left", position.get("rolls_left", 1), 1, 10_000)
     return pieces, board.colours.index(turn), sixes, rolls_left
+
+
+def _check_reachable(board: Board, pieces: list[list[int]]) -> None:
+    """Reject positions no match can reach, which the engine would otherwise answer for.
+
+    - Two colours never share a track square that is not safe: whoever lands there
+      captures (RULES.md §2), whatever the `blocks` option.
+    - A match in play has a player to move: with `play_to_end` off it ends at the first
+      finisher, with it on when one player is left.
+    """
+    field = "position.pieces"
+    owner: dict[int, int] = {}
+    for seat, row in enumerate(pieces):
+        for progress in row:
+            if not 0 <= progress <= board.last_track:
+                continue
+            square = board.track[seat][progress]
+            other = owner.setdefault(square, seat)
+            if other != seat and square not in board.safe:
+                raise NotationError(
+                    field,
+                    f"{board.colours[other]} and {board.colours[seat]} share track square "
+                    f"{square}, which is not safe: the later one would have captured",
+                )
+    finished = [c for c, row in zip(board.colours, pieces, strict=True) if min(row) == board.goal]
+    if board.ruleset.play_to_end:
+        over = len(finished) >= board.players - 1
+    else:
+        over = len(finished) >= 1
+    if over:
+        raise NotationError(
+            field, f"the match is over ({', '.join(finished)} finished), so nobody moves"
+        )
 
 
 def position_to_json(state: MatchState) -> dict[str, Any]:
@@ -123,10 +157,18 @@ def answer_query(query: object) -> dict[str, Any]:
     unknown = set(query) - {"rules", "position", "die"}
     if unknown:
         raise NotationError(sorted(unknown)[0], "unknown key; expected rules, position, die")
-    ruleset = parse_ruleset(query.get("rules"))
+    try:
+        ruleset = parse_ruleset(query.get("rules"))
+    except RulesetError as error:  # named as the query spells it: rules.<option>
+        field = error.field if error.field == "rules" else f"rules.{error.field}"
+        raise NotationError(field, error.message) from None
     position = query.get("position")
-    players = position.get("players") if isinstance(position, Mapping) else None
-    board = board_for(ruleset, players)  # Board rejects a bad player count
+    if not isinstance(position, Mapping):
+        raise NotationError("position", "expected an object (RULES.md §6)")
+    try:
+        board = board_for(ruleset, position.get("players"))
+    except RulesetError as error:
+        raise NotationError("position.players", error.message) from None
     pieces, turn, sixes, rolls_left = parse_position(board, position)
     die = _int("die", query.get("die"), 1, 6)
     if turn in [s for s, row in enumerate(pieces) if all(p == board.goal for p in row)]:

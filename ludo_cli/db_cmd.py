@@ -80,4 +80,12 @@ def run_stop(args: argparse.Namespace) -> int:
         print(f"stopped the embedded PostgreSQL in {settings.embedded_pgdata}")
     else:
         print(f"no embedded PostgreSQL is running in {settings.embedded_pgdata}")
+    if settings.database_url:
+        # `stop` only ever manages the embedded server; say so rather than let it look
+        # as if the DATABASE_URL server had been checked or stopped.
+        print(
+            "DATABASE_URL is set: `ludo db stop` only stops the embedded PostgreSQL; "
+            "the server DATABASE_URL names is not this command's to stop",
+            file=sys.stderr,
+        )
     return 0

@@ -39,7 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        # Named by the subcommand's own parser, so its usage line is the one shown.
+        _deepest_parser(parser, sys.argv[1:] if argv is None else argv).error(
+            f"unrecognized arguments: {' '.join(extras)}"
+        )
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
@@ -49,10 +54,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        unreachable = _database_unreachable(error)
+        if unreachable is None:
+            raise
+        print(unreachable, file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader went away (`ludo replay show … | head`): stop quietly, as cat does.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _deepest_parser(
+    parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> argparse.ArgumentParser:
+    """The parser of the (sub)subcommand `argv` names, e.g. `replay verify`'s."""
+    for token in argv:
+        choices = next(
+            (
+                action.choices
+                for action in parser._actions
+                if isinstance(action, argparse._SubParsersAction)
+            ),
+            None,
+        )
+        if choices is None or token not in choices:
+            continue
+        parser = choices[token]
+    return parser
+
+
+def _database_unreachable(error: BaseException) -> str | None:
+    """One line for a database that cannot be reached (instead of a driver traceback),
+    or None when `error` is something else. Looks the driver's classes up only if a
+    command loaded them: most commands never import the database stack."""
+    kinds = tuple(
+        kind
+        for kind in (
+            getattr(sys.modules.get("sqlalchemy.exc"), "OperationalError", None),
+            getattr(sys.modules.get("psycopg"), "OperationalError", None),
+        )
+        if isinstance(kind, type)
+    )
+    if not kinds or not isinstance(error, kinds):
+        return None
+    cause = getattr(error, "orig", None) or error
+    reason = (str(cause).strip().splitlines() or ["no reason given"])[0]
+    where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the embedded PostgreSQL"
+    return (
+        f"ludo: cannot reach the database ({where}): {reason}\n"
+        "Check that the server runs and DATABASE_URL is right (`ludo db url` prints it, "
+        "password masked), or unset DATABASE_URL to use the embedded PostgreSQL."
+    )
 
 
 if __name__ == "__main__":

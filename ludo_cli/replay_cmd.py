@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
     show.set_defaults(func=_guarded(_show))
 
     verify = sub.add_parser("verify", help="verify replay files offline (exit 0: all hold)")
-    verify.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    verify.add_argument("files", type=Path, nargs="+", metavar="FILE", help="- reads stdin")
     verify.add_argument("--json", action="store_true", help="one JSON verdict per line")
     verify.set_defaults(func=_guarded(_verify))
 
@@ -91,18 +91,36 @@ class _Usage(Exception):
 def _verify(args: argparse.Namespace) -> int:
     from ludo_cli.progress import Progress
     from replays.format import ReplayFormatError, load_replay
-    from replays.verify import verify_replay
+    from replays.verify import Failure, Verdict, verify_replay
 
     failed = 0
     with Progress(len(args.files), "verify", stream=_quiet_unless(len(args.files) > 20)) as bar:
         for path in args.files:
             try:
-                verdict = verify_replay(load_replay(path.read_bytes()))
+                raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+                verdict = verify_replay(load_replay(raw))
             except (OSError, ReplayFormatError) as error:
                 failed += 1
                 reason = error.strerror if isinstance(error, OSError) else str(error)
                 if args.json:
-                    print(msgspec.json.encode({"file": str(path), "ok": False, "error": reason}))
+                    # The same shape as a verdict; its failure's check is "file".
+                    unread = Verdict(
+                        ok=False,
+                        stream_id="",
+                        events=0,
+                        rolls=0,
+                        moves=0,
+                        finished=False,
+                        placements=None,
+                        failure=Failure(
+                            check="file",
+                            version=None,
+                            event_type=None,
+                            message=f"not a readable replay file: {reason}",
+                        ),
+                    )
+                    out = {"file": str(path), **msgspec.to_builtins(unread)}
+                    print(msgspec.json.encode(out).decode())
                 else:
                     print(f"FAIL {path}: not a readable replay file: {reason}")
                 bar.advance()
@@ -167,11 +185,16 @@ def _diff(args: argparse.Namespace) -> int:
     if old.stream_id != new.stream_id:
         print(f"different matches: {old.stream_id} and {new.stream_id}")
         return 1
-    for before, after in zip(old.events, new.events, strict=False):
-        if (before.version, before.hash) != (after.version, after.hash):
-            print(f"the files part at event {before.version}:")
-            print(f"  {args.old}: {before.type} {before.data}")
-            print(f"  {args.new}: {after.type} {after.data}")
+    for position, (before, after) in enumerate(zip(old.events, new.events, strict=False)):
+        # Every stored field, not only the hash: a file edited without re-hashing keeps
+        # the old hash next to new data, and the point of a diff is to find such edits.
+        if before != after:
+            fields = [
+                f for f in before.__struct_fields__ if getattr(before, f) != getattr(after, f)
+            ]
+            print(f"the files part at event {position} ({', '.join(fields)} differ):")
+            for path, event in ((args.old, before), (args.new, after)):
+                print(f"  {path}: " + " ".join(f"{f}={getattr(event, f)}" for f in fields))
             return 1
     if len(new.events) < len(old.events):
         print(f"{args.new} lacks events {len(new.events)}-{len(old.events) - 1} of {args.old}")

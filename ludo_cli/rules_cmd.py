@@ -1,7 +1,11 @@
 """`ludo rules moves`: the rules oracle over JSON Lines (DESIGN.md §8).
 
-One query per input line, one answer per output line, in order. A bad line gets
-`{"error": ...}` and the oracle goes on with the next, so one typo never stalls a batch.
+One query per input line, one answer per output line, in order. A bad line (a blank one
+too) gets `{"error": ..., "field": ...}` and the oracle goes on with the next, so one typo
+never stalls a batch and answer N is always the answer to line N.
+
+A position may leave out `turn` (the first colour), `sixes` (0) and `rolls_left` (1);
+`rules` may be left out for the `standard` preset.
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ def register(subparsers: Any) -> None:
         help="legal moves for positions read as JSON Lines on stdin",
         description="Reads one query per line: "
         '{"rules": {...}, "position": {...}, "die": n}; '
-        'writes one line per query: {"moves": [...]} or {"error": "..."}.',
+        'writes one line per query: {"moves": [...]} or {"error": "...", "field": ...} '
+        "(field: the query's part at fault, null when the line is not JSON). A position may "
+        'leave out "turn" (first colour), "sixes" (0) and "rolls_left" (1); without "rules" '
+        "the standard preset applies.",
     )
     moves.set_defaults(func=run_moves)
 
@@ -36,15 +43,22 @@ def run_moves(args: argparse.Namespace) -> int:
     decode = msgspec.json.decode
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
-        if not line.strip():
-            continue
-        answer: dict[str, Any]
-        try:
-            answer = answer_query(decode(line))
-        except msgspec.DecodeError as error:
-            answer = {"error": f"malformed JSON: {error}"}
-        except RulesetError as error:
-            answer = {"error": str(error), "field": error.field}
-        out.write(encode(answer) + b"\n")
+        out.write(encode(answer_line(line, decode)) + b"\n")
     out.flush()
     return 0
+
+
+def answer_line(line: bytes, decode: Any = msgspec.json.decode) -> dict[str, Any]:
+    """The answer to one input line. Every line gets one, a blank one included, so that
+    answer N is always the answer to line N; `field` is null when no field is at fault."""
+    text = line.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark some editors write
+    if not text.strip():
+        return {"error": "empty line: expected one query object per line", "field": None}
+    try:
+        return answer_query(decode(text))
+    except msgspec.DecodeError as error:
+        return {"error": f"malformed JSON: {error}", "field": None}
+    except RecursionError:
+        return {"error": "malformed JSON: nested too deeply", "field": None}
+    except RulesetError as error:
+        return {"error": str(error), "field": error.field}

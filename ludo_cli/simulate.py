@@ -19,15 +19,15 @@ import math
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, cast
+from typing import Any
 
 from domain.events import CpuLevel
 from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
+from ludo_cli.arguments import positive_int, seats
 from ludo_cli.progress import Progress
 
 __all__ = ["match_seeds", "register", "run", "seat_layout", "wilson_interval"]
 
-LEVELS: tuple[CpuLevel, ...] = ("easy", "normal", "hard")
 _Z95 = 1.959963984540054
 _CREDIT_UNIT = 12  # a shared first place among k <= 4 players is 12/k units: exact integers
 
@@ -38,12 +38,12 @@ def register(subparsers: Any) -> None:
         help="play CPU-only matches and report win rates per level",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    parser.add_argument("--matches", type=_positive, default=1000, help="matches (default 1000)")
+    parser.add_argument("--matches", type=positive_int, default=1000, help="matches (default 1000)")
     parser.add_argument(
         "--seats",
         "--players",
         dest="seats",
-        type=parse_seats,
+        type=seats,
         default=("easy", "normal", "normal", "normal"),
         help="comma-separated CPU levels, one per seat, 2-4 seats "
         "(default easy,normal,normal,normal)",
@@ -61,32 +61,9 @@ def register(subparsers: Any) -> None:
         default=True,
         help="rotate the seat layout every match so each level sits in every seat (default on)",
     )
-    parser.add_argument("--jobs", type=_positive, default=1, help="worker processes (default 1)")
+    parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def parse_seats(text: str) -> tuple[CpuLevel, ...]:
-    """`--seats` of `simulate` and the benches: 2-4 comma-separated CPU levels."""
-    levels = tuple(part.strip() for part in text.split(","))
-    for level in levels:
-        if level not in LEVELS:
-            raise argparse.ArgumentTypeError(
-                f"unknown CPU level {level!r}; choose from {', '.join(LEVELS)}"
-            )
-    if not 2 <= len(levels) <= 4:
-        raise argparse.ArgumentTypeError(f"need 2-4 seats, got {len(levels)}")
-    return cast(tuple[CpuLevel, ...], levels)
 
 
 # ------------------------------------------------------------------------------- the run

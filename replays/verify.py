@@ -207,8 +207,8 @@ def _decode(stream_id: str, links: Sequence[ChainLink]) -> tuple[list[Event], li
     class without a Python loop)."""
     broken = first_break(links)
     if broken is not None:
-        version, reason = broken
-        raise _fail("hash_chain", version, links[min(version, len(links) - 1)][2], reason)
+        position, reason = broken  # the event's index: `links[position]` is the culprit
+        raise _fail("hash_chain", position, links[position][2], reason)
     if not links:
         raise _fail("events", None, None, f"stream {stream_id!r} has no events")
     # The columns taken with `map(itemgetter)`: no Python step per event. A stream has a
@@ -261,6 +261,17 @@ def _first(events: list[Event], kinds: list[type], kind: type[_E]) -> tuple[int,
 
 
 def _check_header(header: ReplayFile, events: list[Event], kinds: list[type]) -> None:
+    # The match id is not hashed, the stream id is (every event's hash covers it): the
+    # file's `match_id` must be the one its stream names, or a file could pass for
+    # another match.
+    if header.stream_id != f"match-{header.match_id}":
+        raise _fail(
+            "header",
+            None,
+            None,
+            f"the file's `match_id` ({header.match_id!r}) is not the match of its stream "
+            f"({header.stream_id!r})",
+        )
     first = events[0]
     if not isinstance(first, MatchCreated):
         raise _fail("sequence", 0, first, "a match stream starts with MatchCreated")

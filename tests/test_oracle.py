@@ -97,9 +97,15 @@ class TestAnswerQuery:
     @pytest.mark.parametrize(
         ("query", "field"),
         [
-            ({"rules": {"blocks": "triple"}, "position": _position(NESTS2), "die": 1}, "blocks"),
+            (
+                {"rules": {"blocks": "triple"}, "position": _position(NESTS2), "die": 1},
+                "rules.blocks",
+            ),
             ({"rules": {}, "position": _position(NESTS2), "die": 7}, "die"),
-            ({"rules": {}, "position": {**_position(NESTS2), "players": 5}, "die": 1}, "players"),
+            (
+                {"rules": {}, "position": {**_position(NESTS2), "players": 5}, "die": 1},
+                "position.players",
+            ),
             (
                 {
                     "rules": {},
@@ -118,6 +124,36 @@ class TestAnswerQuery:
             ),
             ({"rules": {}, "position": _position(NESTS2, turn="green"), "die": 1}, "position.turn"),
             ({"rules": {}, "position": _position(NESTS2), "die": 1, "extra": 1}, "extra"),
+            ({"rules": {}, "die": 6}, "position"),
+            ({"rules": {}, "position": [], "die": 6}, "position"),
+            (  # yellow's progress 10 and red's 36 are both track square 10 (not safe)
+                {
+                    "rules": {},
+                    "position": _position({"yellow": [10, -1, -1, -1], "red": [36, -1, -1, -1]}),
+                    "die": 1,
+                },
+                "position.pieces",
+            ),
+            (  # red already finished: under `standard` the match is over
+                {
+                    "rules": {},
+                    "position": _position({"yellow": [5, -1, -1, -1], "red": [56] * 4}),
+                    "die": 1,
+                },
+                "position.pieces",
+            ),
+            (  # play_to_end with one player left: over as well
+                {
+                    "rules": {"play_to_end": True},
+                    "position": {
+                        "players": 3,
+                        "pieces": {"yellow": [56] * 4, "red": [3, -1, -1, -1], "blue": [56] * 4},
+                        "turn": "red",
+                    },
+                    "die": 1,
+                },
+                "position.pieces",
+            ),
         ],
     )
     def test_bad_queries_name_the_field(self, query: dict[str, Any], field: str) -> None:
@@ -143,9 +179,25 @@ class TestCommand:
         answers = _run_cli([good, "{not json", bad_rules, good], monkeypatch)
         assert len(answers) == 4
         assert len(answers[0]["moves"]) == 4  # bga: any value enters
-        assert answers[1]["error"].startswith("malformed JSON")
-        assert answers[2]["field"] == "enter_on"
+        assert answers[1]["error"].startswith("malformed JSON") and answers[1]["field"] is None
+        assert answers[2]["field"] == "rules.enter_on"
         assert answers[3] == answers[0]
+
+    def test_blank_bom_and_deeply_nested_lines_each_get_their_answer(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A blank line, a byte-order mark and 1,000 nested arrays keep answers aligned."""
+        good = json.dumps({"rules": {}, "die": 6, "position": _position(NESTS2)})
+        deep = "[" * 1000 + "]" * 1000
+        answers = _run_cli([good, "", "\ufeff" + good, deep, good], monkeypatch)
+        assert len(answers) == 5
+        assert answers[1] == {
+            "error": "empty line: expected one query object per line",
+            "field": None,
+        }
+        assert answers[2] == answers[0] and "moves" in answers[0]
+        assert answers[3]["error"].startswith("malformed JSON") and answers[3]["field"] is None
+        assert answers[4] == answers[0]
 
     def test_console_script_answers_over_a_pipe(self) -> None:
         """`python -m ludo_cli.main rules moves` works as a real process on stdin/stdout."""

@@ -31,6 +31,7 @@ from domain.events import CpuLevel, DieRolled
 from domain.moves import legal_moves
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
+from ludo_cli.arguments import cpu_levels, positive_int, rules_json
 from ludo_cli.bench import engine_form, peer
 from ludo_cli.progress import Progress
 
@@ -62,13 +63,22 @@ def register(targets: Any) -> None:
     parser = targets.add_parser(
         "domain", help="full CPU matches/s, events/s, legal-move generation µs, vs a peer engine"
     )
-    parser.add_argument("--matches", type=int, default=300, help="matches per CPU level")
-    parser.add_argument("--peer-matches", type=int, default=None, help="default: --matches")
-    parser.add_argument("--levels", default="easy,normal", help="CPU levels to measure")
-    parser.add_argument("--rules", default='{"preset": "standard"}', help="ruleset JSON")
+    parser.add_argument("--matches", type=positive_int, default=300, help="matches per CPU level")
+    parser.add_argument(
+        "--peer-matches", type=positive_int, default=None, help="default: --matches"
+    )
+    parser.add_argument(
+        "--levels", type=cpu_levels, default=("easy", "normal"), help="CPU levels to measure"
+    )
+    parser.add_argument(
+        "--rules", type=rules_json, default='{"preset": "standard"}', help="ruleset JSON"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--rounds", type=int, default=10, help="interleave levels and peer in this many rounds"
+        "--rounds",
+        type=positive_int,
+        default=10,
+        help="interleave levels and peer in this many rounds",
     )
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
@@ -129,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
         pinned = True
     ruleset = parse_ruleset(msgspec.json.decode(args.rules))
-    levels: list[CpuLevel] = [lvl.strip() for lvl in args.levels.split(",")]
+    levels: list[CpuLevel] = list(args.levels)
     figures = [LevelFigures(level) for level in levels]
     has_peer = peer.peer_available()
     if not has_peer:

@@ -22,6 +22,7 @@ from domain.events import DieRolled
 from domain.notation import position_to_json
 from domain.rules import PRESETS, ruleset_to_dict
 from domain.selfplay import play_match
+from ludo_cli.arguments import positive_int
 from ludo_cli.progress import Progress
 
 __all__ = ["make_queries", "register", "run"]
@@ -29,7 +30,7 @@ __all__ = ["make_queries", "register", "run"]
 
 def register(targets: Any) -> None:
     parser = targets.add_parser("oracle", help="queries/s of `ludo rules moves` over a pipe")
-    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--queries", type=positive_int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(func=run)
 

@@ -32,6 +32,8 @@ from typing import Any, Final
 
 import msgspec
 
+from ludo_cli.arguments import positive_float, positive_int
+
 __all__ = ["Config", "bench", "print_table", "register", "run"]
 
 TARGET_RECOMPUTE_PER_S: Final = 2000.0
@@ -61,10 +63,12 @@ def register(targets: Any) -> None:
         "ranking",
         help="ranking consumer matches/s, recompute matches/s and hash, live rating lag",
     )
-    parser.add_argument("--matches", type=int, default=100_000, help="backlog of ranked matches")
-    parser.add_argument("--players", type=int, default=2_000, help="player pool")
-    parser.add_argument("--rate", type=float, default=20.0, help="live matches per second")
-    parser.add_argument("--seconds", type=float, default=15.0, help="live phase length")
+    parser.add_argument(
+        "--matches", type=positive_int, default=100_000, help="backlog of ranked matches"
+    )
+    parser.add_argument("--players", type=positive_int, default=2_000, help="player pool")
+    parser.add_argument("--rate", type=positive_float, default=20.0, help="live matches per second")
+    parser.add_argument("--seconds", type=positive_float, default=15.0, help="live phase length")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--json", action="store_true", help="print figures as JSON")

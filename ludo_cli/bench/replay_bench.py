@@ -24,9 +24,9 @@ from domain.chain import first_break
 from domain.events import CpuLevel, SeedRevealed
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
+from ludo_cli.arguments import positive_int, rules_json, seats
 from ludo_cli.bench import engine_form
 from ludo_cli.progress import Progress
-from ludo_cli.simulate import parse_seats
 from replays.format import ReplayFile, dump_replay, load_replay, replay_from_events
 from replays.verify import verify_replay
 
@@ -37,14 +37,16 @@ def register(targets: Any) -> None:
     parser = targets.add_parser(
         "replay", help="replay files verified per second on one core, by stage, vs sha256"
     )
-    parser.add_argument("--matches", type=int, default=200, help="replay files to verify")
+    parser.add_argument("--matches", type=positive_int, default=200, help="replay files to verify")
     parser.add_argument(
         "--seats",
-        type=parse_seats,
-        default=parse_seats("easy,easy,easy,easy"),
+        type=seats,
+        default=seats("easy,easy,easy,easy"),
         help="CPU level per seat (2-4 of easy, normal, hard; default four easy)",
     )
-    parser.add_argument("--rules", default='{"preset": "standard"}', help="ruleset JSON")
+    parser.add_argument(
+        "--rules", type=rules_json, default='{"preset": "standard"}', help="ruleset JSON"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
     parser.add_argument("--json", action="store_true", help="print figures as JSON")

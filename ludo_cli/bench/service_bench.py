@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.progress import Progress
 
 __all__ = ["BenchError", "Config", "bench", "register", "run"]
@@ -89,25 +90,27 @@ def register(targets: Any) -> None:
         "service",
         help="match-service commands/s and p50/p99 over HTTP vs pgbench INSERTs; rebuild time",
     )
-    parser.add_argument("--matches", type=int, default=32, help="concurrent matches (K)")
-    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds")
+    parser.add_argument("--matches", type=positive_int, default=32, help="concurrent matches (K)")
+    parser.add_argument("--seconds", type=positive_float, default=20.0, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds first")
-    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument("--workers", type=positive_int, default=1, help="uvicorn worker processes")
     parser.add_argument(
         "--url", default=None, help="a running service (loopback only), e.g. http://127.0.0.1:8000"
     )
-    parser.add_argument("--rules", default='{"preset": "standard"}', help="ruleset JSON")
     parser.add_argument(
-        "--match-commands", type=int, default=5000, help="command budget of one match"
+        "--rules", type=rules_json, default='{"preset": "standard"}', help="ruleset JSON"
     )
     parser.add_argument(
-        "--max-commands", type=int, default=1_000_000, help="stop after this many commands"
+        "--match-commands", type=positive_int, default=5000, help="command budget of one match"
+    )
+    parser.add_argument(
+        "--max-commands", type=positive_int, default=1_000_000, help="stop after this many commands"
     )
     parser.add_argument("--no-pgbench", action="store_true", help="skip the pgbench baseline")
     parser.add_argument(
-        "--rebuild-matches", type=int, default=4, help="finished bga matches to rebuild"
+        "--rebuild-matches", type=positive_int, default=4, help="finished bga matches to rebuild"
     )
-    parser.add_argument("--rebuilds", type=int, default=200, help="timed rebuilds")
+    parser.add_argument("--rebuilds", type=positive_int, default=200, help="timed rebuilds")
     parser.add_argument(
         "--log-level", default="info", help="the started service's LUDO_LOG_LEVEL (info)"
     )
@@ -116,11 +119,7 @@ def register(targets: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        rules = msgspec.json.decode(args.rules)
-    except msgspec.DecodeError as exc:
-        print(f"--rules is not JSON: {exc}", file=sys.stderr)
-        return 2
+    rules = msgspec.json.decode(args.rules)  # valid: checked by `rules_json`
     config = Config(
         matches=args.matches,
         seconds=args.seconds,

@@ -3,6 +3,8 @@ round trip (export → verify → import → audit) against a real PostgreSQL.""
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import msgspec
@@ -77,6 +79,32 @@ class TestVerify:
         assert "missing.json: not a readable replay file: No such file" in out
         assert "other.json: not a readable replay file: `format` must be" in out
 
+    def test_unreadable_file_in_json_is_a_verdict_too(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--json: an unreadable file gets a JSON line of the same shape as a verdict."""
+        missing = tmp_path / "missing.json"
+        assert main(["replay", "verify", "--json", str(missing)]) == 1
+        verdict = msgspec.json.decode(capsys.readouterr().out)
+        assert verdict["ok"] is False and verdict["file"] == str(missing)
+        assert verdict["failure"]["check"] == "file"
+        assert "No such file" in verdict["failure"]["message"]
+        assert {"stream_id", "events", "rolls", "moves", "finished", "placements"} <= set(verdict)
+
+    def test_dash_reads_stdin(
+        self,
+        tmp_path: Path,
+        events: list[Event],
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """`verify -` checks the file piped in, as `show -` and `diff` already do."""
+        path = write(tmp_path, "good.json", events)
+        stdin = io.TextIOWrapper(io.BytesIO(path.read_bytes()))
+        monkeypatch.setattr(sys, "stdin", stdin)
+        assert main(["replay", "verify", "-"]) == 0
+        assert capsys.readouterr().out.startswith(f"OK   -: {len(events)} events")
+
 
 class TestDiff:
     def test_identical_and_extended_files_agree(
@@ -101,7 +129,23 @@ class TestDiff:
         forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
         old, new = write(tmp_path, "old.json", events), write(tmp_path, "new.json", forged)
         assert main(["replay", "diff", str(old), str(new)]) == 1
-        assert f"the files part at event {i}:" in capsys.readouterr().out
+        assert f"the files part at event {i} (data, hash differ):" in (
+            capsys.readouterr().out
+        )
+
+    def test_edit_without_rehashing_is_found(
+        self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An event's data edited in place (its old hash kept) is a difference: the diff
+        compares every stored field, not only the hashes."""
+        old = write(tmp_path, "old.json", events)
+        replay = replay_from_events(MATCH_ID, events)
+        i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled))
+        replay.events[i].data = replay.events[i].data.replace('"n":', '"n": ', 1)
+        new = tmp_path / "new.json"
+        new.write_bytes(dump_replay(replay))
+        assert main(["replay", "diff", str(old), str(new)]) == 1
+        assert f"the files part at event {i} (data differ):" in capsys.readouterr().out
 
     def test_shorter_new_file_is_reported(
         self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]

@@ -141,10 +141,24 @@ class TestTampering:
             assert_fails(through_file(replay), "hash_chain", version)
 
     def test_dropped_event_breaks_the_chain(self, standard: list[Event]) -> None:
-        """Removing an event leaves a version gap."""
+        """Removing an event leaves a version gap, named at the gap's position with the
+        type of the event that now stands there."""
         replay = replay_from_events(MATCH_ID, standard)
         del replay.events[10]
-        assert_fails(through_file(replay), "hash_chain", 11)
+        verdict = through_file(replay)
+        assert_fails(verdict, "hash_chain", 10)
+        assert verdict.failure is not None
+        assert verdict.failure.event_type == replay.events[10].type
+        assert verdict.failure.message == "version 11 where 10 was expected"
+
+    def test_swapped_events_are_named_by_position(self, standard: list[Event]) -> None:
+        """Two events swapped: the first slot out of order is named, with its occupant."""
+        replay = replay_from_events(MATCH_ID, standard)
+        replay.events[5], replay.events[6] = replay.events[6], replay.events[5]
+        verdict = through_file(replay)
+        assert_fails(verdict, "hash_chain", 5)
+        assert verdict.failure is not None
+        assert verdict.failure.event_type == replay.events[5].type
 
     def test_changed_die_is_caught_by_the_dice_check(self, standard: list[Event]) -> None:
         """A die changed (chain recomputed) no longer matches the seed's derivation."""
@@ -285,6 +299,16 @@ class TestTampering:
         verdict = through_file(replay)
         assert_fails(verdict, "header", None)
         assert "placements" in (verdict.failure.message if verdict.failure else "")
+
+    def test_match_id_must_be_the_streams(self, standard: list[Event]) -> None:
+        """The header's match id (not hashed) must be the match its stream (hashed) names,
+        or a genuine file could be presented as another match's."""
+        for forged in ("", "not-a-uuid", "00000000-0000-0000-0000-000000000000"):
+            replay = replay_from_events(MATCH_ID, standard)
+            replay.match_id = forged
+            verdict = through_file(replay)
+            assert_fails(verdict, "header", None)
+            assert "match_id" in (verdict.failure.message if verdict.failure else "")
 
     def test_events_bound_to_their_stream(self, standard: list[Event]) -> None:
         """Events copied under another match's stream id break the chain (the hash covers

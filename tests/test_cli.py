@@ -1,0 +1,80 @@
+"""The `ludo` command line itself: bad options are usage errors named by the subcommand's
+own parser, and an unreachable database is one line saying what to do, not a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ludo_cli.main import main
+
+
+class TestUsageErrors:
+    @pytest.mark.parametrize(
+        ("argv", "message"),
+        [
+            (["bench", "domain", "--matches", "0"], "--matches: expected a positive integer"),
+            (["bench", "domain", "--levels", "foo"], "unknown CPU level 'foo'"),
+            (["bench", "domain", "--rules", "{bad"], "--rules: not valid JSON"),
+            (["bench", "domain", "--rules", '{"blocks": 2}'], "--rules: blocks:"),
+            (["bench", "domain", "--rounds", "0"], "--rounds: expected a positive integer"),
+            (["bench", "replay", "--matches", "-1"], "expected a positive integer, got -1"),
+            (["bench", "oracle", "--queries", "0"], "--queries: expected a positive integer"),
+            (["bench", "service", "--seconds", "0"], "--seconds: expected a positive number"),
+            (["bench", "ranking", "--rate", "nan"], "--rate: expected a positive number"),
+            (["simulate", "--seats", "easy"], "need 2-4 seats, got 1"),
+        ],
+    )
+    def test_bad_option_values_exit_2_naming_the_option(
+        self, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A value no run could use is refused before any work, with exit status 2."""
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        assert message in capsys.readouterr().err
+
+    @pytest.mark.parametrize(
+        ("argv", "usage"),
+        [
+            (["rules", "moves", "extra"], "usage: ludo rules moves"),
+            (["replay", "verify", "--bogus", "x"], "usage: ludo replay verify"),
+            (["simulate", "extra"], "usage: ludo simulate"),
+        ],
+    )
+    def test_unknown_arguments_show_the_subcommands_usage(
+        self, argv: list[str], usage: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An unrecognised argument is reported with the usage of the command it was given to."""
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2
+        assert err.startswith(usage) and "unrecognized arguments" in err
+
+
+class TestDatabaseUnreachable:
+    def test_one_line_naming_the_cause_and_the_way_out(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """No server at DATABASE_URL: exit 1, the driver's reason, what to check; no
+        traceback and no password."""
+        monkeypatch.setenv("DATABASE_URL", "postgresql://ludo:s3cret@127.0.0.1:1/ludo")
+        assert main(["ranking", "hash"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("ludo: cannot reach the database (DATABASE_URL): ")
+        assert "unset DATABASE_URL to use the embedded PostgreSQL" in err
+        assert "Traceback" not in err and "s3cret" not in err
+
+    def test_db_stop_says_it_only_manages_the_embedded_server(
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """With DATABASE_URL set, `ludo db stop` says the URL's server is not its to stop."""
+        monkeypatch.setenv("DATABASE_URL", "postgresql://ludo@127.0.0.1:1/ludo")
+        monkeypatch.setenv("LUDO_DATA_DIR", str(tmp_path))
+        assert main(["db", "stop"]) == 0
+        assert "only stops the embedded PostgreSQL" in capsys.readouterr().err
