@@ -91,11 +91,8 @@ def _check_reachable(board: Board, pieces: list[list[int]]) -> None:
                     f"{square}, which is not safe: the later one would have captured",
                 )
     finished = [c for c, row in zip(board.colours, pieces, strict=True) if min(row) == board.goal]
-    if board.ruleset.play_to_end:
-        over = len(finished) >= board.players - 1
-    else:
-        over = len(finished) >= 1
-    if over:
+    left_to_play = 1 if board.ruleset.play_to_end else board.players - 1
+    if len(finished) >= board.players - left_to_play:
         raise NotationError(
             field, f"the match is over ({', '.join(finished)} finished), so nobody moves"
         )

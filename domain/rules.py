@@ -84,24 +84,31 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _SWITCHES = frozenset(name for name in OPTION_KEYS if name not in _CHOICES and name != "enter_on")
 
 
+def _shown(value: object) -> str:
+    """`repr(value)` for an error message, cut short: the message goes back to whoever
+    sent the value, and a 16 KiB list need not come back whole."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _switch(field: str, value: object) -> bool:
     # The rule pages speak of options as あり/なし (on/off); accept both spellings.
     if isinstance(value, bool):
         return value
     if value in ("on", "off"):
         return value == "on"
-    raise RulesetError(field, f'expected true/false (or "on"/"off"), got {value!r}')
+    raise RulesetError(field, f'expected true/false (or "on"/"off"), got {_shown(value)}')
 
 
 def _enter_on(value: object) -> frozenset[int]:
     if not isinstance(value, list | tuple | set | frozenset):
-        raise RulesetError("enter_on", f"expected a list of die values 1-6, got {value!r}")
+        raise RulesetError("enter_on", f"expected a list of die values 1-6, got {_shown(value)}")
     if not value:
         raise RulesetError("enter_on", "must name at least one die value (1-6)")
     faces: set[int] = set()
     for face in value:
         if isinstance(face, bool) or not isinstance(face, int) or not 1 <= face <= 6:
-            raise RulesetError("enter_on", f"die values are 1-6, got {face!r}")
+            raise RulesetError("enter_on", f"die values are 1-6, got {_shown(face)}")
         faces.add(face)
     return frozenset(faces)
 
@@ -119,7 +126,7 @@ def parse_ruleset(spec: Mapping[str, Any] | None) -> Ruleset:
     preset_name = spec.get("preset", "standard")
     if not isinstance(preset_name, str) or preset_name not in PRESETS:
         raise RulesetError(
-            "preset", f"unknown preset {preset_name!r}; choose one of {sorted(PRESETS)}"
+            "preset", f"unknown preset {_shown(preset_name)}; choose one of {sorted(PRESETS)}"
         )
     changes: dict[str, Any] = {}
     for key, value in spec.items():
@@ -132,7 +139,7 @@ def parse_ruleset(spec: Mapping[str, Any] | None) -> Ruleset:
         elif key in _SWITCHES:
             changes[key] = _switch(key, value)
         elif value not in _CHOICES[key]:
-            raise RulesetError(key, f"expected one of {list(_CHOICES[key])}, got {value!r}")
+            raise RulesetError(key, f"expected one of {list(_CHOICES[key])}, got {_shown(value)}")
         else:
             changes[key] = value
     return msgspec.structs.replace(PRESETS[preset_name], **changes)

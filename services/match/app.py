@@ -20,6 +20,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.bodies import check_body
 from services.match.errors import exception_handlers
 from services.match.live import LiveHub, match_socket
 from services.match.matches import MatchesController, RulesController
@@ -105,6 +106,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         lifespan=[lifespan],
         openapi_config=openapi,
         request_max_body_size=MAX_BODY,
+        before_request=check_body,
         middleware=[request_logging],
         logging_config=None,
     )

@@ -102,6 +102,14 @@ class MatchRow(msgspec.Struct, frozen=True):
 _NO_ROW = MatchRow("", None, False)
 
 
+def _party_field(field: str | None) -> str | None:
+    """A party rejection's field as the API spells it: the domain's `ruleset` arrives in
+    the request body as `rules`."""
+    if field is not None and (field == "ruleset" or field.startswith("ruleset.")):
+        return "rules" + field.removeprefix("ruleset")
+    return field
+
+
 def match_stream(match_id: str) -> str:
     return f"match-{match_id}"
 
@@ -321,7 +329,7 @@ class MatchService:
             raise AppError(404, "not_found", "no such party")
         decided = pd.decide(make(state), state)
         if isinstance(decided, pd.PartyRejection):
-            raise rejection_error(decided.code, decided.reason, decided.field)
+            raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
         async with self.engine.connect() as conn:
             async with conn.begin():
                 result = await self.store.append_in(
@@ -365,7 +373,7 @@ class MatchService:
             command = pd.StartParty(player_id=player.id, match_id=match_id)
         decided = pd.decide(command, state)
         if isinstance(decided, pd.PartyRejection):
-            raise rejection_error(decided.code, decided.reason, decided.field)
+            raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
         opened = decided[0]
         assert isinstance(opened, pd.MatchOpened)
 
@@ -597,7 +605,10 @@ class MatchService:
             command = Roll(seat=command.seat, die=die)
         decided = decide(command, state)
         if isinstance(decided, Rejection):
-            raise rejection_error(decided.code, decided.reason)
+            # An illegal move is the request's `piece` at fault; other rejections are the
+            # match's state (turn, phase), not a field.
+            field = "piece" if decided.code == "illegal_move" else None
+            raise rejection_error(decided.code, decided.reason, field)
         after = fold(decided, state.copy())
         events = list(decided)
         if after.status == "finished" and after.server_seed is None:

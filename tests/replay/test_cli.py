@@ -129,9 +129,7 @@ class TestDiff:
         forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
         old, new = write(tmp_path, "old.json", events), write(tmp_path, "new.json", forged)
         assert main(["replay", "diff", str(old), str(new)]) == 1
-        assert f"the files part at event {i} (data, hash differ):" in (
-            capsys.readouterr().out
-        )
+        assert f"the files part at event {i} (data, hash differ):" in (capsys.readouterr().out)
 
     def test_edit_without_rehashing_is_found(
         self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]

@@ -135,10 +135,51 @@ async def test_bad_input_is_4xx_json_and_appends_nothing(api: Api) -> None:
             413,
             "too_large",
         ),
+        # strict types: Litestar alone would turn "0" and 0.0 into 0 and move piece 0
+        ("POST", f"{url}/move", {"json": {"piece": "0"}, "headers": mover}, 422, "invalid"),
+        ("POST", f"{url}/move", {"json": {"piece": 0.0}, "headers": mover}, 422, "invalid"),
+        (
+            "POST",
+            f"{url}/move",
+            {"content": b'{"piece": 0}', "headers": {**mover, "Content-Type": "text/plain"}},
+            415,
+            "unsupported_media_type",
+        ),
+        # commands without a body take none: not garbage, not fields, not megabytes
+        ("POST", f"{url}/roll", {"content": b"{garbage", "headers": mover}, 400, "malformed_json"),
+        ("POST", f"{url}/roll", {"json": {"die": 6}, "headers": mover}, 422, "invalid"),
+        (
+            "POST",
+            f"{url}/leave",
+            {"content": b"{{{not json", "headers": mover},
+            400,
+            "malformed_json",
+        ),
+        (
+            "POST",
+            f"{url}/roll",
+            {"content": b'"' + b"a" * 100_000 + b'"', "headers": mover},
+            413,
+            "too_large",
+        ),
+        (
+            "POST",
+            "/api/rules/moves",  # its body is any JSON: the decoder would recurse
+            {"content": b'{"rules": ' + b"[" * 1000 + b"]" * 1000 + b"}"},
+            400,
+            "malformed_json",
+        ),
         ("POST", f"{url}/roll", {}, 401, "unauthorized"),
         ("POST", f"{url}/roll", {"headers": {"Authorization": "Bearer nope"}}, 401, "unauthorized"),
         ("POST", f"{url}/roll", {"headers": api.h(stranger)}, 403, "not_your_seat"),
-        ("POST", f"{url}/roll", {"headers": api.h(players[other])}, 409, "not_your_turn"),
+        # `{}` is no body: the command goes on to the turn check
+        (
+            "POST",
+            f"{url}/roll",
+            {"json": {}, "headers": api.h(players[other])},
+            409,
+            "not_your_turn",
+        ),
         ("POST", f"{url}/move", {"json": {"piece": 0}, "headers": mover}, 409, "roll_first"),
         ("POST", f"{url}/reclaim", {"headers": mover}, 409, "not_stood_in"),
         (
@@ -178,6 +219,7 @@ async def test_bad_input_is_4xx_json_and_appends_nothing(api: Api) -> None:
                 headers=api.h(players[state["turn"]]),
             )
             assert r.status_code == 422 and r.json()["error"] == "illegal_move", r.text
+            assert r.json()["field"] == "piece"
             assert await api.stream_length(f"match-{match_id}") == length
             break
         await api.step(match_id, players)
@@ -194,7 +236,13 @@ async def test_party_errors_and_flow(api: Api) -> None:
     bad = await api.call(
         "POST", "/api/parties", json={"rules": {"blocks": "wall"}}, headers=api.h(host)
     )
-    assert bad.status_code == 422 and bad.json()["field"] == "ruleset.blocks"
+    assert bad.status_code == 422 and bad.json()["field"] == "rules.blocks"
+    for mistyped in ({"ranked": "1"}, {"ranked": "true"}, {"seats": "2"}, {"seats": 3.0}):
+        bad = await api.call("POST", "/api/parties", json=mistyped, headers=api.h(host))
+        assert bad.status_code == 422 and bad.json()["field"] == next(iter(mistyped)), bad.text
+    deep = b'{"rules": {"enter_on": ' + b"[" * 1000 + b"]" * 1000 + b"}}"
+    bad = await api.call("POST", "/api/parties", content=deep, headers=api.h(host))
+    assert bad.status_code == 400 and bad.json()["error"] == "malformed_json"
     bad = await api.call("POST", "/api/parties", json={"turn_limit": 45}, headers=api.h(host))
     assert bad.status_code == 422 and bad.json()["field"] == "turn_limit"
     bad = await api.call("POST", "/api/parties", json={"client_seed": "é"}, headers=api.h(host))

@@ -1,0 +1,90 @@
+"""Request bodies checked strictly before a handler runs (an app `before_request` hook).
+
+Litestar converts a body to the handler's `data` type leniently (`"0"` becomes 0,
+`"true"` becomes True) and never reads the body of a handler without `data`. Here every
+POST/PUT/PATCH/DELETE body is read once (which applies the size limit: 413) and:
+
+- a body declared as anything but JSON (`application/json`, `…+json`) is refused: 415;
+- a handler with `data: T` gets it only if the body decodes as `T` with msgspec's strict
+  rules: malformed JSON, JSON nested too deeply to parse (which would otherwise escape as a
+  `RecursionError`) -> 400 `malformed_json`; a wrong type or unknown field -> 422
+  `invalid`, naming the field;
+- a handler without `data` (roll, leave, start, ...) takes no body: empty or `{}`,
+  anything else is refused, so no command runs on a body it ignored.
+
+Litestar then decodes the (valid) body again for the handler: bodies are at most 16 KiB.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, get_args, get_origin
+
+import msgspec
+from litestar import Request
+
+from services.match.errors import AppError
+
+__all__ = ["check_body"]
+
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# msgspec's error messages end "... - at `$.rules.enter_on[0]`".
+_PATH = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
+# The body types of handlers, looked up once per handler.
+_BODY_TYPES: dict[Any, Any] = {}
+_NO_BODY = object()
+
+
+async def check_body(request: Request[Any, Any, Any]) -> None:
+    """`before_request`: refuse a body the handler could not take (see module doc)."""
+    if request.method not in _WITH_BODY:
+        return
+    kind = _body_type(request.route_handler)
+    raw = await request.body()
+    if not raw.strip():
+        if kind is _NO_BODY:
+            return
+        raise AppError(400, "malformed_json", "a JSON body is required")
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    # No Content-Type is read as JSON (the body says what it is); a declared other type
+    # is refused, so a form post is not half-understood.
+    if media and media != "application/json" and not media.endswith("+json"):
+        raise AppError(
+            415,
+            "unsupported_media_type",
+            f"send the body as Content-Type: application/json (got {media})",
+        )
+    decoded = _decode(raw, Any if kind is _NO_BODY else kind)
+    if kind is _NO_BODY and decoded != {}:
+        raise AppError(422, "invalid", "this command takes no body (send none, or {})", "body")
+
+
+def _decode(raw: bytes, kind: Any) -> Any:
+    try:
+        return msgspec.json.decode(raw, type=kind, strict=True)
+    except RecursionError:
+        raise AppError(400, "malformed_json", "the body is nested too deeply") from None
+    except msgspec.ValidationError as error:
+        message = str(error)
+        found = _PATH.search(message)
+        field = found.group("path") if found else "body"
+        detail = _PATH.sub("", message)
+        raise AppError(422, "invalid", f"{field or 'body'}: {detail}", field or "body") from None
+    except msgspec.DecodeError as error:
+        raise AppError(400, "malformed_json", f"the body is not valid JSON: {error}") from None
+
+
+def _body_type(handler: Any) -> Any:
+    kind = _BODY_TYPES.get(handler)
+    if kind is None:
+        field = handler.parsed_fn_signature.parameters.get("data")
+        kind = _NO_BODY if field is None else _unwrap(field.annotation)
+        _BODY_TYPES[handler] = kind
+    return kind
+
+
+def _unwrap(annotation: Any) -> Any:
+    """`Annotated[T, Body(...)]` -> T."""
+    while get_origin(annotation) is not None and hasattr(annotation, "__metadata__"):
+        annotation = get_args(annotation)[0]
+    return annotation
