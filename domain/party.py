@@ -462,12 +462,13 @@ def _open(state: PartyState) -> PartyRejection | None:
 
 
 def _host(state: PartyState, player_id: str) -> PartyRejection | None:
-    bad = _open(state)
-    if bad is not None:
-        return bad
+    # Who may act is asked before what state the party is in, so a stranger gets the same
+    # answer (403) whether the table is open or already playing.
+    if state.status == "new":
+        return PartyRejection("not_found", "no such party")
     if player_id != state.host_id:
         return PartyRejection("not_host", "only the host may do this")
-    return None
+    return _open(state)
 
 
 def _decide_create(c: CreateParty, state: PartyState) -> list[PartyEvent] | PartyRejection:
@@ -506,12 +507,14 @@ def _decide_join(c: JoinParty, state: PartyState) -> list[PartyEvent] | PartyRej
 
 
 def _decide_leave(c: LeaveParty, state: PartyState) -> list[PartyEvent] | PartyRejection:
+    if state.status == "new":
+        return PartyRejection("not_found", "no such party")
+    seat = state.seat_of(c.player_id)
+    if seat is None:  # before the state check, as in `_host`
+        return PartyRejection("not_seated", "you do not sit at this table")
     bad = _open(state)
     if bad is not None:
         return bad
-    seat = state.seat_of(c.player_id)
-    if seat is None:
-        return PartyRejection("not_seated", "you do not sit at this table")
     events: list[PartyEvent] = [SeatFreed(seat=seat)]
     others = [p for p in state.guests() if p != c.player_id]
     if not others:

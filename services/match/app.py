@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 from litestar import Litestar
-from litestar.datastructures import State
+from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
@@ -107,6 +107,9 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         openapi_config=openapi,
         request_max_body_size=MAX_BODY,
         before_request=check_body,
+        # Responses are live state, and some carry secrets (a new guest's token): no
+        # browser or proxy may keep them. Pages set the same in their own headers.
+        cache_control=CacheControlHeader(no_store=True),
         middleware=[request_logging],
         logging_config=None,
     )

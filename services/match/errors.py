@@ -169,13 +169,15 @@ exception_handlers: dict[type[Exception] | int, Any] = {
 def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
     """OpenAPI documentation of the error responses a route can give."""
     meaning = {
-        400: "Malformed JSON or a malformed request",
+        400: "Malformed (or too deeply nested) JSON, or a malformed request",
         401: "Missing or unknown bearer token",
         403: "The token does not hold the seat (or is not the host)",
         404: "Unknown id",
         409: "Out of turn, wrong phase, finished, or a concurrent command won (`conflict`)",
         413: "Body larger than 16 KiB",
-        422: "Invalid field (named in `field`), illegal move, reused Idempotency-Key",
+        415: "Body declared as something other than JSON",
+        422: "Invalid or unknown field (named in `field`), a body for a command that takes "
+        "none, illegal move, reused Idempotency-Key",
     }
     return {
         s: ResponseSpec(data_container=ErrorBody, description=meaning[s], generate_examples=False)

@@ -28,7 +28,7 @@ from services.shared.eventstore import AppendResult
 
 __all__ = ["MatchesController", "RulesController"]
 
-_COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 422)
+_COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422)
 
 
 def _command_out(result: AppendResult) -> CommandOut:
@@ -200,7 +200,7 @@ class RulesController(Controller):
         summary="Rules oracle: the legal moves of one position and die (DESIGN.md §8)",
         description='Body: `{"rules": {...}, "position": {...}, "die": n}` (RULES.md §6).',
         status_code=200,
-        responses=error_responses(400, 413, 422),
+        responses=error_responses(400, 413, 415, 422),
     )
     async def moves(self, data: JSONBody[Any]) -> dict[str, Any]:
         try:

@@ -35,7 +35,7 @@ IdempotencyKey = Annotated[
     ),
 ]
 
-_COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 422)
+_COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422)
 
 
 class PartiesController(Controller):
@@ -49,7 +49,7 @@ class PartiesController(Controller):
         summary="Open a table; the host sits in seat 0",
         status_code=201,
         security=BEARER,
-        responses=error_responses(400, 401, 413, 422),
+        responses=error_responses(400, 401, 413, 415, 422),
     )
     async def create(
         self,

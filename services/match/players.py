@@ -53,7 +53,7 @@ class PlayersController(Controller):
         summary="Create a guest player",
         description="Returns the id and a secret token; keep the token (it is shown once).",
         status_code=201,
-        responses=error_responses(400, 413, 422),
+        responses=error_responses(400, 413, 415, 422),
     )
     async def create(self, data: JSONBody[NewPlayer], service: Service) -> PlayerOut:
         player, token = await service.create_player(data.name)

@@ -125,8 +125,10 @@ class MatchOut(msgspec.Struct, kw_only=True):
     rules: dict[str, Any]
     seats: list[MatchSeatOut]
     pieces: dict[str, list[int]]
-    turn: int
-    phase: str
+    # The seat to act and what it must do ("roll" or "move"); once the match is over
+    # nobody acts: `turn` is null and `phase` is "over".
+    turn: int | None
+    phase: Literal["roll", "move", "over"]
     die: int | None
     rolls_left: int
     sixes: int
@@ -150,10 +152,11 @@ class MoveOut(msgspec.Struct, kw_only=True):
 
 
 class MovesOut(msgspec.Struct, kw_only=True):
-    """The legal moves of the seat to act for its die (empty unless it must move)."""
+    """The legal moves of the seat to act for its die (empty unless it must move; `seat`
+    null and `phase` "over" once the match is over)."""
 
-    seat: int
-    phase: str
+    seat: int | None
+    phase: Literal["roll", "move", "over"]
     die: int | None
     moves: list[MoveOut]
     version: int

@@ -7,6 +7,7 @@ Nothing here can show a server seed before `SeedRevealed`: the match view reads
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 import msgspec
 
@@ -85,8 +86,8 @@ def match_view(
         rules=ruleset_to_dict(state.ruleset),
         seats=seats,
         pieces={c: list(state.pieces[i]) for i, c in enumerate(colours)},
-        turn=state.turn,
-        phase=state.phase,
+        turn=None if state.status == "finished" else state.turn,
+        phase=_phase(state),
         die=state.die,
         rolls_left=state.rolls_left,
         sixes=state.sixes,
@@ -103,13 +104,24 @@ def match_view(
     )
 
 
+def _phase(state: MatchState) -> Literal["roll", "move", "over"]:
+    """What the seat to act must do; "over" once the match has ended (nobody acts)."""
+    if state.status == "finished":
+        return "over"
+    return "move" if state.phase == "move" else "roll"
+
+
 def moves_view(state: MatchState) -> MovesOut:
     moves = [
         MoveOut(piece=m.piece, frm=m.frm, to=m.to, captures=[list(c) for c in m.captures])
         for m in current_legal_moves(state)
     ]
     return MovesOut(
-        seat=state.turn, phase=state.phase, die=state.die, moves=moves, version=state.version
+        seat=None if state.status == "finished" else state.turn,
+        phase=_phase(state),
+        die=state.die,
+        moves=moves,
+        version=state.version,
     )
 
 

@@ -26,7 +26,7 @@ import msgspec
 import sqlalchemy as sa
 from litestar import Controller, Litestar, MediaType, Response, get, post
 from litestar.connection import ASGIConnection
-from litestar.datastructures import State
+from litestar.datastructures import CacheControlHeader, State
 from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi import OpenAPIConfig
@@ -530,6 +530,9 @@ def create_app(
         exception_handlers=exception_handlers,
         lifespan=[lifespan],
         openapi_config=openapi,
+        # Responses are live state, and some carry secrets (tokens, ratings for operators): no
+        # browser or proxy may keep them. Pages set the same in their own headers.
+        cache_control=CacheControlHeader(no_store=True),
         middleware=[request_logging],
         logging_config=None,
     )

@@ -23,9 +23,9 @@ from importlib import resources
 
 __all__ = ["PAGE_HEADERS", "inline_page"]
 
-# Headers every page response carries besides its CSP.
+# Headers every page response carries besides its CSP. (`Cache-Control: no-store` comes
+# from the apps' `cache_control`, set for every response of both services.)
 PAGE_HEADERS = {
-    "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }

@@ -290,6 +290,14 @@ async def test_party_errors_and_flow(api: Api) -> None:
     match_id = await api.start(pid, guest)
     state = await api.match(match_id)
     assert [s["cpu"] for s in state["seats"]] == [None, "hard", None]
+    # Once playing, a stranger is still told who may act (403), not the table's state.
+    stranger = await api.player("stranger")
+    r = await api.call("POST", f"/api/parties/{pid}/start", headers=api.h(stranger))
+    assert r.status_code == 403 and r.json()["error"] == "not_host", r.text
+    r = await api.call("POST", f"/api/parties/{pid}/leave", headers=api.h(stranger))
+    assert r.status_code == 403 and r.json()["error"] == "not_seated", r.text
+    r = await api.call("POST", f"/api/parties/{pid}/leave", headers=api.h(host))
+    assert r.status_code == 409 and r.json()["error"] == "not_open", r.text
     assert state["turn_limit"] == 60 and state["party_id"] == pid
     assert (await api.call("GET", "/api/parties")).json()["parties"] == []
     me = await api.call("GET", "/api/players/me", headers=api.h(guest))
@@ -312,3 +320,14 @@ async def test_rules_oracle_endpoint(api: Api) -> None:
     schema = (await api.call("GET", "/schema/openapi.json")).json()
     ops = [op for path in schema["paths"].values() for op in path.values()]
     assert all(op.get("operationId") and op.get("tags") for op in ops)
+
+
+async def test_responses_are_not_cached(api: Api) -> None:
+    """API responses, a new guest's secret token above all, carry Cache-Control: no-store."""
+    r = await api.call("POST", "/api/players", json={"name": "cache"})
+    assert r.status_code == 201 and r.headers.get_list("cache-control") == ["no-store"]
+    r = await api.call("GET", "/api/parties")
+    assert r.headers.get_list("cache-control") == ["no-store"]
+    match_id, _, _ = await api.duel()
+    r = await api.call("GET", f"/replay/{match_id}")  # a page: its own header, not two
+    assert r.status_code == 200 and r.headers.get_list("cache-control") == ["no-store"]

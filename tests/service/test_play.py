@@ -23,6 +23,10 @@ async def test_two_humans_play_a_whole_match(api: Api) -> None:
     assert state["client_seed"] == "a-seed|b-seed"
     final = await api.play_to_end(match_id, players)
     assert final["placements"] is not None and sorted(final["placements"]) == [1, 2]
+    # Over: nobody is to act, and there is nothing to play.
+    assert (final["turn"], final["phase"]) == (None, "over")
+    moves = (await api.call("GET", f"/api/matches/{match_id}/moves")).json()
+    assert (moves["seat"], moves["phase"], moves["moves"]) == (None, "over", [])
     seed_hex = final["server_seed"]
     assert hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest() == final["seed_hash"]
 
