@@ -15,7 +15,10 @@ Messages sent (JSON): one frame per event, `{"type": "event", "version": v,
 "event_type": t, "recorded_at": iso, "hash": hex, "data": {...}}` (the fields of
 `GET /api/matches/{id}/events`). Client messages: `{"type": "hello", "token": ...}` claims
 presence in a seat (answered `{"type": "hello", "seat": n | null}`), `{"type": "ping"}` is
-answered `{"type": "pong"}`; anything else is ignored.
+answered `{"type": "pong"}`. A message that is not JSON, of another type, or a hello with
+an unknown token is answered `{"type": "error", "error": code, "detail", "field"?}` and
+the stream goes on; a bad `?from=` or an unknown match gets an error frame and the close
+code 4422 or 4404.
 """
 
 from __future__ import annotations
@@ -126,6 +129,41 @@ class LiveHub:
 # ------------------------------------------------------------------------------ the socket
 
 _CLOSE_NOT_FOUND = 4404  # application close codes live in 4000-4999
+_CLOSE_INVALID = 4422
+
+
+def _from_version(text: str | None) -> int:
+    """`?from=N`: the first version to send (default 0)."""
+    if text is None:
+        return 0
+    if not text.isascii() or not text.isdigit():
+        raise AppError(422, "invalid", f"from: expected a version >= 0, got {text!r}", "from")
+    return int(text)
+
+
+def _error(code: str, detail: str, field: str | None = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"type": "error", "error": code, "detail": detail}
+    if field is not None:
+        frame["field"] = field
+    return frame
+
+
+def _error_frame(code: str, detail: str, field: str | None = None) -> bytes:
+    return msgspec.json.encode(_error(code, detail, field))
+
+
+async def _hello(
+    service: MatchService, match_id: str, token: object, seat: int | None
+) -> tuple[int | None, bytes]:
+    """The seat after a `hello` (None: a spectator) and the frame that answers it."""
+    if seat is None:  # a repeated hello, once present in a seat, changes nothing
+        if not isinstance(token, str) or not token:
+            return None, _error_frame("invalid", "hello needs the player's token", "token")
+        player = await service.player_for_token(token)
+        if player is None:
+            return None, _error_frame("unauthorized", "unknown token", "token")
+        seat = await service.connected(match_id, player)
+    return seat, msgspec.json.encode({"type": "hello", "seat": seat})
 
 
 @websocket("/ws/matches/{match_id:str}")
@@ -133,21 +171,24 @@ async def match_socket(
     socket: WebSocket[Any, Any, Any],
     match_id: FromPath[str],
     service: NamedDependency[MatchService],
-    from_version: Annotated[int, QueryParameter(name="from", ge=0)] = 0,
+    from_text: Annotated[str | None, QueryParameter(name="from")] = None,
 ) -> None:
     """Events of one match from `?from=N` on, then live. Send `{"type": "hello", "token":
     "..."}` to be counted as present in your seat (a CPU stand-in hands the seat back, and
     closing the last socket starts the reconnect grace period); the token goes in a message,
     not the URL, so it never lands in access logs."""
     hub: LiveHub = socket.app.state.hub
+    # Accepted first, checked after: a refused upgrade is a bare HTTP 403 to a browser,
+    # while an error frame says what was wrong.
     await socket.accept()
     try:
+        from_version = _from_version(from_text)
         match_id = check_id(match_id, "match")
         if (await service.match_state(match_id)).status == "new":
             raise AppError(404, "not_found", "no such match")
     except AppError as error:
-        await socket.send_json({"type": "error", "error": error.code, "detail": error.detail})
-        await socket.close(code=_CLOSE_NOT_FOUND)
+        await socket.send_json(_error(error.code, error.detail, error.field))
+        await socket.close(code=_CLOSE_NOT_FOUND if error.status == 404 else _CLOSE_INVALID)
         return
     structlog.contextvars.bind_contextvars(match_id=match_id)
     lock = asyncio.Lock()  # one frame at a time: the pump and the replies share the socket
@@ -164,17 +205,21 @@ async def match_socket(
     pumping = asyncio.create_task(pump(), name=f"live-{match_id}")
     try:
         while True:
-            message = await socket.receive_json()
+            # A bad client message is answered with an error frame; the stream goes on.
+            try:
+                message = msgspec.json.decode(await socket.receive_data(mode="text"))
+            except (msgspec.DecodeError, RecursionError):
+                await send(_error_frame("malformed_json", "a message must be a JSON object"))
+                continue
             kind = message.get("type") if isinstance(message, dict) else None
             if kind == "ping":
                 await send(b'{"type":"pong"}')
-            elif kind == "hello" and seat is None:
-                token = message.get("token")
-                player = await service.player_for_token(token) if isinstance(token, str) else None
-                if player is not None:
-                    seat = await service.connected(match_id, player)
-                await send(msgspec.json.encode({"type": "hello", "seat": seat}))
-    except (WebSocketDisconnect, ValueError):  # closed, or a frame that is not JSON
+            elif kind == "hello":
+                seat, reply = await _hello(service, match_id, message.get("token"), seat)
+                await send(reply)
+            else:
+                await send(_error_frame("invalid", 'expected {"type": "hello" | "ping"}', "type"))
+    except WebSocketDisconnect:
         pass
     finally:
         pumping.cancel()

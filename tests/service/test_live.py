@@ -210,6 +210,46 @@ async def test_an_unknown_match_gets_an_error_frame_and_a_close(
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
 
 
+async def test_bad_query_and_bad_messages_get_error_frames(
+    two_instances: tuple[Instance, Instance],
+) -> None:
+    """`?from=abc` is an error frame and close 4422 (not a bare refused upgrade); a
+    message that is not JSON, an unknown type and an unknown token are each answered with
+    an error frame while the socket keeps streaming."""
+    a, _ = two_instances
+    async with _client(a.http) as http:
+        table = await Table(http).open()
+    bad = a.ws(table.match_id).replace("from=0", "from=abc")
+    async with websockets.connect(bad) as ws:
+        frame = msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10))
+        assert (frame["error"], frame["field"]) == ("invalid", "from")
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await asyncio.wait_for(ws.recv(), 10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4422
+
+    async with websockets.connect(a.ws(table.match_id)) as ws:
+        await _receive_until(ws, 0)
+        replies = []
+        for message in ("{not json", '{"type": "dance"}', '{"type": "hello", "token": "nope"}'):
+            await ws.send(message)
+            while True:
+                frame = msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10))
+                if frame["type"] != "event":
+                    replies.append(frame)
+                    break
+        assert [(f["type"], f["error"]) for f in replies] == [
+            ("error", "malformed_json"),
+            ("error", "invalid"),
+            ("error", "unauthorized"),
+        ]
+        await ws.send('{"type": "ping"}')  # still open and answering
+        while (frame := msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10)))["type"] == (
+            "event"
+        ):
+            pass
+        assert frame == {"type": "pong"}
+
+
 async def test_a_player_gone_past_the_grace_period_gets_a_stand_in_until_they_return(
     database_url: str, tmp_path: Path
 ) -> None:
