@@ -167,7 +167,9 @@ def answer_query(query: object) -> dict[str, Any]:
     except RulesetError as error:
         raise NotationError("position.players", error.message) from None
     pieces, turn, sixes, rolls_left = parse_position(board, position)
-    die = _int("die", query.get("die"), 1, 6)
+    if "die" not in query:
+        raise NotationError("die", "missing: the die value (1-6) to list the moves for")
+    die = _int("die", query["die"], 1, 6)
     if turn in [s for s, row in enumerate(pieces) if all(p == board.goal for p in row)]:
         raise NotationError("position.turn", "that colour has already finished")
     state = state_at_position(board, pieces, turn, sixes, rolls_left)

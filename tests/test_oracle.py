@@ -125,6 +125,7 @@ class TestAnswerQuery:
             ({"rules": {}, "position": _position(NESTS2, turn="green"), "die": 1}, "position.turn"),
             ({"rules": {}, "position": _position(NESTS2), "die": 1, "extra": 1}, "extra"),
             ({"rules": {}, "die": 6}, "position"),
+            ({"rules": {}, "position": _position(NESTS2)}, "die"),
             ({"rules": {}, "position": [], "die": 6}, "position"),
             (  # yellow's progress 10 and red's 36 are both track square 10 (not safe)
                 {
