@@ -321,13 +321,18 @@ class MatchService:
         party_id = check_id(party_id, "party")
         stream = party_stream(party_id)
         command_id = _command_id(player, key)
-        if command_id is not None and await self.store.find_command(command_id, stream):
-            return await self.load_party(party_id)
         stored = await self.store.read_stream(stream)
         state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+        command = make(state)
+        request = _fingerprint(command)
+        if command_id is not None:
+            done = await self.store.find_command(command_id, stream)
+            if done is not None:
+                _same_request(done, request)
+                return state
         if state.status == "new" and not new:
             raise AppError(404, "not_found", "no such party")
-        decided = pd.decide(make(state), state)
+        decided = pd.decide(command, state)
         if isinstance(decided, pd.PartyRejection):
             raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
         async with self.engine.connect() as conn:
@@ -338,8 +343,11 @@ class MatchService:
                     state.version,
                     decided,
                     command_id=command_id,
-                    metadata={"actor": player.id},
+                    metadata=_metadata(player.id, command_id, request),
                 )
+                if result.duplicate:  # the same key won a race meanwhile
+                    _same_request(result, request)
+                    return await self.load_party(party_id)
                 pd.fold(decided, state)
                 await self._save_party_listing(conn, party_id, state)
             await self.store.notify(result, conn)
@@ -357,6 +365,7 @@ class MatchService:
         if command_id is not None:
             done = await self.store.find_command(command_id, stream)
             if done is not None:
+                _same_request(done, "rematch" if rematch else "start")
                 opened = pd.decode_party_event(done.events[0].data)
                 assert isinstance(opened, pd.MatchOpened)
                 return await self.load_party(party_id), opened.match_id
@@ -407,7 +416,7 @@ class MatchService:
                     state.version,
                     decided,
                     command_id=command_id,
-                    metadata={"actor": player.id},
+                    metadata=_metadata(player.id, command_id, "rematch" if rematch else "start"),
                 )
                 await conn.execute(
                     sa.text("INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"),
@@ -552,17 +561,22 @@ class MatchService:
         *,
         actor: str,
         command_id: str | None = None,
+        request: str = "",
         expected_version: int | None = None,
         conn: AsyncConnection | None = None,
     ) -> AppendResult:
         """Carry out one match command (see the module docstring). Raises `AppError` for a
-        rejection and `ConcurrencyError` when another command got there first."""
+        rejection and `ConcurrencyError` when another command got there first.
+
+        `request` says what the caller asked (`"move:2"`): a `command_id` already used for
+        another request is refused (422 `idempotency_key_reused`)."""
         match_id = check_id(match_id, "match")
         stream = match_stream(match_id)
         structlog.contextvars.bind_contextvars(match_id=match_id)
         if command_id is not None:
             done = await self.store.find_command(command_id, stream)
             if done is not None:
+                _same_request(done, request)
                 return done
         state, head = await self._state_and_head(stream)
         if state.status == "new":
@@ -573,7 +587,7 @@ class MatchService:
         if conn is not None:
             async with conn.begin_nested():
                 return await self._decide_and_append(
-                    conn, stream, state, command, actor, command_id
+                    conn, stream, state, command, actor, command_id, request
                 )
         # No caller's transaction: the events, the command record and the deadline row
         # go in as one statement, which is atomic on its own (`append_statement`).
@@ -585,9 +599,11 @@ class MatchService:
             head,
             events,
             command_id=command_id,
-            metadata={"actor": actor},
+            metadata=_metadata(actor, command_id, request),
             side=[self._deadline_write(stream, after, row)],
         )
+        if result.duplicate:  # the same key won a race since `find_command`
+            _same_request(result, request)
         self._log_command(result, command, actor, events)
         return result
 
@@ -639,6 +655,7 @@ class MatchService:
         command: Command,
         actor: str,
         command_id: str | None,
+        request: str = "",
         *,
         savepoint: bool = True,
     ) -> AppendResult:
@@ -651,9 +668,11 @@ class MatchService:
             state.version,
             events,
             command_id=command_id,
-            metadata={"actor": actor},
+            metadata=_metadata(actor, command_id, request),
             savepoint=savepoint,
         )
+        if result.duplicate:
+            _same_request(result, request)
         self._log_command(result, command, actor, events)
         return result
 
@@ -736,7 +755,11 @@ class MatchService:
             return MovePiece(seat=seat, piece=piece)
 
         return await self.execute(
-            match_id, make, actor=player.id, command_id=_command_id(player, key)
+            match_id,
+            make,
+            actor=player.id,
+            command_id=_command_id(player, key),
+            request=action if piece is None else f"{action}:{piece}",
         )
 
     # --------------------------------------------------------------------------- presence
@@ -841,6 +864,33 @@ def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, size: int) -> 
 
 def _seat_of(state: MatchState, player: Player) -> int | None:
     return next((i for i, s in enumerate(state.seats) if s.player_id == player.id), None)
+
+
+def _fingerprint(command: msgspec.Struct) -> str:
+    """What a party command asks, as kept beside its Idempotency-Key (see `_same_request`)."""
+    return hashlib.sha256(msgspec.json.encode(command)).hexdigest()[:32]
+
+
+def _metadata(actor: str, command_id: str | None, request: str) -> dict[str, str]:
+    """Event metadata: the actor, and with an Idempotency-Key what the request asked."""
+    if command_id is None:
+        return {"actor": actor}
+    return {"actor": actor, "request": request}
+
+
+def _same_request(done: AppendResult, request: str) -> None:
+    """A repeated Idempotency-Key must repeat its request: a key first used to move piece
+    0 and now sent to move piece 1 (or to leave) is refused, not answered with the first
+    outcome as if the new request had been carried out. Records from before the request
+    was kept (no `request` in the metadata) are taken as the same."""
+    recorded = done.events[0].metadata.get("request") if done.events else None
+    if recorded is not None and recorded != request:
+        raise AppError(
+            422,
+            "idempotency_key_reused",
+            "this Idempotency-Key already named a different request; use a new key",
+            "Idempotency-Key",
+        )
 
 
 def _command_id(player: Player, key: str | None) -> str | None:

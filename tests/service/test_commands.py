@@ -114,6 +114,43 @@ async def test_same_idempotency_key_twice_appends_once(api: Api) -> None:
     assert one.json()["id"] == two.json()["id"] and two.json()["version"] == 2
 
 
+async def test_a_key_reused_for_another_request_is_refused(api: Api) -> None:
+    """A key names one request: sent again with another command or body it is 422
+    `idempotency_key_reused` and changes nothing, instead of answering with the first
+    outcome as if the new request had been carried out."""
+    match_id, players, _ = await api.duel()
+    url = f"/api/matches/{match_id}"
+    stream = f"match-{match_id}"
+    leave = api.h(players[1], **{"Idempotency-Key": "k-1"})
+    assert (await api.call("POST", f"{url}/leave", headers=leave)).status_code == 200
+    length = await api.stream_length(stream)
+    again = await api.call("POST", f"{url}/leave", headers=leave)  # the same: first outcome
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    reused = await api.call("POST", f"{url}/reclaim", headers=leave)
+    assert reused.status_code == 422, reused.text
+    assert (reused.json()["error"], reused.json()["field"]) == (
+        "idempotency_key_reused",
+        "Idempotency-Key",
+    )
+    assert await api.stream_length(stream) == length
+    assert (await api.match(match_id))["seats"][1]["stood_in"] is not None  # still stood in
+
+    key = {"Idempotency-Key": "party-1"}
+    first = await api.call(
+        "POST", "/api/parties", json={"seats": 2}, headers=api.h(players[0], **key)
+    )
+    assert first.status_code == 201
+    other = await api.call(
+        "POST", "/api/parties", json={"seats": 4, "ranked": True}, headers=api.h(players[0], **key)
+    )
+    assert other.status_code == 422 and other.json()["error"] == "idempotency_key_reused"
+    join = api.h(players[1], **{"Idempotency-Key": "j-1"})
+    r = await api.call("POST", f"/api/parties/{first.json()['id']}/join", json={}, headers=join)
+    assert r.status_code == 200, r.text
+    r = await api.call("POST", f"/api/parties/{first.json()['id']}/leave", headers=join)
+    assert r.status_code == 422 and r.json()["error"] == "idempotency_key_reused", r.text
+
+
 async def test_bad_input_is_4xx_json_and_appends_nothing(api: Api) -> None:
     """Malformed, mistyped, oversized, unauthorised, out-of-turn and illegal commands."""
     match_id, players, _ = await api.duel(rules={"preset": "standard", "quick_start": True})
