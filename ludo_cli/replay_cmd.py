@@ -258,8 +258,18 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from replays.store import ImportRefused, import_replay
+    from replays.verify import verify_replay
 
     replay = _read(args.file)
+    # Checked offline first: a file that cannot be imported needs no database (import_replay
+    # checks again, for callers that come without this command).
+    verdict = verify_replay(replay)
+    if verdict.failure is not None:
+        print(
+            f"ludo replay import: the file does not verify: {verdict.failure.describe()}",
+            file=sys.stderr,
+        )
+        return 1
 
     async def work(store: Any) -> int:
         try:

@@ -34,6 +34,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.bodies import check_body
 from services.match.errors import AppError, error_responses, exception_handlers
 from services.ranking.consumer import (
     CHECKPOINT,
@@ -454,7 +455,7 @@ class RankingController(Controller):
         description="Builds new tables from scratch and swaps them in; the live tables "
         "serve until then. Returns the hash of all ratings (equal for equal logs).",
         status_code=200,
-        responses=error_responses(401, 409),
+        responses=error_responses(400, 401, 409, 413, 415, 422),
     )
     async def recompute(self, api: Api) -> RecomputeOut:
         if api.recompute_lock.locked():
@@ -528,6 +529,7 @@ def create_app(
         route_handlers=[RankingController, healthz, dashboard],
         dependencies={"api": Provide(_api, sync_to_thread=False)},
         exception_handlers=exception_handlers,
+        before_request=check_body,
         lifespan=[lifespan],
         openapi_config=openapi,
         # Responses are live state, and some carry secrets (tokens, ratings for operators): no

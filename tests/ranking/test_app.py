@@ -90,13 +90,17 @@ async def test_api_serves_what_the_consumer_in_the_lifespan_rated(
 async def test_recompute_endpoint_needs_the_operator_token(
     client: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
 ) -> None:
+    """Operators only, no body; the hash it returns is the live hash."""
     await write_match(engine, pg_store, ["a", "b"], [2, 1])
     await eventually(client, "/api/ranking/leaderboard", lambda b: len(b["entries"]) == 2)
     del client.headers["Authorization"]
     assert (await client.post("/api/ranking/recompute")).status_code == 401
     bad = {"Authorization": "Bearer wrong"}
     assert (await client.post("/api/ranking/recompute", headers=bad)).status_code == 401
-    ok = await client.post("/api/ranking/recompute", headers={"Authorization": "Bearer op-secret"})
+    operator = {"Authorization": "Bearer op-secret"}
+    body = await client.post("/api/ranking/recompute", headers=operator, json={"models": ["x"]})
+    assert body.status_code == 422 and body.json()["field"] == "body"  # takes no body
+    ok = await client.post("/api/ranking/recompute", headers=operator)
     assert ok.status_code == 200, ok.text
     assert ok.json()["hash"] == (await ratings_hash(engine))[0]
     assert ok.json()["ratings"] == 6

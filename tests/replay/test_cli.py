@@ -106,6 +106,29 @@ class TestVerify:
         assert capsys.readouterr().out.startswith(f"OK   -: {len(events)} events")
 
 
+class TestImport:
+    def test_a_file_that_does_not_verify_is_refused_without_a_database(
+        self,
+        tmp_path: Path,
+        events: list[Event],
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """`import` checks the file before connecting: with no database reachable at all,
+        a forged file is still refused with its failing check (exit 1), not a connection
+        error."""
+        monkeypatch.setenv("DATABASE_URL", "postgresql://ludo@127.0.0.1:1/ludo")
+        i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled))
+        roll = events[i]
+        assert isinstance(roll, DieRolled)
+        forged = events[:]
+        forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
+        path = write(tmp_path, "forged.json", forged)
+        assert main(["replay", "import", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert "the file does not verify" in err and "dice" in err
+
+
 class TestDiff:
     def test_identical_and_extended_files_agree(
         self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
