@@ -26,6 +26,16 @@ def write(tmp_path: Path, name: str, events: list[Event], match_id: str = MATCH_
     return path
 
 
+def forge_die(events: list[Event], n: int) -> tuple[int, list[Event]]:
+    """A copy of `events` whose roll number `n` shows another value, and its index."""
+    i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled) and e.n == n)
+    roll = events[i]
+    assert isinstance(roll, DieRolled)
+    forged = events[:]
+    forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
+    return i, forged
+
+
 @pytest.fixture
 def events() -> list[Event]:
     seed = server_seed("cli")
@@ -47,11 +57,7 @@ class TestVerify:
         self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """Any failing file makes the exit status 1; its line names event and check."""
-        i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled) and e.n == 9)
-        roll = events[i]
-        assert isinstance(roll, DieRolled)
-        forged = events[:]
-        forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
+        i, forged = forge_die(events, 9)
         good, bad = write(tmp_path, "good.json", events), write(tmp_path, "bad.json", forged)
         assert main(["replay", "verify", str(good), str(bad)]) == 1
         lines = capsys.readouterr().out.splitlines()
@@ -118,11 +124,7 @@ class TestImport:
         a forged file is still refused with its failing check (exit 1), not a connection
         error."""
         monkeypatch.setenv("DATABASE_URL", "postgresql://ludo@127.0.0.1:1/ludo")
-        i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled))
-        roll = events[i]
-        assert isinstance(roll, DieRolled)
-        forged = events[:]
-        forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
+        _, forged = forge_die(events, 0)
         path = write(tmp_path, "forged.json", forged)
         assert main(["replay", "import", str(path)]) == 1
         err = capsys.readouterr().err
@@ -145,11 +147,7 @@ class TestDiff:
         self, tmp_path: Path, events: list[Event], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A stream rewritten from event i on (every hash recomputed) parts at event i."""
-        i = next(i for i, e in enumerate(events) if isinstance(e, DieRolled) and e.n == 5)
-        roll = events[i]
-        assert isinstance(roll, DieRolled)
-        forged = events[:]
-        forged[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
+        i, forged = forge_die(events, 5)
         old, new = write(tmp_path, "old.json", events), write(tmp_path, "new.json", forged)
         assert main(["replay", "diff", str(old), str(new)]) == 1
         assert f"the files part at event {i} (data, hash differ):" in (capsys.readouterr().out)
