@@ -31,7 +31,7 @@ _WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # msgspec's error messages end "... - at `$.rules.enter_on[0]`".
 _PATH = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
 # The body types of handlers, looked up once per handler.
-_BODY_TYPES: dict[Any, Any] = {}
+_BODY_TYPES: dict[Any, tuple[Any, bool]] = {}
 _NO_BODY = object()
 
 
@@ -39,10 +39,10 @@ async def check_body(request: Request[Any, Any, Any]) -> None:
     """`before_request`: refuse a body the handler could not take (see module doc)."""
     if request.method not in _WITH_BODY:
         return
-    kind = _body_type(request.route_handler)
+    kind, optional = _body_type(request.route_handler)
     raw = await request.body()
     if not raw.strip():
-        if kind is _NO_BODY:
+        if optional:
             return
         raise AppError(400, "malformed_json", "a JSON body is required")
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -74,13 +74,18 @@ def _decode(raw: bytes, kind: Any) -> Any:
         raise AppError(400, "malformed_json", f"the body is not valid JSON: {error}") from None
 
 
-def _body_type(handler: Any) -> Any:
-    kind = _BODY_TYPES.get(handler)
-    if kind is None:
+def _body_type(handler: Any) -> tuple[Any, bool]:
+    """The handler's body type (`_NO_BODY` when it takes none) and whether an empty body
+    is allowed (no `data`, or `data` with a default, as `join`'s)."""
+    found = _BODY_TYPES.get(handler)
+    if found is None:
         field = handler.parsed_fn_signature.parameters.get("data")
-        kind = _NO_BODY if field is None else _unwrap(field.annotation)
-        _BODY_TYPES[handler] = kind
-    return kind
+        if field is None:
+            found = (_NO_BODY, True)
+        else:
+            found = (_unwrap(field.annotation), bool(field.has_default))
+        _BODY_TYPES[handler] = found
+    return found
 
 
 def _unwrap(annotation: Any) -> Any:

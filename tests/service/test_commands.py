@@ -368,3 +368,11 @@ async def test_responses_are_not_cached(api: Api) -> None:
     match_id, _, _ = await api.duel()
     r = await api.call("GET", f"/replay/{match_id}")  # a page: its own header, not two
     assert r.status_code == 200 and r.headers.get_list("cache-control") == ["no-store"]
+
+
+async def test_an_optional_body_may_be_left_out(api: Api) -> None:
+    """`join` takes an optional body: none at all seats the guest in the first free seat."""
+    host, guest = await api.player("host"), await api.player("guest")
+    party = await api.party(host, seats=2)
+    r = await api.call("POST", f"/api/parties/{party['id']}/join", headers=api.h(guest))
+    assert r.status_code == 200 and r.json()["seats"][1]["player_id"] == guest["id"], r.text
