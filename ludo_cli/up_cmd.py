@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -55,7 +56,9 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> bool:
         try:
             with urllib.request.urlopen(url, timeout=1) as response:
                 if response.status == 200:
-                    return True
+                    # Ours only if our process still runs (one that could not bind exits).
+                    time.sleep(0.2)
+                    return process.poll() is None
         except (urllib.error.URLError, OSError):
             time.sleep(0.1)
     return False
@@ -85,6 +88,20 @@ def _serve(
         # before the database, in that order, instead of everything at once.
         start_new_session=True,
     )
+
+
+def _port_taken(host: str, port: int) -> bool:
+    """Whether something already listens on `host:port`. Asked before starting: a service
+    that cannot bind exits, but the health check could meanwhile be answered by whatever
+    holds the port (another `ludo up`), and this one would claim to be up."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        # SO_REUSEADDR: a port left in TIME_WAIT is free; a listening socket still fails.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
 
 
 def _did_not_start(name: str, option: str, port: int) -> int:
@@ -118,11 +135,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"ludo up: {error}", file=sys.stderr)
         return 2
 
+    ranking_port = args.ranking_port or args.port + 1
+    for name, option, port in (
+        ("match service", "--port", args.port),
+        ("ranking service", "--ranking-port", ranking_port),
+    ):
+        if _port_taken(args.host, port):
+            print(
+                f"ludo up: port {port} ({name}) is already in use on {args.host}: another "
+                f"`ludo up`? Stop it, or try `ludo up {option} {port + 2}`.",
+                file=sys.stderr,
+            )
+            return 1
+
     # Ctrl-C reaches the whole process group; turn SIGTERM into the same clean path.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     embedded: EmbeddedPostgres | None = None
     processes: list[subprocess.Popen[bytes]] = []
+    up = False
     try:
         if settings.database_url:
             url = normalize_url(settings.database_url)
@@ -145,7 +176,6 @@ def run(args: argparse.Namespace) -> int:
         processes.append(_serve("services.match.app", args.host, args.port, args.workers, env))
         if not _wait_ready(f"{base}/healthz", processes[-1]):
             return _did_not_start("match service", "--port", args.port)
-        ranking_port = args.ranking_port or args.port + 1
         ranking_base = f"http://{args.host}:{ranking_port}"
         _say(f"ranking service: starting on {ranking_base} ...")
         processes.append(_serve("services.ranking.app", args.host, ranking_port, 1, env))
@@ -153,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
             return _did_not_start("ranking service", "--ranking-port", ranking_port)
         _say(f"ranking service: {ranking_base}/dashboard (operator token: LUDO_OPERATOR_TOKEN)")
         _say(f"\nLudo is up: {base}/   (API: {base}/schema)   Ctrl-C stops it.\n")
+        up = True
         while all(p.poll() is None for p in processes):
             time.sleep(0.5)
         dead = next(p for p in processes if p.poll() is not None)
@@ -160,7 +191,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         _say("\nstopping ...")
-        return 0
+        # Stopping a running site is its normal end (0); stopped while starting, it never
+        # ran: the status says interrupted, as for any other command.
+        return 0 if up else 130
     finally:
         _stop(processes)
         if embedded is not None:

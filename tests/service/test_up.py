@@ -95,6 +95,20 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
     second = Up(tmp_path, port)
     try:
         me = _request(f"{second.url}/api/players/me", token=guest["token"])
+        # A third on the same port is refused before it starts anything, and never
+        # claims to be up (the port's health check would be answered by the second).
+        env = {**os.environ, "LUDO_DATA_DIR": str(tmp_path / "third")}
+        env.pop("DATABASE_URL", None)
+        third = subprocess.run(
+            [sys.executable, "-m", "ludo_cli.main", "up", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert third.returncode == 1, third.stdout + third.stderr
+        assert f"port {port} (match service) is already in use" in third.stderr
+        assert "Ludo is up" not in third.stdout and not (tmp_path / "third" / "pg").exists()
     finally:
         assert second.interrupt() == 0
     assert me["id"] == guest["id"]
