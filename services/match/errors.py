@@ -19,6 +19,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
 
 __all__ = [
+    "HEALTH_RESPONSES",
     "REJECTION_STATUS",
     "AppError",
     "ErrorBody",
@@ -163,6 +164,16 @@ exception_handlers: dict[type[Exception] | int, Any] = {
     IdempotencyKeyReused: _key_reused,
     HTTPException: _http,
     Exception: _internal,
+}
+
+
+# `/healthz` of both services: 200 {"status": "ok"}, or this.
+HEALTH_RESPONSES = {
+    503: ResponseSpec(
+        data_container=dict[str, str],
+        description='The database does not answer: {"status": "database unreachable"}',
+        generate_examples=False,
+    )
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from litestar import MediaType, Response, get
 
+from services.match.errors import HEALTH_RESPONSES
 from services.match.players import Service
 
 __all__ = ["healthz", "index"]
@@ -34,7 +35,13 @@ def index() -> str:
     return _INDEX
 
 
-@get("/healthz", operation_id="health", tags=["service"], summary="Liveness and database check")
+@get(
+    "/healthz",
+    operation_id="health",
+    tags=["service"],
+    summary="Liveness and database check",
+    responses=HEALTH_RESPONSES,
+)
 async def healthz(service: Service) -> Response[dict[str, str]]:
     """200 when the service can reach its database, 503 otherwise."""
     try:

@@ -35,7 +35,12 @@ from litestar.params import FromPath, FromQuery, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.bodies import check_body
-from services.match.errors import AppError, error_responses, exception_handlers
+from services.match.errors import (
+    HEALTH_RESPONSES,
+    AppError,
+    error_responses,
+    exception_handlers,
+)
 from services.ranking.consumer import (
     CHECKPOINT,
     RankingConsumer,
@@ -184,6 +189,11 @@ def _match_id(stream: str) -> str:
     return stream.removeprefix("match-")
 
 
+# Bounds of query values that go into SQL: beyond them PostgreSQL's interval or bigint
+# arithmetic overflows (a 500), and no real question needs them.
+MAX_DAYS = 36_500  # a century
+MAX_OFFSET = 1_000_000_000
+
 _RATING_COLUMNS = (
     "r.player_id, p.name, r.model, r.rating, r.mu, r.sigma, r.provisional, r.matches, "
     "r.last_match_at"
@@ -226,13 +236,14 @@ class RankingController(Controller):
         self,
         api: Api,
         model: Model = DEFAULT_MODEL,
-        min_matches: Annotated[int, QueryParameter(ge=0)] = 0,
+        min_matches: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
         active_days: Annotated[
-            int | None, QueryParameter(ge=1, description="played within the last N days")
+            int | None,
+            QueryParameter(ge=1, le=MAX_DAYS, description="played within the last N days"),
         ] = None,
         include_provisional: FromQuery[bool] = True,
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
     ) -> Leaderboard:
         model = _model(model)
         query = (
@@ -270,9 +281,13 @@ class RankingController(Controller):
         api: Api,
         player_id: FromPath[str],
         model: Model = DEFAULT_MODEL,
-        limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
+        limit: Annotated[
+            int, QueryParameter(ge=1, le=5000, description="the newest N rated matches")
+        ] = 500,
     ) -> PlayerRatings:
         model = _model(model)
+        if "\x00" in player_id:  # PostgreSQL text cannot hold NUL: no such player
+            raise AppError(404, "not_found", "no rating for this player")
         async with api.engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -286,8 +301,10 @@ class RankingController(Controller):
             history = (
                 await conn.execute(
                     sa.text(
-                        "SELECT * FROM rating_changes WHERE player_id = :p AND model = :m "
-                        "ORDER BY position LIMIT :limit"
+                        # The newest `limit`, returned oldest first (a chart's order).
+                        "SELECT * FROM (SELECT * FROM rating_changes WHERE player_id = :p "
+                        "AND model = :m ORDER BY position DESC LIMIT :limit) newest "
+                        "ORDER BY position"
                     ),
                     {"p": player_id, "m": model, "limit": limit},
                 )
@@ -354,7 +371,7 @@ class RankingController(Controller):
         "/matches-per-day",
         operation_id="getMatchesPerDay",
         summary="Rated matches per day (UTC)",
-        responses=error_responses(401),
+        responses=error_responses(401, 422),
     )
     async def matches_per_day(
         self, api: Api, days: Annotated[int, QueryParameter(ge=1, le=3650)] = 30
@@ -384,7 +401,7 @@ class RankingController(Controller):
         self,
         api: Api,
         model: Model = DEFAULT_MODEL,
-        days: Annotated[int | None, QueryParameter(ge=1)] = None,
+        days: Annotated[int | None, QueryParameter(ge=1, le=MAX_DAYS)] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 20,
     ) -> list[Swing]:
         model = _model(model)
@@ -485,7 +502,13 @@ async def dashboard() -> Response[str]:
     )
 
 
-@get("/healthz", operation_id="rankingHealth", tags=["service"], summary="Liveness and database")
+@get(
+    "/healthz",
+    operation_id="rankingHealth",
+    tags=["service"],
+    summary="Liveness and database",
+    responses=HEALTH_RESPONSES,
+)
 async def healthz(api: Api) -> Response[dict[str, str]]:
     try:
         async with api.engine.connect() as conn:

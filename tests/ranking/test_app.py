@@ -162,3 +162,40 @@ async def test_cli_recompute_prints_the_live_hash(
         assert done.returncode == 0, done.stderr
         outs.append(done.stdout.split()[0])
     assert outs == [live, live]
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/api/ranking/leaderboard?active_days=10000000", "active_days"),
+        ("/api/ranking/leaderboard?offset=9223372036854775808", "offset"),
+        ("/api/ranking/swings?days=10000000", "days"),
+        ("/api/ranking/matches-per-day?days=0", "days"),
+    ],
+)
+async def test_values_beyond_what_sql_can_hold_are_422(
+    client: AsyncTestClient[Any], path: str, field: str
+) -> None:
+    """Huge query values are refused by name; they used to overflow PostgreSQL (500)."""
+    r = await client.get(path)
+    assert r.status_code == 422 and r.json()["field"] == field, r.text
+
+
+async def test_a_nul_in_a_player_id_is_an_unknown_player(client: AsyncTestClient[Any]) -> None:
+    """PostgreSQL text cannot hold NUL: such an id is a 404, as any unknown id."""
+    r = await client.get("/api/ranking/players/abc%00")
+    assert r.status_code == 404 and r.json()["error"] == "not_found", r.text
+
+
+async def test_history_limit_keeps_the_newest_matches(
+    client: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """`limit=N` returns the player's N most recent rated matches, oldest first."""
+    for placements in ([1, 2], [2, 1], [1, 2]):
+        await write_match(engine, pg_store, ["ann", "bob"], placements)
+    body = await eventually(
+        client, "/api/ranking/players/ann", lambda b: len(b.get("history", [])) == 3
+    )
+    every = [h["match_id"] for h in body["history"]]
+    newest = (await client.get("/api/ranking/players/ann?limit=2")).json()["history"]
+    assert [h["match_id"] for h in newest] == every[1:]
