@@ -32,6 +32,7 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.bodies import check_body
@@ -491,6 +492,12 @@ def _require_operator(request: ASGIConnection[Any, Any, Any, Any], settings: Set
         raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
 
 
+@get("/", include_in_schema=False, sync_to_thread=False)
+def index() -> Redirect:
+    """The ranking service has one page: `/` leads to it."""
+    return Redirect("/dashboard")
+
+
 @get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
 async def dashboard() -> Response[str]:
     """The operator dashboard: public HTML; its data calls carry the operator token."""
@@ -549,7 +556,7 @@ def create_app(
         ),
     )
     return Litestar(
-        route_handlers=[RankingController, healthz, dashboard],
+        route_handlers=[RankingController, healthz, dashboard, index],
         dependencies={"api": Provide(_api, sync_to_thread=False)},
         exception_handlers=exception_handlers,
         before_request=check_body,

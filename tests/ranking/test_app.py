@@ -129,7 +129,10 @@ async def test_read_endpoints_are_the_operators(client: AsyncTestClient[Any], pa
 
 
 async def test_dashboard_page_is_self_contained(client: AsyncTestClient[Any]) -> None:
+    """The dashboard is one page with its own strict CSP; `/` leads to it."""
     del client.headers["Authorization"]
+    root = await client.get("/", follow_redirects=False)
+    assert root.status_code in (301, 302, 307, 308) and root.headers["location"] == "/dashboard"
     page = await client.get("/dashboard")  # the page is public; its data calls are not
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     csp = page.headers["content-security-policy"]

@@ -102,6 +102,18 @@ async def test_dashboard_shows_the_ranking_with_the_operator_token(
     await expect(line).to_have_count(1)
     assert (await line.get_attribute("d") or "").count("L") == 2  # start + 2 matches
     await expect(page.locator("#message")).to_be_hidden()
+    # From the keyboard: a row takes the focus, Enter opens that player's history.
+    await page.locator('#leaderboard tbody tr[data-player="ann"]').focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#history-title")).to_contain_text("ann")
+    # Every leaderboard column in view on a desktop; nothing wider than a phone's screen.
+    assert await page.evaluate(
+        "(() => { const b = document.querySelector('#leaderboard').parentElement;"
+        " return b.scrollWidth <= b.clientWidth; })()"
+    )
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+    await page.set_viewport_size({"width": 1280, "height": 1000})
 
     # The token is kept for the tab: a reload goes straight to the data.
     await page.reload()

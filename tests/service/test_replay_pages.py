@@ -176,6 +176,17 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     await expect(page.locator("#event-text")).to_have_text(steps[-1]["text"])
     await page.click("#first")
     await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+    # The current event stays in view in the list (it scrolled past it before).
+    assert await page.evaluate(
+        """() => { const box = document.querySelector('#events').getBoundingClientRect();
+                   const li = document.querySelector('#events li.current').getBoundingClientRect();
+                   return li.top >= box.top && li.bottom <= box.bottom; }"""
+    )
+    # Editing the address's #N (or Back) moves the viewer there.
+    await page.evaluate("location.hash = '#5'")
+    await expect(page.locator("#counter")).to_have_text(f"6 / {n}")
+    await page.go_back()
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
 
     # Scrubbing to a move puts the board where the model says, and moves one piece.
     move = next(s for s in steps if s["type"] == "PieceMoved" and s["pieces"] != steps[2]["pieces"])
@@ -233,6 +244,10 @@ async def test_viewer_steps_through_a_finished_cpu_match(
             "b => ludoFair.hex(ludoFair.sha256(new Uint8Array(b)))", list(data)
         )
         assert ours == hashlib.sha256(data).hexdigest()
+    # On a phone the page is no wider than the screen: long seeds wrap, the dice table
+    # scrolls in its own box.
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 375
     assert errors == []
 
 
@@ -319,6 +334,10 @@ async def test_report_page_shows_the_timeline_with_the_operator_token(
     await page.check("#only-flagged")
     visible = page.locator("#turns .turn:visible")
     assert 1 <= await visible.count() < len(report["turns"])
+    # On a phone the page is no wider than the screen (the seat table scrolls in its box).
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+    await page.set_viewport_size({"width": 1280, "height": 1000})
     # The token is kept for the tab: a reload goes straight to the report.
     await page.reload()
     await expect(page.locator("#turns .turn")).to_have_count(len(report["turns"]))
