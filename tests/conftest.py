@@ -247,6 +247,14 @@ def progress_on(
     return (square - ref_starts(r.board, players)[seat]) % ref_length(r.board, players)
 
 
+def to_move(ruleset: Ruleset, players: int, pieces: list[list[int]], die: int) -> MatchState:
+    """Seat 0 at `pieces`, having just rolled `die` (so it must move)."""
+    state = at_position(ruleset, players, pieces, 0)
+    roll(state, die)
+    assert state.phase == "move", "the constructed roll must leave a move to choose"
+    return state
+
+
 def row_on(
     *squares: int, who: int | str = "red", ruleset: Ruleset | None = None, players: int = 2
 ) -> list[int]:

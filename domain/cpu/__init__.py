@@ -7,7 +7,9 @@ service instance can play a stand-in's turn.
 
 - `easy`: a uniformly random legal move.
 - `normal`: one-move heuristics (capture, enter, escape danger, keep blocks, advance).
-- `hard`: looks ahead over the coming dice and the opponents' replies.
+- `hard`: looks ahead over the coming dice and the opponents' replies; under the
+  `standard` rules with four players it values positions with a network learned by
+  self-play (`learned.py`).
 """
 
 from __future__ import annotations

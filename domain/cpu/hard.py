@@ -11,12 +11,16 @@ For each legal move it builds the resulting position on a copy of the pieces:
 
 Scores come from `evaluation.evaluate`: piece values in squares, the expected loss from
 every capture any opponent could make with each value of its next roll, and the few
-positional premiums tuned in docs/cpu.md. The choice depends only on the position, the
+positional premiums tuned in docs/cpu.md. Under the `standard` rules with four players
+(`learned.applies`) a leaf is instead the chance of winning that `learned.win_chance`
+gives, with that evaluation as one of its inputs (+1.1 points against three `normal`,
+docs/cpu.md). The choice depends only on the position, the
 die just rolled and the turn counters: never on future dice or seeds. Exact ties are
 split by `chance.pick_index(seed, roll number, k)`.
 
 Cost: one evaluation per legal move, times about 6 x 3 when a bonus roll follows;
-about 0.35 ms per decision on average in `ludo simulate` (docs/cpu.md).
+about 0.37 ms per decision on average in `ludo simulate` compiled, 1.3 ms with the
+learned value (docs/cpu.md).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from domain.board import NEST, Board
 from domain.cpu.chance import best_of
 from domain.cpu.evaluation import DEFAULT, Weights, evaluate
 from domain.cpu.features import bonus_rolls, opponents
+from domain.cpu.learned import applies as learned_applies
+from domain.cpu.learned import win_chance
 from domain.decider import MatchState
 from domain.moves import Move, legal_moves
 
@@ -40,6 +46,15 @@ def _after(pieces: Sequence[Sequence[int]], seat: int, move: Move) -> list[list[
     for s, i in move.captures:
         out[s][i] = NEST
     return out
+
+
+def _leaf(board: Board, pieces: list[list[int]], me: int, foes: Sequence[int], w: Weights) -> float:
+    """The value of a position where `me`'s turn has ended: the learned chance of winning
+    where the network applies (`learned.applies`), else the hand-made evaluation."""
+    hand = evaluate(board, pieces, me, foes, w)
+    if w is DEFAULT and learned_applies(board):
+        return win_chance(pieces, me, hand)
+    return hand
 
 
 def _follow_up(
@@ -61,12 +76,12 @@ def _follow_up(
         best: float | None = None
         if not (die == 6 and forfeit_six):
             for move in legal_moves(board, pieces, me, die):
-                value = evaluate(board, _after(pieces, me, move), me, foes, w)
+                value = _leaf(board, _after(pieces, me, move), me, foes, w)
                 if best is None or value > best:
                     best = value
         if best is None:  # no legal move (or the third six): the position stays
             if here is None:
-                here = evaluate(board, pieces, me, foes, w)
+                here = _leaf(board, pieces, me, foes, w)
             best = here
         total += best
     return total / 6.0
@@ -91,7 +106,7 @@ def score_moves(state: MatchState, moves: Sequence[Move], w: Weights = DEFAULT) 
             sixes = state.sixes if die == 6 else 0
             scores.append(_follow_up(board, after, me, foes, sixes, w))
         else:
-            scores.append(evaluate(board, after, me, foes, w))
+            scores.append(_leaf(board, after, me, foes, w))
     return scores
 
 
