@@ -26,8 +26,8 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
+import domain.cpu.hard_weights as weights
 from domain.board import Board
-from domain.cpu import hard_weights as weights
 from domain.rules import PRESETS
 
 __all__ = ["applies", "encode", "win_chance"]

@@ -20,8 +20,6 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.bodies import check_body
-from services.match.errors import exception_handlers
 from services.match.live import LiveHub, match_socket
 from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
@@ -35,7 +33,9 @@ from services.match.scheduler import Scheduler
 from services.match.service import MatchService
 from services.match.site import healthz, index
 from services.shared.background import run_in_background
+from services.shared.bodies import check_body
 from services.shared.database import service_engine
+from services.shared.errors import exception_handlers
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
 from services.shared.settings import Settings

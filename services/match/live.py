@@ -36,8 +36,8 @@ from litestar.di import NamedDependency
 from litestar.exceptions import WebSocketDisconnect
 from litestar.params import FromPath, QueryParameter
 
-from services.match.errors import AppError
 from services.match.service import MatchService, check_id, match_stream
+from services.shared.errors import AppError
 from services.shared.eventstore import EventStore, StoredEvent
 
 __all__ = ["LiveHub", "event_message", "match_socket"]

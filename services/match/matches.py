@@ -10,7 +10,6 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain.dice import die_for_roll
 from domain.notation import NotationError, answer_query
-from services.match.errors import AppError, error_responses
 from services.match.parties import IdempotencyKey
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
 from services.match.schemas import (
@@ -24,6 +23,7 @@ from services.match.schemas import (
 )
 from services.match.service import check_id
 from services.match.views import event_view, match_view, moves_view, result_events, rolls_of
+from services.shared.errors import AppError, error_responses
 from services.shared.eventstore import AppendResult
 
 __all__ = ["MatchesController", "RulesController"]

@@ -10,7 +10,6 @@ from litestar import Controller, get, post
 from litestar.params import FromPath, HeaderParameter, JSONBody
 
 from domain import party as pd
-from services.match.errors import error_responses
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
 from services.match.schemas import (
     AddCpu,
@@ -22,6 +21,7 @@ from services.match.schemas import (
     StartOut,
 )
 from services.match.views import party_view
+from services.shared.errors import error_responses
 
 __all__ = ["PartiesController"]
 

@@ -8,9 +8,9 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody
 
-from services.match.errors import AppError, error_responses
 from services.match.schemas import NewPlayer, PlayerOut
 from services.match.service import MatchService, Player
+from services.shared.errors import AppError, error_responses
 
 __all__ = [
     "BEARER",

@@ -30,7 +30,7 @@ from domain.events import (
 )
 from domain.moves import Move
 from replays.steps import Step, describe
-from services.match.errors import AppError
+from services.shared.errors import AppError
 from services.shared.eventstore import StoredEvent
 
 __all__ = [

@@ -36,7 +36,6 @@ from replays.format import dump_replay
 from replays.steps import walk
 from replays.store import ReplayNotFound, actor_of, audit_match, export_match
 from replays.verify import Verdict
-from services.match.errors import AppError, error_responses
 from services.match.players import Service
 from services.match.replay_views import (
     ConnectionLogEntry,
@@ -47,6 +46,7 @@ from services.match.replay_views import (
     steps_view,
 )
 from services.match.service import MatchService, check_id, match_stream
+from services.shared.errors import AppError, error_responses
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
 

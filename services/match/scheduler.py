@@ -25,8 +25,8 @@ import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.errors import AppError
 from services.match.service import MatchService
+from services.shared.errors import AppError
 from services.shared.eventstore import AppendResult, ConcurrencyError
 
 __all__ = ["Scheduler"]

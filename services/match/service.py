@@ -60,8 +60,8 @@ from domain.decider import MatchState, apply, current_legal_moves, decide, fold,
 from domain.dice import die_for_roll, seed_commitment
 from domain.events import Event
 from domain.rules import parse_ruleset
-from services.match.errors import AppError, rejection_error
 from services.match.views import party_view
+from services.shared.errors import AppError, rejection_error
 from services.shared.eventstore import (
     AppendResult,
     ConcurrencyError,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from litestar import MediaType, Response, get
 
-from services.match.errors import HEALTH_RESPONSES
 from services.match.players import Service
+from services.shared.errors import HEALTH_RESPONSES
 
 __all__ = ["healthz", "index"]
 

@@ -35,13 +35,6 @@ from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.bodies import check_body
-from services.match.errors import (
-    HEALTH_RESPONSES,
-    AppError,
-    error_responses,
-    exception_handlers,
-)
 from services.ranking.consumer import (
     CHECKPOINT,
     RankingConsumer,
@@ -52,7 +45,14 @@ from services.ranking.consumer import (
 )
 from services.ranking.ratings import DEFAULT_MODEL, MODELS
 from services.shared.background import run_in_background
+from services.shared.bodies import check_body
 from services.shared.database import service_engine
+from services.shared.errors import (
+    HEALTH_RESPONSES,
+    AppError,
+    error_responses,
+    exception_handlers,
+)
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
 from services.shared.operator import is_operator

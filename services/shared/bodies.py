@@ -23,7 +23,7 @@ from typing import Any, get_args, get_origin
 import msgspec
 from litestar import Request
 
-from services.match.errors import AppError
+from services.shared.errors import AppError
 
 __all__ = ["check_body"]
 

@@ -1,4 +1,4 @@
-"""Errors of the match service and their HTTP form: `{"error": code, "detail": text}`.
+"""Errors of the services and their HTTP form: `{"error": code, "detail": text}`.
 
 The application layer raises `AppError` (or lets `ConcurrencyError` through); the
 handlers here turn every failure into that JSON shape with a 4xx status (5xx only for real
