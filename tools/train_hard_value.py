@@ -3,10 +3,12 @@
     python -m tools.train_hard_value --out runs/v1 --iterations 14 --matches 4000 --lr 1e-3
     python -m tools.train_hard_value --out runs/v1 --resume runs/v1/params_13.npz \\
         --first 14 --iterations 5 --matches 5000 --lr 7e-4
-    python -m tools.train_hard_value --write-weights runs/v1/params_18.npz
+    python -m tools.train_hard_value --out runs/v1 --resume runs/v1/params_18.npz \\
+        --first 19 --iterations 5 --matches 5000 --lr 5e-4
+    python -m tools.train_hard_value --write-weights runs/v1/params_23.npz
 
-(the two runs that made the shipped weights, ~75 minutes on 2 cores with the compiled
-engine; docs/cpu.md, "A learned value"). Needs numpy (the `dev` extra); the service does
+(the three runs that made the shipped weights, ~95 minutes on 2 cores with the compiled
+engine; docs/cpu.md, "The learned value"). Needs numpy (the `dev` extra); the service does
 not: `learned.py` evaluates the network in plain Python.
 
 Each iteration plays `--matches` matches of the learner against three `normal` under the
@@ -211,7 +213,7 @@ def _write_weights(source: Path) -> None:
 
     WEIGHTS.write_text(
         f'''"""Weights of `learned.py`'s network: written by tools/train_hard_value.py from
-{source.name}; do not edit (docs/cpu.md, "A learned value")."""
+{source.name}; do not edit (docs/cpu.md, "The learned value")."""
 
 from __future__ import annotations
 

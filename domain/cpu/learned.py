@@ -3,7 +3,7 @@
 `win_chance(board, pieces, me, hand)` estimates the chance that seat `me` wins from
 `pieces` (a position after its turn ended, the opponents to move), from a small neural
 network trained by temporal-difference learning in matches of `hard` against three
-`normal` (docs/cpu.md, "A learned value"; the training harness is
+`normal` (docs/cpu.md, "The learned value"; the training harness is
 `tools/train_hard_value.py`):
 
 - inputs: where every piece stands, seen from `me`: its own pieces by progress (nest,
