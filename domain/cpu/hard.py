@@ -13,7 +13,7 @@ Scores come from `evaluation.evaluate`: piece values in squares, the expected lo
 every capture any opponent could make with each value of its next roll, and the few
 positional premiums tuned in docs/cpu.md. Under the `standard` rules with four players
 (`learned.applies`) a leaf is instead the chance of winning that `learned.win_chance`
-gives, with that evaluation as one of its inputs (+2.0 points against three `normal`,
+gives, with that evaluation as one of its inputs (+1.5 points against three `normal`,
 docs/cpu.md). The choice depends only on the position, the
 die just rolled and the turn counters: never on future dice or seeds. Exact ties are
 split by `chance.pick_index(seed, roll number, k)`.
