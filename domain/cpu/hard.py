@@ -14,9 +14,9 @@ every capture any opponent could make with each value of its next roll, and the 
 positional premiums tuned in docs/cpu.md. Under the `standard` rules with four players
 (`learned.applies`) a leaf is instead the chance of winning that `learned.win_chance`
 gives, with that evaluation as one of its inputs (+1.5 points against three `normal`,
-docs/cpu.md). The choice depends only on the position, the
-die just rolled and the turn counters: never on future dice or seeds. Exact ties are
-split by `chance.pick_index(seed, roll number, k)`.
+docs/cpu.md). The choice depends only on the position, the die just rolled and the turn
+counters: never on future dice or seeds. Exact ties are split by
+`chance.pick_index(seed, roll number, k)`.
 
 Cost: one evaluation per legal move, times about 6 x 3 when a bonus roll follows;
 about 0.37 ms per decision on average in `ludo simulate` compiled, 1.3 ms with the
