@@ -1,6 +1,6 @@
 """A learned value for `hard` under the `standard` rules with four players.
 
-`win_chance(board, pieces, me, hand)` estimates the chance that seat `me` wins from
+`win_chance(pieces, me, hand)` estimates the chance that seat `me` wins from
 `pieces` (a position after its turn ended, the opponents to move), from a small neural
 network trained by temporal-difference learning in matches of `hard` against three
 `normal` (docs/cpu.md, "The learned value"; the training harness is
