@@ -87,7 +87,7 @@ def mask_url(url: str | URL) -> str:
 
 
 def _server_module() -> Any:
-    # Imported on first use: the wheel is the optional `embedded` extra, not needed with
+    # Imported on first use: the wheel (a main dependency) is large and not needed with
     # DATABASE_URL. platformdirs warns at its import when XDG_RUNTIME_DIR is unset
     # (containers, CI); the library then keeps its lock file under /tmp, which is fine.
     with warnings.catch_warnings():
