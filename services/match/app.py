@@ -16,8 +16,7 @@ import structlog
 from litestar import Litestar
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import SecurityScheme
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.live import LiveHub, match_socket
@@ -38,6 +37,7 @@ from services.shared.database import service_engine
 from services.shared.errors import exception_handlers
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
+from services.shared.openapi_docs import openapi_config
 from services.shared.settings import Settings
 
 __all__ = ["MAX_BODY", "app_from_env", "create_app"]
@@ -72,20 +72,14 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
                 run_in_background(stack, app.state.scheduler.run(), "ludo-scheduler")
             yield
 
-    openapi = OpenAPIConfig(
-        title="Ludo match service",
-        version="0.1.0",
-        path="/schema",
-        components=Components(
-            security_schemes={
-                "bearer": SecurityScheme(
-                    type="http", scheme="bearer", description="the guest token"
-                ),
-                "operator": SecurityScheme(
-                    type="http", scheme="bearer", description="LUDO_OPERATOR_TOKEN"
-                ),
-            }
-        ),
+    openapi = openapi_config(
+        "Ludo match service",
+        {
+            "bearer": SecurityScheme(type="http", scheme="bearer", description="the guest token"),
+            "operator": SecurityScheme(
+                type="http", scheme="bearer", description="LUDO_OPERATOR_TOKEN"
+            ),
+        },
     )
     handlers: list[Any] = [
         PlayersController,

@@ -29,8 +29,7 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -55,6 +54,7 @@ from services.shared.errors import (
 )
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
+from services.shared.openapi_docs import openapi_config
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
 from services.shared.settings import Settings
@@ -543,17 +543,13 @@ def create_app(
                 run_in_background(stack, api.consumer.run(), "ludo-ranking-consumer")
             yield
 
-    openapi = OpenAPIConfig(
-        title="Ludo ranking service",
-        version="0.1.0",
-        path="/schema",
-        components=Components(
-            security_schemes={
-                "operator": SecurityScheme(
-                    type="http", scheme="bearer", description="LUDO_OPERATOR_TOKEN"
-                )
-            }
-        ),
+    openapi = openapi_config(
+        "Ludo ranking service",
+        {
+            "operator": SecurityScheme(
+                type="http", scheme="bearer", description="LUDO_OPERATOR_TOKEN"
+            )
+        },
     )
     return Litestar(
         route_handlers=[RankingController, healthz, dashboard, index],
