@@ -170,8 +170,8 @@
       const cellsLayer = make(root, "g", { class: "lb-cells" });
       const goalLayer = make(root, "g", { class: "lb-goal" });
       const bridgeLayer = make(root, "g", { class: "lb-bridges" });
-      const targetLayer = make(root, "g", { class: "lb-targets", id: "targets" });
-      const pieceLayer = make(root, "g", { class: "lb-pieces", id: "pieces" });
+      const targetLayer = make(root, "g", { class: "lb-targets" });
+      const pieceLayer = make(root, "g", { class: "lb-pieces" });
       const badgeLayer = make(root, "g", { class: "lb-badges" });
 
       // ---- static drawing
