@@ -39,3 +39,12 @@ def test_the_csp_allows_exactly_the_served_blocks(package: str, name: str) -> No
         }
         assert bodies and set(policy[f"{kind}-src"].split()) == hashes
     assert policy["default-src"] == "'none'" and "unsafe" not in csp
+
+
+def test_the_board_is_inlined_into_the_replay_viewer() -> None:
+    """board.js in the viewer's script and board.css in its style, once each."""
+    html, _csp = inline_page("services.match", "replay_viewer.html")
+    script = re.findall(r"<script>(.*?)</script>", html, re.DOTALL)
+    style = re.findall(r"<style>(.*?)</style>", html, re.DOTALL)
+    assert sum(b.count("const LudoBoard = ") for b in script) == 1
+    assert sum(b.count("---- board.css") for b in style) == 1

@@ -21,7 +21,7 @@ import hashlib
 import re
 from importlib import resources
 
-__all__ = ["PAGE_HEADERS", "inline_page"]
+__all__ = ["PAGE_HEADERS", "inline_html", "inline_page"]
 
 # Headers every page response carries besides its CSP. (`Cache-Control: no-store` comes
 # from the apps' `cache_control`, set for every response of both services.)
@@ -31,7 +31,7 @@ PAGE_HEADERS = {
 }
 
 _BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
-_INCLUDE = re.compile(r"/\*@include ([a-z_]+\.js)\*/")
+_INCLUDE = re.compile(r"/\*@include ([a-z_]+\.(?:js|css))\*/")
 
 
 def _expand(html: str) -> str:
@@ -48,7 +48,13 @@ def _digest(text: str) -> str:
 def inline_page(package: str, name: str) -> tuple[str, str]:
     """The page `name` of `package` and the CSP that allows exactly its inline script
     and style blocks (read and hashed once per process)."""
-    html = _expand(resources.files(package).joinpath(name).read_text("utf-8"))
+    return inline_html(resources.files(package).joinpath(name).read_text("utf-8"))
+
+
+def inline_html(source: str) -> tuple[str, str]:
+    """The page `source` with its includes expanded, and the CSP that allows exactly its
+    inline script and style blocks."""
+    html = _expand(source)
     blocks = _BLOCK.findall(html)
     scripts = " ".join(_digest(body) for kind, body in blocks if kind == "script") or "'none'"
     styles = " ".join(_digest(body) for kind, body in blocks if kind == "style") or "'none'"

@@ -133,7 +133,7 @@ async def browser_page() -> AsyncIterator[tuple[Page, list[str]]]:
 
 
 async def progresses(page: Page) -> list[str]:
-    return await page.locator("#pieces circle.piece").evaluate_all(
+    return await page.locator("#board g.piece").evaluate_all(
         "cs => cs.map(c => `${c.dataset.seat}:${c.dataset.piece}:${c.dataset.progress}`)"
     )
 
@@ -154,12 +154,13 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     await page.goto(f"{site.instance.http}/replay/{cpu_match}")
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
 
-    # The board: 52 squares with 8 safe ones, 4 home columns of 5, 4 nests, 16 pieces.
-    assert await page.locator("#board rect.sq").count() == 52
-    assert await page.locator("#board rect.sq.safe").count() == 8
-    assert await page.locator("#board rect.home").count() == 20
-    assert await page.locator("#board circle.nest").count() == 4
-    await expect(page.locator("#pieces circle.piece")).to_have_count(16)
+    # The board (services/shared/board.js): 52 squares with 8 safe ones, 4 home columns
+    # of 5, 4 nests, 16 pieces.
+    assert await page.locator("#board rect[data-track]").count() == 52
+    assert await page.locator("#board rect.cell.safe").count() == 8
+    assert await page.locator("#board rect[data-home]").count() == 20
+    assert await page.locator("#board [data-nest]").count() == 4
+    await expect(page.locator("#board g.piece")).to_have_count(16)
     await expect(page.locator("#events li")).to_have_count(n)
 
     # Stepping with the buttons and the keyboard changes the event text.
@@ -202,7 +203,7 @@ async def test_viewer_steps_through_a_finished_cpu_match(
         for piece, p in enumerate(row)
     )
     assert sorted(after) == expected
-    await expect(page.locator("#pieces circle.piece.moved")).to_have_count(1)
+    await expect(page.locator("#board g.piece.moved")).to_have_count(1)
 
     # A roll with a choice: every legal move listed, the one played highlighted.
     roll = next(s for s in steps if s["type"] == "DieRolled" and len(s["options"] or []) >= 2)
@@ -211,8 +212,15 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     chosen = page.locator("#options li.chosen")
     await expect(chosen).to_have_count(1)
     assert await chosen.get_attribute("data-piece") == str(roll["chosen"])
-    await expect(page.locator("#targets circle.target")).to_have_count(len(roll["options"]))
-    await expect(page.locator("#targets circle.target.chosen")).to_have_count(1)
+    await expect(page.locator("#board .target")).to_have_count(len(roll["options"]))
+    await expect(page.locator("#board .target.chosen")).to_have_count(1)
+    chosen_target = page.locator("#board .target.chosen")
+    assert await chosen_target.get_attribute("data-piece") == str(roll["chosen"])
+    # the pieces that could move are marked, each its own token; none is pickable here
+    await expect(page.locator("#board g.piece.movable")).to_have_count(
+        len({o["piece"] for o in roll["options"]})
+    )
+    await expect(page.locator("#board g.piece[tabindex]")).to_have_count(0)
     await expect(page.locator("#die-value")).to_have_text(str(roll["die"]))
     if os.environ.get("LUDO_REPLAY_SCREENSHOT"):
         await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT"], full_page=True)
@@ -274,10 +282,10 @@ async def test_viewer_draws_every_board_and_waits_for_the_seed(
     match_id = site.start(host, players, rules, cpus=0)
     await page.goto(f"{site.instance.http}/replay/{match_id}")
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
-    assert await page.locator("#board rect.sq").count() == squares
-    assert await page.locator("#board rect.home").count() == 5 * players
-    assert await page.locator("#board circle.nest").count() == players
-    await expect(page.locator("#pieces circle.piece")).to_have_count(4 * players)
+    assert await page.locator("#board rect[data-track]").count() == squares
+    assert await page.locator("#board rect[data-home]").count() == 5 * players
+    assert await page.locator("#board [data-nest]").count() == players
+    await expect(page.locator("#board g.piece")).to_have_count(4 * players)
     await expect(page.locator("#fair-summary")).to_contain_text("checkable after the match ends")
     await expect(page.locator("#fair-seed")).to_have_text("not revealed yet")
     await expect(page.locator("#fair-dice-wrap")).to_be_hidden()
