@@ -22,6 +22,7 @@ __all__ = [
     "Ruleset",
     "RulesetError",
     "SafeSquares",
+    "option_values",
     "parse_ruleset",
     "ruleset_to_dict",
 ]
@@ -82,6 +83,21 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "blocks": get_args(BlockRule),
 }
 _SWITCHES = frozenset(name for name in OPTION_KEYS if name not in _CHOICES and name != "enter_on")
+
+
+def option_values() -> dict[str, list[Any]]:
+    """Every value each option may take, in the order a settings form lists them:
+    choices as declared, switches `[true, false]`, `enter_on` the die faces (any non-empty
+    subset of them)."""
+    values: dict[str, list[Any]] = {}
+    for name in OPTION_KEYS:
+        if name == "enter_on":
+            values[name] = [1, 2, 3, 4, 5, 6]
+        elif name in _CHOICES:
+            values[name] = list(_CHOICES[name])
+        else:
+            values[name] = [True, False]
+    return values
 
 
 def _shown(value: object) -> str:

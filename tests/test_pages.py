@@ -14,6 +14,9 @@ PAGES = [
     ("services.match", "replay_viewer.html"),
     ("services.match", "dispute_report.html"),
     ("services.ranking", "dashboard.html"),
+    ("services.match", "lobby.html"),
+    ("services.match", "table.html"),
+    ("services.match", "ratings.html"),
 ]
 
 

@@ -16,6 +16,7 @@ def register(subparsers: Any) -> None:
         ranking_bench,
         replay_bench,
         service_bench,
+        site_bench,
     )
 
     domain_bench.register(targets)
@@ -23,3 +24,4 @@ def register(subparsers: Any) -> None:
     service_bench.register(targets)
     ranking_bench.register(targets)
     replay_bench.register(targets)
+    site_bench.register(targets)

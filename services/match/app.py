@@ -30,7 +30,14 @@ from services.match.replays_web import (
 )
 from services.match.scheduler import Scheduler
 from services.match.service import MatchService
-from services.match.site import healthz, index
+from services.match.site import (
+    healthz,
+    index,
+    leaderboard_page,
+    match_page,
+    party_page,
+    player_page,
+)
 from services.shared.background import run_in_background
 from services.shared.bodies import check_body
 from services.shared.database import service_engine
@@ -91,6 +98,10 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         dispute_report_page,
         match_socket,
         index,
+        party_page,
+        match_page,
+        leaderboard_page,
+        player_page,
         healthz,
     ]
     return Litestar(

@@ -10,6 +10,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain.dice import die_for_roll
 from domain.notation import NotationError, answer_query
+from domain.rules import PRESETS, option_values, ruleset_to_dict
 from services.match.parties import IdempotencyKey
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
 from services.match.schemas import (
@@ -20,6 +21,7 @@ from services.match.schemas import (
     MovePiece,
     MovesOut,
     RollOut,
+    RuleOptionsOut,
 )
 from services.match.service import check_id
 from services.match.views import event_view, match_view, moves_view, result_events, rolls_of
@@ -193,6 +195,22 @@ class MatchesController(Controller):
 class RulesController(Controller):
     path = "/api/rules"
     tags = ("rules",)
+
+    @get(
+        "/options",
+        operation_id="rulesOptions",
+        summary="The presets and every value each option may take (RULES.md §5)",
+        description="What a party settings form offers: `presets` spelled out in full "
+        "(`standard` is the default), and per option its values (`enter_on`: any "
+        "non-empty subset of the die faces).",
+        sync_to_thread=False,
+    )
+    def options(self) -> RuleOptionsOut:
+        return RuleOptionsOut(
+            default="standard",
+            presets={name: ruleset_to_dict(r) for name, r in PRESETS.items()},
+            values=option_values(),
+        )
 
     @post(
         "/moves",

@@ -46,9 +46,9 @@ from services.match.replay_views import (
     steps_view,
 )
 from services.match.service import MatchService, check_id, match_stream
+from services.match.site import stream_page
 from services.shared.errors import AppError, error_responses
 from services.shared.operator import is_operator
-from services.shared.pages import PAGE_HEADERS, inline_page
 
 __all__ = [
     "OPERATOR",
@@ -192,46 +192,15 @@ class ReplaysController(Controller):
 
 # -------------------------------------------------------------------------------- pages
 
-_NOT_FOUND = (
-    "<!doctype html><html lang=en><head><meta charset=utf-8><title>No such match</title>"
-    "</head><body><h1>No such match</h1><p>There is no match with this id.</p></body></html>"
-)
-
-
-async def _page_response(service: MatchService, match_id: str, name: str) -> Response[str]:
-    try:
-        stream = match_stream(check_id(match_id, "match"))
-    except AppError:
-        stream = None
-    if stream is not None:
-        async with service.engine.connect() as conn:
-            found = await conn.scalar(
-                sa.text("SELECT 1 FROM events WHERE stream_id = :s AND stream_version = 0"),
-                {"s": stream},
-            )
-        if found:
-            html, csp = inline_page("services.match", name)
-            return Response(
-                html,
-                media_type=MediaType.HTML,
-                headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
-            )
-    return Response(
-        _NOT_FOUND,
-        status_code=404,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": "default-src 'none'", **PAGE_HEADERS},
-    )
-
 
 @get("/replay/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
 async def replay_viewer_page(match_id: FromPath[str], service: Service) -> Response[str]:
     """The public replay viewer of a match (`replay_viewer.html`)."""
-    return await _page_response(service, match_id, "replay_viewer.html")
+    return await stream_page(service, match_id, "match", "replay_viewer.html")
 
 
 @get("/report/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
 async def dispute_report_page(match_id: FromPath[str], service: Service) -> Response[str]:
     """The operator's dispute report of a match (`dispute_report.html`; it asks for the
     operator token and sends it to `getDisputeReport`)."""
-    return await _page_response(service, match_id, "dispute_report.html")
+    return await stream_page(service, match_id, "match", "dispute_report.html")

@@ -200,6 +200,14 @@ class FairnessOut(msgspec.Struct, kw_only=True):
     verified: bool | None
 
 
+class RuleOptionsOut(msgspec.Struct, kw_only=True):
+    """The presets (every option spelled out) and the values each option may take."""
+
+    default: str
+    presets: dict[str, dict[str, Any]]
+    values: dict[str, list[Any]]
+
+
 class StartOut(msgspec.Struct, kw_only=True):
     """The party after start/rematch and the new match's id."""
 

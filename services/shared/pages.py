@@ -3,9 +3,12 @@ inline blocks by hash.
 
 The pages (the replay viewer and dispute report of the match service, the operator
 dashboard of the ranking service) carry their script and style inline and load nothing
-else. What they share (DOM helpers, the message box, operator API calls) lives once, in
-`page_common.js` beside this module: a page's script names it in a comment
-`/*@include page_common.js*/`, which is replaced by the file before hashing.
+else. What they share lives once, in files a page names in a comment
+`/*@include NAME.js*/` inside its `<script>` (or `/*@include NAME.css*/` inside its
+`<style>`), replaced by the file before hashing. NAME is looked up first in the page's
+own package, then here: `page_common.js` (DOM helpers, the message box, operator API
+calls) serves the pages of both services; the match service's site pages share its
+`site.js` and `site.css`.
 
 The policy allows exactly the served blocks (`'sha256-…'` of each) and no other script
 or style: an injected `<script>` or `onclick=` would not run even if some text reached
@@ -34,10 +37,19 @@ _BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
 _INCLUDE = re.compile(r"/\*@include ([a-z_]+\.(?:js|css))\*/")
 
 
-def _expand(html: str) -> str:
-    """`html` with each `/*@include NAME*/` replaced by this package's file NAME."""
-    shared = resources.files(__package__ or "services.shared")
-    return _INCLUDE.sub(lambda m: shared.joinpath(m.group(1)).read_text("utf-8").strip(), html)
+def _expand(html: str, package: str) -> str:
+    """`html` with each `/*@include NAME*/` replaced by the file NAME of `package`, or of
+    this package when `package` has none."""
+    places = [resources.files(package), resources.files(__package__ or "services.shared")]
+
+    def read(match: re.Match[str]) -> str:
+        for place in places:
+            candidate = place.joinpath(match.group(1))
+            if candidate.is_file():
+                return candidate.read_text("utf-8").strip()
+        raise FileNotFoundError(f"{match.group(0)}: no {match.group(1)} in {package} or here")
+
+    return _INCLUDE.sub(read, html)
 
 
 def _digest(text: str) -> str:
@@ -48,13 +60,13 @@ def _digest(text: str) -> str:
 def inline_page(package: str, name: str) -> tuple[str, str]:
     """The page `name` of `package` and the CSP that allows exactly its inline script
     and style blocks (read and hashed once per process)."""
-    return inline_html(resources.files(package).joinpath(name).read_text("utf-8"))
+    return inline_html(resources.files(package).joinpath(name).read_text("utf-8"), package)
 
 
-def inline_html(source: str) -> tuple[str, str]:
-    """The page `source` with its includes expanded, and the CSP that allows exactly its
-    inline script and style blocks."""
-    html = _expand(source)
+def inline_html(source: str, package: str = "services.shared") -> tuple[str, str]:
+    """The page `source` with its includes expanded (from `package`, then this package),
+    and the CSP that allows exactly its inline script and style blocks."""
+    html = _expand(source, package)
     blocks = _BLOCK.findall(html)
     scripts = " ".join(_digest(body) for kind, body in blocks if kind == "script") or "'none'"
     styles = " ".join(_digest(body) for kind, body in blocks if kind == "style") or "'none'"

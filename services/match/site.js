@@ -1,0 +1,399 @@
+  // ---- site.js: what the site's pages share (lobby, table, ratings). services/shared/
+  // pages.py puts it in place of the `@include site.js` comment inside a page's script.
+  // Words in both languages, the guest kept on this device, the API, live sockets.
+  const SYMBOL = { yellow: "○", blue: "□", red: "△", green: "✚" };
+
+  // --------------------------------------------------------------------------- words
+  // Japanese follows the site's rule page (shared/seeds/000): rule names as it spells them.
+  const WORDS = {
+    ja: {
+      site: "ルドー", lobby: "ロビー", ratings: "ランキング", rules_link: "ルール",
+      lang_switch: "English", tagline: "ルドーは、2〜4人・約20分の、サイコロを振ってコマを進めるすごろく型のボードゲームです。4つのコマを巣から出して盤を1周させ、先に全部をゴールに入れたら勝ち。相手のコマに止まると巣へ戻せます。ブラウザで無料・登録不要で遊べます。",
+      your_name: "あなたの名前", name_hint: "この端末に保存されます。登録は要りません。",
+      name_needed: "名前を入れてください（1〜32文字）", name_saved: "名前を保存しました",
+      name_change_note: "名前を変えると新しいゲストになります（遊び中の卓の席はそのままです）。",
+      save: "保存", play_now: "このルールでそのまま遊ぶ", play_now_hint: "4人の卓を作り、CPUを3人入れて始めます。",
+      create_party: "パーティーを作る", seats_label: "人数", seats_n: "{n}人",
+      preset: "ルール", preset_standard: "このサイトの初期値", preset_bga: "Board Game Arena",
+      local_rules: "ローカルルール一覧", rule_name: "名称", rule_text: "内容", rule_default: "初期値",
+      rule_setting: "設定", changed: "変更", turn_limit: "手番の制限時間", limit_none: "なし",
+      limit_s: "{n}秒", mode: "対戦", ranked: "ランク戦", casual: "カジュアル",
+      create: "作る", open_parties: "参加できるパーティー", no_parties: "いま参加を待っているパーティーはありません。作ってみましょう。",
+      join: "参加", watch: "観戦", open_table: "開く", host_of: "{name} の卓", seats_free: "{taken}/{n}人",
+      live_list: "この一覧は自動で更新されます。",
+      connecting: "接続中…", reconnecting: "接続が切れました。{s}秒後に再接続します…",
+      reconnecting_now: "接続が切れました。再接続しています…", connected: "接続しました",
+      share: "招待リンク", copy: "コピー", copied: "コピーしました",
+      seat: "席 {n}", empty_seat: "空席", sit_here: "この席に座る", add_cpu: "CPUを入れる",
+      remove: "外す", leave_table: "卓を離れる", start: "始める", host: "ホスト",
+      waiting_players: "全員がそろうと、ホストが始められます。", waiting_host: "ホストが始めるのを待っています。",
+      you: "あなた", cpu: "CPU", cpu_level: { easy: "CPU（弱い）", normal: "CPU（ふつう）", hard: "CPU（強い）" },
+      level: "強さ", settings: "設定", save_settings: "設定を変える",
+      spectating: "観戦中です（操作はできません）。", party_closed: "このパーティーは閉じました。",
+      your_turn_roll: "あなたの番です。サイコロを振ってください。", your_turn_move: "{die}が出ました。動かすコマを選んでください。",
+      turn_of: "{who}の番です。", cpu_thinking: "{who}の番です（CPUが考えています）。",
+      roll: "サイコロを振る", roll_key: "スペースキーでも振れます", die: "サイコロ",
+      rolls_left: "残り{n}回", timer: "残り{s}秒", stood_in: "CPUが代わりに打っています",
+      reclaim: "席に戻る", leave_match: "抜ける", leave_confirm: "抜けるとCPUが代わりに打ちます。抜けますか？",
+      sound: "音", sound_on: "音: あり", sound_off: "音: なし", log: "経過", players: "プレイヤー",
+      finished: "対局が終わりました", place: "{n}位", place_shared: "{n}位（引き分け）",
+      rematch: "もう一度", replay: "リプレイを見る", rating: "レート", rating_pending: "レートを計算しています…",
+      rating_none: "カジュアル戦なのでレートは変わりません。", rating_change: "{before} → {after}（{delta}）",
+      next_first: "次の局の先手: {who}",
+      ev: {
+        created: "対局の準備ができました。サイコロの種は封印済みです（ハッシュ {hash}…）。",
+        started: "対局開始。先手は{who}です。",
+        rolled: "{who}: {die}",
+        entered: "{who}のコマ{piece}が巣から出ました。",
+        moved: "{who}のコマ{piece}が{n}マス進みました。",
+        to_home: "{who}のコマ{piece}がゴールの道に入りました。",
+        to_goal: "{who}のコマ{piece}がゴールに入りました。",
+        captured: "{who}のコマを取って巣へ戻しました。",
+        bonus: "もう1回振れます。", bonus_n: "あと{n}回振れます。",
+        pass_none: "{who}: 動かせるコマが無いので番が終わります。", pass_retry: "{who}: 出せる目が出ませんでした。もう一度振れます。",
+        pass_sixes: "{who}: 6が3回続いたので番が終わります。",
+        turn: "{who}の番です。", timeout: "{who}の時間切れ。CPUが続きを打ちます。",
+        stand_in: "{who}の代わりにCPUが打ちます（{why}）。", why_timeouts: "3回続けて時間切れ",
+        why_disconnected: "接続が戻らない", why_left: "抜けた",
+        reclaimed: "{who}が席に戻りました。", finished_player: "{who}が{n}位で上がりました。",
+        over: "対局終了。", seed: "サイコロの種が公開されました。リプレイで全部の目を確かめられます。",
+      },
+      opt: {
+        board: { name: "盤", text: "既定の「いつも十字」は、人数によらず十字の盤で遊びます。「人数に合わせる」は2人が横長の盤、3人がT字の盤になる、標準とは違う遊び方です。",
+                 values: { cross: "いつも十字", by_players: "人数に合わせる" } },
+        enter_on: { name: "巣から出る目", text: "巣のコマをスタートへ出せる目です。" },
+        empty_course: { name: "コースにコマが無いとき", text: "自分のコマがコースに1つも無いときの扱いです。「振らずに1つ出る」はサイコロを押すとコマが1つ出て番が終わり、「3回振れる」は巣から出る目が出るまで3回まで振れます。",
+                        values: { normal: "特になし", auto_enter: "振らずに1つ出る", three_tries: "3回振れる" } },
+        three_sixes: { name: "6が3回で番が終わる", text: "6が3回続いたら、3回目は動かさずに番が終わります。" },
+        capture_bonus: { name: "取ったらもう1回", text: "相手のコマを巣へ戻したら、もう1回振れます。" },
+        goal_bonus: { name: "ゴールでもう1回", text: "コマをゴールに入れたら、もう1回振れます。" },
+        safe_squares: { name: "安全なマス", text: "止まっても取られないマスです。既定の「スタートと星」は、各色のスタートのマスと、その8マス先です。",
+                        values: { start_and_star: "スタートと星", start: "スタート", none: "なし" } },
+        blocks: { name: "通れないマス", text: "既定の「2つ重ね」は、相手の同じ色のコマが2つ以上あるマスを通れず止まれません。「追い越し禁止」は、どのコマ（自分のも）も追い越せません（止まるのはかまいません）。",
+                  values: { double: "2つ重ね", none: "なし", no_overtaking: "追い越し禁止" } },
+        exact_finish: { name: "ぴったりで上がる", text: "ゴールにはぴったりの目で入ります。なしにすると、大きい目でもゴールで止まります。" },
+        play_to_end: { name: "全員の順位まで", text: "1人が上がっても続けて、残り1人になるまで順位を決めます。" },
+        rotate_first: { name: "もう一度で先手を回す", text: "［もう一度］で次の局の先手を隣の人へ回します。" },
+        quick_start: { name: "クイックスタート", text: "はじめから各自1つのコマがスタートのマスに出ています（Board Game Arena の遊び方）。" },
+        on: "あり", off: "なし",
+      },
+      colour: { yellow: "黄", blue: "青", red: "赤", green: "緑" },
+      leaderboard: "ランキング", player_page: "プレイヤー", rank: "順位", name: "名前",
+      matches: "対局数", provisional: "暫定", when: "日時", place_h: "順位", change: "増減", left: "途中で抜けた",
+      ratings_note: "ランク戦の成績から計算します。勝てば下がらず、負けたり抜けたりすれば上がりません。対局が少ないうちは「暫定」です。", history: "レートの推移", no_ratings: "まだランク戦の記録がありません。",
+      not_found: "見つかりません。", back_to_lobby: "ロビーへ戻る",
+      errors: {
+        network: "サーバーにつながりません。少し待ってからもう一度どうぞ。",
+        not_your_turn: "あなたの番ではありません。", roll_first: "先にサイコロを振ってください。",
+        move_first: "先にコマを動かしてください。", illegal_move: "そのコマは動かせません。",
+        party_full: "満席です。", seat_taken: "その席はもう埋まっています。", already_seated: "もう座っています。",
+        seats_empty: "空席があります。人が来るのを待つか、CPUを入れてください。",
+        not_host: "ホストだけができます。", not_open: "この卓はもう始まっています。",
+        conflict: "ほかの操作と重なりました。もう一度どうぞ。", stood_in: "CPUが代わりに打っています。「席に戻る」を押してください。",
+        cpu_playing: "時間切れのため、この番はCPUが打ちます。", unauthorized: "この端末のゲスト情報が無効です。名前を入れ直してください。",
+        match_finished: "対局は終わっています。", too_many: "操作が多すぎます。少し待ってください。",
+      },
+    },
+    en: {
+      site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules",
+      lang_switch: "日本語", tagline: "Ludo is a race board game for 2–4 players, about 20 minutes: roll the die, bring your four pieces out of the nest, once round the board and into the goal. Land on an opponent to send it home. Free in your browser, no registration.",
+      your_name: "Your name", name_hint: "Kept on this device. No registration.",
+      name_needed: "Enter a name (1–32 characters)", name_saved: "Name saved",
+      name_change_note: "A new name makes you a new guest (seats at running tables stay as they are).",
+      save: "Save", play_now: "Play with these rules now", play_now_hint: "Opens a 4-seat table with three CPUs and starts.",
+      create_party: "Create a party", seats_label: "Players", seats_n: "{n} players",
+      preset: "Rules", preset_standard: "This site's defaults", preset_bga: "Board Game Arena",
+      local_rules: "Local rules", rule_name: "Rule", rule_text: "What it does", rule_default: "Default",
+      rule_setting: "Setting", changed: "changed", turn_limit: "Turn time limit", limit_none: "None",
+      limit_s: "{n} s", mode: "Mode", ranked: "Ranked", casual: "Casual",
+      create: "Create", open_parties: "Open parties", no_parties: "No party is waiting for players right now. Create one!",
+      join: "Join", watch: "Watch", open_table: "Open", host_of: "{name}'s table", seats_free: "{taken}/{n} seated",
+      live_list: "This list updates by itself.",
+      connecting: "Connecting…", reconnecting: "Connection lost. Reconnecting in {s} s…",
+      reconnecting_now: "Connection lost. Reconnecting…", connected: "Connected",
+      share: "Invite link", copy: "Copy", copied: "Copied",
+      seat: "Seat {n}", empty_seat: "Empty seat", sit_here: "Sit here", add_cpu: "Add a CPU",
+      remove: "Remove", leave_table: "Leave the table", start: "Start", host: "host",
+      waiting_players: "When every seat is filled, the host can start.", waiting_host: "Waiting for the host to start.",
+      you: "you", cpu: "CPU", cpu_level: { easy: "CPU (easy)", normal: "CPU (normal)", hard: "CPU (hard)" },
+      level: "Level", settings: "Settings", save_settings: "Change settings",
+      spectating: "You are watching (read-only).", party_closed: "This party has closed.",
+      your_turn_roll: "Your turn: roll the die.", your_turn_move: "You rolled {die}. Choose a piece to move.",
+      turn_of: "{who} to play.", cpu_thinking: "{who} to play (a CPU is thinking).",
+      roll: "Roll the die", roll_key: "Space rolls too", die: "Die",
+      rolls_left: "{n} roll(s) left", timer: "{s} s left", stood_in: "a CPU plays for this seat",
+      reclaim: "Take my seat back", leave_match: "Leave", leave_confirm: "If you leave, a CPU plays for you. Leave?",
+      sound: "Sound", sound_on: "Sound: on", sound_off: "Sound: off", log: "What happened", players: "Players",
+      finished: "The match is over", place: "Place {n}", place_shared: "Place {n} (shared)",
+      rematch: "Play again", replay: "Watch the replay", rating: "Rating", rating_pending: "Computing ratings…",
+      rating_none: "A casual match: ratings do not change.", rating_change: "{before} → {after} ({delta})",
+      next_first: "First to play next: {who}",
+      ev: {
+        created: "The table is set. The dice seed is sealed (hash {hash}…).",
+        started: "The match begins. {who} plays first.",
+        rolled: "{who} rolled {die}",
+        entered: "{who}'s piece {piece} came out of the nest.",
+        moved: "{who}'s piece {piece} moved {n} squares.",
+        to_home: "{who}'s piece {piece} turned into its home column.",
+        to_goal: "{who}'s piece {piece} reached the goal.",
+        captured: "It captured {who}'s piece and sent it home.",
+        bonus: "One more roll.", bonus_n: "{n} more rolls.",
+        pass_none: "{who}: no piece can move; the turn ends.", pass_retry: "{who}: no entering value; roll again.",
+        pass_sixes: "{who}: a third six in a row ends the turn.",
+        turn: "{who} to play.", timeout: "{who}'s time ran out; a CPU plays the rest of the turn.",
+        stand_in: "A CPU plays for {who} ({why}).", why_timeouts: "three timeouts in a row",
+        why_disconnected: "did not come back", why_left: "left",
+        reclaimed: "{who} is back.", finished_player: "{who} finished in place {n}.",
+        over: "The match is over.", seed: "The dice seed is revealed: the replay checks every die.",
+      },
+      opt: {
+        board: { name: "Board", text: "The default, “always a cross”, plays on the cross whatever the number of players. “By players” gives 2 players a long board and 3 a T-shaped one, unlike the standard game.",
+                 values: { cross: "Always a cross", by_players: "By players" } },
+        enter_on: { name: "Values that leave the nest", text: "The die values that bring a nest piece out to its start square." },
+        empty_course: { name: "No piece on the course", text: "What happens when none of your pieces is on the course. “Enter one without rolling”: pressing the die brings a piece out and ends the turn; “Three tries”: roll up to three times until an entering value comes.",
+                        values: { normal: "Nothing special", auto_enter: "Enter one without rolling", three_tries: "Three tries" } },
+        three_sixes: { name: "Three sixes end the turn", text: "After three sixes in a row, the third is not played and the turn ends." },
+        capture_bonus: { name: "Capture: roll again", text: "Sending an opponent's piece back to its nest earns one more roll." },
+        goal_bonus: { name: "Goal: roll again", text: "Bringing a piece into the goal earns one more roll." },
+        safe_squares: { name: "Safe squares", text: "Squares where a piece cannot be captured. The default, “start and star”, is every colour's start square and the square 8 ahead of it.",
+                        values: { start_and_star: "Start and star", start: "Start only", none: "None" } },
+        blocks: { name: "Blocked squares", text: "The default, “two stacked”: a square holding two or more pieces of one opponent colour cannot be passed or landed on. “No overtaking”: no piece (yours included) may be passed; landing is fine.",
+                  values: { double: "Two stacked", none: "None", no_overtaking: "No overtaking" } },
+        exact_finish: { name: "Exact roll to finish", text: "A piece enters the goal only with the exact value. Off: a larger value stops on the goal." },
+        play_to_end: { name: "Play to the last place", text: "Play goes on after the first player finishes, until one player is left." },
+        rotate_first: { name: "Play again rotates the first seat", text: "“Play again” gives the first turn of the next match to the next seat." },
+        quick_start: { name: "Quick start", text: "Each player begins with one piece already on its start square (Board Game Arena's way)." },
+        on: "On", off: "Off",
+      },
+      colour: { yellow: "Yellow", blue: "Blue", red: "Red", green: "Green" },
+      leaderboard: "Ratings", player_page: "Player", rank: "Rank", name: "Name",
+      matches: "Matches", provisional: "provisional", when: "When", place_h: "Place", change: "Change", left: "left",
+      ratings_note: "From ranked matches. A win never lowers a rating; a loss or leaving never raises it. Few matches: provisional.", history: "Rating history", no_ratings: "No ranked matches yet.",
+      not_found: "Not found.", back_to_lobby: "Back to the lobby",
+      errors: {
+        network: "Cannot reach the server. Wait a moment and try again.",
+        not_your_turn: "It is not your turn.", roll_first: "Roll the die first.",
+        move_first: "Move a piece first.", illegal_move: "That piece cannot move.",
+        party_full: "Every seat is taken.", seat_taken: "That seat is taken.", already_seated: "You already sit here.",
+        seats_empty: "A seat is empty: wait for a player or add a CPU.",
+        not_host: "Only the host can do this.", not_open: "This table has already started.",
+        conflict: "Another action came first. Try again.", stood_in: "A CPU plays for you: press “Take my seat back”.",
+        cpu_playing: "Your turn timed out: the CPU plays the rest of it.", unauthorized: "This device's guest is unknown. Enter your name again.",
+        match_finished: "The match is over.", too_many: "Too many actions. Wait a moment.",
+      },
+    },
+  };
+
+  // The page's language: the one chosen here before, else the browser's.
+  const LANG_KEY = "ludo.lang";
+  function pickLanguage() {
+    const saved = localStorage.getItem(LANG_KEY);
+    if (saved === "ja" || saved === "en") return saved;
+    const wanted = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || "en"];
+    for (const tag of wanted) {
+      const base = String(tag).toLowerCase().split("-")[0];
+      if (base === "ja" || base === "en") return base;
+    }
+    return "en";
+  }
+  let lang = pickLanguage();
+  document.documentElement.lang = lang;
+
+  // t("ev.moved", {who: "…"}): the text of `key` in the page's language, {names} filled in.
+  function t(key, vars) {
+    let value = key.split(".").reduce((node, part) => (node == null ? node : node[part]), WORDS[lang]);
+    if (value === undefined) value = key;
+    if (typeof value !== "string") return value;
+    return value.replace(/\{(\w+)\}/g, (_, name) => (vars && name in vars ? String(vars[name]) : `{${name}}`));
+  }
+
+  // Every element with data-t="key" gets that text (data-t-attr="placeholder" puts it there).
+  function translate(root) {
+    for (const node of (root || document).querySelectorAll("[data-t]")) {
+      const attr = node.dataset.tAttr;
+      if (attr) node.setAttribute(attr, t(node.dataset.t));
+      else node.textContent = t(node.dataset.t);
+    }
+  }
+
+  function switchLanguage() {
+    lang = lang === "ja" ? "en" : "ja";
+    localStorage.setItem(LANG_KEY, lang);
+    document.documentElement.lang = lang;
+    translate();
+    document.dispatchEvent(new CustomEvent("languagechange"));
+  }
+
+  // ------------------------------------------------------------------ the guest
+  // The guest's id, name and secret token, kept in this browser only (localStorage): a
+  // reload or a new tab on this device is the same player, back in the same seats.
+  const GUEST_KEY = "ludo.guest";
+  function guest() {
+    try {
+      const g = JSON.parse(localStorage.getItem(GUEST_KEY) || "null");
+      return g && g.id && g.token ? g : null;
+    } catch (_) {
+      return null;
+    }
+  }
+
+  class ApiError extends Error {
+    constructor(status, code, detail, field) {
+      super(detail || code || `HTTP ${status}`);
+      this.status = status;
+      this.code = code;
+      this.field = field;
+    }
+  }
+
+  // An error as the player should read it: our words for codes we know, else the server's.
+  function errorText(err) {
+    if (!(err instanceof ApiError)) return t("errors.network");
+    if (err.status === 429) return t("errors.too_many");
+    const known = WORDS[lang].errors[err.code];
+    return known || err.message;
+  }
+
+  // A key for a command's Idempotency-Key: random, so a retry of the same click is the
+  // same key and a new click a new one. (crypto.randomUUID needs a secure context.)
+  function newKey() {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  async function api(method, path, body, key) {
+    const headers = { Accept: "application/json" };
+    const g = guest();
+    if (g) headers.Authorization = "Bearer " + g.token;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (key) headers["Idempotency-Key"] = key;
+    let res;
+    try {
+      res = await fetch(path, {
+        method, headers, cache: "no-store",
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (_) {
+      throw new ApiError(0, "network", t("errors.network"));
+    }
+    let data = null;
+    try { data = await res.json(); } catch (_) { /* not JSON */ }
+    if (!res.ok) {
+      throw new ApiError(res.status, data && data.error, data && data.detail, data && data.field);
+    }
+    return data;
+  }
+
+  // The guest of this device, created with `name` when there is none (or the name changed).
+  async function ensureGuest(name) {
+    const g = guest();
+    const wanted = (name || "").trim();
+    if (g && (!wanted || wanted === g.name)) return g;
+    if (!wanted) throw new ApiError(422, "invalid", t("name_needed"), "name");
+    const made = await api("POST", "/api/players", { name: wanted });
+    const fresh = { id: made.id, name: made.name, token: made.token };
+    localStorage.setItem(GUEST_KEY, JSON.stringify(fresh));
+    return fresh;
+  }
+
+  // ------------------------------------------------------------------ live sockets
+  // A WebSocket that comes back by itself: after a drop it waits 0.5 s, 1 s, 2 s … (at most
+  // 10 s, with some jitter) and opens again on `url()` (a function, so a match socket can
+  // ask for the events after the last one it saw). `onStatus` hears "connecting",
+  // "open" and "waiting" (with the seconds until the next try).
+  function liveSocket({ url, onOpen, onFrame, onStatus }) {
+    let socket = null;
+    let attempt = 0;
+    let timer = null;
+    let closed = false;
+    let countdown = null;
+
+    function open() {
+      if (closed) return;
+      onStatus && onStatus("connecting");
+      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+      socket = new WebSocket(`${scheme}//${location.host}${url()}`);
+      socket.addEventListener("open", () => {
+        attempt = 0;
+        onStatus && onStatus("open");
+        onOpen && onOpen(send);
+      });
+      socket.addEventListener("message", (e) => {
+        let frame;
+        try { frame = JSON.parse(e.data); } catch (_) { return; }
+        onFrame(frame, send);
+      });
+      socket.addEventListener("close", (e) => {
+        socket = null;
+        if (closed || e.code === 4404 || e.code === 4422) {
+          if (!closed) onStatus && onStatus("gone", e.code);
+          return;
+        }
+        const wait = Math.min(10, 0.5 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
+        attempt++;
+        let left = Math.ceil(wait);
+        onStatus && onStatus("waiting", left);
+        countdown = setInterval(() => { left--; if (left > 0) onStatus && onStatus("waiting", left); }, 1000);
+        timer = setTimeout(() => { clearInterval(countdown); open(); }, wait * 1000);
+      });
+    }
+
+    function send(message) {
+      if (socket && socket.readyState === WebSocket.OPEN) {
+        socket.send(JSON.stringify(message));
+        return true;
+      }
+      return false;
+    }
+
+    open();
+    return {
+      send,
+      close() {
+        closed = true;
+        clearTimeout(timer);
+        clearInterval(countdown);
+        if (socket) socket.close(1000);
+      },
+      isOpen: () => !!socket && socket.readyState === WebSocket.OPEN,
+    };
+  }
+
+  // ------------------------------------------------------------------ the page frame
+  function siteHeader() {
+    $("#lang").addEventListener("click", switchLanguage);
+    translate();
+  }
+
+  // The status line under the header: "connecting", "reconnecting in 3 s", or hidden.
+  function connectionStatus(state, seconds) {
+    const box = $("#connection");
+    if (!box) return;
+    box.dataset.state = state;
+    if (state === "open") {
+      box.hidden = true;
+      return;
+    }
+    box.hidden = false;
+    box.textContent = state === "connecting" ? t("connecting")
+      : state === "waiting" ? t("reconnecting", { s: seconds }) : t("reconnecting_now");
+  }
+
+  // The text of one option's value: "あり"/"On", a choice's name, or the die faces.
+  function optionValueText(key, value) {
+    if (key === "enter_on") return value.join("・");
+    if (typeof value === "boolean") return t(value ? "opt.on" : "opt.off");
+    return t(`opt.${key}.values.${value}`);
+  }
+
+  // The rules of a party in words: the preset it matches, else the options changed from ours.
+  function rulesSummary(rules, options) {
+    const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+    for (const [name, preset] of Object.entries(options.presets)) {
+      if (Object.keys(preset).every((k) => same(preset[k], rules[k]))) return t(`preset_${name}`);
+    }
+    const base = options.presets[options.default];
+    const changed = Object.keys(base).filter((k) => !same(base[k], rules[k]));
+    return changed.map((k) => `${t(`opt.${k}.name`)}: ${optionValueText(k, rules[k])}`).join(" / ");
+  }
+  // ---- end of site.js
