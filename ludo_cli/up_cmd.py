@@ -82,6 +82,10 @@ def _serve(
             "--workers",
             str(workers),
             "--no-access-log",
+            # The sockets' clients send small messages (services/match/sockets.py refuses
+            # more than 4 KiB); uvicorn's default would buffer 16 MiB before that check.
+            "--ws-max-size",
+            "65536",
         ],
         env=env,
         # Its own session: Ctrl-C reaches only `ludo up`, which then stops the services

@@ -19,9 +19,11 @@ from litestar.di import Provide
 from litestar.openapi.spec import SecurityScheme
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.live import LiveHub, match_socket
+from services.match.live_hub import LiveHub
+from services.match.match_socket import match_socket
 from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
+from services.match.party_socket import lobby_socket, party_socket
 from services.match.players import PlayersController
 from services.match.replays_web import (
     ReplaysController,
@@ -97,6 +99,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         replay_viewer_page,
         dispute_report_page,
         match_socket,
+        party_socket,
+        lobby_socket,
         index,
         party_page,
         match_page,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import msgspec
 import structlog
 from litestar import Controller, get, post
 from litestar.params import FromPath, HeaderParameter, JSONBody
@@ -20,7 +19,7 @@ from services.match.schemas import (
     PartyOut,
     StartOut,
 )
-from services.match.views import party_view
+from services.match.views import party_list_view, party_view
 from services.shared.errors import error_responses
 
 __all__ = ["PartiesController"]
@@ -75,8 +74,7 @@ class PartiesController(Controller):
         summary="Open tables, newest first",
     )
     async def list_open(self, service: Service) -> PartyListOut:
-        rows = await service.list_parties()
-        return PartyListOut(parties=[msgspec.convert(r, PartyOut) for r in rows])
+        return party_list_view(await service.list_parties())
 
     @get(
         "/{party_id:str}",

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import msgspec
 
-from domain.board import PIECES, Board
+from domain.board import Board
 from domain.events import (
     DieRolled,
     Event,
@@ -28,8 +28,9 @@ from domain.events import (
     TurnEnded,
     TurnTimedOut,
 )
-from domain.moves import Move
 from replays.steps import Step, describe
+from services.match.schemas import BoardOut, OptionOut
+from services.match.views import board_view, option_view
 from services.shared.errors import AppError
 from services.shared.eventstore import StoredEvent
 
@@ -43,25 +44,6 @@ __all__ = [
 ]
 
 # ------------------------------------------------------------------------------ schemas
-
-
-class BoardOut(msgspec.Struct, kw_only=True):
-    """The geometry the viewer needs to place a piece of seat s at progress p:
-    p < 0 nest; 0 <= p <= last_track track square (starts[s] + p) % length;
-    home <= p < goal home column square p - home (0-4); p >= goal the goal."""
-
-    kind: str
-    players: int
-    arms: int
-    length: int
-    colours: list[str]
-    colour_index: list[int]
-    starts: list[int]
-    safe: list[int]
-    last_track: int
-    home: int
-    goal: int
-    pieces: int
 
 
 class SeatOut(msgspec.Struct, kw_only=True):
@@ -79,15 +61,6 @@ class FairnessOut(msgspec.Struct, kw_only=True):
     client_seed: str | None
     client_seeds: list[str] | None
     server_seed: str | None
-
-
-class OptionOut(msgspec.Struct, kw_only=True):
-    """A legal move: piece, progress before and after, captured (seat, piece) pairs."""
-
-    piece: int
-    frm: int = msgspec.field(name="from")
-    to: int
-    captures: list[list[int]]
 
 
 class StepOut(msgspec.Struct, kw_only=True):
@@ -223,23 +196,6 @@ class WalkedMatch(msgspec.Struct, kw_only=True):
     steps: list[Step]
 
 
-def _board_out(board: Board) -> BoardOut:
-    return BoardOut(
-        kind=board.ruleset.board,
-        players=board.players,
-        arms=board.length // 13,
-        length=board.length,
-        colours=list(board.colours),
-        colour_index=list(board.colour_index),
-        starts=list(board.starts),
-        safe=sorted(board.safe),
-        last_track=board.last_track,
-        home=board.home,
-        goal=board.goal,
-        pieces=PIECES,
-    )
-
-
 def _seats(m: WalkedMatch) -> list[SeatOut]:
     colours = m.board.colours if m.board is not None else ()
     return [
@@ -252,12 +208,6 @@ def _seats(m: WalkedMatch) -> list[SeatOut]:
         )
         for i, s in enumerate(m.created.seats)
     ]
-
-
-def _option(move: Move) -> OptionOut:
-    return OptionOut(
-        piece=move.piece, frm=move.frm, to=move.to, captures=[list(c) for c in move.captures]
-    )
 
 
 def _moved(event: PieceMoved) -> OptionOut:
@@ -336,7 +286,7 @@ def steps_view(m: WalkedMatch) -> StepsOut:
                 recorded_at=step.recorded_at,
                 n=n,
                 die=die,
-                options=None if options is None else [_option(o) for o in options],
+                options=None if options is None else [option_view(o) for o in options],
                 chosen=chosen,
                 captures=captures,
                 marks=_marks(step),
@@ -349,7 +299,7 @@ def steps_view(m: WalkedMatch) -> StepsOut:
         status="finished" if placements is not None else "playing",
         first_seat=m.created.first_seat,
         placements=placements,
-        board=_board_out(m.board),
+        board=board_view(m.board),
         seats=_seats(m),
         fairness=FairnessOut(
             seed_hash=m.created.seed_hash,
@@ -436,7 +386,7 @@ def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> Re
                 die=event.value,
                 rolled_by=step.by,
                 actor=step.actor,
-                options=[_option(o) for o in step.options or ()],
+                options=[option_view(o) for o in step.options or ()],
                 chosen=None,
                 chosen_by=None,
                 chosen_actor=None,
@@ -560,7 +510,7 @@ def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> Re
         match_id=m.match_id,
         status="finished" if placements is not None else "playing",
         placements=placements,
-        board=_board_out(m.board),
+        board=board_view(m.board),
         seats=seats,
         started_at=_iso(started),
         ended_at=_iso(ended),

@@ -111,6 +111,25 @@ class MatchSeatOut(msgspec.Struct, kw_only=True):
     timeouts: int
 
 
+class BoardOut(msgspec.Struct, kw_only=True):
+    """The geometry the viewer needs to place a piece of seat s at progress p:
+    p < 0 nest; 0 <= p <= last_track track square (starts[s] + p) % length;
+    home <= p < goal home column square p - home (0-4); p >= goal the goal."""
+
+    kind: str
+    players: int
+    arms: int
+    length: int
+    colours: list[str]
+    colour_index: list[int]
+    starts: list[int]
+    safe: list[int]
+    last_track: int
+    home: int
+    goal: int
+    pieces: int
+
+
 class DeadlineOut(msgspec.Struct, kw_only=True):
     kind: str
     due_at: str
@@ -142,11 +161,21 @@ class MatchOut(msgspec.Struct, kw_only=True):
     ranked: bool
     version: int
     deadline: DeadlineOut | None
+    board: BoardOut
 
 
 class MoveOut(msgspec.Struct, kw_only=True):
     piece: int
     frm: int
+    to: int
+    captures: list[list[int]]
+
+
+class OptionOut(msgspec.Struct, kw_only=True):
+    """A legal move: piece, progress before and after, captured (seat, piece) pairs."""
+
+    piece: int
+    frm: int = msgspec.field(name="from")
     to: int
     captures: list[list[int]]
 

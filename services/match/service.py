@@ -680,7 +680,7 @@ class MatchService:
         row = self._rows.get(stream) or await self._load_row(conn, stream)
         return _NO_ROW if row is None else row
 
-    def _deadline_timing(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
+    def deadline_timing(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
         """The kind and length of the match's next deadline; None: no deadline."""
         if state.status != "playing":
             return None
@@ -692,7 +692,7 @@ class MatchService:
 
     def _deadline_write(self, stream: str, state: MatchState, row: MatchRow) -> SideWrite:
         """`_set_deadline` as a side write of `append_statement`."""
-        timing = self._deadline_timing(state, row)
+        timing = self.deadline_timing(state, row)
         if timing is None:
             return SideWrite(_DELETE_DEADLINE_SIDE, {"dl_stream": stream}, _LOCK_DEADLINE)
         kind, secs = timing
@@ -706,7 +706,7 @@ class MatchService:
         self, conn: AsyncConnection, stream: str, state: MatchState, row: MatchRow
     ) -> None:
         """The match's one deadline row, derived from the state after the append."""
-        timing = self._deadline_timing(state, row)
+        timing = self.deadline_timing(state, row)
         if timing is None:
             await conn.execute(_DELETE_DEADLINE, {"stream_id": stream})
             return

@@ -7,27 +7,41 @@ Nothing here can show a server seed before `SeedRevealed`: the match view reads
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from domain import party as pd
+from domain.board import PIECES, Board
 from domain.decider import MatchState, current_legal_moves
 from domain.events import DieRolled
+from domain.moves import Move
 from domain.rules import ruleset_to_dict
 from services.match.schemas import (
+    BoardOut,
     DeadlineOut,
     EventOut,
     MatchOut,
     MatchSeatOut,
     MoveOut,
     MovesOut,
+    OptionOut,
+    PartyListOut,
     PartyOut,
     PartySeatOut,
 )
 from services.shared.eventstore import AppendResult, StoredEvent
 
-__all__ = ["event_view", "match_view", "moves_view", "party_view", "rolls_of"]
+__all__ = [
+    "board_view",
+    "event_view",
+    "match_view",
+    "moves_view",
+    "option_view",
+    "party_list_view",
+    "party_view",
+    "rolls_of",
+]
 
 
 def party_view(party_id: str, state: pd.PartyState) -> PartyOut:
@@ -53,6 +67,36 @@ def party_view(party_id: str, state: pd.PartyState) -> PartyOut:
         first_seat=state.first_seat,
         version=state.version,
     )
+
+
+def board_view(board: Board) -> BoardOut:
+    """The board's geometry, as the match view, the replay viewer and the report show it."""
+    return BoardOut(
+        kind=board.ruleset.board,
+        players=board.players,
+        arms=board.length // 13,
+        length=board.length,
+        colours=list(board.colours),
+        colour_index=list(board.colour_index),
+        starts=list(board.starts),
+        safe=sorted(board.safe),
+        last_track=board.last_track,
+        home=board.home,
+        goal=board.goal,
+        pieces=PIECES,
+    )
+
+
+def option_view(move: Move) -> OptionOut:
+    """A legal move as `{"piece", "from", "to", "captures"}`."""
+    return OptionOut(
+        piece=move.piece, frm=move.frm, to=move.to, captures=[list(c) for c in move.captures]
+    )
+
+
+def party_list_view(rows: Iterable[dict[str, Any]]) -> PartyListOut:
+    """The lobby: the `parties` read model's rows (each a party view, as stored)."""
+    return PartyListOut(parties=[msgspec.convert(r, PartyOut) for r in rows])
 
 
 def match_view(
@@ -101,6 +145,7 @@ def match_view(
         ranked=ranked,
         version=state.version,
         deadline=None if deadline is None else DeadlineOut(kind=deadline[0], due_at=deadline[1]),
+        board=board_view(board),
     )
 
 

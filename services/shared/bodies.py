@@ -25,11 +25,13 @@ from litestar import Request
 
 from services.shared.errors import AppError
 
-__all__ = ["check_body"]
+__all__ = ["check_body", "validation_field"]
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # msgspec's error messages end "... - at `$.rules.enter_on[0]`".
 _PATH = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
+# ... or, at the top level, name the field: "Object missing required field `piece`".
+_NAMED = re.compile(r" field `(?P<name>[^`]*)`$")
 # The body types of handlers, looked up once per handler.
 _BODY_TYPES: dict[Any, tuple[Any, bool]] = {}
 _NO_BODY = object()
@@ -65,13 +67,24 @@ def _decode(raw: bytes, kind: Any) -> Any:
     except RecursionError:
         raise AppError(400, "malformed_json", "the body is nested too deeply") from None
     except msgspec.ValidationError as error:
-        message = str(error)
-        found = _PATH.search(message)
-        field = found.group("path") if found else "body"
-        detail = _PATH.sub("", message)
-        raise AppError(422, "invalid", f"{field or 'body'}: {detail}", field or "body") from None
+        field, detail = validation_field(error)
+        field = field or "body"
+        raise AppError(422, "invalid", f"{field}: {detail}", field) from None
     except msgspec.DecodeError as error:
         raise AppError(400, "malformed_json", f"the body is not valid JSON: {error}") from None
+
+
+def validation_field(error: msgspec.ValidationError, *, named: bool = False) -> tuple[str, str]:
+    """The path msgspec's error names (`rules.enter_on[0]`; "" for the whole value) and
+    the message without it. `named`: a top-level missing or unknown field is named too
+    (`piece` for "Object missing required field `piece`")."""
+    message = str(error)
+    found = _PATH.search(message)
+    if found is not None:
+        return found.group("path"), _PATH.sub("", message)
+    if named and (top := _NAMED.search(message)) is not None:
+        return top.group("name"), message
+    return "", message
 
 
 def _body_type(handler: Any) -> tuple[Any, bool]:

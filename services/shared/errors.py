@@ -25,6 +25,7 @@ __all__ = [
     "ErrorBody",
     "error_responses",
     "exception_handlers",
+    "known_error",
 ]
 
 _log = structlog.get_logger(__name__)
@@ -94,28 +95,42 @@ def _response(status: int, body: ErrorBody, headers: dict[str, str] | None = Non
     )
 
 
+def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
+    """The status and body of a failure raised on purpose (`AppError`, `ConcurrencyError`,
+    `IdempotencyKeyReused`); None for anything else (a fault). The HTTP handlers below and
+    the WebSocket command replies both answer with it."""
+    if isinstance(exc, AppError):
+        return exc.status, ErrorBody(error=exc.code, detail=exc.detail, field=exc.field)
+    if isinstance(exc, ConcurrencyError):
+        detail = "another command changed this first; reload and retry"
+        return 409, ErrorBody(error="conflict", detail=detail)
+    if isinstance(exc, IdempotencyKeyReused):
+        return 422, ErrorBody(
+            error="idempotency_key_reused",
+            detail="this Idempotency-Key was already used for another stream",
+            field="Idempotency-Key",
+        )
+    return None
+
+
+def _known(exc: Exception) -> Response[Any]:
+    known = known_error(exc)
+    assert known is not None
+    return _response(*known)
+
+
 def _app_error(request: Request[Any, Any, Any], exc: AppError) -> Response[Any]:
     _log.info("request_rejected", status=exc.status, error=exc.code)
-    return _response(exc.status, ErrorBody(error=exc.code, detail=exc.detail, field=exc.field))
+    return _known(exc)
 
 
 def _conflict(request: Request[Any, Any, Any], exc: ConcurrencyError) -> Response[Any]:
     _log.info("request_conflict", expected=exc.expected, actual=exc.actual)
-    return _response(
-        409,
-        ErrorBody(error="conflict", detail="another command changed this first; reload and retry"),
-    )
+    return _known(exc)
 
 
 def _key_reused(request: Request[Any, Any, Any], exc: IdempotencyKeyReused) -> Response[Any]:
-    return _response(
-        422,
-        ErrorBody(
-            error="idempotency_key_reused",
-            detail="this Idempotency-Key was already used for another stream",
-            field="Idempotency-Key",
-        ),
-    )
+    return _known(exc)
 
 
 # Python names of parameters whose HTTP name differs.

@@ -1,0 +1,282 @@
+"""The match socket `/ws/matches/{match_id}?from=N` (DESIGN.md §5; docs/api.md).
+
+It first sends every event with version >= N (what the client missed), then each new event
+as it is committed, in version order, each exactly once, and after each batch of event
+frames (the events one read returned; the catch-up is the first batch, even when empty) a
+`state` frame: the match as `GET /api/matches/{id}` shows it and the legal moves of the
+seat to act, from a fold the socket keeps of the events it streams (no query per event).
+
+Client messages: `hello` (presence in a seat, and who the commands are for), `ping`, and
+the commands `roll`, `move`, `leave`, `reclaim`, carried out by `MatchService.act` exactly
+as the HTTP handlers carry them out (same rules, errors and idempotency: the message's
+`id` is the `Idempotency-Key`). A command is answered by a `result` or an `error` frame;
+its events arrive as event frames like anyone else's.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Literal
+
+import msgspec
+import structlog
+from litestar import WebSocket, websocket
+from litestar.di import NamedDependency
+from litestar.params import FromPath, QueryParameter
+
+from domain.decider import MatchState, apply, current_legal_moves
+from services.match.live_hub import LiveHub, event_message
+from services.match.schemas import EventOut, MatchOut, OptionOut, SeatIndex
+from services.match.service import MatchRow, MatchService, Player, check_id, match_stream
+from services.match.sockets import (
+    PONG,
+    BadMessage,
+    Channel,
+    Ping,
+    error_frame,
+    parse_message,
+    refuse,
+    reply_error,
+    serve,
+)
+from services.match.views import match_view, option_view, result_events
+from services.shared.errors import AppError, ErrorBody
+from services.shared.eventstore import StoredEvent
+
+__all__ = ["MatchFeed", "match_socket"]
+
+_log = structlog.get_logger(__name__)
+
+# ------------------------------------------------------------------------ client messages
+
+
+class _Message(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+    pass
+
+
+class Hello(_Message, tag="hello"):
+    token: str
+
+
+class RollMessage(_Message, tag="roll"):
+    id: str | None = None
+
+
+class MoveMessage(_Message, tag="move"):
+    piece: SeatIndex  # 0-3, as the HTTP body's
+    id: str | None = None
+
+
+class LeaveMessage(_Message, tag="leave"):
+    id: str | None = None
+
+
+class ReclaimMessage(_Message, tag="reclaim"):
+    id: str | None = None
+
+
+Command = RollMessage | MoveMessage | LeaveMessage | ReclaimMessage
+_MESSAGES = Hello | Ping | Command
+_ACTIONS: dict[type[Any], str] = {
+    RollMessage: "roll",
+    MoveMessage: "move",
+    LeaveMessage: "leave",
+    ReclaimMessage: "reclaim",
+}
+
+# ---------------------------------------------------------------------- frames it sends
+
+
+class ResultFrame(msgspec.Struct, kw_only=True):
+    """A command's outcome: what `POST /api/matches/{id}/<command>` would have returned."""
+
+    type: Literal["result"] = "result"
+    id: str | None
+    command: str
+    version: int
+    duplicate: bool
+    events: list[EventOut]
+
+
+class StateFrame(msgspec.Struct, kw_only=True):
+    """The match after the last event sent: `GET /api/matches/{id}` and its legal moves."""
+
+    type: Literal["state"] = "state"
+    version: int
+    match: MatchOut
+    moves: list[OptionOut]
+
+
+class MatchFeed:
+    """The socket's fold of its match, advanced by the batches it streams, and the state
+    frame of it. Starts from the service's (cached) state, so a client joining late does
+    not make the socket read the whole stream."""
+
+    def __init__(
+        self, service: MatchService, match_id: str, state: MatchState, row: MatchRow | None
+    ) -> None:
+        self.service = service
+        self.match_id = match_id
+        self.state = state
+        self.row = row
+        self._last_at: datetime | None = None  # recorded_at of event state.version - 1
+
+    async def advance(self, batch: list[StoredEvent]) -> None:
+        """Fold the events of `batch` the state has not seen yet."""
+        for stored in batch:
+            if stored.version > self.state.version:
+                # Only when the client asked from past the state's version: read the gap.
+                await self._read(stored.version)
+            if stored.version == self.state.version:
+                apply(self.state, stored.event)
+                self._last_at = stored.recorded_at
+            elif stored.version == self.state.version - 1:
+                self._last_at = stored.recorded_at
+        if self._last_at is None and self.state.version:
+            await self._read(self.state.version, last=True)
+
+    async def _read(self, upto: int, *, last: bool = False) -> None:
+        """Fold the stored events before version `upto` (`last`: re-read the last one
+        folded, for its time)."""
+        start = upto - 1 if last else self.state.version
+        for stored in await self.service.store.read_stream(
+            match_stream(self.match_id), start, limit=upto - start
+        ):
+            if stored.version == self.state.version:
+                apply(self.state, stored.event)
+            self._last_at = stored.recorded_at
+
+    def frame(self) -> bytes:
+        state, row = self.state, self.row
+        deadline = None
+        timing = None if row is None else self.service.deadline_timing(state, row)
+        if timing is not None and self._last_at is not None:
+            # The deadline row was written with the same now() as the last event.
+            kind, seconds = timing
+            deadline = (kind, (self._last_at + timedelta(seconds=seconds)).isoformat())
+        match = match_view(
+            self.match_id,
+            state,
+            party_id=row.party_id if row else None,
+            turn_limit=row.turn_limit if row else None,
+            ranked=row.ranked if row else False,
+            deadline=deadline,
+        )
+        moves = [option_view(m) for m in current_legal_moves(state)]
+        return msgspec.json.encode(StateFrame(version=state.version, match=match, moves=moves))
+
+
+# -------------------------------------------------------------------------------- socket
+
+
+def _from_version(text: str | None) -> int:
+    """`?from=N`: the first version to send (default 0)."""
+    if text is None:
+        return 0
+    if not text.isascii() or not text.isdigit():
+        raise AppError(422, "invalid", f"from: expected a version >= 0, got {text!r}", "from")
+    return int(text)
+
+
+class _Session:
+    """The client messages of one match socket: who said hello, and their commands."""
+
+    def __init__(self, service: MatchService, match_id: str) -> None:
+        self.service = service
+        self.match_id = match_id
+        self.player: Player | None = None
+        self.seat: int | None = None
+
+    async def handle(self, raw: str | bytes) -> bytes:
+        key: str | None = None
+        what = "message"
+        try:
+            key, message = parse_message(raw, _MESSAGES)
+            what = type(message).__name__
+            if isinstance(message, Ping):
+                return PONG
+            if isinstance(message, Hello):
+                return await self._hello(message.token)
+            return await self._command(message, key)
+        except BadMessage as error:
+            return reply_error(error, error.reply_to, what)
+        except Exception as error:
+            return reply_error(error, key, what)
+
+    async def _hello(self, token: str) -> bytes:
+        """Presence in the seat (None: a spectator). Once in a seat, a repeated hello
+        changes nothing."""
+        if self.seat is None:
+            if not token:
+                raise BadMessage(422, "invalid", "hello needs the player's token", "token")
+            player = await self.service.player_for_token(token)
+            if player is None:
+                raise BadMessage(401, "unauthorized", "unknown token", "token")
+            self.seat = await self.service.connected(self.match_id, player)
+            self.player = player
+        return msgspec.json.encode({"type": "hello", "seat": self.seat})
+
+    async def _command(self, message: Command, key: str | None) -> bytes:
+        action = _ACTIONS[type(message)]
+        if self.player is None:
+            body = ErrorBody(error="unauthorized", detail="say hello with your token first")
+            return error_frame(401, body, reply_to=key)
+        piece = message.piece if isinstance(message, MoveMessage) else None
+        result = await self.service.act(
+            self.match_id, self.player, action, piece=piece, key=message.id
+        )
+        frame = ResultFrame(
+            id=message.id,
+            command=action,
+            version=result.next_version,
+            duplicate=result.duplicate,
+            events=result_events(result),
+        )
+        return msgspec.json.encode(frame)
+
+    async def close(self) -> None:
+        if self.seat is not None:
+            await self.service.disconnected(self.match_id, self.seat)
+
+
+@websocket("/ws/matches/{match_id:str}")
+async def match_socket(
+    socket: WebSocket[Any, Any, Any],
+    match_id: FromPath[str],
+    service: NamedDependency[MatchService],
+    from_text: Annotated[str | None, QueryParameter(name="from")] = None,
+) -> None:
+    """Events of one match from `?from=N` on, then live, each batch followed by a state
+    frame. Send `{"type": "hello", "token": "..."}` to be counted as present in your seat
+    (a CPU stand-in hands the seat back, and closing the last socket starts the reconnect
+    grace period) and to send commands; the token goes in a message, not the URL, so it
+    never lands in access logs."""
+    hub: LiveHub = socket.app.state.hub
+    # Accepted first, checked after: a refused upgrade is a bare HTTP 403 to a browser,
+    # while an error frame says what was wrong.
+    await socket.accept()
+    try:
+        from_version = _from_version(from_text)
+        match_id = check_id(match_id, "match")
+        state = await service.match_state(match_id)  # 404 for an unknown match
+        row = await service.match_row(match_id)
+    except AppError as error:
+        await refuse(socket, error)
+        return
+    structlog.contextvars.bind_contextvars(match_id=match_id)
+    channel = Channel(socket)
+    feed = MatchFeed(service, match_id, state, row)
+    session = _Session(service, match_id)
+
+    async def pump() -> None:
+        async for batch in hub.follow(match_stream(match_id), from_version):
+            for stored in batch:
+                await channel.send(event_message(stored))
+            await feed.advance(batch)
+            await channel.send(feed.frame())
+
+    try:
+        await serve(channel, pump, session.handle, f"live-{match_id}")
+    finally:
+        await session.close()
+        structlog.contextvars.unbind_contextvars("match_id")

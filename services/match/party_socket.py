@@ -1,0 +1,93 @@
+"""The party socket `/ws/parties/{party_id}` and the lobby socket `/ws/lobby` (docs/api.md).
+
+The party socket sends `{"type": "party", "party": <GET /api/parties/{id}>}` on connect and
+again after every batch of new events on the party's stream (seats, settings, the match
+it plays), folded with `domain.party`. The lobby socket sends `{"type": "parties",
+"parties": <GET /api/parties's list>}` on connect and again whenever a party changes: any
+hint for a `party-` stream wakes it, bursts coalesce into at most one re-read per
+`LOBBY_INTERVAL`, and a re-read that finds the same list sends nothing. Both answer
+`ping` with `pong`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+import structlog
+from litestar import WebSocket, websocket
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from domain import party as pd
+from services.match.live_hub import LiveHub
+from services.match.schemas import PartyOut
+from services.match.service import MatchService, check_id, party_stream
+from services.match.sockets import Channel, ping_only, refuse, serve
+from services.match.views import party_list_view, party_view
+from services.shared.errors import AppError
+
+__all__ = ["LOBBY_INTERVAL", "lobby_socket", "party_socket"]
+
+LOBBY_INTERVAL = 0.5  # seconds: the least time between two re-reads of one lobby socket
+
+
+class PartyFrame(msgspec.Struct, kw_only=True):
+    type: Literal["party"] = "party"
+    party: PartyOut
+
+
+class PartiesFrame(msgspec.Struct, kw_only=True):
+    type: Literal["parties"] = "parties"
+    parties: list[PartyOut]
+
+
+@websocket("/ws/parties/{party_id:str}")
+async def party_socket(
+    socket: WebSocket[Any, Any, Any],
+    party_id: FromPath[str],
+    service: NamedDependency[MatchService],
+) -> None:
+    """The party, now and after each change."""
+    hub: LiveHub = socket.app.state.hub
+    await socket.accept()
+    try:
+        party_id = check_id(party_id, "party")
+        state = await service.load_party(party_id)  # 404 for an unknown party
+    except AppError as error:
+        await refuse(socket, error)
+        return
+    structlog.contextvars.bind_contextvars(party_id=party_id)
+    channel = Channel(socket)
+
+    async def pump() -> None:
+        # The first batch (what changed since the load, often nothing) sends the first frame.
+        async for batch in hub.follow(party_stream(party_id), state.version):
+            pd.fold([pd.decode_party_event(e.data) for e in batch], state)
+            await channel.send(msgspec.json.encode(PartyFrame(party=party_view(party_id, state))))
+
+    try:
+        await serve(channel, pump, ping_only, f"party-{party_id}")
+    finally:
+        structlog.contextvars.unbind_contextvars("party_id")
+
+
+@websocket("/ws/lobby")
+async def lobby_socket(
+    socket: WebSocket[Any, Any, Any], service: NamedDependency[MatchService]
+) -> None:
+    """The open parties, now and after each change."""
+    hub: LiveHub = socket.app.state.hub
+    await socket.accept()
+    channel = Channel(socket)
+
+    async def pump() -> None:
+        sent = b""
+        async for _ in hub.changes("party-", LOBBY_INTERVAL):
+            listing = party_list_view(await service.list_parties())
+            frame = msgspec.json.encode(PartiesFrame(parties=listing.parties))
+            if frame != sent:
+                await channel.send(frame)
+                sent = frame
+
+    await serve(channel, pump, ping_only, "lobby")

@@ -1,0 +1,181 @@
+"""What the three live sockets share: client messages, error frames, one sender per socket.
+
+Client messages are JSON objects of at most `MAX_MESSAGE` bytes, `{"type": ...}` plus the
+fields of that type, checked strictly (no conversion of `"0"` to 0, no unknown fields).
+A bad message is answered with an error frame and never closes the socket:
+
+    {"type": "error", "id": <the message's id or null>, "status": <the HTTP status of
+     the same failure>, "error": code, "detail": text, "field"?: name}
+
+A socket refused at connect (unknown id, bad query) gets the same frame without `id`,
+then the close code 4404 (not found) or 4422 (anything else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+import structlog
+from litestar import WebSocket
+from litestar.exceptions import WebSocketDisconnect
+
+from services.shared.bodies import validation_field
+from services.shared.errors import AppError, ErrorBody, known_error
+
+__all__ = [
+    "MAX_MESSAGE",
+    "PONG",
+    "BadMessage",
+    "Channel",
+    "Ping",
+    "error_frame",
+    "parse_message",
+    "ping_only",
+    "refuse",
+    "reply_error",
+    "serve",
+]
+
+_log = structlog.get_logger(__name__)
+
+MAX_MESSAGE = 4096  # bytes; uvicorn's own limit (`--ws-max-size`) is checked before this
+CLOSE_NOT_FOUND = 4404  # application close codes live in 4000-4999
+CLOSE_INVALID = 4422
+PONG = b'{"type":"pong"}'
+
+# The header's name in the service's errors is the message field's name on a socket.
+_FIELD_NAMES = {"Idempotency-Key": "id"}
+
+
+class BadMessage(AppError):
+    """A client message that cannot be read; `reply_to`: its `id`, if it could be seen."""
+
+    def __init__(
+        self, status: int, code: str, detail: str, field: str | None = None, reply_to: Any = None
+    ) -> None:
+        super().__init__(status, code, detail, field)
+        self.reply_to = reply_to
+
+
+class Ping(msgspec.Struct, tag_field="type", tag="ping", forbid_unknown_fields=True):
+    """`{"type": "ping"}`, answered `{"type": "pong"}`."""
+
+
+def error_frame(status: int, body: ErrorBody, *, reply_to: Any = ...) -> bytes:
+    """An error frame; `reply_to`: the `id` of the message it answers (`...`: none)."""
+    frame: dict[str, Any] = {"type": "error"}
+    if reply_to is not ...:
+        frame["id"] = reply_to
+    frame |= {"status": status, "error": body.error, "detail": body.detail}
+    if body.field is not None:
+        frame["field"] = _FIELD_NAMES.get(body.field, body.field)
+    return msgspec.json.encode(frame)
+
+
+def reply_error(exc: Exception, reply_to: Any, what: str) -> bytes:
+    """The error frame answering a message whose handling raised `exc`: the HTTP mapping
+    of `services/shared/errors.py` for failures raised on purpose, else `internal` (500),
+    logged once."""
+    known = known_error(exc)
+    if known is None:
+        _log.error("socket_message_failed", message=what, exc_info=exc)
+        known = 500, ErrorBody(error="internal", detail="internal server error")
+    return error_frame(*known, reply_to=reply_to)
+
+
+def parse_message(raw: str | bytes, kinds: Any) -> tuple[Any, Any]:
+    """`(id, message)`: the message decoded as one of the tagged Structs `kinds`, and its
+    `id` field when that is a string (else None). Raises `BadMessage`: `too_large`
+    (413), `malformed_json` (400), `invalid` (422)."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    if len(data) > MAX_MESSAGE:
+        raise BadMessage(413, "too_large", f"a message is at most {MAX_MESSAGE} bytes")
+    try:
+        value = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        raise BadMessage(400, "malformed_json", "a message must be a JSON object") from None
+    if not isinstance(value, dict):
+        raise BadMessage(422, "invalid", 'a message is a JSON object with a "type"', "type")
+    key = value.get("id")
+    key = key if isinstance(key, str) else None
+    try:
+        return key, msgspec.convert(value, kinds, strict=True)
+    except msgspec.ValidationError as error:
+        field, detail = validation_field(error, named=True)
+        field = field or "type"
+        raise BadMessage(422, "invalid", f"{field}: {detail}", field, key) from None
+
+
+class Channel:
+    """One accepted socket: frames go out one at a time (a pump task and the replies share
+    it); messages come in as text or bytes."""
+
+    def __init__(self, socket: WebSocket[Any, Any, Any]) -> None:
+        self.socket = socket
+        self._lock = asyncio.Lock()
+
+    async def send(self, frame: bytes) -> None:
+        async with self._lock:
+            await self.socket.send_data(frame.decode(), mode="text")
+
+    async def receive(self) -> str | bytes:
+        """The next client message; raises `WebSocketDisconnect` once the client left."""
+        event: dict[str, Any] = dict(await self.socket.receive())
+        if event["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(detail="disconnect event", code=event.get("code", 1000))
+        text = event.get("text")
+        return text if isinstance(text, str) else bytes(event.get("bytes") or b"")
+
+
+async def refuse(socket: WebSocket[Any, Any, Any], error: AppError) -> None:
+    """Tell the client why, then close (4404: not found; 4422: anything else)."""
+    known = known_error(error)
+    assert known is not None
+    await socket.send_data(error_frame(*known).decode(), mode="text")
+    await socket.close(code=CLOSE_NOT_FOUND if error.status == 404 else CLOSE_INVALID)
+
+
+async def serve(
+    channel: Channel,
+    pump: Callable[[], Awaitable[None]],
+    handle: Callable[[str | bytes], Awaitable[bytes | None]],
+    name: str,
+) -> None:
+    """Run `pump` (the frames the server sends on its own) beside the loop answering each
+    client message with `handle`'s frame, until the client leaves."""
+
+    async def pumping() -> None:
+        try:
+            await pump()
+        except (asyncio.CancelledError, WebSocketDisconnect):
+            raise
+        except Exception:  # e.g. the database went away: the client reconnects
+            _log.error("socket_pump_failed", socket=name, exc_info=True)
+            with contextlib.suppress(Exception):
+                await channel.socket.close(code=1011)
+
+    task = asyncio.create_task(pumping(), name=name)
+    try:
+        while True:
+            reply = await handle(await channel.receive())
+            if reply is not None:
+                await channel.send(reply)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+async def ping_only(raw: str | bytes) -> bytes:
+    """The `handle` of a socket whose only client message is `ping`."""
+    try:
+        parse_message(raw, Ping)
+    except BadMessage as error:
+        return reply_error(error, error.reply_to, "ping")
+    return PONG
