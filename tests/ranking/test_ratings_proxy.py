@@ -149,3 +149,13 @@ def test_ranking_url_setting() -> None:
     assert Settings.from_env({"LUDO_DATA_DIR": "/tmp/x"}).ranking_url is None
     with pytest.raises(SettingsError, match="LUDO_RANKING_URL"):
         Settings.from_env({**env, "LUDO_RANKING_URL": "file:///etc/passwd"})
+
+
+async def test_openapi_declares_the_proxy(engine: AsyncEngine, tmp_path: Path) -> None:
+    """The match service's schema has the proxy: GET only, its 404, 422 and 503 answers."""
+    async with _match_client(engine, tmp_path, None) as client:
+        schema = (await client.get("/schema/openapi.json")).json()
+    route = schema["paths"]["/api/ratings/{path}"]
+    assert set(route) == {"get"}
+    assert route["get"]["operationId"] == "proxyRatings" and route["get"]["tags"] == ["ratings"]
+    assert {"200", "404", "422", "503"} <= set(route["get"]["responses"])
