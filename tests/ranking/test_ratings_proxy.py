@@ -87,6 +87,9 @@ async def test_reads_pass_through_with_status_and_body(
     assert missing.status_code == 404 and missing.json()["error"] == "not_found"
     bad = await both.get("/api/ratings/leaderboard?limit=100000")
     assert bad.status_code == 422 and bad.json()["field"] == "limit"
+    for query in ("limit=%ZZ", "model=%00", "offset=1e999"):
+        odd = await both.get(f"/api/ratings/leaderboard?{query}")
+        assert odd.status_code == 422 and odd.json()["error"] == "invalid", query
     assert (await both.post("/api/ratings/leaderboard")).status_code == 405
 
 
