@@ -94,6 +94,18 @@ def _serve(
     )
 
 
+def _ranking_url(host: str, port: int) -> str:
+    """Where the match service reaches the ranking service `ludo up` starts: the host it
+    listens on, or loopback when it listens on every address."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
 def _port_taken(host: str, port: int) -> bool:
     """Whether something already listens on `host:port`. Asked before starting: a service
     that cannot bind exits, but the health check could meanwhile be answered by whatever
@@ -176,8 +188,12 @@ def run(args: argparse.Namespace) -> int:
 
         env = {**os.environ, "DATABASE_URL": url}
         base = f"http://{args.host}:{args.port}"
+        # The match service forwards the public /api/ratings/* reads to the ranking service.
+        match_env = {**env, "LUDO_RANKING_URL": _ranking_url(args.host, ranking_port)}
         _say(f"match service: starting {args.workers} process(es) on {base} ...")
-        processes.append(_serve("services.match.app", args.host, args.port, args.workers, env))
+        processes.append(
+            _serve("services.match.app", args.host, args.port, args.workers, match_env)
+        )
         if not _wait_ready(f"{base}/healthz", processes[-1]):
             return _did_not_start("match service", "--port", args.port)
         ranking_base = f"http://{args.host}:{ranking_port}"

@@ -25,6 +25,7 @@ from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
 from services.match.party_socket import lobby_socket, party_socket
 from services.match.players import PlayersController
+from services.match.ratings_proxy import ratings_proxy, ratings_proxy_lifespan
 from services.match.replays_web import (
     ReplaysController,
     dispute_report_page,
@@ -107,12 +108,13 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         leaderboard_page,
         player_page,
         healthz,
+        ratings_proxy,
     ]
     return Litestar(
         route_handlers=handlers,
         dependencies={"service": Provide(_service, sync_to_thread=False)},
         exception_handlers=exception_handlers,
-        lifespan=[lifespan],
+        lifespan=[lifespan, ratings_proxy_lifespan(settings)],
         openapi_config=openapi,
         request_max_body_size=MAX_BODY,
         before_request=check_body,

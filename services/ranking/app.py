@@ -10,8 +10,10 @@ Run it with `uvicorn --factory services.ranking.app:app_from_env`.
 API (`/api/ranking`, OpenAPI at `/schema`), operator only (`Authorization: Bearer
 $LUDO_OPERATOR_TOKEN`): leaderboard, a player's ratings and history, rating distribution,
 matches per day, largest swings, consumer lag, and `POST /api/ranking/recompute`.
-`GET /dashboard` is the operator dashboard (`dashboard.html`: one self-contained page, SVG
-charts drawn by its inline script from these endpoints; it asks for the token).
+Public, no token: `/api/ratings/*` (services/ranking/public.py), the player ratings that
+people see. `GET /dashboard` is the operator dashboard (`dashboard.html`: one
+self-contained page, SVG charts drawn by its inline script from these endpoints; it asks
+for the token).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from services.ranking.consumer import (
     read_checkpoint,
     recompute,
 )
+from services.ranking.public import PublicRatingsController
 from services.ranking.ratings import DEFAULT_MODEL, MODELS
 from services.shared.background import run_in_background
 from services.shared.bodies import check_body
@@ -552,7 +555,7 @@ def create_app(
         },
     )
     return Litestar(
-        route_handlers=[RankingController, healthz, dashboard, index],
+        route_handlers=[RankingController, PublicRatingsController, healthz, dashboard, index],
         dependencies={"api": Provide(_api, sync_to_thread=False)},
         exception_handlers=exception_handlers,
         before_request=check_body,

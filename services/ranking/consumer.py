@@ -26,7 +26,8 @@ What counts (DESIGN.md §6, RULES.md §4):
   transaction as `MatchCreated`) when the party stream has no such event. No row: casual.
 - CPU seats are not rated. A seat whose last stand-in reason before the end was `left` or
   `disconnected`, with no `SeatReclaimed` after it, is placed last (after every place of
-  `MatchFinished.placements`; several such players share that last place).
+  `MatchFinished.placements`; several such players share that last place), and their mu
+  never rises from that match (`services.ranking.ratings.rate_match`).
 - Fewer than two distinct rated players: nothing is rated (the checkpoint still moves).
 
 `recompute()` rebuilds everything from the log into new tables and swaps them in, as a
@@ -49,7 +50,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
-from services.ranking.ratings import MODELS, UPDATES, Skill
+from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared.eventstore import START, Cursor, EventStore
 
 __all__ = [
@@ -334,6 +335,7 @@ class _Book:
     def rate(self, finish: _Finish, players: Sequence[RatedPlayer]) -> None:
         ids = [p.player_id for p in players]
         places = [p.place for p in players]
+        left = [p.left for p in players]
         n = len(players)
         stream, position, at = finish
         add = self.changes.append
@@ -341,7 +343,7 @@ class _Book:
             skills = self.skills[name]
             initial = self._initial[name]
             before = [skills.get(pid) or initial for pid in ids]
-            after = UPDATES[name](before, places)
+            after = rate_match(name, before, places, left)
             params, library, display = _PARAMS[name], model.library, model.display
             for p, b, a in zip(players, before, after, strict=True):
                 skills[p.player_id] = a

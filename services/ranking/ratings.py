@@ -1,10 +1,11 @@
 """Rating models as pure functions: no I/O, no clock, deterministic floats (DESIGN.md §6).
 
-A rated match is a list of `Entry(player_id, place)` (CPU seats already removed, leavers
-already placed last; see `services.ranking.outcome`). Equal places are a draw between
-those players. Every model maps the players' current `Skill`s and the entries to new
-`Skill`s; the same inputs in the same order always give bit-identical outputs, which is
-what makes `ludo ranking recompute` reproduce the live ratings exactly.
+A rated match is a list of `Entry(player_id, place, left)` (CPU seats already removed,
+leavers already placed last and flagged; see `services.ranking.consumer.match_outcome`).
+Equal places are a draw between those players. Every model maps the players' current
+`Skill`s and the entries to new `Skill`s; the same inputs in the same order always give
+bit-identical outputs, which is what makes `ludo ranking recompute` reproduce the live
+ratings exactly.
 
 Models (`MODELS`, key -> `Model`):
 
@@ -13,8 +14,10 @@ Models (`MODELS`, key -> `Model`):
   places share a rank and score 0.5 in the pair, so for any player count a draw moves mu
   by exactly half of what a win would (win, draw and loss give the same sigma). Sigma
   shrinks with every match, also after a draw: a draw between equals leaves mu unchanged.
-  Displayed rating: `1500 + 30 * ordinal`, ordinal = mu - 3 sigma (a new player shows
-  1500; 30 points per mu unit puts 200 displayed points near Elo's 200 at converged sigma).
+  Operator rating (`Model.display`): `1500 + 30 * ordinal`, ordinal = mu - 3 sigma (a
+  conservative estimate: it rises as sigma falls, even after a loss). Player rating
+  (`Model.player_rating`): `1500 + 30 * (mu - 25)`. Both show 1500 for a new player; 30
+  points per mu unit puts 200 points near Elo's 200 at converged sigma.
   Provisional while sigma > 3.
 - `elo`: pairwise Elo. Each pair scores 1 / 0.5 / 0; expected scores use the ratings from
   before the match; K = 32 / (n - 1) so a match weighs the same for any player count.
@@ -24,6 +27,30 @@ Models (`MODELS`, key -> `Model`):
   other player (their ratings from before the match). Start 1500 / RD 350 / volatility
   0.06, tau 0.5, convergence 1e-6. `mu`/`sigma` hold rating and RD, `volatility` the
   volatility. Provisional while RD > 110.
+
+Leavers: a player flagged `left` never gains mu from the match (their mu after is at most
+their mu before; sigma, RD and volatility are updated as computed). Without this rule a
+leaver tied for last with a stronger leaver scores a pairwise draw against them and can
+gain (openskill 18 -> 18.28, elo 1300 -> 1303, glicko2 1300 -> 1331 in
+tests/ranking/test_ratings.py): an abandonment must never pay.
+
+What players see is `Model.player_rating`, a rating on mu alone, because in all three
+models the mu update has the sign of the sum over opponents of (actual - expected)
+pairwise score, with positive weights (OpenSkill: sigma_i^2 / c_iq; Elo: K / (n - 1);
+Glicko-2: 173.7178 * phi'^2 * g(phi_j)). Hence, for every model, to the last bit:
+
+- a win (the sole first place: every pairwise score is 1, above any expectation) never
+  lowers the player rating;
+- a loss (the sole last place: every pairwise score is 0) never raises it, and neither
+  does an abandonment (a player placed last as a leaver by the consumer's rule, alone or
+  sharing last place with other leavers: the leaver rule above);
+- a draw between equals (every player tied, all with equal skills: every expectation is
+  exactly 0.5) leaves it unchanged.
+
+The ordinal (`display`) has none of these: a new player's ordinal rises after a loss,
+because sigma falls faster than mu. It stays the operators' conservative leaderboard (the
+`rating` columns of `ratings` and `rating_changes`). tests/ranking/test_ratings.py pins the
+properties with hypothesis, through `rate` and through `match_outcome`.
 
 Every `RatingChange` records the model, its parameters and the library version.
 """
@@ -51,14 +78,17 @@ __all__ = [
     "glicko2_update",
     "openskill_update",
     "rate",
+    "rate_match",
 ]
 
 
 class Entry(msgspec.Struct, frozen=True):
-    """A rated player of a match and their place (1 = best; equal places are a draw)."""
+    """A rated player of a match and their place (1 = best; equal places are a draw);
+    `left`: they left and never came back (placed last; their mu cannot rise)."""
 
     player_id: str
     place: int
+    left: bool = False
 
 
 class Skill(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,10 +109,26 @@ class Model(msgspec.Struct, frozen=True, kw_only=True):
         return _INITIAL[self.name](self)
 
     def display(self, skill: Skill) -> float:
-        """The displayed rating (a 1500-based scale)."""
+        """The operators' rating (1500-based): for openskill the conservative ordinal
+        `1500 + 30 * (mu - 3 sigma)`, which rises as sigma falls; else the rating. Stored
+        in the `rating` columns; players are shown `player_rating`."""
         if self.name == "openskill":
             scale = float(self.params["display_scale"])
             return float(self.params["display_base"]) + scale * (skill.mu - 3.0 * skill.sigma)
+        return skill.mu
+
+    def player_rating(self, skill: Skill) -> float:
+        """The rating players see (1500-based), a function of mu alone, increasing.
+
+        openskill: `1500 + 30 * (mu - 25)`; elo and glicko2: the rating (`mu`). With
+        `rate`, for every model and to the last bit: a win (sole first place) never lowers
+        it, a loss (sole last place) or an abandonment (placed last as a leaver, see
+        `Entry.left`) never raises it, and a draw between equals (all players tied, all
+        with equal skills) leaves it unchanged. See the module docstring for why."""
+        if self.name == "openskill":
+            scale = float(self.params["display_scale"])
+            base = float(self.params["display_base"])
+            return base + scale * (skill.mu - float(self.params["mu"]))
         return skill.mu
 
     def provisional(self, skill: Skill) -> bool:
@@ -267,9 +313,12 @@ def _glicko2_scaled(
     new_sigma = math.exp(big_a / 2.0)
     phi_star = math.sqrt(phi * phi + new_sigma * new_sigma)
     new_phi = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + 1.0 / v)
-    new_mu = mu + new_phi * new_phi * delta_sum
+    # r' = r + 173.7178 * phi'^2 * sum: the paper's mu' = mu + phi'^2 * sum on the
+    # rating scale, added to the unscaled rating so that a zero sum (a draw between
+    # equals) gives the very same float back, and the sign of the change is the sign of
+    # the sum to the last bit (scaling there and back could move it by an ulp).
     return Skill(
-        mu=1500.0 + GLICKO_SCALE * new_mu,
+        mu=s.mu + GLICKO_SCALE * (new_phi * new_phi * delta_sum),
         sigma=GLICKO_SCALE * new_phi,
         volatility=new_sigma,
         matches=s.matches + 1,
@@ -308,12 +357,19 @@ MODELS: Final[dict[str, Model]] = {
             "display_base": 1500.0,
             "display_scale": 30.0,
             "provisional_sigma": 3.0,
+            "leaver_mu": "never rises",
         },
     ),
     "elo": Model(
         name="elo",
         library="services.ranking.ratings (built in)",
-        params={"k": ELO_K, "start": 1500.0, "pairing": "full", "provisional_matches": 10},
+        params={
+            "k": ELO_K,
+            "start": 1500.0,
+            "pairing": "full",
+            "provisional_matches": 10,
+            "leaver_mu": "never rises",
+        },
     ),
     "glicko2": Model(
         name="glicko2",
@@ -325,6 +381,7 @@ MODELS: Final[dict[str, Model]] = {
             "tau": GLICKO_TAU,
             "epsilon": GLICKO_EPSILON,
             "provisional_sigma": 110.0,
+            "leaver_mu": "never rises",
         },
     ),
 }
@@ -346,9 +403,21 @@ UPDATES: Final[dict[str, Callable[[Sequence[Skill], Sequence[int]], list[Skill]]
 }
 
 
+def rate_match(
+    model: str, skills: Sequence[Skill], places: Sequence[int], left: Sequence[bool]
+) -> list[Skill]:
+    """The model's update, then the leaver rule: a leaver's mu never rises (their other
+    fields are updated as computed). The one routine the consumer and `rate` share."""
+    updated = UPDATES[model](skills, places)
+    for i, gone in enumerate(left):
+        if gone and updated[i].mu > skills[i].mu:
+            updated[i] = msgspec.structs.replace(updated[i], mu=skills[i].mu)
+    return updated
+
+
 def rate(model: str, current: Mapping[str, Skill], entries: Sequence[Entry]) -> dict[str, Skill]:
     """New skills of the entries' players after the match (missing players start fresh)."""
     m = MODELS[model]
     skills = [current.get(e.player_id) or m.initial() for e in entries]
-    updated = UPDATES[model](skills, [e.place for e in entries])
+    updated = rate_match(model, skills, [e.place for e in entries], [e.left for e in entries])
     return {e.player_id: s for e, s in zip(entries, updated, strict=True)}

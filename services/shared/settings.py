@@ -16,6 +16,9 @@
   (`/api/ranking/*`, read by its `/dashboard`) and the match service's dispute report
   (`/api/matches/{id}/report`, `/report/{id}`); unset, they are refused. `LUDO_RANKING_POLL` (1.0):
   seconds the ranking consumer waits for a NOTIFY hint before polling the log.
+- `LUDO_RANKING_URL`: the ranking service's base URL (e.g. `http://127.0.0.1:8001`), to
+  which the match service forwards the public `GET /api/ratings/*` reads; `ludo up` sets
+  it. Unset: those reads answer 503 `ranking_unavailable`.
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
   console).
 
@@ -64,6 +67,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_format: str = "auto"
     operator_token: str | None = None
     ranking_poll: Annotated[float, msgspec.Meta(gt=0)] = 1.0
+    ranking_url: str | None = None
 
     @property
     def embedded_pgdata(self) -> Path:
@@ -89,6 +93,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 "DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://, postgresql:// "
                 "or postgres://)"
             )
+        ranking = raw.get("ranking_url")
+        if ranking is not None and not re.match(r"https?://[^/]", ranking):
+            raise SettingsError("LUDO_RANKING_URL must be an http:// or https:// URL")
         try:
             return msgspec.convert(raw, cls, strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
@@ -116,6 +123,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "operator token (ranking API and dashboard, dispute report); unset: refused",
     ),
     "ranking_poll": ("LUDO_RANKING_POLL", "seconds the ranking consumer waits between polls"),
+    "ranking_url": (
+        "LUDO_RANKING_URL",
+        "ranking service base URL the match service forwards /api/ratings/* to; ludo up sets it",
+    ),
 }
 
 

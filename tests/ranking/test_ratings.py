@@ -6,9 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domain import events as ev
+from services.ranking.consumer import match_outcome
 from services.ranking.ratings import (
     MODELS,
     OPENSKILL_DIRECT,
+    UPDATES,
     Entry,
     Skill,
     _glicko2_one,
@@ -134,3 +137,189 @@ def test_openskill_fast_path_is_bit_identical_to_rate(players: list[tuple[Skill,
     assert _openskill_direct(skills, places) == want
     assert OPENSKILL_DIRECT  # the module's own check passed with this library version
     assert openskill_update(skills, places) == want
+
+
+# ------------------------------------------------------------ the rating players see
+# Model.player_rating: a win never lowers it, a loss or an abandonment never raises it, a
+# draw between equals leaves it unchanged; for every model, to the last bit, through
+# `rate` (and through the consumer's outcome rule for leavers).
+
+
+def _model_skills(model: str) -> st.SearchStrategy[Skill]:
+    """Realistic skills of a model: openskill mu 0-50 and sigma 0.5-25/3; elo 600-2400;
+    glicko2 600-2400, RD 30-350, volatility 0.03-0.09; 0-2,000 matches."""
+    matches = st.integers(min_value=0, max_value=2000)
+    if model == "openskill":
+        return st.builds(
+            Skill,
+            mu=st.floats(min_value=0.0, max_value=50.0),
+            sigma=st.floats(min_value=0.5, max_value=25.0 / 3.0),
+            matches=matches,
+        )
+    rating = st.floats(min_value=600.0, max_value=2400.0)
+    if model == "elo":
+        return st.builds(Skill, mu=rating, sigma=st.just(0.0), matches=matches)
+    return st.builds(
+        Skill,
+        mu=rating,
+        sigma=st.floats(min_value=30.0, max_value=350.0),
+        volatility=st.floats(min_value=0.03, max_value=0.09),
+        matches=matches,
+    )
+
+
+@st.composite
+def _matches(draw: st.DrawFn, model: str) -> tuple[dict[str, Skill], list[Entry]]:
+    """2-4 players with random skills, random places (ties likely) and leaver flags."""
+    n = draw(st.integers(min_value=2, max_value=4))
+    skills = draw(st.lists(_model_skills(model), min_size=n, max_size=n))
+    places = draw(st.lists(st.integers(min_value=1, max_value=n), min_size=n, max_size=n))
+    left = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    ids = [f"p{i}" for i in range(n)]
+    current = dict(zip(ids, skills, strict=True))
+    entries = [Entry(i, p, g) for i, p, g in zip(ids, places, left, strict=True)]
+    return current, entries
+
+
+def _check_player_rating_rules(model: str, current: dict[str, Skill], entries: list[Entry]) -> None:
+    m = MODELS[model]
+    after = rate(model, current, entries)
+    places = [e.place for e in entries]
+    first, last = min(places), max(places)
+    for e in entries:
+        before_r = m.player_rating(current[e.player_id])
+        after_r = m.player_rating(after[e.player_id])
+        if e.place == first and places.count(first) == 1:
+            assert after_r >= before_r, ("win", e)
+        if (e.place == last and places.count(last) == 1) or e.left:
+            assert after_r <= before_r, ("loss or abandonment", e)
+
+
+@pytest.mark.parametrize("model", ALL)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_win_never_lowers_and_loss_or_leaving_never_raises_player_rating(
+    model: str, data: st.DataObject
+) -> None:
+    """Sole first place: player rating after >= before; sole last place or left: <=."""
+    current, entries = data.draw(_matches(model))
+    _check_player_rating_rules(model, current, entries)
+
+
+@pytest.mark.parametrize("model", ALL)
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_draw_between_equals_leaves_player_rating_exactly_unchanged(
+    model: str, data: st.DataObject
+) -> None:
+    """All players tied with equal skills: mu and player rating after == before, bit for bit."""
+    skill = data.draw(_model_skills(model))
+    n = data.draw(st.integers(min_value=2, max_value=4))
+    entries = [Entry(f"p{i}", 1) for i in range(n)]
+    after = rate(model, {e.player_id: skill for e in entries}, entries)
+    m = MODELS[model]
+    for s in after.values():
+        assert s.mu == skill.mu
+        assert m.player_rating(s) == m.player_rating(skill)
+
+
+_REASONS = st.sampled_from(["left", "disconnected", "timeouts"])
+
+
+@pytest.mark.parametrize("model", ALL)
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_leavers_by_the_consumers_rule_never_gain_player_rating(
+    model: str, data: st.DataObject
+) -> None:
+    """Through `match_outcome` (stand-ins, reclaims, CPU seats): leavers and the sole last
+    never rise, the sole first never falls."""
+    seats = data.draw(st.integers(min_value=2, max_value=4))
+    humans = data.draw(
+        st.lists(st.booleans(), min_size=seats, max_size=seats).filter(lambda h: sum(h) >= 2)
+    )
+    specs = tuple(
+        ev.SeatSpec(name=f"s{i}", player_id=f"p{i}")
+        if human
+        else ev.SeatSpec(name=f"cpu{i}", cpu="easy")
+        for i, human in enumerate(humans)
+    )
+    events: list[ev.Event] = [ev.MatchCreated(ruleset={}, seats=specs, seed_hash="")]
+    for seat in data.draw(st.lists(st.integers(min_value=0, max_value=seats - 1), max_size=6)):
+        if data.draw(st.booleans()):
+            events.append(ev.SeatStoodIn(seat=seat, reason=data.draw(_REASONS)))
+        else:
+            events.append(ev.SeatReclaimed(seat=seat))
+    placements = data.draw(
+        st.lists(st.integers(min_value=1, max_value=seats), min_size=seats, max_size=seats)
+    )
+    events.append(ev.MatchFinished(placements=tuple(placements)))
+    outcome = match_outcome(events)
+    assert outcome is not None
+    skills = data.draw(st.lists(_model_skills(model), min_size=seats, max_size=seats))
+    current = {f"p{i}": skills[i] for i in range(seats)}
+    entries = [Entry(p.player_id, p.place, p.left) for p in outcome]
+    _check_player_rating_rules(model, current, entries)
+
+
+def _two_leavers(model: str) -> tuple[dict[str, Skill], list[Entry]]:
+    """A 4-player match: a and b finish 1st and 2nd; c (strong) and d (weak) both left."""
+    if model == "openskill":
+        mus, sigmas = (35.0, 33.0, 30.0, 18.0), (2.0, 2.0, 2.0, 4.0)
+    else:
+        mus, sigmas = (1800.0, 1750.0, 1700.0, 1300.0), (60.0, 60.0, 60.0, 150.0)
+    current = {
+        pid: Skill(
+            mu=mu,
+            sigma=0.0 if model == "elo" else sigma,
+            volatility=0.0 if model == "openskill" else 0.06,
+            matches=50,
+        )
+        for pid, mu, sigma in zip("abcd", mus, sigmas, strict=True)
+    }
+    seats = tuple(ev.SeatSpec(name=p, player_id=p) for p in "abcd")
+    outcome = match_outcome(
+        [
+            ev.MatchCreated(ruleset={}, seats=seats, seed_hash=""),
+            ev.SeatStoodIn(seat=2, reason="left"),
+            ev.SeatStoodIn(seat=3, reason="disconnected"),
+            ev.MatchFinished(placements=(1, 2, 3, 4)),
+        ]
+    )
+    assert outcome is not None
+    return current, [Entry(p.player_id, p.place, p.left) for p in outcome]
+
+
+@pytest.mark.parametrize("model", ALL)
+def test_two_leavers_of_one_match_do_not_go_up(model: str) -> None:
+    """Regression: the weaker of two leavers sharing last place 'drew' with the stronger
+    one and gained (openskill mu 18 -> 18.28); now neither leaver's rating rises."""
+    m = MODELS[model]
+    current, entries = _two_leavers(model)
+    assert [(e.place, e.left) for e in entries] == [(1, False), (2, False), (5, True), (5, True)]
+    pure = UPDATES[model]([current[e.player_id] for e in entries], [e.place for e in entries])
+    assert pure[3].mu > current["d"].mu  # what the pairwise model alone would do
+    after = rate(model, current, entries)
+    for pid in "cd":
+        assert m.player_rating(after[pid]) <= m.player_rating(current[pid])
+    assert after["d"].mu == current["d"].mu  # held: the leaver rule
+    assert after["d"].sigma == pure[3].sigma  # the rest of the update stands
+    assert after["c"] == pure[2]  # the stronger leaver lost anyway
+
+
+def test_openskill_player_rating_is_on_mu_and_ordinal_is_not() -> None:
+    """A new openskill player shows 1500 on both scales; a player who then leaves a match
+    keeps their player rating while the operators' ordinal rises (sigma shrinks)."""
+    m = MODELS["openskill"]
+    new = m.initial()
+    assert m.player_rating(new) == 1500.0 == pytest.approx(m.display(new))
+    b = rate("openskill", {}, [Entry("a", 1), Entry("b", 2)])["b"]
+    assert round(m.display(b), 1) == 1445.0 and round(m.player_rating(b), 1) == 1420.9
+    # b and a new player both left (the match's other seats were CPUs): a shared last place.
+    left = rate("openskill", {"b": b}, [Entry("b", 1, left=True), Entry("z", 1, left=True)])
+    assert m.player_rating(left["b"]) == m.player_rating(b)
+    assert round(m.display(left["b"]), 1) == 1466.7  # the ordinal went up
+    assert m.player_rating(left["z"]) < 1500.0
+    assert m.player_rating(Skill(mu=26.0, sigma=1.0)) == 1530.0
+    for model in ("elo", "glicko2"):
+        assert MODELS[model].player_rating(Skill(mu=1612.5, sigma=80.0)) == 1612.5

@@ -78,12 +78,18 @@ class Up:
 
 @pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="tests the embedded database")
 def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
-    """`ludo up` migrates, serves the API at the printed URL, stops cleanly on Ctrl-C
+    """`ludo up` migrates, serves the API at the printed URL (ratings through the match
+    service's proxy to the ranking service it started), stops cleanly on Ctrl-C
     (services, then the embedded PostgreSQL), and a second start finds the same data."""
     port = _free_port()
     first = Up(tmp_path, port)
     try:
         assert _request(f"{first.url}/healthz") == {"status": "ok"}
+        # The match service reads the public ratings from the ranking service it started.
+        assert _request(f"{first.url}/api/ratings/leaderboard") == {
+            "model": "openskill",
+            "entries": [],
+        }
         guest = _request(f"{first.url}/api/players", {"name": "kept"})
     finally:
         status = first.interrupt()
