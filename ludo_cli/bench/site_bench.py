@@ -165,7 +165,8 @@ async def _timings(base: str, table: dict[str, str], loads: int) -> dict[str, An
         mark = "performance.getEntriesByName('ludo:playable')"
         for i in range(loads + 1):  # the first load warms the browser's and server's caches
             await page.goto(f"{base}/party/{table['party']}")
-            await page.wait_for_function(f"{mark}.length > 0", timeout=30_000)
+            # A function, not a string: the page's CSP forbids eval of a string predicate.
+            await page.wait_for_function(f"() => {mark}.length > 0", timeout=30_000)
             ms = await page.evaluate(f"{mark}[0].startTime")
             await page.goto(f"{base}/healthz")
             floor_ms = await page.evaluate(

@@ -214,7 +214,11 @@ async def test_run_leader_and_standby_take_over(engine: AsyncEngine, pg_store: E
     assert await change_count(engine) == 4 * 3
     async with engine.connect() as conn:
         held = await conn.scalar(
-            sa.text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = :k"),
+            # pg_locks is the whole server's: count this test database's locks only.
+            sa.text(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = :k "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            ),
             {"k": CONSUMER_LOCK & 0xFFFFFFFF},
         )
     assert held == 0

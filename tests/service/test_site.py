@@ -1,0 +1,362 @@
+"""The site in a real browser: the lobby, the table, a whole match by clicking, reload,
+two players, a spectator, rematch, both languages, a dropped socket (issue 12, point 10).
+
+Debian's Chromium driven by Playwright (tests/browser.py). The match service runs under
+uvicorn on a loopback port with its deadline worker on, so CPU seats play by themselves;
+the ranking service runs beside it for the rating shown after a ranked match. Animations
+are switched off through `prefers-reduced-motion` (the page honours it) so a whole match
+takes seconds; the waiting is on the page's own state (`body[data-version]`, the roll
+button, movable pieces), never on a clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+
+from services.ranking.app import create_app as create_ranking_app
+from services.shared.settings import Settings
+
+from .test_live import Instance
+
+pytestmark = [pytest.mark.anyio, requires_chromium]
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+class Site:
+    """The match service (and the ranking service) on loopback ports."""
+
+    def __init__(self, match: Instance) -> None:
+        self.match = match
+        self.url = match.http
+        self.http = httpx.Client(base_url=match.http, timeout=30)
+
+    def state(self, match_id: str) -> dict[str, Any]:
+        state: dict[str, Any] = self.http.get(f"/api/matches/{match_id}").json()
+        return state
+
+    def events(self, match_id: str) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = self.http.get(f"/api/matches/{match_id}/events").json()[
+            "events"
+        ]
+        return events
+
+
+@pytest.fixture
+def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
+    common: dict[str, Any] = {
+        "data_dir": tmp_path,
+        "database_url": database_url,
+        "cpu_delay": 0,
+        "scheduler_poll": 0.01,
+        "db_pool_size": 4,
+        "ranking_poll": 0.05,
+    }
+    with Instance(Settings(**common), app=create_ranking_app(Settings(**common))) as ranking:
+        settings = Settings(**common, scheduler=True, ranking_url=ranking.http)
+        with Instance(settings) as match:
+            site = Site(match)
+            yield site
+            site.http.close()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@contextlib.asynccontextmanager
+async def person(
+    browser: Browser, locale: str = "en-GB", width: int = 1280, height: int = 900
+) -> AsyncIterator[tuple[Page, list[str]]]:
+    """One person's browser (its own storage: its own guest), a page and its errors."""
+    context: BrowserContext = await browser.new_context(
+        viewport={"width": width, "height": height}, locale=locale, reduced_motion="reduce"
+    )
+    page = await context.new_page()
+    page.set_default_timeout(20_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on(
+        "console",
+        lambda msg: (
+            errors.append(msg.text) if msg.type == "error" and "WebSocket" not in msg.text else None
+        ),
+    )
+    try:
+        yield page, errors
+    finally:
+        await context.close()
+
+
+async def name_myself(page: Page, site: Site, name: str) -> None:
+    await page.goto(site.url + "/")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await page.fill("#name", name)
+    await page.click("#name-form button[type=submit]")
+    await expect(page.locator("#me")).to_have_text(name)
+
+
+async def create_party(page: Page, *, seats: int, preset: str = "bga") -> str:
+    """Create a party from the lobby's form; returns its id (the page is at its table)."""
+    await page.click(f"#seats label:has(input[value='{seats}'])")
+    await page.click(f"#preset label:has(input[value='{preset}'])")
+    await page.click("#create-button")
+    await page.wait_for_url(re.compile(r"/party/[0-9a-f-]{36}$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+async def version(page: Page) -> int:
+    return int(await page.evaluate("Number(document.body.dataset.version || -1)"))
+
+
+async def play_my_turns(page: Page, until_version: int | None = None) -> None:
+    """Click through this seat's turns (roll, then the first movable piece) until the
+    match is over, or until the page has seen `until_version`."""
+    while True:
+        await page.wait_for_function(
+            """() => { const roll = document.querySelector('#roll');
+                       return document.querySelector('#result:not([hidden])')
+                         || (!roll.hidden && !roll.disabled)
+                         || document.querySelector('#board .piece.movable'); }"""
+        )
+        if await page.locator("#result").is_visible():
+            return
+        if until_version is not None and await version(page) >= until_version:
+            return
+        before = await version(page)
+        if await page.locator("#roll").is_visible():
+            await page.click("#roll")
+        else:
+            movable = page.locator("#board .piece.movable").first
+            await movable.click()
+        # The command's events reach the page: its version moves on.
+        await page.wait_for_function("(v) => Number(document.body.dataset.version) > v", arg=before)
+
+
+async def logged_versions(page: Page) -> list[int]:
+    return await page.locator("#log li").evaluate_all(
+        "lis => lis.map(li => Number(li.dataset.version))"
+    )
+
+
+async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser: Browser) -> None:
+    """Lobby → party → three CPUs added at the table → start → every turn clicked to the
+    end: placements, the replay link, and each event logged once."""
+    async with person(browser) as (page, errors):
+        await name_myself(page, site, "alice")
+        await page.screenshot(path=str(SHOTS / "lobby-en.png"), full_page=True)
+        party_id = await create_party(page, seats=4, preset="bga")
+        await expect(page.locator("#seats-list li")).to_have_count(4)
+        for seat in (1, 2, 3):
+            await page.click(f"[data-add-cpu='{seat}']")
+            await expect(
+                page.locator(f"#seats-list li[data-seat='{seat}'] .tag.cpu")
+            ).to_be_visible()
+        await page.screenshot(path=str(SHOTS / "party-en.png"), full_page=True)
+        await page.click("#start")
+        await expect(page.locator("#match-view")).to_be_visible()
+        await play_my_turns(page)
+        match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+        final = site.state(match_id)
+        assert final["status"] == "finished"
+        await expect(page.locator("#placements li")).to_have_count(4)
+        first = final["placements"].index(1)
+        await expect(page.locator(f"#placements li[data-seat='{first}'] .place")).to_contain_text(
+            "1"
+        )
+        href = await page.get_attribute("#replay-link", "href")
+        assert href == f"/replay/{match_id}"
+        logged = await logged_versions(page)
+        assert len(logged) == len(set(logged))
+        await page.screenshot(path=str(SHOTS / "result-en.png"), full_page=True)
+        assert errors == []
+
+
+async def start_duel(site: Site, a: Page, b: Page, *, ranked: bool = False) -> str:
+    """alice creates a 2-seat party in the lobby, bob opens the invite link and sits
+    down with his name, alice starts; returns the party id."""
+    await name_myself(a, site, "alice")
+    if ranked:
+        await a.click("#mode label:has(input[value='ranked'])")
+    party_id = await create_party(a, seats=2, preset="bga")
+    await expect(a.locator("#share-link")).to_have_value(f"{site.url}/party/{party_id}")
+    link = await a.input_value("#share-link")
+    await b.goto(link)
+    await b.fill("#join-name", "bob")
+    await b.click("#join-form button")
+    await expect(a.locator("#seats-list li[data-seat='1'] .name")).to_contain_text("bob")
+    await a.click("#start")
+    await expect(a.locator("#match-view")).to_be_visible()
+    await expect(b.locator("#match-view")).to_be_visible()
+    return party_id
+
+
+async def test_two_people_play_each_other_and_a_spectator_follows(
+    site: Site, browser: Browser
+) -> None:
+    """Two browsers play a ranked duel to the end by clicking while a third watches it
+    read-only; both players see the result and their rating change."""
+    async with (
+        person(browser) as (a, a_errors),
+        person(browser, locale="ja-JP") as (b, b_errors),
+        person(browser) as (watcher, w_errors),
+    ):
+        party_id = await start_duel(site, a, b, ranked=True)
+        match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+        await watcher.goto(f"{site.url}/match/{match_id}")
+        await expect(watcher.locator("body[data-ready=true]")).to_be_attached()
+        assert await watcher.locator("#roll").is_hidden()
+        # Play both seats concurrently, each page clicking its own turns.
+        await asyncio.gather(play_my_turns(a), play_my_turns(b))
+        events = site.events(match_id)
+        # The spectator saw every event, each once, and the final position.
+        await expect(watcher.locator("#result")).to_be_visible()
+        assert await logged_versions(watcher) == [e["version"] for e in events]
+        assert await watcher.locator("#board .piece.movable").count() == 0
+        for page in (a, b):
+            await expect(
+                page.locator("#placements .rating.up, #placements .rating.down")
+            ).to_have_count(2)
+        winner = site.state(match_id)["placements"].index(1)
+        cell = (a if winner == 0 else b).locator(f"#placements li[data-seat='{winner}'] .rating")
+        await expect(cell).to_have_class(re.compile(r"\bup\b"))
+        await b.screenshot(path=str(SHOTS / "result-ja.png"), full_page=True)
+        assert a_errors == b_errors == w_errors == []
+
+
+async def test_rematch_rotates_the_first_seat(site: Site, browser: Browser) -> None:
+    """After a finished duel, もう一度 starts the next match on both pages with the other
+    seat first (rotate_first is on in both presets)."""
+    async with person(browser) as (a, _), person(browser) as (b, _):
+        party_id = await start_duel(site, a, b)
+        first = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+        await asyncio.gather(play_my_turns(a), play_my_turns(b))
+        assert site.state(first)["first_seat"] == 0
+        await a.click("#rematch")
+        await a.wait_for_function(
+            "(old) => document.querySelector('#replay-link').getAttribute('href')"
+            " !== `/replay/${old}`",
+            arg=first,
+        )
+        second = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+        assert second != first
+        assert site.state(second)["first_seat"] == 1
+        for page in (a, b):
+            await expect(page.locator("#replay-link")).to_have_attribute(
+                "href", f"/replay/{second}"
+            )
+            await expect(page.locator("#log li").nth(1)).to_contain_text("bob")
+
+
+async def test_a_reload_mid_match_returns_the_same_seat(site: Site, browser: Browser) -> None:
+    """Reloading in the middle of a match brings the player back to the same seat, with
+    the live state, able to play on."""
+    async with person(browser) as (page, errors):
+        await name_myself(page, site, "carol")
+        party_id = await create_party(page, seats=2, preset="bga")
+        await page.click("[data-add-cpu='1']")
+        await page.click("#start")
+        await play_my_turns(page, until_version=12)
+        match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+        await page.reload()
+        await expect(page.locator("body[data-ready=true]")).to_be_attached()
+        await expect(page.locator("#players li[data-seat='0'] .name")).to_contain_text("carol")
+        await page.wait_for_function(
+            "(v) => Number(document.body.dataset.version) >= v",
+            arg=site.state(match_id)["version"] - 1,
+        )
+        assert (
+            await logged_versions(page)
+            == [e["version"] for e in site.events(match_id)][: len(await logged_versions(page))]
+        )
+        await play_my_turns(page)
+        assert site.state(match_id)["status"] == "finished"
+        assert errors == []
+
+
+async def test_a_dropped_socket_reconnects_and_misses_nothing(site: Site, browser: Browser) -> None:
+    """The match socket is cut mid-match: the page says so, comes back by itself from
+    the last event it saw, and in the end shows every event exactly once."""
+    async with person(browser) as (page, errors):
+        await name_myself(page, site, "dave")
+        await create_party(page, seats=2, preset="bga")
+        await page.click("[data-add-cpu='1']")
+        sockets: list[Any] = []
+
+        async def relay(route: Any) -> None:
+            route.connect_to_server()
+            sockets.append(route)
+
+        await page.route_web_socket(re.compile(r"/ws/matches/"), relay)
+        await page.click("#start")
+        await play_my_turns(page, until_version=10)
+        assert len(sockets) == 1
+        await sockets[0].close(code=1011, reason="cut by the test")
+        await expect(page.locator("#connection")).to_be_visible()
+        await expect(page.locator("#connection")).to_contain_text("Reconnect")
+        await expect(page.locator("#connection")).to_be_hidden()
+        assert len(sockets) == 2
+        await play_my_turns(page)
+        match_id = page.url.rsplit("/", 1)[1]
+        match_id = site.http.get(f"/api/parties/{match_id}").json()["match_id"]
+        events = site.events(match_id)
+        assert await logged_versions(page) == [e["version"] for e in events]
+        assert errors == []
+
+
+async def test_the_site_speaks_japanese_and_english(site: Site, browser: Browser) -> None:
+    """The browser's language picks the page's; the switch changes it and is kept."""
+    async with person(browser, locale="ja-JP") as (page, _):
+        await page.goto(site.url + "/")
+        await expect(page.locator("html")).to_have_attribute("lang", "ja")
+        await expect(page.locator("#create-button")).to_have_text("作る")
+        await expect(page.locator("#rules-table tr[data-option='three_sixes'] .name")).to_have_text(
+            "6が3回で番が終わる"
+        )
+        await page.screenshot(path=str(SHOTS / "lobby-ja.png"), full_page=True)
+        await page.click("#lang")
+        await expect(page.locator("html")).to_have_attribute("lang", "en")
+        await expect(page.locator("#create-button")).to_have_text("Create")
+        await page.reload()
+        await expect(page.locator("#create-button")).to_have_text("Create")
+    async with person(browser, locale="en-US") as (page, _):
+        await page.goto(site.url + "/")
+        await expect(page.locator("html")).to_have_attribute("lang", "en")
+        await expect(page.locator("#rules-table tr[data-option='blocks'] .name")).to_have_text(
+            "Blocked squares"
+        )
+
+
+async def test_the_lobby_lists_open_parties_live(site: Site, browser: Browser) -> None:
+    """A party created in one browser appears in another's lobby without a reload, and
+    leaves the list when it starts."""
+    async with person(browser) as (host, _), person(browser) as (other, _):
+        await other.goto(site.url + "/")
+        await expect(other.locator("body[data-ready=true]")).to_be_attached()
+        await expect(other.locator("#no-parties")).to_be_visible()
+        await name_myself(host, site, "erin")
+        party_id = await create_party(host, seats=3, preset="standard")
+        row = other.locator(f"#parties li[data-party='{party_id}']")
+        await expect(row).to_contain_text("erin")
+        await expect(row).to_contain_text("1/3")
+        await host.click("[data-add-cpu='1']")
+        await expect(row).to_contain_text("2/3")
+        await host.click("[data-add-cpu='2']")
+        await host.click("#start")
+        await expect(row).to_have_count(0)
