@@ -412,6 +412,12 @@ async def test_the_lobby_lists_open_parties_live(site: Site, browser: Browser) -
         await expect(row).to_contain_text("1/3")
         await host.click("[data-add-cpu='1']")
         await expect(row).to_contain_text("2/3")
+        # The host can take a CPU away again; the list follows.
+        await host.click("[data-remove-cpu='1']")
+        await expect(row).to_contain_text("1/3")
+        await host.select_option("select[data-level='1']", "hard")
+        await host.click("[data-add-cpu='1']")
+        await expect(host.locator("#seats-list li[data-seat='1'] .name")).to_have_text("CPU (hard)")
         await host.click("[data-add-cpu='2']")
         await host.click("#start")
         await expect(row).to_have_count(0)
@@ -490,3 +496,34 @@ async def test_a_phone_plays_a_three_player_match_by_tap(site: Site, browser: Br
         assert site.state(match_id)["board"]["kind"] == "by_players"
         await expect(page.locator("#placements li")).to_have_count(3)
         assert tapped > 0 and errors == []
+
+
+async def test_timer_stand_in_reclaim_and_sound(site: Site, browser: Browser) -> None:
+    """A 30 s turn limit counts down on the page; leaving puts a CPU in the seat (marked
+    on the seat) until 'take my seat back'; the sound switch is kept over a reload."""
+    async with person(browser) as (page, errors):
+        await name_myself(page, site, "hana")
+        await page.click("#limit label:has(input[value='30'])")
+        await create_party(page, seats=2, preset="bga")
+        await page.click("[data-add-cpu='1']")
+        await page.click("#start")
+        timer = page.locator("#timer")
+        await expect(timer).to_have_text(re.compile(r"^(30|29|28) s left$"))
+        shown = await timer.text_content()
+        await expect(timer).not_to_have_text(shown or "")  # it counts down
+        assert int((await timer.text_content() or "0").split()[0]) < int((shown or "0").split()[0])
+
+        page.once("dialog", lambda dialog: dialog.accept())
+        await page.click("#leave-match")
+        mark = page.locator("#players li[data-seat='0'] [data-stood-in='left']")
+        await expect(mark).to_be_visible()
+        await page.click("#reclaim")
+        await expect(mark).to_have_count(0)
+        await expect(page.locator("#reclaim")).to_be_hidden()
+
+        await expect(page.locator("#sound")).to_have_text("Sound: on")
+        await page.click("#sound")
+        await expect(page.locator("#sound")).to_have_attribute("aria-pressed", "false")
+        await page.reload()
+        await expect(page.locator("#sound")).to_have_text("Sound: off")
+        assert errors == []
