@@ -370,7 +370,7 @@
     const box = $("#connection");
     if (!box) return;
     box.dataset.state = state;
-    if (state === "open") {
+    if (state === "open" || state === "gone") {  // gone: the page says why in its message
       box.hidden = true;
       return;
     }

@@ -31,6 +31,10 @@ from .test_live import Instance
 
 pytestmark = [pytest.mark.anyio, requires_chromium]
 
+# What the page waits on may take a while on a loaded 2-core machine: a bound, not a time
+# the tests assert.
+expect.set_options(timeout=15_000)
+
 LOOPBACK = ("127.0.0.1", "localhost")
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
