@@ -27,6 +27,7 @@ import msgspec
 import structlog
 
 from services.shared.eventstore import EventStore, StoredEvent
+from services.shared.logging import describe_exception
 
 __all__ = ["LiveHub", "event_message"]
 
@@ -80,8 +81,8 @@ class LiveHub:
                         self._wake(note.stream_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # the database restarted or the connection dropped
-                _log.warning("live_listener_reconnecting", exc_info=True)
+            except Exception as exc:  # the database restarted or the connection dropped
+                _log.warning("live_listener_reconnecting", **describe_exception(exc))
                 self._wake_all()
                 await asyncio.sleep(1.0)
 

@@ -38,10 +38,12 @@ from services.match.sockets import (
     refuse,
     reply_error,
     serve,
+    unavailable,
 )
 from services.match.views import match_view, option_view, result_events
 from services.shared.errors import AppError, ErrorBody
 from services.shared.eventstore import StoredEvent
+from services.shared.logging import describe_exception
 
 __all__ = ["MatchFeed", "match_socket"]
 
@@ -236,7 +238,10 @@ class _Session:
 
     async def close(self) -> None:
         if self.seat is not None:
-            await self.service.disconnected(self.match_id, self.seat)
+            try:
+                await self.service.disconnected(self.match_id, self.seat)
+            except Exception as exc:  # the database is away: the presence is not recorded
+                _log.warning("socket_disconnect_failed", **describe_exception(exc))
 
 
 @websocket("/ws/matches/{match_id:str}")
@@ -262,6 +267,9 @@ async def match_socket(
         row = await service.match_row(match_id)
     except AppError as error:
         await refuse(socket, error)
+        return
+    except Exception as error:  # the database: 503 frame, close 1011, the client retries
+        await unavailable(socket, error, "match")
         return
     structlog.contextvars.bind_contextvars(match_id=match_id)
     channel = Channel(socket)

@@ -23,7 +23,7 @@ from domain import party as pd
 from services.match.live_hub import LiveHub
 from services.match.schemas import PartyOut
 from services.match.service import MatchService, check_id, party_stream
-from services.match.sockets import Channel, ping_only, refuse, serve
+from services.match.sockets import Channel, ping_only, refuse, serve, unavailable
 from services.match.views import party_list_view, party_view
 from services.shared.errors import AppError
 
@@ -56,6 +56,9 @@ async def party_socket(
         state = await service.load_party(party_id)  # 404 for an unknown party
     except AppError as error:
         await refuse(socket, error)
+        return
+    except Exception as error:  # the database: 503 frame, close 1011, the client retries
+        await unavailable(socket, error, "party")
         return
     structlog.contextvars.bind_contextvars(party_id=party_id)
     channel = Channel(socket)

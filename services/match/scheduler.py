@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.match.service import MatchService
 from services.shared.errors import AppError
 from services.shared.eventstore import AppendResult, ConcurrencyError
+from services.shared.logging import describe_exception
 
 __all__ = ["Scheduler"]
 
@@ -125,5 +126,5 @@ class Scheduler:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                _log.error("scheduler_failed", error_type=type(exc).__name__, exc_info=exc)
+                _log.error("scheduler_failed", **describe_exception(exc))
             await asyncio.sleep(self.poll)

@@ -9,6 +9,14 @@ A bad message is answered with an error frame and never closes the socket:
 
 A socket refused at connect (unknown id, bad query) gets the same frame without `id`,
 then the close code 4404 (not found) or 4422 (anything else).
+
+When the database cannot be reached, a command is answered with an error frame of status
+503 (`database_unavailable`), and the socket stays open. When the reads that feed the socket
+fail (the database went away: the socket's own re-read, the lobby's listing, or the load at
+connect), the server sends the same 503 frame without `id` and closes the socket with 1011
+(internal error: this server cannot go on serving it; 1012, service restart, is left for the
+server shutting down). The client reconnects from the last version it saw, so it misses
+nothing and gets nothing twice; a socket is never left open without its feed.
 """
 
 from __future__ import annotations
@@ -24,7 +32,14 @@ from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
 from services.shared.bodies import validation_field
-from services.shared.errors import AppError, ErrorBody, known_error
+from services.shared.errors import (
+    DATABASE_UNAVAILABLE,
+    AppError,
+    ErrorBody,
+    database_unavailable,
+    known_error,
+)
+from services.shared.logging import describe_exception
 
 __all__ = [
     "MAX_MESSAGE",
@@ -38,6 +53,7 @@ __all__ = [
     "refuse",
     "reply_error",
     "serve",
+    "unavailable",
 ]
 
 _log = structlog.get_logger(__name__)
@@ -45,6 +61,7 @@ _log = structlog.get_logger(__name__)
 MAX_MESSAGE = 4096  # bytes; uvicorn's own limit (`--ws-max-size`) is checked before this
 CLOSE_NOT_FOUND = 4404  # application close codes live in 4000-4999
 CLOSE_INVALID = 4422
+CLOSE_FEED_FAILED = 1011  # the server cannot go on feeding this socket: reconnect
 PONG = b'{"type":"pong"}'
 
 # The header's name in the service's errors is the message field's name on a socket.
@@ -82,7 +99,7 @@ def reply_error(exc: Exception, reply_to: Any, what: str) -> bytes:
     logged once."""
     known = known_error(exc)
     if known is None:
-        _log.error("socket_message_failed", message=what, exc_info=exc)
+        _log.error("socket_message_failed", message=what, **describe_exception(exc))
         known = 500, ErrorBody(error="internal", detail="internal server error")
     return error_frame(*known, reply_to=reply_to)
 
@@ -116,10 +133,10 @@ class Channel:
 
     def __init__(self, socket: WebSocket[Any, Any, Any]) -> None:
         self.socket = socket
-        self._lock = asyncio.Lock()
+        self.lock = asyncio.Lock()
 
     async def send(self, frame: bytes) -> None:
-        async with self._lock:
+        async with self.lock:
             await self.socket.send_data(frame.decode(), mode="text")
 
     async def receive(self) -> str | bytes:
@@ -139,6 +156,19 @@ async def refuse(socket: WebSocket[Any, Any, Any], error: AppError) -> None:
     await socket.close(code=CLOSE_NOT_FOUND if error.status == 404 else CLOSE_INVALID)
 
 
+async def unavailable(socket: WebSocket[Any, Any, Any], exc: Exception, name: str) -> None:
+    """The feed of the socket failed (`exc`): say so when the database is the cause (an
+    error frame, status 503), then close with 1011 so that the client reconnects."""
+    if database_unavailable(exc):
+        _log.warning("socket_feed_unavailable", socket=name, **describe_exception(exc))
+        with contextlib.suppress(Exception):
+            await socket.send_data(error_frame(503, DATABASE_UNAVAILABLE).decode(), mode="text")
+    else:
+        _log.error("socket_pump_failed", socket=name, **describe_exception(exc))
+    with contextlib.suppress(Exception):
+        await socket.close(code=CLOSE_FEED_FAILED)
+
+
 async def serve(
     channel: Channel,
     pump: Callable[[], Awaitable[None]],
@@ -153,10 +183,9 @@ async def serve(
             await pump()
         except (asyncio.CancelledError, WebSocketDisconnect):
             raise
-        except Exception:  # e.g. the database went away: the client reconnects
-            _log.error("socket_pump_failed", socket=name, exc_info=True)
-            with contextlib.suppress(Exception):
-                await channel.socket.close(code=1011)
+        except Exception as exc:  # e.g. the database went away: the client reconnects
+            async with channel.lock:  # not in the middle of a frame being sent
+                await unavailable(channel.socket, exc, name)
 
     task = asyncio.create_task(pumping(), name=name)
     try:

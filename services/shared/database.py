@@ -229,10 +229,12 @@ def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> 
     # No `pool_pre_ping`: it costs a round trip (`;`) on every checkout, i.e. several per
     # command. A connection the server dropped is caught instead: SQLAlchemy recognises
     # psycopg's disconnect errors and invalidates the connection and every connection
-    # pooled before it, so after a server restart one statement fails (HTTP 500, the
+    # pooled before it, so after a server restart one statement fails (HTTP 503, the
     # client retries with its Idempotency-Key) and the next checkouts reconnect.
     # `pool_recycle` replaces connections before idle-timeouts of proxies or firewalls.
-    options: dict[str, Any] = {"pool_recycle": 1800}
+    # `hide_parameters`: an error's text never carries the statement's bound values (event
+    # data such as a SeedRevealed's seed, tokens' hashes); it would reach the logs.
+    options: dict[str, Any] = {"pool_recycle": 1800, "hide_parameters": True}
     if settings is not None:
         options.update(pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
     options.update(kwargs)
@@ -258,7 +260,7 @@ async def service_engine(
 
 def create_sync_engine(url: str, **kwargs: Any) -> sa.Engine:
     """A synchronous engine for `url` (migrations, admin scripts)."""
-    return sa.create_engine(normalize_url(url), **kwargs)
+    return sa.create_engine(normalize_url(url), **{"hide_parameters": True, **kwargs})
 
 
 # ----------------------------------------------------------------------------- migrations

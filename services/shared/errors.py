@@ -4,6 +4,12 @@ The application layer raises `AppError` (or lets `ConcurrencyError` through); th
 handlers here turn every failure into that JSON shape with a 4xx status (5xx only for real
 server faults, with no detail). Rejection codes of the deciders map to statuses in one
 table, `REJECTION_STATUS`.
+
+A database that cannot be reached (the server down or restarting, a dropped connection,
+the pool exhausted) is not a fault of the request: `database_unavailable(exc)` recognises
+it anywhere in the exception chain, and it answers 503 `database_unavailable` with
+`Retry-After` (HTTP), or an error frame with status 503 (sockets). Faults are logged as
+their type and a scrubbed message (`services/shared/logging.py`), never their text.
 """
 
 from __future__ import annotations
@@ -11,18 +17,24 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import psycopg
+import sqlalchemy as sa
 import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 
 from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
+from services.shared.logging import describe_exception
 
 __all__ = [
+    "DATABASE_UNAVAILABLE",
     "HEALTH_RESPONSES",
     "REJECTION_STATUS",
+    "RETRY_AFTER",
     "AppError",
     "ErrorBody",
+    "database_unavailable",
     "error_responses",
     "exception_handlers",
     "known_error",
@@ -95,10 +107,43 @@ def _response(status: int, body: ErrorBody, headers: dict[str, str] | None = Non
     )
 
 
+RETRY_AFTER = "2"  # seconds, in the Retry-After of a 503 database_unavailable
+DATABASE_UNAVAILABLE = ErrorBody(
+    error="database_unavailable", detail="the database is unreachable; try again shortly"
+)
+
+# SQLSTATE classes of an unreachable server: 08 connection exception, 57P admin/crash
+# shutdown and "cannot connect now" (starting up), 53300 too many connections.
+_UNAVAILABLE_STATES = ("08", "57P", "53300")
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it came from) says the database cannot be reached
+    right now, as opposed to a statement that failed on a reachable server."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sa.exc.TimeoutError):  # no pooled connection in time
+            return True
+        if isinstance(current, sa.exc.DBAPIError) and current.connection_invalidated:
+            return True
+        if isinstance(current, psycopg.InterfaceError):
+            return True
+        if isinstance(current, psycopg.OperationalError):
+            state = current.sqlstate
+            # No SQLSTATE: libpq could not connect, or the connection broke mid-statement.
+            if state is None or state.startswith(_UNAVAILABLE_STATES):
+                return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
     """The status and body of a failure raised on purpose (`AppError`, `ConcurrencyError`,
-    `IdempotencyKeyReused`); None for anything else (a fault). The HTTP handlers below and
-    the WebSocket command replies both answer with it."""
+    `IdempotencyKeyReused`) or of an unreachable database (503); None for anything else
+    (a fault). The HTTP handlers below and the WebSocket command replies both answer with
+    it."""
     if isinstance(exc, AppError):
         return exc.status, ErrorBody(error=exc.code, detail=exc.detail, field=exc.field)
     if isinstance(exc, ConcurrencyError):
@@ -110,6 +155,8 @@ def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
             detail="this Idempotency-Key was already used for another stream",
             field="Idempotency-Key",
         )
+    if database_unavailable(exc):
+        return 503, DATABASE_UNAVAILABLE
     return None
 
 
@@ -169,7 +216,10 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
 
 
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    _log.error("request_failed", error_type=type(exc).__name__, exc_info=exc)
+    if database_unavailable(exc):
+        _log.warning("database_unavailable", **describe_exception(exc))
+        return _response(503, DATABASE_UNAVAILABLE, {"Retry-After": RETRY_AFTER})
+    _log.error("request_failed", **describe_exception(exc))
     return _response(500, ErrorBody(error="internal", detail="internal server error"))
 
 
@@ -201,6 +251,7 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
         404: "Unknown id",
         409: "Out of turn, wrong phase, finished, or a concurrent command won (`conflict`)",
         413: "Body larger than 16 KiB",
+        503: "The database is unreachable (`database_unavailable`, with Retry-After)",
         415: "Body declared as something other than JSON",
         422: "Invalid or unknown field (named in `field`), a body for a command that takes "
         "none, illegal move, reused Idempotency-Key",

@@ -55,6 +55,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain import events as domain_events
 from domain.chain import GENESIS, event_hash, first_break
 from services.shared.database import libpq_url
+from services.shared.logging import describe_exception
 
 __all__ = [
     "CHANNEL",
@@ -765,7 +766,7 @@ class EventStore:
             await auto.execute(sa.select(sa.func.pg_notify(CHANNEL, payload.decode())))
             await auto.commit()  # ends SQLAlchemy's autobegun block; nothing is sent
         except (sa.exc.SQLAlchemyError, OSError) as exc:
-            _log.warning("notify_failed", stream_id=result.stream_id, error=str(exc))
+            _log.warning("notify_failed", stream_id=result.stream_id, **describe_exception(exc))
 
     # --------------------------------------------------------------------------- read
 

@@ -6,14 +6,21 @@ either. Context bound with `structlog.contextvars.bind_contextvars` (request id,
 party id) is merged into every line logged while it is bound. Standard-library loggers
 (uvicorn, alembic) go through the same renderer.
 
-Never log tokens, request bodies, or a server seed before its SeedRevealed event.
+Never log tokens, request bodies, or a server seed before its SeedRevealed event. An
+exception is logged as its type, a scrubbed message and where it was raised
+(`describe_exception`), never as its text or traceback: a database error's text can echo
+the statement's bound values (an event's data, a SeedRevealed's seed) and psycopg's
+`DETAIL: Key (...)=(...)`. Every `exc_info` passed to a logger, structlog's or the
+standard library's (uvicorn), goes through that, in one processor.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
+import traceback
 import uuid
 from typing import Any, TextIO
 
@@ -23,7 +30,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.shared.settings import Settings
 
-__all__ = ["configure_logging", "request_logging"]
+__all__ = ["configure_logging", "describe_exception", "request_logging", "scrub_message"]
 
 _LEVELS = {
     "debug": logging.DEBUG,
@@ -31,6 +38,69 @@ _LEVELS = {
     "warning": logging.WARNING,
     "error": logging.ERROR,
 }
+
+
+# What may carry a value in an exception's message: quoted text, `(...)=(...)` of a key
+# violation, long runs of hex or base64url (seeds, hashes, tokens), `key: value` remainders.
+_VALUES = re.compile(
+    r"""(?x)
+    "[^"]*"? | '[^']*'?            # quoted values
+    | \([^()]*\)=\([^()]*\)        # DETAIL: Key (col)=(value)
+    | \b[0-9a-fA-F]{16,}\b          # seeds, hashes
+    | [A-Za-z0-9_\-+/=]{22,}         # tokens and other long opaque strings
+    """
+)
+_MAX_MESSAGE = 200
+
+
+def scrub_message(text: str) -> str:
+    """The first line of an exception's message, with every value it might echo replaced
+    by `…` (and SQLAlchemy's `[SQL: ...]`/`[parameters: ...]` parts dropped)."""
+    first = text.strip().split("\n", 1)[0].split("[SQL:", 1)[0].strip()
+    scrubbed = _VALUES.sub("…", first)
+    return scrubbed[:_MAX_MESSAGE]
+
+
+def describe_exception(exc: BaseException) -> dict[str, Any]:
+    """What a log line says about `exc`: `error_type` (and `cause_type`, the exception it
+    came from), `error` (its scrubbed message), `sqlstate` for a database error, `where`
+    (the innermost frame of its traceback: file, line, function). No values."""
+    described: dict[str, Any] = {"error_type": type(exc).__name__, "error": scrub_message(str(exc))}
+    cause = exc.__cause__ or exc.__context__
+    origin = getattr(exc, "orig", None) or cause
+    if cause is not None:
+        described["cause_type"] = type(cause).__name__
+    sqlstate = getattr(origin, "sqlstate", None) or getattr(exc, "sqlstate", None)
+    if sqlstate:
+        described["sqlstate"] = sqlstate
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    if frames:
+        last = frames[-1]
+        described["where"] = f"{last.filename}:{last.lineno} in {last.name}"
+    return described
+
+
+def _exception_of(exc_info: Any) -> BaseException | None:
+    if isinstance(exc_info, BaseException):
+        return exc_info
+    if isinstance(exc_info, tuple) and len(exc_info) == 3:
+        return exc_info[1] if isinstance(exc_info[1], BaseException) else None
+    if exc_info is True:
+        return sys.exc_info()[1]
+    return None
+
+
+def _scrub_exc_info(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """Replace `exc_info` (structlog's or a standard-library record's) with
+    `describe_exception`'s fields: no exception text or traceback reaches the output."""
+    exc_info = event_dict.pop("exc_info", None)
+    exc = _exception_of(exc_info)
+    if exc is not None:
+        for key, value in describe_exception(exc).items():
+            event_dict.setdefault(key, value)
+    if "exception" in event_dict:  # an already formatted traceback: drop it
+        event_dict["exception"] = "(traceback withheld: see error_type and where)"
+    return event_dict
 
 
 def _use_json(fmt: str) -> bool:
@@ -51,6 +121,7 @@ def configure_logging(settings: Settings | None = None, stream: TextIO | None = 
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _scrub_exc_info,
     ]
     renderer: Any = (
         structlog.processors.JSONRenderer() if _use_json(fmt) else structlog.dev.ConsoleRenderer()
@@ -58,7 +129,6 @@ def configure_logging(settings: Settings | None = None, stream: TextIO | None = 
     structlog.configure(
         processors=[
             *shared,
-            structlog.processors.format_exc_info,
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
         logger_factory=structlog.stdlib.LoggerFactory(),
