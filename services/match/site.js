@@ -184,6 +184,17 @@
     },
   };
 
+  // A page's own words, added to these (deeply: {ja: {replay: {...}}, en: {...}}).
+  function mergeWords(extra) {
+    const merge = (into, from) => {
+      for (const [k, v] of Object.entries(from)) {
+        if (v && typeof v === "object" && !Array.isArray(v)) merge((into[k] = into[k] || {}), v);
+        else into[k] = v;
+      }
+    };
+    for (const [language, words] of Object.entries(extra)) merge(WORDS[language], words);
+  }
+
   // The page's language: the one chosen here before, else the browser's.
   const LANG_KEY = "ludo.lang";
   function pickLanguage() {
