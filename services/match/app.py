@@ -16,6 +16,7 @@ import structlog
 from litestar import Litestar
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
+from litestar.exceptions import NotFoundException
 from litestar.openapi.spec import SecurityScheme
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -38,6 +39,7 @@ from services.match.site import (
     index,
     leaderboard_page,
     match_page,
+    not_found,
     party_page,
     player_page,
 )
@@ -113,7 +115,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
     return Litestar(
         route_handlers=handlers,
         dependencies={"service": Provide(_service, sync_to_thread=False)},
-        exception_handlers=exception_handlers,
+        exception_handlers={**exception_handlers, NotFoundException: not_found},
         lifespan=[lifespan, ratings_proxy_lifespan(settings)],
         openapi_config=openapi,
         request_max_body_size=MAX_BODY,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, get, post, put
 from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody
 
@@ -58,6 +58,27 @@ class PlayersController(Controller):
     async def create(self, data: JSONBody[NewPlayer], service: Service) -> PlayerOut:
         player, token = await service.create_player(data.name)
         return PlayerOut(id=player.id, name=player.name, token=token)
+
+    @put(
+        "/me",
+        operation_id="renameMe",
+        summary="Rename the player of the bearer token",
+        description="The same guest (id, token, ratings) under a new name; seats already "
+        "taken keep the name they were taken with.",
+        dependencies={"player": provide_player},
+        security=BEARER,
+        responses=error_responses(400, 401, 413, 415, 422),
+    )
+    async def rename(
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[NewPlayer],
+        service: Service,
+        player: CurrentPlayer,
+    ) -> PlayerOut:
+        token = request.headers.get("authorization", "").partition(" ")[2].strip()
+        renamed = await service.rename_player(player, token, data.name)
+        return PlayerOut(id=renamed.id, name=renamed.name)
 
     @get(
         "/me",

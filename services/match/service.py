@@ -237,6 +237,35 @@ class MatchService:
         _log.info("player_created", player_id=player.id)
         return player, token
 
+    async def rename_player(self, player: Player, token: str, name: str) -> Player:
+        """The same guest under a new display name (seats already taken keep the name
+        they were taken with: events are never rewritten). Other instances' token caches
+        may show the old name for new seats until their entry expires (`_PLAYER_TTL`)."""
+        name = name.strip()
+        if not name or not name.isprintable():
+            raise AppError(422, "invalid", "name must be 1-32 printable characters", "name")
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.text("UPDATE players SET name = :name WHERE id = :id"),
+                {"id": player.id, "name": name},
+            )
+        renamed = Player(player.id, name)
+        _remember(
+            self._players,
+            token_hash(token),
+            (time.monotonic() + _PLAYER_TTL, renamed),
+            _PLAYER_CACHE,
+        )
+        _log.info("player_renamed", player_id=player.id)
+        return renamed
+
+    async def player_exists(self, player_id: str) -> bool:
+        async with self._reader.connect() as conn:
+            found = await conn.scalar(
+                sa.text("SELECT 1 FROM players WHERE id = :id"), {"id": player_id}
+            )
+        return found is not None
+
     async def player_for_token(self, token: str) -> Player | None:
         digest = token_hash(token)
         cached = self._players.get(digest)

@@ -10,8 +10,8 @@
       site: "ルドー", lobby: "ロビー", ratings: "ランキング", rules_link: "ルール",
       lang_switch: "English", tagline: "ルドーは、2〜4人・約20分の、サイコロを振ってコマを進めるすごろく型のボードゲームです。4つのコマを巣から出して盤を1周させ、先に全部をゴールに入れたら勝ち。相手のコマに止まると巣へ戻せます。ブラウザで無料・登録不要で遊べます。",
       your_name: "あなたの名前", name_hint: "この端末に保存されます。登録は要りません。",
-      name_needed: "名前を入れてください（1〜32文字）", name_saved: "名前を保存しました",
-      name_change_note: "名前を変えると新しいゲストになります（遊び中の卓の席はそのままです）。",
+      name_needed: "名前を入れてください（1〜32文字）", name_saved: "名前を保存しました。",
+      name_change_note: "名前を変えても同じプレイヤーのままです（レートも引き継ぎます）。すでに座った席の名前は変わりません。",
       save: "保存", play_now: "このルールでそのまま遊ぶ", play_now_hint: "4人の卓を作り、CPUを3人入れて始めます。",
       create_party: "パーティーを作る", seats_label: "人数", seats_n: "{n}人",
       preset: "ルール", preset_standard: "このサイトの初期値", preset_bga: "Board Game Arena",
@@ -27,9 +27,10 @@
       seat: "席 {n}", empty_seat: "空席", sit_here: "この席に座る", add_cpu: "CPUを入れる",
       remove: "外す", leave_table: "卓を離れる", start: "始める", host: "ホスト",
       waiting_players: "全員がそろうと、ホストが始められます。", waiting_host: "ホストが始めるのを待っています。",
-      you: "あなた", cpu: "CPU", cpu_level: { easy: "CPU（弱い）", normal: "CPU（ふつう）", hard: "CPU（強い）" },
+      you: "あなた", you_mark: "（あなた）", cpu: "CPU", cpu_level: { easy: "CPU（弱い）", normal: "CPU（ふつう）", hard: "CPU（強い）" },
       level: "強さ", settings: "設定", save_settings: "設定を変える",
-      spectating: "観戦中です（操作はできません）。", party_closed: "このパーティーは閉じました。",
+      spectating: "観戦中です（操作はできません）。", join_hint: "名前を入れると、空いている席に座れます。",
+      footer: "ルールの監修：株式会社Qdan（定番ゲーム集の既定に準拠）", party_closed: "このパーティーは閉じました。",
       your_turn_roll: "あなたの番です。サイコロを振ってください。", your_turn_move: "{die}が出ました。動かすコマを選んでください。",
       turn_of: "{who}の番です。", cpu_thinking: "{who}の番です（CPUが考えています）。",
       roll: "サイコロを振る", roll_key: "スペースキーでも振れます", die: "サイコロ",
@@ -46,6 +47,7 @@
         rolled: "{who}: {die}",
         entered: "{who}のコマ{piece}が巣から出ました。",
         moved: "{who}のコマ{piece}が{n}マス進みました。",
+        moved_one: "{who}のコマ{piece}が1マス進みました。",
         to_home: "{who}のコマ{piece}がゴールの道に入りました。",
         to_goal: "{who}のコマ{piece}がゴールに入りました。",
         captured: "{who}のコマを取って巣へ戻しました。",
@@ -62,26 +64,29 @@
         board: { name: "盤", text: "既定の「いつも十字」は、人数によらず十字の盤で遊びます。「人数に合わせる」は2人が横長の盤、3人がT字の盤になる、標準とは違う遊び方です。",
                  values: { cross: "いつも十字", by_players: "人数に合わせる" } },
         enter_on: { name: "巣から出る目", text: "巣のコマをスタートへ出せる目です。" },
-        empty_course: { name: "コースにコマが無いとき", text: "自分のコマがコースに1つも無いときの扱いです。「振らずに1つ出る」はサイコロを押すとコマが1つ出て番が終わり、「3回振れる」は巣から出る目が出るまで3回まで振れます。",
+        empty_course: { name: "コースにコマが無いとき", text: "自分のコマがコースに1つも無いときの扱いです。既定の「特になし」は普通にサイコロを振ります。「振らずに1つ出る」（サイコロを押すとコマが1つ出て番が終わる）と「3回振れる」（巣から出る目が出るまで3回まで振れる）は、標準とは違う遊び方です。",
                         values: { normal: "特になし", auto_enter: "振らずに1つ出る", three_tries: "3回振れる" } },
-        three_sixes: { name: "6が3回で番が終わる", text: "6が3回続いたら、3回目は動かさずに番が終わります。" },
-        capture_bonus: { name: "取ったらもう1回", text: "相手のコマを巣へ戻したら、もう1回振れます。" },
+        three_sixes: { name: "6が3回で番が終わる", text: "6が3回続いたら、3回目は動かさずに番が終わります。「なし」は標準とは違う遊び方です。" },
+        capture_bonus: { name: "取ったらもう1回", text: "相手のコマを巣へ戻したら、もう1回振れます。「なし」は標準とは違う遊び方です。" },
         goal_bonus: { name: "ゴールでもう1回", text: "コマをゴールに入れたら、もう1回振れます。" },
-        safe_squares: { name: "安全なマス", text: "止まっても取られないマスです。既定の「スタートと星」は、各色のスタートのマスと、その8マス先です。",
+        safe_squares: { name: "安全なマス", text: "止まっても取られないマスです。既定の「スタートと星」は、各色のスタートのマスと、その8マス先です。「なし」と「スタート」だけは、標準とは違う遊び方です。",
                         values: { start_and_star: "スタートと星", start: "スタート", none: "なし" } },
-        blocks: { name: "通れないマス", text: "既定の「2つ重ね」は、相手の同じ色のコマが2つ以上あるマスを通れず止まれません。「追い越し禁止」は、どのコマ（自分のも）も追い越せません（止まるのはかまいません）。",
+        blocks: { name: "通れないマス", text: "既定の「2つ重ね」は、相手の同じ色のコマが2つ以上あるマスを通れず止まれません。「なし」と「追い越し禁止」（どのコマ（自分のも）も追い越せない。止まるのはかまわない）は、標準とは違う遊び方です。",
                   values: { double: "2つ重ね", none: "なし", no_overtaking: "追い越し禁止" } },
         exact_finish: { name: "ぴったりで上がる", text: "ゴールにはぴったりの目で入ります。なしにすると、大きい目でもゴールで止まります。" },
         play_to_end: { name: "全員の順位まで", text: "1人が上がっても続けて、残り1人になるまで順位を決めます。" },
         rotate_first: { name: "もう一度で先手を回す", text: "［もう一度］で次の局の先手を隣の人へ回します。" },
         quick_start: { name: "クイックスタート", text: "はじめから各自1つのコマがスタートのマスに出ています（Board Game Arena の遊び方）。" },
-        on: "あり", off: "なし",
+        on: "あり", off: "なし", play_to_end_off: "なし（1人が上がったら終わり）",
       },
       colour: { yellow: "黄", blue: "青", red: "赤", green: "緑" },
       leaderboard: "ランキング", player_page: "プレイヤー", rank: "順位", name: "名前",
       matches: "対局数", provisional: "暫定", when: "日時", place_h: "順位", change: "増減", left: "途中で抜けた",
-      ratings_note: "ランク戦の成績から計算します。勝てば下がらず、負けたり抜けたりすれば上がりません。対局が少ないうちは「暫定」です。", history: "レートの推移", no_ratings: "まだランク戦の記録がありません。",
+      ratings_note: "ランク戦の成績から計算します。勝てば下がらず、負けたり抜けたりすれば上がりません。対局が少ないうちは「暫定」です。", history: "レートの推移", no_ratings: "まだランク戦の記録がありません。", no_ratings_yet: "このプレイヤーはまだランク戦で評価されていません。",
       not_found: "見つかりません。", back_to_lobby: "ロビーへ戻る",
+      missing: { party: "この卓は見つかりません", match: "この対局は見つかりません",
+                 player: "このプレイヤーは見つかりません", page: "このページは見つかりません" },
+      missing_text: "リンクが古いか、打ち間違いかもしれません。ロビーから遊べます。",
       errors: {
         network: "サーバーにつながりません。少し待ってからもう一度どうぞ。",
         not_your_turn: "あなたの番ではありません。", roll_first: "先にサイコロを振ってください。",
@@ -99,7 +104,7 @@
       lang_switch: "日本語", tagline: "Ludo is a race board game for 2–4 players, about 20 minutes: roll the die, bring your four pieces out of the nest, once round the board and into the goal. Land on an opponent to send it home. Free in your browser, no registration.",
       your_name: "Your name", name_hint: "Kept on this device. No registration.",
       name_needed: "Enter a name (1–32 characters)", name_saved: "Name saved",
-      name_change_note: "A new name makes you a new guest (seats at running tables stay as they are).",
+      name_change_note: "A new name keeps you the same player (and your rating); seats already taken keep the old name.",
       save: "Save", play_now: "Play with these rules now", play_now_hint: "Opens a 4-seat table with three CPUs and starts.",
       create_party: "Create a party", seats_label: "Players", seats_n: "{n} players",
       preset: "Rules", preset_standard: "This site's defaults", preset_bga: "Board Game Arena",
@@ -115,9 +120,10 @@
       seat: "Seat {n}", empty_seat: "Empty seat", sit_here: "Sit here", add_cpu: "Add a CPU",
       remove: "Remove", leave_table: "Leave the table", start: "Start", host: "host",
       waiting_players: "When every seat is filled, the host can start.", waiting_host: "Waiting for the host to start.",
-      you: "you", cpu: "CPU", cpu_level: { easy: "CPU (easy)", normal: "CPU (normal)", hard: "CPU (hard)" },
+      you: "you", you_mark: " (you)", cpu: "CPU", cpu_level: { easy: "CPU (easy)", normal: "CPU (normal)", hard: "CPU (hard)" },
       level: "Level", settings: "Settings", save_settings: "Change settings",
-      spectating: "You are watching (read-only).", party_closed: "This party has closed.",
+      spectating: "You are watching (read-only).", join_hint: "Enter a name to take a free seat.",
+      footer: "Rules supervised by Qdan Inc. (following the standard game collection's defaults)", party_closed: "This party has closed.",
       your_turn_roll: "Your turn: roll the die.", your_turn_move: "You rolled {die}. Choose a piece to move.",
       turn_of: "{who} to play.", cpu_thinking: "{who} to play (a CPU is thinking).",
       roll: "Roll the die", roll_key: "Space rolls too", die: "Die",
@@ -134,6 +140,7 @@
         rolled: "{who} rolled {die}",
         entered: "{who}'s piece {piece} came out of the nest.",
         moved: "{who}'s piece {piece} moved {n} squares.",
+        moved_one: "{who}'s piece {piece} moved 1 square.",
         to_home: "{who}'s piece {piece} turned into its home column.",
         to_goal: "{who}'s piece {piece} reached the goal.",
         captured: "It captured {who}'s piece and sent it home.",
@@ -150,26 +157,29 @@
         board: { name: "Board", text: "The default, “always a cross”, plays on the cross whatever the number of players. “By players” gives 2 players a long board and 3 a T-shaped one, unlike the standard game.",
                  values: { cross: "Always a cross", by_players: "By players" } },
         enter_on: { name: "Values that leave the nest", text: "The die values that bring a nest piece out to its start square." },
-        empty_course: { name: "No piece on the course", text: "What happens when none of your pieces is on the course. “Enter one without rolling”: pressing the die brings a piece out and ends the turn; “Three tries”: roll up to three times until an entering value comes.",
+        empty_course: { name: "No piece on the course", text: "What happens when none of your pieces is on the course. The default, “nothing special”, rolls as usual. “Enter one without rolling” (pressing the die brings a piece out and ends the turn) and “three tries” (roll up to three times until an entering value comes) are unlike the standard game.",
                         values: { normal: "Nothing special", auto_enter: "Enter one without rolling", three_tries: "Three tries" } },
-        three_sixes: { name: "Three sixes end the turn", text: "After three sixes in a row, the third is not played and the turn ends." },
-        capture_bonus: { name: "Capture: roll again", text: "Sending an opponent's piece back to its nest earns one more roll." },
+        three_sixes: { name: "Three sixes end the turn", text: "After three sixes in a row, the third is not played and the turn ends. “Off” is unlike the standard game." },
+        capture_bonus: { name: "Capture: roll again", text: "Sending an opponent's piece back to its nest earns one more roll. “Off” is unlike the standard game." },
         goal_bonus: { name: "Goal: roll again", text: "Bringing a piece into the goal earns one more roll." },
-        safe_squares: { name: "Safe squares", text: "Squares where a piece cannot be captured. The default, “start and star”, is every colour's start square and the square 8 ahead of it.",
+        safe_squares: { name: "Safe squares", text: "Squares where a piece cannot be captured. The default, “start and star”, is every colour's start square and the square 8 ahead of it. “None” and “start only” are unlike the standard game.",
                         values: { start_and_star: "Start and star", start: "Start only", none: "None" } },
-        blocks: { name: "Blocked squares", text: "The default, “two stacked”: a square holding two or more pieces of one opponent colour cannot be passed or landed on. “No overtaking”: no piece (yours included) may be passed; landing is fine.",
+        blocks: { name: "Blocked squares", text: "The default, “two stacked”: a square holding two or more pieces of one opponent colour cannot be passed or landed on. “None” and “no overtaking” (no piece, yours included, may be passed; landing is fine) are unlike the standard game.",
                   values: { double: "Two stacked", none: "None", no_overtaking: "No overtaking" } },
         exact_finish: { name: "Exact roll to finish", text: "A piece enters the goal only with the exact value. Off: a larger value stops on the goal." },
         play_to_end: { name: "Play to the last place", text: "Play goes on after the first player finishes, until one player is left." },
         rotate_first: { name: "Play again rotates the first seat", text: "“Play again” gives the first turn of the next match to the next seat." },
         quick_start: { name: "Quick start", text: "Each player begins with one piece already on its start square (Board Game Arena's way)." },
-        on: "On", off: "Off",
+        on: "On", off: "Off", play_to_end_off: "Off (over when the first player finishes)",
       },
       colour: { yellow: "Yellow", blue: "Blue", red: "Red", green: "Green" },
       leaderboard: "Ratings", player_page: "Player", rank: "Rank", name: "Name",
       matches: "Matches", provisional: "provisional", when: "When", place_h: "Place", change: "Change", left: "left",
-      ratings_note: "From ranked matches. A win never lowers a rating; a loss or leaving never raises it. Few matches: provisional.", history: "Rating history", no_ratings: "No ranked matches yet.",
+      ratings_note: "From ranked matches. A win never lowers a rating; a loss or leaving never raises it. Few matches: provisional.", history: "Rating history", no_ratings: "No ranked matches yet.", no_ratings_yet: "This player has no rated match yet.",
       not_found: "Not found.", back_to_lobby: "Back to the lobby",
+      missing: { party: "No such party", match: "No such match", player: "No such player",
+                 page: "No such page" },
+      missing_text: "The link may be old or mistyped. You can play from the lobby.",
       errors: {
         network: "Cannot reach the server. Wait a moment and try again.",
         not_your_turn: "It is not your turn.", roll_first: "Roll the die first.",
@@ -295,12 +305,24 @@
     return data;
   }
 
-  // The guest of this device, created with `name` when there is none (or the name changed).
+  // The guest of this device: created with `name` when there is none, renamed when the
+  // name changed (the same player: its seats, ratings and token stay).
   async function ensureGuest(name) {
     const g = guest();
     const wanted = (name || "").trim();
     if (g && (!wanted || wanted === g.name)) return g;
     if (!wanted) throw new ApiError(422, "invalid", t("name_needed"), "name");
+    if (g) {
+      try {
+        const renamed = await api("PUT", "/api/players/me", { name: wanted });
+        const kept = { ...g, name: renamed.name };
+        localStorage.setItem(GUEST_KEY, JSON.stringify(kept));
+        return kept;
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 401) throw err;
+        // The server no longer knows this token (a new database): a new guest below.
+      }
+    }
     const made = await api("POST", "/api/players", { name: wanted });
     const fresh = { id: made.id, name: made.name, token: made.token };
     localStorage.setItem(GUEST_KEY, JSON.stringify(fresh));
@@ -310,43 +332,76 @@
   // ------------------------------------------------------------------ live sockets
   // A WebSocket that comes back by itself: after a drop it waits 0.5 s, 1 s, 2 s … (at most
   // 10 s, with some jitter) and opens again on `url()` (a function, so a match socket can
-  // ask for the events after the last one it saw). `onStatus` hears "connecting",
-  // "open" and "waiting" (with the seconds until the next try).
+  // ask for the events after the last one it saw). A connection that has gone dead
+  // without closing (a network that vanished) is found by a ping every 15 s that must be
+  // answered within 10 s; the browser going offline and online again is heeded at once.
+  // `onStatus` hears "connecting", "open", "waiting" (with the seconds until the next
+  // try) and "gone" (the server said the match or party does not exist).
+  const PING_EVERY = 15000, PONG_WITHIN = 10000;
   function liveSocket({ url, onOpen, onFrame, onStatus }) {
     let socket = null;
     let attempt = 0;
     let timer = null;
     let closed = false;
     let countdown = null;
+    let heartbeat = null;
+    let lastHeard = 0;
 
     function open() {
       if (closed) return;
+      clearTimeout(timer);
+      clearInterval(countdown);
       onStatus && onStatus("connecting");
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      socket = new WebSocket(`${scheme}//${location.host}${url()}`);
-      socket.addEventListener("open", () => {
+      const ws = new WebSocket(`${scheme}//${location.host}${url()}`);
+      socket = ws;
+      ws.addEventListener("open", () => {
+        if (ws !== socket) return;
         attempt = 0;
+        lastHeard = Date.now();
         onStatus && onStatus("open");
+        clearInterval(heartbeat);
+        heartbeat = setInterval(() => {
+          if (Date.now() - lastHeard > PING_EVERY + PONG_WITHIN) drop();
+          else if (Date.now() - lastHeard > PING_EVERY) send({ type: "ping" });
+        }, 1000);
         onOpen && onOpen(send);
       });
-      socket.addEventListener("message", (e) => {
+      ws.addEventListener("message", (e) => {
+        if (ws !== socket) return;
+        lastHeard = Date.now();
         let frame;
         try { frame = JSON.parse(e.data); } catch (_) { return; }
-        onFrame(frame, send);
+        if (frame.type !== "pong") onFrame(frame, send);
       });
-      socket.addEventListener("close", (e) => {
+      ws.addEventListener("close", (e) => {
+        if (ws !== socket) return;  // a socket this one already gave up on
         socket = null;
+        clearInterval(heartbeat);
         if (closed || e.code === 4404 || e.code === 4422) {
           if (!closed) onStatus && onStatus("gone", e.code);
           return;
         }
-        const wait = Math.min(10, 0.5 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
-        attempt++;
-        let left = Math.ceil(wait);
-        onStatus && onStatus("waiting", left);
-        countdown = setInterval(() => { left--; if (left > 0) onStatus && onStatus("waiting", left); }, 1000);
-        timer = setTimeout(() => { clearInterval(countdown); open(); }, wait * 1000);
+        retryLater();
       });
+    }
+
+    function retryLater() {
+      const wait = Math.min(10, 0.5 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
+      attempt++;
+      let left = Math.ceil(wait);
+      onStatus && onStatus("waiting", left);
+      countdown = setInterval(() => { left--; if (left > 0) onStatus && onStatus("waiting", left); }, 1000);
+      timer = setTimeout(() => { clearInterval(countdown); open(); }, wait * 1000);
+    }
+
+    // Give up on the current connection (it may never say it closed) and try again.
+    function drop() {
+      const old = socket;
+      socket = null;
+      clearInterval(heartbeat);
+      if (old) { try { old.close(4000, "no answer"); } catch (_) { /* already gone */ } }
+      if (!closed) retryLater();
     }
 
     function send(message) {
@@ -357,6 +412,10 @@
       return false;
     }
 
+    const offline = () => { if (socket) drop(); };
+    const online = () => { if (!socket && !closed) { attempt = 0; open(); } };
+    window.addEventListener("offline", offline);
+    window.addEventListener("online", online);
     open();
     return {
       send,
@@ -364,7 +423,11 @@
         closed = true;
         clearTimeout(timer);
         clearInterval(countdown);
+        clearInterval(heartbeat);
+        window.removeEventListener("offline", offline);
+        window.removeEventListener("online", online);
         if (socket) socket.close(1000);
+        socket = null;
       },
       isOpen: () => !!socket && socket.readyState === WebSocket.OPEN,
     };
@@ -393,6 +456,7 @@
   // The text of one option's value: "あり"/"On", a choice's name, or the die faces.
   function optionValueText(key, value) {
     if (key === "enter_on") return value.join("・");
+    if (key === "play_to_end" && value === false) return t("opt.play_to_end_off");
     if (typeof value === "boolean") return t(value ? "opt.on" : "opt.off");
     return t(`opt.${key}.values.${value}`);
   }

@@ -11,18 +11,21 @@
 Every page is one self-contained HTML file served under the hash-based CSP of
 `services.shared.pages`; the replay viewer and dispute report (services/match/
 replays_web.py) are served the same way through `stream_page`. An unknown or malformed id
-is a 404 page.
+is the site's 404 page (`not_found.html`), as is any unknown path a browser asks for.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
-from litestar import MediaType, Response, get
+from litestar import MediaType, Request, Response, get
+from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
 from services.match.players import Service
 from services.match.service import MatchService, check_id, match_stream, party_stream
-from services.shared.errors import HEALTH_RESPONSES, AppError
+from services.shared.errors import HEALTH_RESPONSES, AppError, http_error
 from services.shared.pages import PAGE_HEADERS, inline_page
 
 __all__ = [
@@ -30,24 +33,22 @@ __all__ = [
     "index",
     "leaderboard_page",
     "match_page",
+    "not_found",
     "page",
     "party_page",
     "player_page",
     "stream_page",
 ]
 
-_NOT_FOUND = (
-    "<!doctype html><html lang=en><head><meta charset=utf-8><title>No such {what}</title>"
-    "</head><body><h1>No such {what}</h1><p>There is no {what} with this id. "
-    '<a href="/">Back to the lobby</a></p></body></html>'
-)
 
-
-def page(name: str) -> Response[str]:
+def page(name: str, status: int = 200) -> Response[str]:
     """The page `name` of this package under its CSP."""
     html, csp = inline_page("services.match", name)
     return Response(
-        html, media_type=MediaType.HTML, headers={"Content-Security-Policy": csp, **PAGE_HEADERS}
+        html,
+        status_code=status,
+        media_type=MediaType.HTML,
+        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
     )
 
 
@@ -66,12 +67,17 @@ async def stream_page(service: MatchService, raw_id: str, what: str, name: str) 
             )
         if found:
             return page(name)
-    return Response(
-        _NOT_FOUND.format(what=what),
-        status_code=404,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": "default-src 'none'", **PAGE_HEADERS},
-    )
+    return page("not_found.html", status=404)
+
+
+def not_found(request: Request[Any, Any, Any], exc: NotFoundException) -> Response[Any]:
+    """An unknown route: the site's 404 page for a browser asking for a page, the JSON
+    error for everything else (the API, sockets, tools)."""
+    path = request.url.path
+    wants_page = "text/html" in request.headers.get("accept", "")
+    if wants_page and not path.startswith(("/api/", "/ws/", "/schema")):
+        return page("not_found.html", status=404)
+    return http_error(request, exc)
 
 
 @get("/", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
@@ -99,10 +105,14 @@ def leaderboard_page() -> Response[str]:
 
 
 @get("/players/{player_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def player_page(player_id: FromPath[str]) -> Response[str]:
-    """One player's rating and its history (the page asks the ranking service; an unknown
-    player is the page's own "not found")."""
-    return page("ratings.html")
+async def player_page(player_id: FromPath[str], service: Service) -> Response[str]:
+    """One player's rating and its history (the page asks the ranking service); an
+    unknown or malformed id is the 404 page."""
+    try:
+        known = await service.player_exists(check_id(player_id, "player"))
+    except AppError:
+        known = False
+    return page("ratings.html") if known else page("not_found.html", status=404)
 
 
 @get(

@@ -37,6 +37,7 @@ __all__ = [
     "database_unavailable",
     "error_responses",
     "exception_handlers",
+    "http_error",
     "known_error",
 ]
 
@@ -202,7 +203,9 @@ def _validation(exc: ValidationException) -> Response[Any]:
     return _response(422, ErrorBody(error="invalid", detail=f"{key}: {message}", field=key))
 
 
-def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    """An HTTPException (Litestar's own: unknown route, wrong method, body too large…) as
+    our JSON error."""
     if isinstance(exc, ValidationException):
         return _validation(exc)
     status = exc.status_code
@@ -227,7 +230,7 @@ exception_handlers: dict[type[Exception] | int, Any] = {
     AppError: _app_error,
     ConcurrencyError: _conflict,
     IdempotencyKeyReused: _key_reused,
-    HTTPException: _http,
+    HTTPException: http_error,
     Exception: _internal,
 }
 

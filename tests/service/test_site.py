@@ -20,11 +20,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import psycopg
 import pytest
 from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from services.ranking.app import create_app as create_ranking_app
+from services.shared.database import libpq_url
 from services.shared.settings import Settings
 
 from .test_live import Instance
@@ -58,8 +60,10 @@ class Site:
         return events
 
 
-@pytest.fixture
-def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
+@contextlib.contextmanager
+def running_site(database_url: str, tmp_path: Path, **overrides: Any) -> Iterator[Site]:
+    """The ranking service and the match service (deadline worker on) on the test's
+    database; `overrides` change the match service's settings."""
     common: dict[str, Any] = {
         "data_dir": tmp_path,
         "database_url": database_url,
@@ -69,11 +73,17 @@ def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
         "ranking_poll": 0.05,
     }
     with Instance(Settings(**common), app=create_ranking_app(Settings(**common))) as ranking:
-        settings = Settings(**common, scheduler=True, ranking_url=ranking.http)
+        settings = Settings(**{**common, **overrides}, scheduler=True, ranking_url=ranking.http)
         with Instance(settings) as match:
             site = Site(match)
             yield site
             site.http.close()
+
+
+@pytest.fixture
+def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
+    with running_site(database_url, tmp_path) as site:
+        yield site
 
 
 @pytest.fixture
@@ -530,4 +540,71 @@ async def test_timer_stand_in_reclaim_and_sound(site: Site, browser: Browser) ->
         await expect(page.locator("#sound")).to_have_attribute("aria-pressed", "false")
         await page.reload()
         await expect(page.locator("#sound")).to_have_text("Sound: off")
+        assert errors == []
+
+
+async def test_a_timed_out_turn_is_the_cpus_not_the_players(
+    database_url: str, tmp_path: Path, browser: Browser
+) -> None:
+    """When a player's turn times out, the CPU plays the rest of it: the player's page
+    says so and offers neither the die nor a piece, until the turn has passed."""
+    with running_site(database_url, tmp_path, cpu_delay=3.0) as site:
+        async with person(browser) as (page, errors):
+            await name_myself(page, site, "ichiro")
+            await page.click("#limit label:has(input[value='30'])")
+            party_id = await create_party(page, seats=2, preset="bga")
+            await page.click("[data-add-cpu='1']")
+            await page.click("#start")
+            await expect(page.locator("#roll")).to_be_visible()
+            match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+            # The turn's deadline is due now (instead of in 30 s): the scheduler fires it.
+            with psycopg.connect(libpq_url(database_url), autocommit=True) as conn:
+                conn.execute(
+                    "UPDATE turn_deadlines SET due_at = now() WHERE stream_id = %s",
+                    (f"match-{match_id}",),
+                )
+            timed_out = page.locator("#log li", has_text="time ran out")
+            await expect(timed_out).to_have_count(1)
+            assert site.state(match_id)["deadline"]["kind"] == "cpu"
+            await expect(page.locator("#status")).to_contain_text("a CPU is thinking")
+            await expect(page.locator("#roll")).to_be_hidden()
+            assert await page.locator("#board .piece.movable").count() == 0
+            assert errors == []
+
+
+async def test_going_offline_says_so_and_comes_back(site: Site, browser: Browser) -> None:
+    """The browser going offline mid-match is said at once; back online, the page
+    reconnects and misses nothing."""
+    async with person(browser) as (page, errors):
+        await name_myself(page, site, "kazu")
+        party_id = await create_party(page, seats=2, preset="bga")
+        await page.click("[data-add-cpu='1']")
+        await page.click("#start")
+        await play_my_turns(page, until_version=8)
+        await page.context.set_offline(True)
+        await expect(page.locator("#connection")).to_be_visible()
+        await page.context.set_offline(False)
+        await expect(page.locator("#connection")).to_be_hidden()
+        await play_my_turns(page)
+        match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+        assert await logged_versions(page) == [e["version"] for e in site.events(match_id)]
+        assert errors == []
+
+
+async def test_a_new_name_keeps_the_same_guest(site: Site, browser: Browser) -> None:
+    """Saving another name in the lobby renames this device's guest: the same id and
+    token, the new name shown."""
+    async with person(browser) as (page, errors):
+        await name_myself(page, site, "leo")
+        before = await page.evaluate("() => JSON.parse(localStorage.getItem('ludo.guest'))")
+        await page.fill("#name", "leon")
+        await expect(page.locator("#name-note")).to_be_visible()
+        await page.click("#name-form button[type=submit]")
+        await expect(page.locator("#me")).to_have_text("leon")
+        after = await page.evaluate("() => JSON.parse(localStorage.getItem('ludo.guest'))")
+        assert after == {**before, "name": "leon"}
+        me = site.http.get(
+            "/api/players/me", headers={"Authorization": f"Bearer {after['token']}"}
+        ).json()
+        assert me == {"id": before["id"], "name": "leon"}
         assert errors == []

@@ -29,7 +29,7 @@ async def test_the_rule_options_list_both_presets_and_every_value(api: Api) -> N
             assert ruleset_to_dict(parse_ruleset({"preset": "bga", key: chosen}))[key] == chosen
 
 
-@pytest.mark.parametrize("path", ["/", "/leaderboard", f"/players/{uuid.uuid4()}"])
+@pytest.mark.parametrize("path", ["/", "/leaderboard"])
 async def test_the_site_pages_are_served_under_their_csp(api: Api, path: str) -> None:
     """The lobby and the ratings pages are HTML under a hash-based CSP, never cached."""
     r = await api.call("GET", path)
@@ -51,3 +51,50 @@ async def test_a_table_page_exists_for_each_party_and_match(api: Api) -> None:
     for path in (f"/party/{uuid.uuid4()}", "/party/nope", f"/match/{party_id}", "/match/1"):
         r = await api.call("GET", path)
         assert r.status_code == 404 and "No such" in r.text
+
+
+async def test_a_guest_renamed_stays_the_same_player(api: Api) -> None:
+    """PUT /api/players/me gives the token's guest a new name: same id, same token; a bad
+    name is 422 and an unknown token 401, both changing nothing."""
+    me = await api.player("ichiro")
+    r = await api.call("PUT", "/api/players/me", json={"name": "jiro"}, headers=api.h(me))
+    assert r.status_code == 200 and r.json() == {"id": me["id"], "name": "jiro"}
+    r = await api.call("GET", "/api/players/me", headers=api.h(me))
+    assert r.json() == {"id": me["id"], "name": "jiro"}
+    for bad in ({"name": ""}, {"name": "x" * 33}, {"name": 5}, {"nom": "x"}):
+        r = await api.call("PUT", "/api/players/me", json=bad, headers=api.h(me))
+        assert r.status_code == 422, bad
+    r = await api.call(
+        "PUT", "/api/players/me", json={"name": "saburo"}, headers={"Authorization": "Bearer x"}
+    )
+    assert r.status_code == 401
+    assert (await api.call("GET", "/api/players/me", headers=api.h(me))).json()["name"] == "jiro"
+
+
+async def test_unknown_pages_get_the_site_404_and_the_api_stays_json(api: Api) -> None:
+    """A browser asking for an unknown page, party, match or player gets the site's 404
+    page (status 404, under its CSP); the API and tools keep the JSON error."""
+    html = {"Accept": "text/html,application/xhtml+xml"}
+    for path in (
+        "/nope",
+        "/party/nope",
+        f"/match/{uuid.uuid4()}",
+        f"/players/{uuid.uuid4()}",
+        "/players/xyz",
+        f"/replay/{uuid.uuid4()}",
+    ):
+        r = await api.call("GET", path, headers=html)
+        assert r.status_code == 404, path
+        assert r.headers["content-type"].startswith("text/html")
+        assert "script-src 'sha256-" in r.headers["content-security-policy"]
+        assert 'id="what"' in r.text
+    for path, headers in (("/nope", {"Accept": "application/json"}), ("/api/nope", html)):
+        r = await api.call("GET", path, headers=headers)
+        assert r.status_code == 404 and r.json()["error"] == "not_found"
+
+
+async def test_a_known_players_page_is_served(api: Api) -> None:
+    """/players/{id} is the ratings page for a guest that exists."""
+    me = await api.player("kenta")
+    r = await api.call("GET", f"/players/{me['id']}")
+    assert r.status_code == 200 and 'id="player"' in r.text
