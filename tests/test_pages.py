@@ -17,6 +17,7 @@ PAGES = [
     ("services.match", "lobby.html"),
     ("services.match", "table.html"),
     ("services.match", "ratings.html"),
+    ("services.match", "rules.html"),
 ]
 
 

@@ -40,6 +40,7 @@ from services.match.site import (
     match_page,
     party_page,
     player_page,
+    rules_page,
 )
 from services.shared.background import run_in_background
 from services.shared.bodies import check_body
@@ -106,6 +107,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         party_page,
         match_page,
         leaderboard_page,
+        rules_page,
         player_page,
         healthz,
         ratings_proxy,
