@@ -18,6 +18,7 @@ PAGES = [
     ("services.match", "table.html"),
     ("services.match", "ratings.html"),
     ("services.match", "not_found.html"),
+    ("services.match", "rules.html"),
 ]
 
 

@@ -42,6 +42,7 @@ from services.match.site import (
     not_found,
     party_page,
     player_page,
+    rules_page,
 )
 from services.shared.background import run_in_background
 from services.shared.bodies import check_body
@@ -108,6 +109,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         party_page,
         match_page,
         leaderboard_page,
+        rules_page,
         player_page,
         healthz,
         ratings_proxy,

@@ -6,6 +6,7 @@
   and もう一度; `/match/{id}` the same page for one match (spectators, finished matches);
 - `/leaderboard` and `/players/{id}` (`ratings.html`): the public ratings, read from the
   ranking service through `/api/ratings/*`;
+- `/rules` (`rules.html`): the rules and how to play, in both languages;
 - `/healthz`.
 
 Every page is one self-contained HTML file served under the hash-based CSP of
@@ -37,6 +38,7 @@ __all__ = [
     "page",
     "party_page",
     "player_page",
+    "rules_page",
     "stream_page",
 ]
 
@@ -102,6 +104,12 @@ async def match_page(match_id: FromPath[str], service: Service) -> Response[str]
 def leaderboard_page() -> Response[str]:
     """The public leaderboard (player ratings of ranked play)."""
     return page("ratings.html")
+
+
+@get("/rules", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
+def rules_page() -> Response[str]:
+    """The rules of Ludo and how to play, with this site's defaults and local rules."""
+    return page("rules.html")
 
 
 @get("/players/{player_id:str}", media_type=MediaType.HTML, include_in_schema=False)

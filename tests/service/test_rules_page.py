@@ -1,0 +1,163 @@
+"""The rules page, /rules: over HTTP, and in a real browser in both languages and on a
+375 px phone (Debian's Chromium driven by Playwright, tests/browser.py).
+
+The match service runs under uvicorn on a loopback port (the live tests' `Instance`), as in
+test_site.py; the waiting is on the page's own state (`body[data-ready]`, the article
+shown), never on a clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from services.shared.settings import Settings
+
+from .conftest import Api
+from .test_live import Instance
+
+pytestmark = pytest.mark.anyio
+
+expect.set_options(timeout=15_000)
+
+LOOPBACK = ("127.0.0.1", "localhost")
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+LOCAL_RULES = "article:not([hidden]) #local-rules-{lang} table"
+
+
+async def test_the_rules_page_is_served_under_its_csp(api: Api) -> None:
+    """GET /rules is the rules page: HTML under a hash-based CSP, never cached."""
+    r = await api.call("GET", "/rules")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'sha256-" in csp and "style-src 'sha256-" in csp
+    assert "default-src 'none'" in csp and "unsafe" not in csp
+    assert r.headers["cache-control"] == "no-store"
+    assert "ルドーのルール・遊び方" in r.text and "Three sixes end the turn" in r.text
+    assert "http://" not in r.text.replace("http://www.w3.org", "")
+
+
+@pytest.fixture
+def site(database_url: str, tmp_path: Path) -> Iterator[str]:
+    settings = Settings(data_dir=tmp_path, database_url=database_url, scheduler=False)
+    with Instance(settings) as instance:
+        yield instance.http
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@contextlib.asynccontextmanager
+async def reader(
+    browser: Browser, locale: str, width: int = 1280, height: int = 900
+) -> AsyncIterator[tuple[Page, list[str]]]:
+    """A page in a fresh context of `locale`, and what went wrong on it: console errors,
+    uncaught exceptions, and any request that left the machine."""
+    context = await browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def on_console(msg: Any) -> None:
+        if msg.type == "error":
+            errors.append(msg.text)
+
+    def on_request(request: Any) -> None:
+        parts = urlsplit(request.url)
+        if parts.scheme not in ("data", "blob") and parts.hostname not in LOOPBACK:
+            errors.append(f"external request: {request.url}")
+
+    page.on("console", on_console)
+    context.on("request", on_request)
+    try:
+        yield page, errors
+    finally:
+        await context.close()
+
+
+async def open_rules(page: Page, site: str) -> None:
+    await page.goto(site + "/rules")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+
+
+@requires_chromium
+async def test_the_rules_page_in_japanese(site: str, browser: Browser) -> None:
+    """In a ja-JP browser the Japanese rules show: the heading, the defaults, the 11 local
+    rules (12 rows with the header) and the play button to the lobby; English is hidden."""
+    async with reader(browser, "ja-JP") as (page, errors):
+        await open_rules(page, site)
+        await expect(page.locator("h1:visible")).to_have_text("ルドーのルール・遊び方")
+        await expect(page).to_have_title("ルドーのルール・遊び方")
+        await expect(page.locator("#rules-en")).to_be_hidden()
+        rows = page.locator(LOCAL_RULES.format(lang="ja") + " tr")
+        await expect(rows).to_have_count(12)
+        await expect(rows.filter(has_text="6が3回で番が終わる")).to_have_count(1)
+        await expect(page.locator("#defaults-ja tbody tr")).to_have_count(5)
+        await expect(page.locator("#terms-ja dt")).to_have_count(6)
+        await expect(page.locator("#faq-ja details")).to_have_count(4)
+        play = page.get_by_role("link", name="このルールでそのまま遊ぶ")
+        await expect(play).to_have_attribute("href", "/")
+        await expect(page.locator("nav a[href='/rules']")).to_have_text("ルール")
+        colours = await page.eval_on_selector_all(
+            "#setup-ja .mark", "marks => marks.map(m => [m.textContent, getComputedStyle(m).color])"
+        )
+        assert [c[0] for c in colours] == ["○", "□", "△", "✚"]
+        assert len({c[1] for c in colours}) == 4
+        await page.screenshot(path=str(SHOTS / "rules-ja.png"), full_page=True)
+        assert errors == []
+
+
+@requires_chromium
+async def test_the_rules_page_in_english_and_the_language_button(
+    site: str, browser: Browser
+) -> None:
+    """In an en-GB browser the English rules show with the lobby's rule names; the
+    language button switches to Japanese and back."""
+    async with reader(browser, "en-GB") as (page, errors):
+        await open_rules(page, site)
+        await expect(page.locator("h1:visible")).to_have_text("Ludo: the rules and how to play")
+        await expect(page.locator("#rules-ja")).to_be_hidden()
+        rows = page.locator(LOCAL_RULES.format(lang="en") + " tr")
+        await expect(rows).to_have_count(12)
+        await expect(rows.filter(has_text="Three sixes end the turn")).to_have_count(1)
+        await expect(page.locator("nav a[href='/rules']")).to_have_text("Rules")
+        await page.screenshot(path=str(SHOTS / "rules-en.png"), full_page=True)
+        await page.click("#lang")
+        await expect(page.locator("h1:visible")).to_have_text("ルドーのルール・遊び方")
+        await expect(page.locator("#rules-en")).to_be_hidden()
+        await expect(page.locator("html")).to_have_attribute("lang", "ja")
+        await page.click("#lang")
+        await expect(page.locator("h1:visible")).to_have_text("Ludo: the rules and how to play")
+        await expect(page).to_have_title("Ludo: the rules and how to play")
+        assert errors == []
+
+
+@requires_chromium
+@pytest.mark.parametrize("locale", ["ja-JP", "en-GB"])
+async def test_the_rules_page_fits_a_phone(site: str, browser: Browser, locale: str) -> None:
+    """At 375 px the page is no wider than the screen: the tables scroll in their own box."""
+    async with reader(browser, locale, width=375, height=667) as (page, errors):
+        await open_rules(page, site)
+        lang = locale[:2]
+        await expect(page.locator(f"#rules-{lang}")).to_be_visible()
+        wide = await page.evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= 375, f"the page is {wide} px wide on a 375 px screen"
+        box = page.locator(f"#local-rules-{lang} .scroll")
+        scrolls = await box.evaluate("(el) => el.scrollWidth > el.clientWidth")
+        assert scrolls, "the local rules table should scroll inside its box"
+        assert errors == []
