@@ -27,6 +27,7 @@ round trips without changing any outcome.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
@@ -783,13 +784,21 @@ class MatchService:
             assert piece is not None
             return MovePiece(seat=seat, piece=piece)
 
-        return await self.execute(
-            match_id,
-            make,
-            actor=player.id,
-            command_id=_command_id(player, key),
-            request=action if piece is None else f"{action}:{piece}",
-        )
+        command_id = _command_id(player, key)
+        request = action if piece is None else f"{action}:{piece}"
+        # Leaving and reclaiming mean the same on any state, so losing the version race to
+        # a CPU or timer append is retried here; a roll or a move was chosen on the state
+        # the player saw, so its conflict goes back to them (409).
+        tries = _RECLAIM_TRIES if action in ("leave", "reclaim") else 1
+        for attempt in range(tries):
+            try:
+                return await self.execute(
+                    match_id, make, actor=player.id, command_id=command_id, request=request
+                )
+            except ConcurrencyError:
+                if attempt == tries - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # --------------------------------------------------------------------------- presence
 
@@ -808,15 +817,10 @@ class MatchService:
                 _LOG_CONNECTION, {"stream_id": stream, "seat": seat, "kind": "connected"}
             )
         if state.status == "playing" and state.stood_in[seat] is not None:
-            # The stand-in may be mid-turn on another instance: retry a version race.
-            for _ in range(_RECLAIM_TRIES):
-                try:
-                    await self.act(match_id, player, "reclaim")
-                    break
-                except ConcurrencyError:
-                    continue
-                except AppError:
-                    break  # the match ended meanwhile: nothing to reclaim
+            # `act` retries the version race with a stand-in playing on another instance;
+            # still losing after every try, or the match ended meanwhile: nothing to do.
+            with contextlib.suppress(ConcurrencyError, AppError):
+                await self.act(match_id, player, "reclaim")
         return seat
 
     async def disconnected(self, match_id: str, seat: int) -> None:

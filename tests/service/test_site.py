@@ -512,9 +512,17 @@ async def test_a_phone_plays_a_three_player_match_by_tap(site: Site, browser: Br
         assert tapped > 0 and errors == []
 
 
-async def test_timer_stand_in_reclaim_and_sound(site: Site, browser: Browser) -> None:
+async def test_timer_stand_in_reclaim_and_sound(
+    database_url: str, tmp_path: Path, browser: Browser
+) -> None:
     """A 30 s turn limit counts down on the page; leaving puts a CPU in the seat (marked
     on the seat) until 'take my seat back'; the sound switch is kept over a reload."""
+    # CPUs that take 0.2 s a move, so the match is still on when the seat is taken back.
+    with running_site(database_url, tmp_path, cpu_delay=0.2) as site:
+        await _timer_stand_in_reclaim_and_sound(site, browser)
+
+
+async def _timer_stand_in_reclaim_and_sound(site: Site, browser: Browser) -> None:
     async with person(browser) as (page, errors):
         await name_myself(page, site, "hana")
         await page.click("#limit label:has(input[value='30'])")

@@ -98,3 +98,20 @@ async def test_a_known_players_page_is_served(api: Api) -> None:
     me = await api.player("kenta")
     r = await api.call("GET", f"/players/{me['id']}")
     assert r.status_code == 200 and 'id="player"' in r.text
+
+
+async def test_reclaiming_a_seat_wins_the_race_with_its_stand_in(scheduled_api: Api) -> None:
+    """While CPUs play every seat as fast as they can, leaving and taking the seat back
+    are retried past the version race: 200 each time, never 409."""
+    api = scheduled_api
+    me = await api.player("mika")
+    party = await api.party(me, seats=2, rules={"preset": "standard"})
+    r = await api.call("POST", f"/api/parties/{party['id']}/cpus", json={}, headers=api.h(me))
+    assert r.status_code == 200
+    match_id = await api.start(party["id"], me)
+    for _ in range(3):
+        for action in ("leave", "reclaim"):
+            r = await api.call("POST", f"/api/matches/{match_id}/{action}", headers=api.h(me))
+            assert r.status_code == 200, r.text
+    events = (await api.call("GET", f"/api/matches/{match_id}/events")).json()["events"]
+    assert [e["type"] for e in events].count("SeatReclaimed") == 3
