@@ -32,12 +32,19 @@ requires_chromium = pytest.mark.skipif(
 
 
 @contextlib.asynccontextmanager
-async def new_page() -> AsyncIterator[Page]:
-    """A fresh headless Chromium with one 1280×1000 page (15 s default timeout)."""
+async def new_page(locale: str | None = None) -> AsyncIterator[Page]:
+    """A fresh headless Chromium with one 1280×1000 page (15 s default timeout), in the
+    browser language `locale` (e.g. "ja-JP") when given."""
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 1000})
+            if locale is None:
+                page = await browser.new_page(viewport={"width": 1280, "height": 1000})
+            else:
+                context = await browser.new_context(
+                    viewport={"width": 1280, "height": 1000}, locale=locale
+                )
+                page = await context.new_page()
             page.set_default_timeout(15_000)
             yield page
         finally:

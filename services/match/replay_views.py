@@ -66,7 +66,10 @@ class FairnessOut(msgspec.Struct, kw_only=True):
 class StepOut(msgspec.Struct, kw_only=True):
     """One event as the viewer shows it. `options`: the legal moves at a roll that offered
     a choice (and on the move that took one); `chosen`: the piece that was moved;
-    `pieces`: every seat's four progresses after the event."""
+    `pieces`: every seat's four progresses after the event. `text` is one English line
+    (`replays.steps.describe`); the viewer words the event itself from the fields: `frm`
+    (JSON "from"), `to` and `bonus` of a move, `reason` of a pass or a stand-in, `retry`
+    of a pass, `next_seat` of a turn's end, `place` of a finish (null elsewhere)."""
 
     version: int
     type: str
@@ -81,6 +84,13 @@ class StepOut(msgspec.Struct, kw_only=True):
     captures: list[list[int]]
     marks: list[str]
     pieces: list[list[int]]
+    frm: int | None = msgspec.field(default=None, name="from")
+    to: int | None = None
+    bonus: int | None = None
+    reason: str | None = None
+    retry: bool | None = None
+    next_seat: int | None = None
+    place: int | None = None
 
 
 class StepsOut(msgspec.Struct, kw_only=True):
@@ -268,7 +278,9 @@ def steps_view(m: WalkedMatch) -> StepsOut:
     for step in m.steps:
         event = step.event
         options = step.options
-        die = n = chosen = None
+        die = n = chosen = frm = to = bonus = next_seat = place = None
+        reason: str | None = None
+        retry: bool | None = None
         captures: list[list[int]] = []
         if isinstance(event, DieRolled):
             die, n = event.value, event.n
@@ -276,6 +288,15 @@ def steps_view(m: WalkedMatch) -> StepsOut:
         elif isinstance(event, PieceMoved):
             die, chosen = event.die, event.piece
             captures = [list(c) for c in event.captures]
+            frm, to, bonus = event.frm, event.to, event.bonus
+        elif isinstance(event, RollPassed):
+            reason, retry = event.reason, event.retry
+        elif isinstance(event, SeatStoodIn):
+            reason = event.reason
+        elif isinstance(event, TurnEnded):
+            next_seat = event.next_seat
+        elif isinstance(event, PlayerFinished):
+            place = event.place
         out.append(
             StepOut(
                 version=step.version,
@@ -291,6 +312,13 @@ def steps_view(m: WalkedMatch) -> StepsOut:
                 captures=captures,
                 marks=_marks(step),
                 pieces=step.pieces,
+                frm=frm,
+                to=to,
+                bonus=bonus,
+                reason=reason,
+                retry=retry,
+                next_seat=next_seat,
+                place=place,
             )
         )
     placements = _placements(m)

@@ -17,6 +17,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.dice import die_for_roll
+from domain.events import decode_event
 from replays.format import load_replay
 from replays.verify import verify_replay
 from services.match.app import create_app
@@ -131,6 +132,7 @@ async def test_audit_passes_then_names_the_altered_event(api: Api) -> None:
 
 
 async def test_steps_give_the_board_options_and_fairness(api: Api) -> None:
+    """The viewer's model of a duel: board, seats, dice, choices and each event's fields."""
     match_id, players, _ = await api.duel(rules={"preset": "standard"})
     live = (await api.call("GET", f"/api/matches/{match_id}/steps")).json()
     assert live["status"] == "playing" and live["fairness"]["server_seed"] is None
@@ -178,6 +180,26 @@ async def test_steps_give_the_board_options_and_fairness(api: Api) -> None:
     captures = [s for s in steps if s["captures"]]
     assert all("capture" in s["marks"] for s in captures)
     assert "finish" in steps[-2]["marks"]  # MatchFinished
+
+    # The fields the viewer words an event from are the events' own, null elsewhere.
+    events = load_replay((await api.call("GET", f"/api/matches/{match_id}/replay")).content).events
+    fields = {
+        "PieceMoved": {"from": "frm", "to": "to", "bonus": "bonus"},
+        "RollPassed": {"reason": "reason", "retry": "retry"},
+        "SeatStoodIn": {"reason": "reason"},
+        "TurnEnded": {"next_seat": "next_seat"},
+        "PlayerFinished": {"place": "place"},
+    }
+    extra = ("from", "to", "bonus", "reason", "retry", "next_seat", "place")
+    for step, event in zip(steps, events, strict=True):
+        mine = fields.get(step["type"], {})
+        decoded = decode_event(
+            event.data.encode(), type_name=event.type, schema_version=event.schema_version
+        )
+        assert step["type"] == type(decoded).__name__
+        assert {k: step[k] for k in mine} == {k: getattr(decoded, a) for k, a in mine.items()}
+        assert all(step[k] is None for k in extra if k not in mine), step
+    assert {s["type"] for s in steps} >= {"PieceMoved", "TurnEnded", "PlayerFinished"}
 
 
 async def test_report_needs_the_operator_token(op_api: Api, api: Api) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -46,8 +47,15 @@ class Site:
         body = r.json()
         return {"id": body["id"], "token": body["token"]}
 
-    def start(self, host: dict[str, str], seats: int, rules: dict[str, Any], cpus: int) -> str:
-        """A table of `seats`: the host, `cpus` CPU seats and guests for the rest."""
+    def start(
+        self,
+        host: dict[str, str],
+        seats: int,
+        rules: dict[str, Any],
+        cpus: int,
+        level: str = "easy",
+    ) -> str:
+        """A table of `seats`: the host, `cpus` CPU seats of `level` and guests for the rest."""
         auth = {"Authorization": f"Bearer {host['token']}"}
         party = self.http.post(
             "/api/parties",
@@ -57,7 +65,7 @@ class Site:
         for i in range(seats - 1):
             if i < cpus:
                 r = self.http.post(
-                    f"/api/parties/{party['id']}/cpus", json={"level": "easy"}, headers=auth
+                    f"/api/parties/{party['id']}/cpus", json={"level": level}, headers=auth
                 )
             else:
                 guest = self.player(f"guest{i}")
@@ -103,12 +111,11 @@ def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
         site.http.close()
 
 
-@pytest.fixture
-def cpu_match(site: Site) -> str:
-    """A finished 4-seat cross-board match played by CPUs: the host opens a live
-    connection, leaves the match (a CPU stands in), and the connection closes."""
+def played_out(site: Site, level: str) -> str:
+    """A finished 4-seat cross-board match played by CPUs of `level`: the host opens a
+    live connection, leaves the match (a CPU stands in), and the connection closes."""
     host = site.player("hostess")
-    match_id = site.start(host, 4, {"preset": "standard"}, cpus=3)
+    match_id = site.start(host, 4, {"preset": "standard"}, cpus=3, level=level)
     with connect(site.instance.ws(match_id)) as ws:
         ws.send(json.dumps({"type": "hello", "token": host["token"]}))
         while True:
@@ -126,10 +133,163 @@ def cpu_match(site: Site) -> str:
 
 
 @pytest.fixture
+def cpu_match(site: Site) -> str:
+    """A finished match of easy CPUs and a host who left (see `played_out`)."""
+    return played_out(site, "easy")
+
+
+@pytest.fixture
+def normal_cpu_match(site: Site) -> str:
+    """A finished match of normal CPUs and a host who left (see `played_out`)."""
+    return played_out(site, "normal")
+
+
+@pytest.fixture
 async def browser_page() -> AsyncIterator[tuple[Page, list[str]]]:
-    """A Chromium page and the console errors it logs (CSP violations among them)."""
-    async with new_page() as page:
+    """A Chromium page of an en-GB browser and the console errors it logs (CSP violations
+    among them)."""
+    async with new_page(locale="en-GB") as page:
         yield page, console_errors(page)
+
+
+@pytest.fixture
+async def ja_page() -> AsyncIterator[tuple[Page, list[str]]]:
+    """A Chromium page of a ja-JP browser and the console errors it logs."""
+    async with new_page(locale="ja-JP") as page:
+        yield page, console_errors(page)
+
+
+# The words the viewer shows an event in, as site.js's `ev.*` and replay_words.js have
+# them: written out here again so the page is checked against them, not against itself.
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "yellow": "Yellow",
+        "blue": "Blue",
+        "red": "Red",
+        "green": "Green",
+        "easy": "CPU (easy)",
+        "normal": "CPU (normal)",
+        "hard": "CPU (hard)",
+        "created": "The table is set. The dice seed is sealed (hash {hash}…).",
+        "started": "The match begins. {who} plays first.",
+        "rolled": "{who} rolled {die}",
+        "entered": "{who}'s piece {piece} came out of the nest.",
+        "moved": "{who}'s piece {piece} moved {n} squares.",
+        "to_home": "{who}'s piece {piece} turned into its home column.",
+        "to_goal": "{who}'s piece {piece} reached the goal.",
+        "auto_enter": "(entered without rolling)",
+        "captured": "It captured {who}'s piece and sent it home.",
+        "bonus": "One more roll.",
+        "bonus_n": "{n} more rolls.",
+        "pass_none": "{who}: no piece can move; the turn ends.",
+        "pass_retry": "{who}: no entering value; roll again.",
+        "pass_sixes": "{who}: a third six in a row ends the turn.",
+        "turn": "{who} to play.",
+        "timeout": "{who}'s time ran out; a CPU plays the rest of the turn.",
+        "stand_in": "A CPU plays for {who} ({why}).",
+        "why_timeouts": "three timeouts in a row",
+        "why_disconnected": "did not come back",
+        "why_left": "left",
+        "reclaimed": "{who} is back.",
+        "finished_player": "{who} finished in place {n}.",
+        "over": "The match is over.",
+        "seed": "The dice seed is revealed: the replay checks every die.",
+    },
+    "ja": {
+        "yellow": "黄",
+        "blue": "青",
+        "red": "赤",
+        "green": "緑",
+        "easy": "CPU（弱い）",
+        "normal": "CPU（ふつう）",
+        "hard": "CPU（強い）",
+        "created": "対局の準備ができました。サイコロの種は封印済みです（ハッシュ {hash}…）。",
+        "started": "対局開始。先手は{who}です。",
+        "rolled": "{who}: {die}",
+        "entered": "{who}のコマ{piece}が巣から出ました。",
+        "moved": "{who}のコマ{piece}が{n}マス進みました。",
+        "to_home": "{who}のコマ{piece}がゴールの道に入りました。",
+        "to_goal": "{who}のコマ{piece}がゴールに入りました。",
+        "auto_enter": "（振らずに出ました）",
+        "captured": "{who}のコマを取って巣へ戻しました。",
+        "bonus": "もう1回振れます。",
+        "bonus_n": "あと{n}回振れます。",
+        "pass_none": "{who}: 動かせるコマが無いので番が終わります。",
+        "pass_retry": "{who}: 出せる目が出ませんでした。もう一度振れます。",
+        "pass_sixes": "{who}: 6が3回続いたので番が終わります。",
+        "turn": "{who}の番です。",
+        "timeout": "{who}の時間切れ。CPUが続きを打ちます。",
+        "stand_in": "{who}の代わりにCPUが打ちます（{why}）。",
+        "why_timeouts": "3回続けて時間切れ",
+        "why_disconnected": "接続が戻らない",
+        "why_left": "抜けた",
+        "reclaimed": "{who}が席に戻りました。",
+        "finished_player": "{who}が{n}位で上がりました。",
+        "over": "対局終了。",
+        "seed": "サイコロの種が公開されました。リプレイで全部の目を確かめられます。",
+    },
+}
+SYMBOLS = {"yellow": "○", "blue": "□", "red": "△", "green": "✚"}
+
+
+def shown(model: dict[str, Any], step: dict[str, Any], lang: str) -> str:
+    """The text the viewer should show for `step` in `lang`, from the step's fields."""
+    w = WORDS[lang]
+
+    def who(seat: int) -> str:
+        s = model["seats"][seat]
+        name = w[s["cpu"]] if s["cpu"] else s["name"]
+        return f"{SYMBOLS[s['colour']]}{w[s['colour']]} {name}"
+
+    kind = step["type"]
+    me = who(step["seat"]) if step["seat"] is not None else ""
+    board = model["board"]
+    if kind == "MatchCreated":
+        return w["created"].format(hash=model["fairness"]["seed_hash"][:16])
+    if kind == "MatchStarted":
+        return w["started"].format(who=who(model["first_seat"]))
+    if kind == "DieRolled":
+        return w["rolled"].format(who=me, die=step["die"])
+    if kind == "PieceMoved":
+        frm, to, piece = step["from"], step["to"], step["chosen"] + 1
+        if frm < 0:
+            text = w["entered"].format(who=me, piece=piece)
+        elif to >= board["goal"]:
+            text = w["to_goal"].format(who=me, piece=piece)
+        elif to >= board["home"] > frm:
+            text = w["to_home"].format(who=me, piece=piece)
+        else:
+            text = w["moved"].format(who=me, piece=piece, n=to - frm)
+        if step["die"] is None:
+            text += " " + w["auto_enter"]
+        for seat, _ in step["captures"]:
+            text += " " + w["captured"].format(who=who(seat))
+        if step["bonus"]:
+            text += " " + (
+                w["bonus"] if step["bonus"] == 1 else w["bonus_n"].format(n=step["bonus"])
+            )
+        return text
+    if kind == "RollPassed":
+        key = (
+            "pass_sixes"
+            if step["reason"] == "three_sixes"
+            else ("pass_retry" if step["retry"] else "pass_none")
+        )
+        return w[key].format(who=me)
+    if kind == "TurnEnded":
+        return w["turn"].format(who=who(step["next_seat"]))
+    if kind == "TurnTimedOut":
+        return w["timeout"].format(who=me)
+    if kind == "SeatStoodIn":
+        return w["stand_in"].format(who=me, why=w[f"why_{step['reason']}"])
+    if kind == "SeatReclaimed":
+        return w["reclaimed"].format(who=me)
+    if kind == "PlayerFinished":
+        return w["finished_player"].format(who=me, n=step["place"])
+    if kind == "MatchFinished":
+        return w["over"]
+    assert kind == "SeedRevealed", kind
+    return w["seed"]
 
 
 async def progresses(page: Page) -> list[str]:
@@ -147,6 +307,7 @@ async def go_to(page: Page, index: int) -> None:
 async def test_viewer_steps_through_a_finished_cpu_match(
     site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
 ) -> None:
+    """An en-GB browser steps through a CPU match in English, the dice checked in the page."""
     page, errors = browser_page
     model = site.steps(cpu_match)
     steps = model["steps"]
@@ -162,19 +323,33 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     assert await page.locator("#board [data-nest]").count() == 4
     await expect(page.locator("#board g.piece")).to_have_count(16)
     await expect(page.locator("#events li")).to_have_count(n)
+    await expect(page.locator("html")).to_have_attribute("lang", "en")
+    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings"])
+    await expect(page.locator("#lang")).to_have_text("日本語")
+    # Every event of the list in English, worded from the step's fields.
+    texts = await page.locator("#events li").all_inner_texts()
+    for step, text in zip(steps, texts, strict=True):
+        assert text.startswith(f"{step['version']} {shown(model, step, 'en')}"), text
+    # CPU seats named as the table names them; places once the match is over.
+    seats = await page.locator("#seats li").all_inner_texts()
+    assert (
+        seats[1].startswith(f"{SYMBOLS[model['seats'][1]['colour']]}") and "CPU (easy)" in seats[1]
+    )
+    assert all("Place " in text for text in seats)
+    await expect(page.locator("#status")).to_have_text("finished")
 
     # Stepping with the buttons and the keyboard changes the event text.
-    await expect(page.locator("#event-text")).to_have_text(steps[0]["text"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[0], "en"))
     await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
     await page.click("#next")
-    await expect(page.locator("#event-text")).to_have_text(steps[1]["text"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[1], "en"))
     await page.keyboard.press("ArrowRight")
     await expect(page.locator("#counter")).to_have_text(f"3 / {n}")
-    await expect(page.locator("#event-text")).to_have_text(steps[2]["text"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[2], "en"))
     await page.keyboard.press("ArrowLeft")
-    await expect(page.locator("#event-text")).to_have_text(steps[1]["text"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[1], "en"))
     await page.keyboard.press("End")
-    await expect(page.locator("#event-text")).to_have_text(steps[-1]["text"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[-1], "en"))
     await page.click("#first")
     await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
     # The current event stays in view in the list (it scrolled past it before).
@@ -194,7 +369,7 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     await go_to(page, 2)
     before = await progresses(page)
     await go_to(page, move["version"])
-    await expect(page.locator("#event-text")).to_have_text(move["text"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, move, "en"))
     after = await progresses(page)
     assert after != before
     expected = sorted(
@@ -256,6 +431,8 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     # scrolls in its own box.
     await page.set_viewport_size({"width": 375, "height": 800})
     assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT_PHONE_EN"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_PHONE_EN"], full_page=True)
     assert errors == []
 
 
@@ -290,6 +467,86 @@ async def test_viewer_draws_every_board_and_waits_for_the_seed(
     await expect(page.locator("#fair-seed")).to_have_text("not revealed yet")
     await expect(page.locator("#fair-dice-wrap")).to_be_hidden()
     await expect(page.locator("#message")).to_contain_text("still being played")
+    assert errors == []
+
+
+async def test_viewer_speaks_japanese_and_switches_to_english(
+    site: Site, normal_cpu_match: str, ja_page: tuple[Page, list[str]]
+) -> None:
+    """A ja-JP browser gets the viewer in Japanese; the switch flips it to English for good."""
+    page, errors = ja_page
+    model = site.steps(normal_cpu_match)
+    steps = model["steps"]
+    await page.goto(f"{site.instance.http}/replay/{normal_cpu_match}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("html")).to_have_attribute("lang", "ja")
+    await expect(page.locator("header.site nav a")).to_have_text(["ロビー", "ランキング"])
+    await expect(page.locator("header.site nav a").first).to_have_attribute("href", "/")
+    await expect(page.locator("h1")).to_have_text("リプレイ")
+    await expect(page.locator("#step-title")).to_have_text("対局を1手ずつ見る")
+    await expect(page.locator("#status")).to_have_text("終了")
+    await expect(page.locator("#first")).to_have_attribute("title", "最初のイベント（Home）")
+
+    # A piece coming out of its nest, in the table's words; a CPU seat as CPU（ふつう）.
+    entry = next(s for s in steps if s["type"] == "PieceMoved" and s["from"] < 0)
+    await go_to(page, entry["version"])
+    text = shown(model, entry, "ja")
+    assert "が巣から出ました。" in text
+    await expect(page.locator("#event-text")).to_have_text(text)
+    await expect(page.locator("#event-meta")).to_contain_text("決めたのは")
+    cpu = model["seats"][1]
+    await expect(page.locator("#seats li[data-seat='1']")).to_contain_text(
+        f"{SYMBOLS[cpu['colour']]}{WORDS['ja'][cpu['colour']]}: CPU（ふつう）"
+    )
+    await expect(page.locator("#seats li[data-seat='0'] .place")).to_have_text(re.compile(r"^\d位"))
+    # Every event of the list in Japanese; the host's leaving among them.
+    texts = await page.locator("#events li").all_inner_texts()
+    for step, line in zip(steps, texts, strict=True):
+        assert line.startswith(f"{step['version']} {shown(model, step, 'ja')}"), line
+    assert any("の代わりにCPUが打ちます（抜けた）" in line for line in texts)
+    await expect(page.locator("#events li .badge.m-stand-in")).to_have_text("CPUが代わり")
+    # A roll with a choice: its moves listed in Japanese.
+    roll = next(s for s in steps if s["type"] == "DieRolled" and len(s["options"] or []) >= 2)
+    await go_to(page, roll["version"])
+    await expect(page.locator("#options-title")).to_contain_text("で動かせるコマ")
+    await expect(page.locator("#options li.chosen .chosen-mark")).to_have_text("← 選んだ手")
+    # The fairness panel and the audit verdict.
+    await expect(page.locator("#fairness h2")).to_have_text("サイコロの公正さ")
+    await expect(page.locator("#fair-seed-status")).to_contain_text("✓ 約束と一致します")
+    rolls = sum(1 for s in steps if s["type"] == "DieRolled")
+    await expect(page.locator("#fair-summary")).to_have_text(
+        f"{rolls}回中{rolls}回の目が公開された種と一致します ✓"
+    )
+    await expect(page.locator("#audit")).to_contain_text("すべての確認に合格しました")
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT_JA"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_JA"], full_page=True)
+
+    # The switch: English at once, at the same step, and still after a reload.
+    await page.click("#lang")
+    await expect(page.locator("html")).to_have_attribute("lang", "en")
+    await expect(page.locator("#lang")).to_have_text("日本語")
+    await expect(page.locator("#step-title")).to_have_text("Step through the match")
+    await expect(page.locator("#counter")).to_have_text(f"{roll['version'] + 1} / {len(steps)}")
+    await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
+    await expect(page.locator("#options-title")).to_contain_text("Legal moves for")
+    await expect(page.locator("#seats li[data-seat='1']")).to_contain_text("CPU (normal)")
+    await expect(page.locator("#fair-summary")).to_have_text(
+        f"{rolls} of {rolls} dice match the revealed seed ✓"
+    )
+    await expect(page.locator("#audit")).to_contain_text("every check holds")
+    assert await page.evaluate("() => localStorage.getItem('ludo.lang')") == "en"
+    await page.reload()
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("#step-title")).to_have_text("Step through the match")
+    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
+    # On a phone the Japanese page is no wider than the screen either.
+    await page.click("#lang")
+    await expect(page.locator("#step-title")).to_have_text("対局を1手ずつ見る")
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT_PHONE"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_PHONE"], full_page=True)
     assert errors == []
 
 
