@@ -51,7 +51,7 @@
         to_home: "{who}のコマ{piece}がゴールの道に入りました。",
         to_goal: "{who}のコマ{piece}がゴールに入りました。",
         captured: "{who}のコマを取って巣へ戻しました。",
-        bonus: "もう1回振れます。", bonus_n: "あと{n}回振れます。",
+        bonus: "もう1回振れます。", bonus_n: "あと{n}回振れます。", auto_enter: "（振らずに出ました）",
         pass_none: "{who}: 動かせるコマが無いので番が終わります。", pass_retry: "{who}: 出せる目が出ませんでした。もう一度振れます。",
         pass_sixes: "{who}: 6が3回続いたので番が終わります。",
         turn: "{who}の番です。", timeout: "{who}の時間切れ。CPUが続きを打ちます。",
@@ -144,7 +144,7 @@
         to_home: "{who}'s piece {piece} turned into its home column.",
         to_goal: "{who}'s piece {piece} reached the goal.",
         captured: "It captured {who}'s piece and sent it home.",
-        bonus: "One more roll.", bonus_n: "{n} more rolls.",
+        bonus: "One more roll.", bonus_n: "{n} more rolls.", auto_enter: "(entered without rolling)",
         pass_none: "{who}: no piece can move; the turn ends.", pass_retry: "{who}: no entering value; roll again.",
         pass_sixes: "{who}: a third six in a row ends the turn.",
         turn: "{who} to play.", timeout: "{who}'s time ran out; a CPU plays the rest of the turn.",
@@ -451,6 +451,44 @@
     box.hidden = false;
     box.textContent = state === "connecting" ? t("connecting")
       : state === "waiting" ? t("reconnecting", { s: seconds }) : t("reconnecting_now");
+  }
+
+  // One event in words, as the table's log and the replay viewer both say it. `e` holds
+  // the event's facts: {type, seat, die, piece, from, to, captures, bonus, reason, retry,
+  // next_seat, place, first_seat, seed_hash}; `who(seat)` names a seat; `board` gives
+  // `home` and `goal`. Returns {text, kind} (kind "capture", "bonus", "turn" or ""), or
+  // null for a kind of event the page does not know.
+  function eventWords(e, who, board) {
+    const w = e.seat === null || e.seat === undefined ? "" : who(e.seat);
+    switch (e.type) {
+      case "MatchCreated": return { text: t("ev.created", { hash: e.seed_hash.slice(0, 16) }), kind: "turn" };
+      case "MatchStarted": return { text: t("ev.started", { who: who(e.first_seat) }), kind: "" };
+      case "DieRolled": return { text: t("ev.rolled", { who: w, die: e.die }), kind: "" };
+      case "PieceMoved": {
+        const piece = e.piece + 1, n = e.to - e.from;
+        let text;
+        if (e.from < 0) text = t("ev.entered", { who: w, piece });
+        else if (e.to >= board.goal) text = t("ev.to_goal", { who: w, piece });
+        else if (e.to >= board.home && e.from < board.home) text = t("ev.to_home", { who: w, piece });
+        else text = t(n === 1 ? "ev.moved_one" : "ev.moved", { who: w, piece, n });
+        if (e.die === null || e.die === undefined) text += " " + t("ev.auto_enter");
+        const captures = e.captures || [];
+        for (const [seat] of captures) text += " " + t("ev.captured", { who: who(seat) });
+        if (e.bonus) text += " " + (e.bonus === 1 ? t("ev.bonus") : t("ev.bonus_n", { n: e.bonus }));
+        return { text, kind: captures.length ? "capture" : e.bonus ? "bonus" : "" };
+      }
+      case "RollPassed":
+        if (e.reason === "three_sixes") return { text: t("ev.pass_sixes", { who: w }), kind: "" };
+        return { text: t(e.retry ? "ev.pass_retry" : "ev.pass_none", { who: w }), kind: "" };
+      case "TurnEnded": return { text: t("ev.turn", { who: who(e.next_seat) }), kind: "turn" };
+      case "TurnTimedOut": return { text: t("ev.timeout", { who: w }), kind: "" };
+      case "SeatStoodIn": return { text: t("ev.stand_in", { who: w, why: t(`ev.why_${e.reason}`) }), kind: "" };
+      case "SeatReclaimed": return { text: t("ev.reclaimed", { who: w }), kind: "" };
+      case "PlayerFinished": return { text: t("ev.finished_player", { who: w, n: e.place }), kind: "" };
+      case "MatchFinished": return { text: t("ev.over"), kind: "" };
+      case "SeedRevealed": return { text: t("ev.seed"), kind: "" };
+      default: return null;
+    }
   }
 
   // The text of one option's value: "あり"/"On", a choice's name, or the die faces.

@@ -175,6 +175,7 @@ WORDS: dict[str, dict[str, str]] = {
         "rolled": "{who} rolled {die}",
         "entered": "{who}'s piece {piece} came out of the nest.",
         "moved": "{who}'s piece {piece} moved {n} squares.",
+        "moved_one": "{who}'s piece {piece} moved 1 square.",
         "to_home": "{who}'s piece {piece} turned into its home column.",
         "to_goal": "{who}'s piece {piece} reached the goal.",
         "auto_enter": "(entered without rolling)",
@@ -208,6 +209,7 @@ WORDS: dict[str, dict[str, str]] = {
         "rolled": "{who}: {die}",
         "entered": "{who}のコマ{piece}が巣から出ました。",
         "moved": "{who}のコマ{piece}が{n}マス進みました。",
+        "moved_one": "{who}のコマ{piece}が1マス進みました。",
         "to_home": "{who}のコマ{piece}がゴールの道に入りました。",
         "to_goal": "{who}のコマ{piece}がゴールに入りました。",
         "auto_enter": "（振らずに出ました）",
@@ -259,7 +261,9 @@ def shown(model: dict[str, Any], step: dict[str, Any], lang: str) -> str:
         elif to >= board["home"] > frm:
             text = w["to_home"].format(who=me, piece=piece)
         else:
-            text = w["moved"].format(who=me, piece=piece, n=to - frm)
+            text = w["moved_one" if to - frm == 1 else "moved"].format(
+                who=me, piece=piece, n=to - frm
+            )
         if step["die"] is None:
             text += " " + w["auto_enter"]
         for seat, _ in step["captures"]:
@@ -324,7 +328,7 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     await expect(page.locator("#board g.piece")).to_have_count(16)
     await expect(page.locator("#events li")).to_have_count(n)
     await expect(page.locator("html")).to_have_attribute("lang", "en")
-    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings"])
+    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings", "Rules"])
     await expect(page.locator("#lang")).to_have_text("日本語")
     # Every event of the list in English, worded from the step's fields.
     texts = await page.locator("#events li").all_inner_texts()
@@ -480,7 +484,7 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
     await page.goto(f"{site.instance.http}/replay/{normal_cpu_match}")
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
     await expect(page.locator("html")).to_have_attribute("lang", "ja")
-    await expect(page.locator("header.site nav a")).to_have_text(["ロビー", "ランキング"])
+    await expect(page.locator("header.site nav a")).to_have_text(["ロビー", "ランキング", "ルール"])
     await expect(page.locator("header.site nav a").first).to_have_attribute("href", "/")
     await expect(page.locator("h1")).to_have_text("リプレイ")
     await expect(page.locator("#step-title")).to_have_text("対局を1手ずつ見る")
@@ -538,7 +542,7 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
     await page.reload()
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
     await expect(page.locator("#step-title")).to_have_text("Step through the match")
-    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings"])
+    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings", "Rules"])
     await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
     # On a phone the Japanese page is no wider than the screen either.
     await page.click("#lang")
