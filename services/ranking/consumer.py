@@ -45,6 +45,7 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 import msgspec
+import psycopg
 import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -60,6 +61,7 @@ __all__ = [
     "RankingConsumer",
     "RatedPlayer",
     "RecomputeBusy",
+    "RecomputeNotPermitted",
     "Tables",
     "match_outcome",
     "ratings_hash",
@@ -94,6 +96,16 @@ NEXT: Final = Tables("ratings_next", "rating_changes_next")
 
 class RecomputeBusy(RuntimeError):
     """Another recompute holds the recompute lock."""
+
+
+class RecomputeNotPermitted(RuntimeError):
+    """The database role may not create, rename or drop the rating tables."""
+
+
+_NOT_PERMITTED: Final = (
+    "the service's database role may not create or rename the rating tables ({reason}); "
+    "run `ludo ranking recompute` as the migration owner (the role that ran `ludo db upgrade`)"
+)
 
 
 # --------------------------------------------------------------------------- the outcome
@@ -696,6 +708,16 @@ async def recompute(engine: AsyncEngine, *, batch: int = 2000) -> str:
     """
     if batch < 1:
         raise ValueError("batch must be at least 1")
+    try:
+        return await _recompute(engine, batch)
+    except sa.exc.DBAPIError as exc:
+        if isinstance(exc.orig, psycopg.errors.InsufficientPrivilege):
+            reason = str(exc.orig).strip().splitlines()[0]
+            raise RecomputeNotPermitted(_NOT_PERMITTED.format(reason=reason)) from None
+        raise
+
+
+async def _recompute(engine: AsyncEngine, batch: int) -> str:
     async with engine.connect() as lock_conn:
         auto = await lock_conn.execution_options(isolation_level="AUTOCOMMIT")
         if not await auto.scalar(sa.select(sa.func.pg_try_advisory_lock(RECOMPUTE_LOCK))):
