@@ -52,7 +52,13 @@ def _run(args: argparse.Namespace, what: str) -> int:
 
 
 async def _main(url: str, settings: Any, what: str) -> int:
-    from services.ranking.consumer import RankingConsumer, RecomputeBusy, ratings_hash, recompute
+    from services.ranking.consumer import (
+        RankingConsumer,
+        RecomputeBusy,
+        RecomputeNotPermitted,
+        ratings_hash,
+        recompute,
+    )
     from services.shared.database import create_engine
     from services.shared.logging import configure_logging
 
@@ -63,7 +69,7 @@ async def _main(url: str, settings: Any, what: str) -> int:
         if what == "recompute":
             try:
                 digest = await recompute(engine)
-            except RecomputeBusy as exc:
+            except (RecomputeBusy, RecomputeNotPermitted) as exc:
                 print(f"ludo ranking: {exc}", file=sys.stderr)
                 return 1
             _, rows = await ratings_hash(engine)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Annotated, Any
@@ -31,6 +32,7 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
@@ -40,6 +42,7 @@ from services.ranking.consumer import (
     CHECKPOINT,
     RankingConsumer,
     RecomputeBusy,
+    RecomputeNotPermitted,
     ratings_hash,
     read_checkpoint,
     recompute,
@@ -52,6 +55,7 @@ from services.shared.database import service_engine
 from services.shared.errors import (
     HEALTH_RESPONSES,
     AppError,
+    ErrorBody,
     error_responses,
     exception_handlers,
 )
@@ -224,6 +228,14 @@ def _operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRoute
     _require_operator(connection, api.settings)
 
 
+_NOT_PERMITTED = ResponseSpec(
+    data_container=ErrorBody,
+    description="The service's database role may not create or rename the rating tables "
+    "(`recompute_not_permitted`): run `ludo ranking recompute` as the migration owner",
+    generate_examples=False,
+)
+
+
 class RankingController(Controller):
     path = "/api/ranking"
     tags = ("ranking",)
@@ -351,10 +363,14 @@ class RankingController(Controller):
         self,
         api: Api,
         model: Model = DEFAULT_MODEL,
-        bucket: Annotated[float, QueryParameter(gt=0, le=10_000)] = 50.0,
+        # At least 0.01: a tiny bucket made `rating / bucket` overflow in SQL (500). Every
+        # rating model's values lie well within ±10⁶, so 0.01 keeps the quotient small.
+        bucket: Annotated[float, QueryParameter(ge=0.01, le=10_000)] = 50.0,
         min_matches: Annotated[int, QueryParameter(ge=0)] = 0,
     ) -> Distribution:
         model = _model(model)
+        if not math.isfinite(bucket):  # NaN passes the bounds (every comparison is false)
+            raise AppError(422, "invalid", "bucket: must be a number from 0.01 to 10000", "bucket")
         async with api.engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -476,7 +492,7 @@ class RankingController(Controller):
         description="Builds new tables from scratch and swaps them in; the live tables "
         "serve until then. Returns the hash of all ratings (equal for equal logs).",
         status_code=200,
-        responses=error_responses(400, 401, 409, 413, 415, 422),
+        responses={**error_responses(400, 401, 409, 413, 415, 422), 503: _NOT_PERMITTED},
     )
     async def recompute(self, api: Api) -> RecomputeOut:
         if api.recompute_lock.locked():
@@ -486,6 +502,8 @@ class RankingController(Controller):
                 digest = await recompute(api.engine)
             except RecomputeBusy as exc:
                 raise AppError(409, "conflict", str(exc)) from exc
+            except RecomputeNotPermitted as exc:
+                raise AppError(503, "recompute_not_permitted", str(exc)) from exc
         _, rows = await ratings_hash(api.engine)
         return RecomputeOut(hash=digest, ratings=rows)
 

@@ -17,7 +17,8 @@ Effects and checkpoint commit together, so a crash at any point leaves either bo
 neither: a match is counted once, never twice, never missed. The row lock makes this hold
 even if two consumers ran at once; normally only one does: `run()` holds a session
 advisory lock (`CONSUMER_LOCK`) while consuming, and other instances stand by, retrying
-the lock, and take over when its holder's connection goes away.
+the lock, and take over when its holder dies or freezes: leadership is a lease that
+PostgreSQL enforces with session timeouts (`run`, docs/ranking.md "Leadership").
 
 What counts (DESIGN.md §6, RULES.md §4):
 
@@ -45,6 +46,7 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 import msgspec
+import psycopg
 import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -54,12 +56,15 @@ from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared.eventstore import START, Cursor, EventStore
 
 __all__ = [
+    "BATCH_LOCK",
     "CHECKPOINT",
     "CONSUMER_LOCK",
+    "LEASE",
     "RECOMPUTE_LOCK",
     "RankingConsumer",
     "RatedPlayer",
     "RecomputeBusy",
+    "RecomputeNotPermitted",
     "Tables",
     "match_outcome",
     "ratings_hash",
@@ -72,6 +77,11 @@ CHECKPOINT: Final = "ranking"
 # Advisory lock keys (any two distinct bigints; "ludo" + 1 / + 2).
 CONSUMER_LOCK: Final = 0x6C75646F0001
 RECOMPUTE_LOCK: Final = 0x6C75646F0002
+# Held (shared, for the transaction) by every batch of the live consumer: how a new leader
+# finds the batches of a leader whose lease ran out (`_fence_off`).
+BATCH_LOCK: Final = 0x6C75646F0003
+# s: how long PostgreSQL lets the leader's sessions sit idle before ending them (run()).
+LEASE: Final = 5.0
 _LEFT_REASONS: Final = frozenset({"left", "disconnected"})
 
 
@@ -94,6 +104,16 @@ NEXT: Final = Tables("ratings_next", "rating_changes_next")
 
 class RecomputeBusy(RuntimeError):
     """Another recompute holds the recompute lock."""
+
+
+class RecomputeNotPermitted(RuntimeError):
+    """The database role may not create, rename or drop the rating tables."""
+
+
+_NOT_PERMITTED: Final = (
+    "the service's database role may not create or rename the rating tables ({reason}); "
+    "run `ludo ranking recompute` as the migration owner (the role that ran `ludo db upgrade`)"
+)
 
 
 # --------------------------------------------------------------------------- the outcome
@@ -541,13 +561,25 @@ class RankingConsumer:
         batch: int = 500,
         poll: float = 1.0,
         standby_poll: float = 2.0,
+        lease: float = LEASE,
     ) -> None:
+        if lease < 0.5:
+            raise ValueError("the lease must be at least 0.5 s")
         self.engine = engine
         self.store = store or EventStore(engine)
         self.name = name
         self.batch = batch
         self.poll = poll
         self.standby_poll = standby_poll
+        self.lease = lease
+        # Every batch transaction: PostgreSQL ends it (and its session) when its client
+        # leaves it idle for a lease, or one statement runs for three (see `run`).
+        ms = int(lease * 1000)
+        self._fence = (
+            f"SELECT set_config('idle_in_transaction_session_timeout', '{ms}', true),"
+            f" set_config('statement_timeout', '{3 * ms}', true),"
+            f" pg_advisory_xact_lock_shared({BATCH_LOCK})"
+        )
         self.active = False  # holds the advisory lock and consumes
         # After a short batch: committed events after it that the xid8 rule still holds
         # back (an older transaction is running). `run()` then looks again soon instead
@@ -561,8 +593,10 @@ class RankingConsumer:
         match they finish is rated (a fixed number of statements per batch, see
         `_apply_batch`), and the checkpoint moves to the last event read; then commit."""
         async with self.engine.begin() as conn:
-            cursor = await read_checkpoint(conn, self.name, lock=True)
             driver = await _driver(conn)
+            async with driver.cursor() as cur:
+                await cur.execute(self._fence)
+            cursor = await read_checkpoint(conn, self.name, lock=True)
             page = await _live_page(driver, cursor, self.batch)
             self.held_back = page.held_back and page.events < self.batch
             if page.last is None:
@@ -595,18 +629,39 @@ class RankingConsumer:
 
     @contextlib.asynccontextmanager
     async def _leadership(self) -> AsyncIterator[AsyncConnection | None]:
+        """The advisory lock's session if the lock is ours (else None), set to be ended by
+        PostgreSQL after a lease without a statement: a frozen leader loses the lock."""
         async with self.engine.connect() as conn:
             auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
             got = await auto.scalar(sa.select(sa.func.pg_try_advisory_lock(CONSUMER_LOCK)))
+            if not got:
+                yield None
+                return
             try:
-                yield auto if got else None
+                await auto.execute(sa.text(f"SET idle_session_timeout = {int(self.lease * 1000)}"))
+                await _fence_off(auto)
+                yield auto
             finally:
-                if got:
-                    with contextlib.suppress(Exception):
-                        await auto.execute(sa.select(sa.func.pg_advisory_unlock(CONSUMER_LOCK)))
+                with contextlib.suppress(Exception):
+                    await auto.execute(sa.select(sa.func.pg_advisory_unlock(CONSUMER_LOCK)))
+                # Never back into the pool: the session carries the idle timeout.
+                with contextlib.suppress(Exception):
+                    await conn.invalidate()
 
     async def run(self) -> None:
-        """Forever: stand by until the advisory lock is ours, then consume (cancel to stop)."""
+        """Forever: stand by until the advisory lock is ours, then consume (cancel to stop).
+
+        Leadership is a lease that PostgreSQL enforces (docs/ranking.md, Leadership): the
+        lock's session has `idle_session_timeout` = `lease` and is pinged every fifth of
+        it; every batch transaction has `idle_in_transaction_session_timeout` = `lease`
+        (and `statement_timeout` = 3 × `lease`). A leader that stops (SIGSTOP, a paused
+        VM) stops pinging; PostgreSQL ends its sessions, which frees the advisory lock and
+        any row locks of a batch it was in, and a standby takes over; on taking the lock
+        it also ends any batch still running (`_fence_off`: some frozen states escape the
+        timeouts). When the old leader runs again its sessions are gone: its batch was
+        rolled back, its next ping fails, and it stands by. Exactly-once never rested on
+        the lock: each batch reads the cursor from the checkpoint row it locks, and
+        commits effects and checkpoint together."""
         while True:
             try:
                 async with self._leadership() as lock_conn:
@@ -615,16 +670,26 @@ class RankingConsumer:
                         continue
                     self.active = True
                     _log.info("ranking_consumer_active")
-                    await self._consume(lock_conn)
+                    await _first_of(self._heartbeat(lock_conn), self._consume())
             except asyncio.CancelledError:
                 raise
+            except sa.exc.DBAPIError as exc:
+                # Mostly: PostgreSQL ended a session of ours (a lease ran out) or went away.
+                _log.warning("ranking_consumer_standing_by", error=str(exc.orig).strip())
+                await asyncio.sleep(self.standby_poll)
             except Exception as exc:
                 _log.warning("ranking_consumer_error", error=str(exc), exc_info=exc)
                 await asyncio.sleep(self.standby_poll)
             finally:
                 self.active = False
 
-    async def _consume(self, lock_conn: AsyncConnection) -> None:
+    async def _heartbeat(self, lock_conn: AsyncConnection) -> None:
+        """Pings the lock's session every fifth of the lease; raises when it is gone."""
+        while True:
+            await asyncio.sleep(self.lease / 5)
+            await lock_conn.execute(sa.text("SELECT 1"))
+
+    async def _consume(self) -> None:
         backoff = _HELD_BACK_FIRST
         async with self.store.listen() as listener:
             while True:
@@ -638,8 +703,50 @@ class RankingConsumer:
                 else:
                     backoff = _HELD_BACK_FIRST
                     await listener.wait(self.poll)
-                # The lock lives as long as its connection: check that it is still there.
-                await lock_conn.execute(sa.text("SELECT 1"))
+
+
+# The sessions of this database in a live batch (`BATCH_LOCK`), other than this one.
+_BATCHES: Final = (
+    "SELECT l.pid FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
+    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    " AND l.classid::bigint = :hi AND l.objid::bigint = :lo AND l.objsubid = 1"
+    " AND l.pid <> pg_backend_pid()"
+)
+
+
+async def _fence_off(lock_conn: AsyncConnection) -> None:
+    """Ends every batch still running when the lock becomes ours.
+
+    Whoever ran it held the lock before us and lost it: its lease ran out (it was frozen,
+    or too slow to ping), or its lock session died. Its own timeouts do not always end
+    such a batch: PostgreSQL does not act on them while the session waits for the client
+    in the middle of a COPY or of a pipeline, nor while it blocks writing a result to a
+    client that does not read. `pg_terminate_backend` ends the session in every case,
+    which rolls the batch back and frees the checkpoint row: harmless to exactly-once
+    (effects and checkpoint commit together or not at all). It needs the same role as
+    the old leader's (or `pg_signal_backend`); without it, the timeouts remain."""
+    params = {"hi": BATCH_LOCK >> 32, "lo": BATCH_LOCK & 0xFFFFFFFF}
+    pids = [pid for (pid,) in await lock_conn.execute(sa.text(_BATCHES), params)]
+    for pid in pids:
+        try:
+            ended = await lock_conn.scalar(sa.select(sa.func.pg_terminate_backend(pid)))
+        except sa.exc.DBAPIError as exc:
+            _log.warning("ranking_batch_not_ended", pid=pid, error=str(exc.orig).strip())
+        else:
+            _log.info("ranking_batch_ended", pid=pid, ended=bool(ended))
+
+
+async def _first_of(*work: Any) -> None:
+    """Runs `work` side by side until one ends; re-raises its error, cancels the rest."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 # ----------------------------------------------------------------------------- hashing
@@ -696,6 +803,16 @@ async def recompute(engine: AsyncEngine, *, batch: int = 2000) -> str:
     """
     if batch < 1:
         raise ValueError("batch must be at least 1")
+    try:
+        return await _recompute(engine, batch)
+    except sa.exc.DBAPIError as exc:
+        if isinstance(exc.orig, psycopg.errors.InsufficientPrivilege):
+            reason = str(exc.orig).strip().splitlines()[0]
+            raise RecomputeNotPermitted(_NOT_PERMITTED.format(reason=reason)) from None
+        raise
+
+
+async def _recompute(engine: AsyncEngine, batch: int) -> str:
     async with engine.connect() as lock_conn:
         auto = await lock_conn.execution_options(isolation_level="AUTOCOMMIT")
         if not await auto.scalar(sa.select(sa.func.pg_try_advisory_lock(RECOMPUTE_LOCK))):

@@ -6,14 +6,18 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
+from store.conftest import admin
 
+from migrations.grants import app_role_sql
 from services.ranking.app import create_app
 from services.ranking.consumer import RankingConsumer, ratings_hash
 from services.shared.eventstore import EventStore
@@ -202,3 +206,85 @@ async def test_history_limit_keeps_the_newest_matches(
     every = [h["match_id"] for h in body["history"]]
     newest = (await client.get("/api/ranking/players/ann?limit=2")).json()["history"]
     assert [h["match_id"] for h in newest] == every[1:]
+
+
+@pytest.mark.parametrize("bucket", ["5e-324", "1e-300", "0.001", "1e308", "inf", "nan", "-5", "0"])
+async def test_an_absurd_distribution_bucket_is_422(
+    client: AsyncTestClient[Any], bucket: str
+) -> None:
+    """A tiny, huge, infinite, NaN or negative bucket is refused by name (a tiny one was a
+    500: `rating / bucket` overflowed in PostgreSQL)."""
+    r = await client.get(f"/api/ranking/distribution?bucket={bucket}")
+    assert r.status_code == 422 and r.json()["field"] == "bucket", r.text
+
+
+async def test_the_smallest_distribution_bucket_still_answers(
+    client: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """bucket=0.01, the smallest allowed, gives buckets whose bounds hold the ratings."""
+    await write_match(engine, pg_store, ["ann", "ben"], [1, 2])
+    body = await eventually(
+        client, "/api/ranking/distribution?bucket=0.01", lambda b: len(b["buckets"]) == 2
+    )
+    assert body["bucket"] == 0.01 and all(b["players"] == 1 for b in body["buckets"])
+
+
+@pytest.fixture
+def restricted_url(database_url: str) -> Iterator[str]:
+    """`database_url` as a fresh role with the app role's privileges (migrations/grants.py)
+    and no more: it may not create tables in `public` nor rename the rating tables."""
+    role = f"ludo_restricted_{uuid.uuid4().hex[:10]}"
+    admin(database_url, f"CREATE ROLE {role} LOGIN PASSWORD 'restricted'")
+    try:
+        admin(
+            database_url,
+            *app_role_sql(role),
+            f"GRANT SELECT ON alembic_version TO {role}",  # for the start-up migration check
+        )
+        url = make_url(database_url).set(username=role, password="restricted")
+        yield url.render_as_string(hide_password=False)
+    finally:
+        admin(database_url, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
+
+
+async def test_recompute_as_a_role_that_may_not_create_tables_says_so(
+    restricted_url: str, tmp_path: Path, engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """POST /api/ranking/recompute as a role without CREATE is a JSON 503
+    `recompute_not_permitted` that says what to do, not a bare 500."""
+    await write_match(engine, pg_store, ["ann", "ben"], [1, 2])
+    settings = Settings(
+        data_dir=tmp_path, database_url=restricted_url, operator_token="op", db_pool_size=2
+    )
+    async with AsyncTestClient(create_app(settings, consume=False)) as c:
+        r = await c.post("/api/ranking/recompute", headers={"Authorization": "Bearer op"})
+        assert r.status_code == 503, r.text
+        body = r.json()
+        assert body["error"] == "recompute_not_permitted"
+        assert "ludo ranking recompute" in body["detail"] and "owner" in body["detail"]
+        assert "permission denied" in body["detail"]
+        # The live tables were left alone: the rest of the service still answers.
+        lag = await c.get("/api/ranking/lag", headers={"Authorization": "Bearer op"})
+        assert lag.status_code == 200, lag.text
+
+
+async def test_cli_recompute_as_a_role_that_may_not_create_tables_is_one_line(
+    restricted_url: str,
+) -> None:
+    """`ludo ranking recompute` as such a role prints one line saying what to do and exits 1,
+    no traceback."""
+    env = {**os.environ, "DATABASE_URL": restricted_url, "PYTHONPATH": str(ROOT)}
+    env.pop("LUDO_DB_APP_ROLE", None)
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "ludo_cli.main", "ranking", "recompute"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("ludo ranking:")]
+    assert len(lines) == 1, done.stderr
+    assert "migration owner" in lines[0] and "permission denied" in lines[0]
