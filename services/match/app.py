@@ -47,7 +47,7 @@ from services.shared.database import service_engine
 from services.shared.errors import exception_handlers
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
-from services.shared.openapi_docs import openapi_config
+from services.shared.openapi_docs import openapi_config, truthful_errors
 from services.shared.settings import Settings
 
 __all__ = ["MAX_BODY", "app_from_env", "create_app"]
@@ -110,7 +110,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         healthz,
         ratings_proxy,
     ]
-    return Litestar(
+    app = Litestar(
         route_handlers=handlers,
         dependencies={"service": Provide(_service, sync_to_thread=False)},
         exception_handlers=exception_handlers,
@@ -124,6 +124,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         middleware=[request_logging],
         logging_config=None,
     )
+    truthful_errors(app)
+    return app
 
 
 def app_from_env() -> Litestar:

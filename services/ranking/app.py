@@ -57,7 +57,7 @@ from services.shared.errors import (
 )
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
-from services.shared.openapi_docs import openapi_config
+from services.shared.openapi_docs import openapi_config, truthful_errors
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
 from services.shared.settings import Settings
@@ -554,11 +554,13 @@ def create_app(
             )
         },
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=[RankingController, PublicRatingsController, healthz, dashboard, index],
         dependencies={"api": Provide(_api, sync_to_thread=False)},
         exception_handlers=exception_handlers,
         before_request=check_body,
+        # The 413 its operations declare (as the match service's `MAX_BODY`).
+        request_max_body_size=16 * 1024,
         lifespan=[lifespan],
         openapi_config=openapi,
         # Responses are live state, and some carry secrets (tokens, ratings for operators): no
@@ -567,6 +569,8 @@ def create_app(
         middleware=[request_logging],
         logging_config=None,
     )
+    truthful_errors(app)
+    return app
 
 
 def app_from_env() -> Litestar:
