@@ -16,6 +16,7 @@ import structlog
 from litestar import Litestar
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
 from litestar.openapi.spec import SecurityScheme
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -121,7 +122,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         # Responses are live state, and some carry secrets (a new guest's token): no
         # browser or proxy may keep them. Pages set the same in their own headers.
         cache_control=CacheControlHeader(no_store=True),
-        middleware=[request_logging],
+        middleware=[DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)],
         logging_config=None,
     )
     truthful_errors(app)

@@ -31,6 +31,7 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
+from litestar.middleware import DefineMiddleware
 from litestar.openapi.spec import SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
@@ -566,7 +567,7 @@ def create_app(
         # Responses are live state, and some carry secrets (tokens, ratings for operators): no
         # browser or proxy may keep them. Pages set the same in their own headers.
         cache_control=CacheControlHeader(no_store=True),
-        middleware=[request_logging],
+        middleware=[DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)],
         logging_config=None,
     )
     truthful_errors(app)
