@@ -23,7 +23,7 @@ def refuse_options(request: Request[Any, Any, Any]) -> None:
     """`before_request` part: an `OPTIONS` request (a CORS preflight) is 405."""
     if request.method != "OPTIONS":
         return
-    template = request.scope.get("path_template", "")  # type: ignore[typeddict-item]
+    template = request.scope.get("path_template", "")
     methods = request.app.route_handler_method_map.get(template, {})
     allow = ", ".join(sorted(m for m in methods if m != "OPTIONS"))
     raise MethodNotAllowedException(
