@@ -50,7 +50,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(func(args) or 0)
+        status = int(func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (`ludo replay show … | head`): stop quietly, as cat does.
+        # (Caught before `Exception`, which BrokenPipeError is one of.) Later writes and
+        # the interpreter's last flush go to /dev/null.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -60,10 +68,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(unreachable, file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        # The reader went away (`ludo replay show … | head`): stop quietly, as cat does.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
 
 
 def _deepest_parser(

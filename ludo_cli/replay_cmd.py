@@ -5,6 +5,8 @@
 - `ludo replay show FILE` prints a move-by-move account.
 - `ludo replay verify FILE...` checks files offline; exit 0 only when every check of every
   file holds, else 1 and, per failing file, the first failing event and its check.
+  `--live` checks the export of a match still in play up to its last event (no dice
+  values: no seed yet) instead of failing it as not over.
 - `ludo replay diff OLD NEW` compares two files of one match (an earlier export against
   today's): exit 0 when NEW holds OLD's events unchanged (and perhaps more), else 1 and
   the first event where they part.
@@ -52,6 +54,13 @@ def register(subparsers: Any) -> None:
     verify = sub.add_parser("verify", help="verify replay files offline (exit 0: all hold)")
     verify.add_argument("files", type=Path, nargs="+", metavar="FILE", help="- reads stdin")
     verify.add_argument("--json", action="store_true", help="one JSON verdict per line")
+    verify.add_argument(
+        "--live",
+        action="store_true",
+        help="the export of a match still in play: check it up to its last event (hash "
+        "chain, every move, turn order, roll numbers; not the dice values, which need the "
+        "seed revealed at the end)",
+    )
     verify.set_defaults(func=_guarded(_verify))
 
     diff = sub.add_parser(
@@ -98,7 +107,7 @@ def _verify(args: argparse.Namespace) -> int:
         for path in args.files:
             try:
                 raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-                verdict = verify_replay(load_replay(raw))
+                verdict = verify_replay(load_replay(raw), live=args.live)
             except (OSError, ReplayFormatError) as error:
                 failed += 1
                 reason = error.strerror if isinstance(error, OSError) else str(error)
@@ -129,6 +138,17 @@ def _verify(args: argparse.Namespace) -> int:
             if args.json:
                 out = msgspec.to_builtins(verdict)
                 print(msgspec.json.encode({"file": str(path), **out}).decode())
+            elif verdict.ok and not verdict.finished:
+                dice = (
+                    "dice checked against the seed in the file"
+                    if verdict.dice_checked
+                    else "dice NOT checked: the seed is revealed only when the match ends"
+                )
+                print(
+                    f"OK   {path}: live match, checked up to event {verdict.events - 1}: "
+                    f"{verdict.events} events, {verdict.rolls} rolls, {verdict.moves} moves; "
+                    f"hash chain, moves and turn order hold; {dice}"
+                )
             elif verdict.ok:
                 print(
                     f"OK   {path}: {verdict.events} events, {verdict.rolls} rolls, "
@@ -136,7 +156,12 @@ def _verify(args: argparse.Namespace) -> int:
                 )
             else:
                 assert verdict.failure is not None
-                print(f"FAIL {path}: {verdict.failure.describe()}")
+                hint = (
+                    " (a live export: `ludo replay verify --live` checks it up to its last event)"
+                    if verdict.failure.check == "finished" and not verdict.finished
+                    else ""
+                )
+                print(f"FAIL {path}: {verdict.failure.describe()}{hint}")
             bar.advance()
     return 1 if failed else 0
 

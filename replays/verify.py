@@ -17,7 +17,11 @@ version) and the check:
     placements   players finish, and the match ends, with the places the rules give
     sequence     every other event is one the rules produce at that point
     finished     the match is over and its seed revealed (a live match is audited
-                 without this check)
+                 without this check, and `live=True` verifies a live export without it)
+
+A live export (a match still in play) carries no seed: with `live=True` every check but
+`finished` runs up to its last event, except the dice values, which nothing can check
+before the seed is revealed; the verdict says so (`dice_checked` false).
 
 The replay re-decides every command with `domain.decider.decide` -- the same code that
 judged it live -- and requires the recorded events to be exactly the events it produces.
@@ -114,6 +118,10 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     finished: bool
     placements: tuple[int, ...] | None
     failure: Failure | None = None
+    # Whether the dice values were checked against a seed (revealed, or kept by the
+    # database in an audit). False for a live export: roll numbers, turn order and moves
+    # are checked, the values cannot be until the seed is revealed.
+    dice_checked: bool = False
 
 
 # Rejection codes by the check a recorded command that draws them fails.
@@ -141,14 +149,17 @@ def _fail(check: str, version: int | None, event: Event | str | None, message: s
     return _Stop(Failure(check=check, version=version, event_type=name, message=message))
 
 
-def verify_replay(replay: ReplayFile) -> Verdict:
-    """Verify a replay file: its events, and that its header agrees with them."""
+def verify_replay(replay: ReplayFile, *, live: bool = False) -> Verdict:
+    """Verify a replay file: its events, and that its header agrees with them.
+
+    `live`: the file may be the export of a match still in play; it is checked up to its
+    last event (the dice only if the seed is in it) instead of failing `finished`."""
     stream = replay.stream_id
     links: list[ChainLink] = [
         (stream, e.version, e.type, e.schema_version, e.data.encode(), e.prev_hash, e.hash)
         for e in replay.events
     ]
-    return verify_links(stream, links, header=replay)
+    return verify_links(stream, links, header=replay, require_finished=not live)
 
 
 def verify_links(
@@ -167,6 +178,7 @@ def verify_links(
     """
     counts = [0, 0]  # rolls, moves
     state = MatchState()
+    seed: bytes | None = None
     try:
         events, kinds = _decode(stream_id, links)
         if header is not None:
@@ -183,12 +195,17 @@ def verify_links(
                 else "the match is over but its seed was never revealed",
             )
     except _Stop as stop:
-        return _verdict(stream_id, len(links), state, counts, stop.failure)
-    return _verdict(stream_id, len(links), state, counts, None)
+        return _verdict(stream_id, len(links), state, counts, stop.failure, seed is not None)
+    return _verdict(stream_id, len(links), state, counts, None, seed is not None)
 
 
 def _verdict(
-    stream_id: str, n: int, state: MatchState, counts: list[int], failure: Failure | None
+    stream_id: str,
+    n: int,
+    state: MatchState,
+    counts: list[int],
+    failure: Failure | None,
+    dice_checked: bool,
 ) -> Verdict:
     return Verdict(
         ok=failure is None,
@@ -199,6 +216,7 @@ def _verdict(
         finished=state.status == "finished",
         placements=tuple(state.placements) if state.placements else None,
         failure=failure,
+        dice_checked=dice_checked,
     )
 
 

@@ -17,6 +17,7 @@ from litestar import Litestar
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
+from litestar.middleware import DefineMiddleware
 from litestar.openapi.spec import SecurityScheme
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -50,7 +51,7 @@ from services.shared.database import service_engine
 from services.shared.errors import exception_handlers
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
-from services.shared.openapi_docs import openapi_config
+from services.shared.openapi_docs import openapi_config, truthful_errors
 from services.shared.settings import Settings
 
 __all__ = ["MAX_BODY", "app_from_env", "create_app"]
@@ -114,7 +115,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         healthz,
         ratings_proxy,
     ]
-    return Litestar(
+    app = Litestar(
         route_handlers=handlers,
         dependencies={"service": Provide(_service, sync_to_thread=False)},
         exception_handlers={**exception_handlers, NotFoundException: not_found},
@@ -125,9 +126,11 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         # Responses are live state, and some carry secrets (a new guest's token): no
         # browser or proxy may keep them. Pages set the same in their own headers.
         cache_control=CacheControlHeader(no_store=True),
-        middleware=[request_logging],
+        middleware=[DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)],
         logging_config=None,
     )
+    truthful_errors(app)
+    return app
 
 
 def app_from_env() -> Litestar:

@@ -82,7 +82,7 @@ class MatchesController(Controller):
         "/{match_id:str}/events",
         operation_id="getMatchEvents",
         summary="The match's events from a version on",
-        responses=error_responses(400, 404),
+        responses=error_responses(404, 422),
     )
     async def events(
         self,

@@ -24,6 +24,7 @@ import structlog
 from litestar import Controller, MediaType, Response, get
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
 from domain.board import Board, board_for
@@ -32,7 +33,7 @@ from domain.events import (
     MatchStarted,
 )
 from domain.rules import RulesetError, parse_ruleset
-from replays.format import dump_replay
+from replays.format import ReplayFile, dump_replay
 from replays.steps import walk
 from replays.store import ReplayNotFound, actor_of, audit_match, export_match
 from replays.verify import Verdict
@@ -129,8 +130,14 @@ class ReplaysController(Controller):
         "event with its exact bytes and hash. Sent as an attachment "
         "`match-<id>.ludo-replay.json`.",
         media_type=MediaType.JSON,
-        response_description="the replay file",
-        responses=error_responses(404),
+        responses={
+            200: ResponseSpec(
+                data_container=ReplayFile,
+                description="the replay file (`replays.format.ReplayFile`)",
+                generate_examples=False,
+            ),
+            **error_responses(404),
+        },
     )
     async def replay(self, match_id: FromPath[str], service: Service) -> Response[bytes]:
         match_id = check_id(match_id, "match")

@@ -164,13 +164,6 @@ class MatchOut(msgspec.Struct, kw_only=True):
     board: BoardOut
 
 
-class MoveOut(msgspec.Struct, kw_only=True):
-    piece: int
-    frm: int
-    to: int
-    captures: list[list[int]]
-
-
 class OptionOut(msgspec.Struct, kw_only=True):
     """A legal move: piece, progress before and after, captured (seat, piece) pairs."""
 
@@ -187,7 +180,7 @@ class MovesOut(msgspec.Struct, kw_only=True):
     seat: int | None
     phase: Literal["roll", "move", "over"]
     die: int | None
-    moves: list[MoveOut]
+    moves: list[OptionOut]
     version: int
 
 

@@ -360,6 +360,28 @@ class MatchService:
             if done is not None:
                 _same_request(done, request)
                 return state
+        try:
+            return await self._party_append(
+                party_id, stream, state, command, player, command_id, request, new
+            )
+        except (AppError, ConcurrencyError):
+            # An identical request may have committed since the look-up above, and this
+            # one was decided on the state before it: answer with its outcome.
+            if await self._done_meanwhile(command_id, stream, request) is None:
+                raise
+            return await self.load_party(party_id)
+
+    async def _party_append(
+        self,
+        party_id: str,
+        stream: str,
+        state: pd.PartyState,
+        command: pd.PartyCommand,
+        player: Player,
+        command_id: str | None,
+        request: str,
+        new: bool,
+    ) -> pd.PartyState:
         if state.status == "new" and not new:
             raise AppError(404, "not_found", "no such party")
         decided = pd.decide(command, state)
@@ -392,13 +414,30 @@ class MatchService:
         party_id = check_id(party_id, "party")
         stream = party_stream(party_id)
         command_id = _command_id(player, key)
+        request = "rematch" if rematch else "start"
         if command_id is not None:
             done = await self.store.find_command(command_id, stream)
             if done is not None:
-                _same_request(done, "rematch" if rematch else "start")
-                opened = pd.decode_party_event(done.events[0].data)
-                assert isinstance(opened, pd.MatchOpened)
-                return await self.load_party(party_id), opened.match_id
+                _same_request(done, request)
+                return await self._started(party_id, done)
+        try:
+            return await self._start_match(party_id, stream, player, command_id, rematch)
+        except (AppError, ConcurrencyError):
+            # The same request with the same key may have started it since the look-up.
+            done = await self._done_meanwhile(command_id, stream, request)
+            if done is None:
+                raise
+            return await self._started(party_id, done)
+
+    async def _started(self, party_id: str, done: AppendResult) -> tuple[pd.PartyState, str]:
+        """The party and the match id a start or rematch that already appended opened."""
+        opened = pd.decode_party_event(done.events[0].data)
+        assert isinstance(opened, pd.MatchOpened)
+        return await self.load_party(party_id), opened.match_id
+
+    async def _start_match(
+        self, party_id: str, stream: str, player: Player, command_id: str | None, rematch: bool
+    ) -> tuple[pd.PartyState, str]:
         state = await self.load_party(party_id)
         match_id = str(uuid.uuid4())
         command: pd.PartyCommand
@@ -608,6 +647,40 @@ class MatchService:
             if done is not None:
                 _same_request(done, request)
                 return done
+        try:
+            return await self._execute(
+                stream, make, actor, command_id, request, expected_version, conn
+            )
+        except (AppError, ConcurrencyError):
+            done = await self._done_meanwhile(command_id, stream, request)
+            if done is None:
+                raise
+            return done
+
+    async def _done_meanwhile(
+        self, command_id: str | None, stream: str, request: str
+    ) -> AppendResult | None:
+        """After a refusal or a version conflict: the first outcome of `command_id` if an
+        identical request with the same key committed since this one looked it up (it
+        then decided on the state that request had already changed), else None. A key
+        used for another request is still refused (`idempotency_key_reused`)."""
+        if command_id is None:
+            return None
+        done = await self.store.find_command(command_id, stream)
+        if done is not None:
+            _same_request(done, request)
+        return done
+
+    async def _execute(
+        self,
+        stream: str,
+        make: MakeCommand,
+        actor: str,
+        command_id: str | None,
+        request: str,
+        expected_version: int | None,
+        conn: AsyncConnection | None,
+    ) -> AppendResult:
         state, head = await self._state_and_head(stream)
         if state.status == "new":
             raise AppError(404, "not_found", "no such match")
@@ -622,7 +695,9 @@ class MatchService:
         # No caller's transaction: the events, the command record and the deadline row
         # go in as one statement, which is atomic on its own (`append_statement`).
         events, after, command = await self._decide(None, stream, state, command)
-        row = self._rows.get(stream) or await self.match_row(match_id) or _NO_ROW
+        if (row := self._rows.get(stream)) is None:
+            async with self._reader.connect() as reader:
+                row = await self._load_row(reader, stream) or _NO_ROW
         result = await self.store.append_statement(
             stream,
             state.version,

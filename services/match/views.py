@@ -23,7 +23,6 @@ from services.match.schemas import (
     EventOut,
     MatchOut,
     MatchSeatOut,
-    MoveOut,
     MovesOut,
     OptionOut,
     PartyListOut,
@@ -157,10 +156,7 @@ def _phase(state: MatchState) -> Literal["roll", "move", "over"]:
 
 
 def moves_view(state: MatchState) -> MovesOut:
-    moves = [
-        MoveOut(piece=m.piece, frm=m.frm, to=m.to, captures=[list(c) for c in m.captures])
-        for m in current_legal_moves(state)
-    ]
+    moves = [option_view(m) for m in current_legal_moves(state)]
     return MovesOut(
         seat=None if state.status == "finished" else state.turn,
         phase=_phase(state),

@@ -32,6 +32,7 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
+from litestar.middleware import DefineMiddleware
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
@@ -61,7 +62,7 @@ from services.shared.errors import (
 )
 from services.shared.eventstore import EventStore
 from services.shared.logging import configure_logging, request_logging
-from services.shared.openapi_docs import openapi_config
+from services.shared.openapi_docs import openapi_config, truthful_errors
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
 from services.shared.settings import Settings
@@ -572,19 +573,23 @@ def create_app(
             )
         },
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=[RankingController, PublicRatingsController, healthz, dashboard, index],
         dependencies={"api": Provide(_api, sync_to_thread=False)},
         exception_handlers=exception_handlers,
         before_request=check_body,
+        # The 413 its operations declare (as the match service's `MAX_BODY`).
+        request_max_body_size=16 * 1024,
         lifespan=[lifespan],
         openapi_config=openapi,
         # Responses are live state, and some carry secrets (tokens, ratings for operators): no
         # browser or proxy may keep them. Pages set the same in their own headers.
         cache_control=CacheControlHeader(no_store=True),
-        middleware=[request_logging],
+        middleware=[DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)],
         logging_config=None,
     )
+    truthful_errors(app)
+    return app
 
 
 def app_from_env() -> Litestar:

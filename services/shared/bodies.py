@@ -23,6 +23,7 @@ from typing import Any, get_args, get_origin
 import msgspec
 from litestar import Request
 
+from services.shared.cors import refuse_options
 from services.shared.errors import AppError
 
 __all__ = ["check_body", "validation_field"]
@@ -38,7 +39,9 @@ _NO_BODY = object()
 
 
 async def check_body(request: Request[Any, Any, Any]) -> None:
-    """`before_request`: refuse a body the handler could not take (see module doc)."""
+    """`before_request`: refuse a body the handler could not take (see module doc), and
+    a CORS preflight (`services/shared/cors.py`)."""
+    refuse_options(request)
     if request.method not in _WITH_BODY:
         return
     kind, optional = _body_type(request.route_handler)

@@ -100,11 +100,13 @@ _STATUS_CODES = {
 
 
 def _response(status: int, body: ErrorBody, headers: dict[str, str] | None = None) -> Response[Any]:
+    # Errors too are never kept by a cache (docs/api.md): the app's `cache_control` only
+    # reaches handlers' own responses, not those of the exception handlers.
     return Response(
         content=msgspec.json.encode(body),
         status_code=status,
         media_type=MediaType.JSON,
-        headers=headers,
+        headers={"Cache-Control": "no-store", **(headers or {})},
     )
 
 

@@ -6,6 +6,14 @@ either. Context bound with `structlog.contextvars.bind_contextvars` (request id,
 party id) is merged into every line logged while it is bound. Standard-library loggers
 (uvicorn, alembic) go through the same renderer.
 
+What `info` holds is what an operator acts on: commands, matches started and finished,
+rejected commands (`request_rejected`: why a player's click did nothing), faults, and
+slow requests. The one `request` line per request is at `debug` (polls would bury the
+rest), except a request slower than `LUDO_SLOW_REQUEST_MS` (`warning`, `"slow": true`) and
+a 5xx (`error`). Alembic's `INFO` lines ("Context impl …", "Will assume transactional
+DDL") are silenced below `debug`: a service migrates at every start, and `ludo db upgrade`
+says the revision itself.
+
 Never log tokens, request bodies, or a server seed before its SeedRevealed event. An
 exception is logged as its type, a scrubbed message and where it was raised
 (`describe_exception`), never as its text or traceback: a database error's text can echo
@@ -30,7 +38,13 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.shared.settings import Settings
 
-__all__ = ["configure_logging", "describe_exception", "request_logging", "scrub_message"]
+__all__ = [
+    "SLOW_REQUEST_MS",
+    "configure_logging",
+    "describe_exception",
+    "request_logging",
+    "scrub_message",
+]
 
 _LEVELS = {
     "debug": logging.DEBUG,
@@ -144,14 +158,22 @@ def configure_logging(settings: Settings | None = None, stream: TextIO | None = 
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    logging.getLogger("alembic").setLevel(
+        logging.NOTSET if level <= logging.DEBUG else logging.WARNING
+    )
 
 
 _request_log = structlog.get_logger("services.http")
 
 
-def request_logging(app: ASGIApp) -> ASGIApp:
-    """One line per request with its status and duration; binds a request id for the
-    request's other lines. Never logs bodies, headers or tokens."""
+SLOW_REQUEST_MS = 500.0
+
+
+def request_logging(app: ASGIApp, slow_ms: float = SLOW_REQUEST_MS) -> ASGIApp:
+    """One `request` line per request with its status and duration (at `debug`; `warning`
+    with `slow` when it took over `slow_ms`, `error` for a 5xx); binds a request id for
+    the request's other lines. Never logs bodies, headers or tokens. In an app:
+    `DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)`."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
@@ -171,13 +193,19 @@ def request_logging(app: ASGIApp) -> ASGIApp:
         try:
             await app(scope, receive, send_wrapper)
         finally:
-            _request_log.info(
-                "request",
-                method=scope.get("method"),
-                path=scope.get("path"),
-                status=status,
-                ms=round((time.perf_counter() - started) * 1000, 1),
-            )
+            ms = (time.perf_counter() - started) * 1000
+            line = {
+                "method": scope.get("method"),
+                "path": scope.get("path"),
+                "status": status,
+                "ms": round(ms, 1),
+            }
+            if status >= 500:
+                _request_log.error("request", **line)
+            elif ms > slow_ms:
+                _request_log.warning("request", slow=True, **line)
+            else:
+                _request_log.debug("request", **line)
             structlog.contextvars.clear_contextvars()
 
     return middleware

@@ -11,6 +11,12 @@ No other viewer is served (`/schema/swagger` and the like, which Litestar serves
 default, are 404), since each would load from a CDN.
 
 Every response under `/schema` (the page, the document, the asset) carries `SCHEMA_CSP`.
+
+`truthful_errors(app)` corrects what Litestar generates by itself: for every route with
+parameters it declares a 400 in its own shape (`{status_code, detail, extra}`), which no
+route of ours answers (a bad query or path value is 422 `invalid` in `ErrorBody`'s shape,
+`services/shared/errors.py`). It drops that 400 and declares the 422 instead, so every
+declared 4xx is an `ErrorBody`.
 """
 
 from __future__ import annotations
@@ -20,15 +26,21 @@ import html
 from importlib import resources
 from typing import Any
 
-from litestar import Request, Response, Router, get
+from litestar import Litestar, Request, Response, Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import (
+    Components,
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    Reference,
+    SecurityScheme,
+)
 
 from services.shared.pages import PAGE_HEADERS
 
-__all__ = ["REDOC_VERSION", "SCHEMA_CSP", "openapi_config"]
+__all__ = ["REDOC_VERSION", "SCHEMA_CSP", "openapi_config", "truthful_errors"]
 
 REDOC_VERSION = "2.5.4"
 _REDOC_FILE = "redoc.standalone.js"
@@ -109,3 +121,48 @@ def openapi_config(title: str, security_schemes: dict[str, SecurityScheme]) -> O
         render_plugins=[LocalRedoc(), JsonRenderPlugin()],
         openapi_router=router,
     )
+
+
+_ERROR_REF = "#/components/schemas/ErrorBody"
+
+
+def _is_error_body(response: Any) -> bool:
+    content = getattr(response, "content", None) or {}
+    return any(
+        isinstance(media.schema, Reference) and media.schema.ref == _ERROR_REF
+        for media in content.values()
+    )
+
+
+def truthful_errors(app: Litestar) -> None:
+    """Make every declared 4xx of `app`'s OpenAPI document the `ErrorBody` it really is
+    (see the module docstring). Call once, after the app is built."""
+    document = app.openapi_schema  # built once and cached: edited in place
+    for item in (document.paths or {}).values():
+        for method in ("get", "put", "post", "delete", "patch", "head", "options"):
+            operation = getattr(item, method, None)
+            if operation is None or not operation.responses:
+                continue
+            responses = operation.responses
+            default_400 = responses.get("400")
+            if default_400 is not None and not _is_error_body(default_400):
+                del responses["400"]
+            parameters = operation.parameters or []
+            has_values = any(getattr(p, "param_in", None) == "query" for p in parameters)
+            has_values |= any(
+                getattr(p, "param_in", None) == "path" and _typed(p) for p in parameters
+            )
+            if has_values and "422" not in responses:
+                responses["422"] = OpenAPIResponse(
+                    description="A query or path value has the wrong type or is out of "
+                    "range (`invalid`, `field` names it)",
+                    content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR_REF))},
+                )
+            bad = [s for s, r in responses.items() if s.startswith("4") and not _is_error_body(r)]
+            if bad:  # pragma: no cover - a route declared a 4xx of another shape
+                raise RuntimeError(f"{operation.operation_id}: {bad} are not ErrorBody")
+
+
+def _typed(parameter: Any) -> bool:
+    """Whether a path parameter can fail validation (anything but a plain string)."""
+    return getattr(getattr(parameter, "schema", None), "type", None) not in (None, "string")

@@ -20,7 +20,8 @@
   which the match service forwards the public `GET /api/ratings/*` reads; `ludo up` sets
   it. Unset: those reads answer 503 `ranking_unavailable`.
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
-  console).
+  console), `LUDO_SLOW_REQUEST_MS` (500: a request slower than this is logged at warning;
+  the others at debug).
 
 `Settings.from_env()` reads them; `ENV_VARS` lists them (README: Configuration).
 """
@@ -65,6 +66,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     scheduler_poll: Annotated[float, msgspec.Meta(gt=0)] = 0.25
     log_level: str = "info"
     log_format: str = "auto"
+    slow_request_ms: Annotated[float, msgspec.Meta(ge=0)] = 500.0
     operator_token: str | None = None
     ranking_poll: Annotated[float, msgspec.Meta(gt=0)] = 1.0
     ranking_url: str | None = None
@@ -118,6 +120,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "scheduler_poll": ("LUDO_SCHEDULER_POLL", "seconds between deadline polls when idle"),
     "log_level": ("LUDO_LOG_LEVEL", "debug, info, warning or error"),
     "log_format": ("LUDO_LOG_FORMAT", "auto (JSON unless stdout is a TTY), json or console"),
+    "slow_request_ms": (
+        "LUDO_SLOW_REQUEST_MS",
+        "milliseconds over which a request is logged as slow (warning); others at debug",
+    ),
     "operator_token": (
         "LUDO_OPERATOR_TOKEN",
         "operator token (ranking API and dashboard, dispute report); unset: refused",

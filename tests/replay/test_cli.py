@@ -4,6 +4,8 @@ round trip (export → verify → import → audit) against a real PostgreSQL.""
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -232,3 +234,24 @@ class TestDatabaseCommands:
         assert "no match" in capsys.readouterr().err
         assert main(["replay", "audit"]) == 2
         assert "pass --all" in capsys.readouterr().err
+
+
+def test_show_into_a_closed_pipe_stops_quietly(tmp_path: Path, events: list[Event]) -> None:
+    """`ludo replay show FILE | head`: when the reader has gone, the command stops with
+    status 141 (as `cat` does) and prints no BrokenPipeError traceback."""
+    path = write(tmp_path, "m.json", events)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader closed before the first line was written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ludo_cli.main", "replay", "show", str(path)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            cwd=Path(__file__).resolve().parents[2],
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr.decode()
+    assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr

@@ -1,17 +1,23 @@
-"""Structured request logs: JSON lines with match ids, and no secrets."""
+"""Structured logs: JSON lines with match ids and no secrets; at `info` only what an
+operator acts on (no line per poll, slow requests yes, no Alembic chatter at start)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 import structlog
+from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.app import create_app
 from services.shared.logging import configure_logging
 from services.shared.settings import Settings
 
@@ -20,16 +26,38 @@ from .conftest import Api
 pytestmark = pytest.mark.anyio
 
 
+@contextlib.contextmanager
+def _logs(tmp_path: Path, level: str) -> Iterator[io.StringIO]:
+    """JSON logging at `level` into a buffer, then structlog's defaults back."""
+    root = logging.getLogger()
+    handlers, root_level = root.handlers[:], root.level
+    alembic = logging.getLogger("alembic").level
+    buffer = io.StringIO()
+    configure_logging(Settings(data_dir=tmp_path, log_format="json", log_level=level), buffer)
+    try:
+        yield buffer
+    finally:
+        structlog.reset_defaults()
+        root.handlers[:], root.level = handlers, root_level
+        logging.getLogger("alembic").setLevel(alembic)
+
+
 @pytest.fixture
 def json_logs(tmp_path: Path) -> Iterator[io.StringIO]:
-    """JSON logging into a buffer for one test, then structlog's defaults back."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    buffer = io.StringIO()
-    configure_logging(Settings(data_dir=tmp_path, log_format="json"), buffer)
-    yield buffer
-    structlog.reset_defaults()
-    root.handlers[:], root.level = handlers, level
+    """JSON logging at debug (every line) into a buffer for one test."""
+    with _logs(tmp_path, "debug") as buffer:
+        yield buffer
+
+
+@pytest.fixture
+def info_logs(tmp_path: Path) -> Iterator[io.StringIO]:
+    """JSON logging at info, the default level, into a buffer for one test."""
+    with _logs(tmp_path, "info") as buffer:
+        yield buffer
+
+
+def _lines(buffer: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in buffer.getvalue().splitlines() if line.startswith("{")]
 
 
 async def test_logs_are_json_with_ids_and_no_secrets(api: Api, json_logs: io.StringIO) -> None:
@@ -107,3 +135,53 @@ async def test_a_failed_reveal_logs_what_failed_but_no_seed_token_or_body(
     assert failure["sqlstate"] == "P0001"  # raise_exception: what failed, without values
     assert "refused event" in failure["error"]
     assert "where" in failure and failure["match_id"] == match_id
+
+
+def _app_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    return Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False, **overrides)
+
+
+async def test_polls_write_nothing_at_info(
+    engine: AsyncEngine, tmp_path: Path, info_logs: io.StringIO
+) -> None:
+    """Fifty GET polls (state, moves, events, lobby) write no line at info: the request
+    lines are debug unless slow (threshold out of reach here) or a 5xx."""
+    app = create_app(_app_settings(tmp_path, slow_request_ms=10**9), engine=engine)
+    async with AsyncTestClient(app) as client:
+        api = Api(client, engine)
+        match_id, _players, _ = await api.duel()
+        info_logs.truncate(0)
+        info_logs.seek(0)
+        for _ in range(10):
+            for path in ("", "/moves", "/events?from=0", "/fairness"):
+                assert (await client.get(f"/api/matches/{match_id}{path}")).status_code == 200
+            assert (await client.get("/api/parties")).status_code == 200
+    assert [line for line in _lines(info_logs) if line.get("event") == "request"] == []
+
+
+async def test_a_slow_request_is_a_warning(
+    engine: AsyncEngine, tmp_path: Path, info_logs: io.StringIO
+) -> None:
+    """With `LUDO_SLOW_REQUEST_MS` 0 every request is over the threshold: its `request`
+    line is at warning with `slow: true`, method, path, status and duration."""
+    app = create_app(_app_settings(tmp_path, slow_request_ms=0), engine=engine)
+    async with AsyncTestClient(app) as client:
+        assert (await client.get("/api/parties")).status_code == 200
+    slow = [line for line in _lines(info_logs) if line.get("event") == "request"]
+    assert len(slow) == 1
+    assert slow[0]["level"] == "warning" and slow[0]["slow"] is True
+    assert (slow[0]["method"], slow[0]["path"], slow[0]["status"]) == ("GET", "/api/parties", 200)
+    assert slow[0]["ms"] >= 0
+
+
+async def test_service_start_writes_no_alembic_lines(
+    database_url: str, tmp_path: Path, info_logs: io.StringIO
+) -> None:
+    """A service migrates its database at start; at info that writes no Alembic line
+    ("Context impl …", "Will assume transactional DDL")."""
+    app = create_app(_app_settings(tmp_path, database_url=database_url))
+    async with AsyncTestClient(app) as client:
+        assert (await client.get("/healthz")).status_code == 200
+    out = info_logs.getvalue()
+    assert "Context impl" not in out and "transactional DDL" not in out
+    assert not [line for line in _lines(info_logs) if line.get("logger", "").startswith("alembic")]

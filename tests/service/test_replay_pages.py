@@ -54,12 +54,13 @@ class Site:
         rules: dict[str, Any],
         cpus: int,
         level: str = "easy",
+        client_seed: str = "host-seed",
     ) -> str:
         """A table of `seats`: the host, `cpus` CPU seats of `level` and guests for the rest."""
         auth = {"Authorization": f"Bearer {host['token']}"}
         party = self.http.post(
             "/api/parties",
-            json={"seats": seats, "rules": rules, "client_seed": "host-seed"},
+            json={"seats": seats, "rules": rules, "client_seed": client_seed},
             headers=auth,
         ).json()
         for i in range(seats - 1):
@@ -437,6 +438,43 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     assert await page.evaluate("document.documentElement.scrollWidth") <= 375
     if os.environ.get("LUDO_REPLAY_SCREENSHOT_PHONE_EN"):
         await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_PHONE_EN"], full_page=True)
+    assert errors == []
+
+
+async def test_viewer_shows_the_client_seed_exactly(
+    site: Site, browser_page: tuple[Page, list[str]]
+) -> None:
+    """A client seed with `\\`, `"` and spaces is shown as itself (not JSON-escaped), so the
+    text shown, copied into the page's own derivation, gives every recorded die."""
+    page, errors = browser_page
+    seed_text = 'h(@/_Y\\sP "q"  z\\ '
+    host = site.player("host")
+    match_id = site.start(host, 2, {"preset": "bga"}, cpus=1, client_seed=seed_text)
+    r = site.http.post(
+        f"/api/matches/{match_id}/leave", headers={"Authorization": f"Bearer {host['token']}"}
+    )
+    assert r.status_code == 200, r.text
+    site.wait_finished(match_id)
+    model = site.steps(match_id)
+    client = model["fairness"]["client_seed"]
+    assert client.startswith(seed_text + "|")
+    await page.goto(f"{site.instance.http}/replay/{match_id}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    shown = await page.locator("#fair-client-seed").text_content()
+    assert shown == client
+    rolls = [s for s in model["steps"] if s["type"] == "DieRolled"]
+    derived = await page.evaluate(
+        """([ns, server]) => {
+          const text = document.querySelector("#fair-client-seed").textContent;
+          const seed = ludoFair.unhex(server);
+          return ns.map((n) => ludoFair.dieFor(seed, text, n));
+        }""",
+        [[s["n"] for s in rolls], model["fairness"]["server_seed"]],
+    )
+    assert derived == [s["die"] for s in rolls]
+    seed = bytes.fromhex(model["fairness"]["server_seed"])
+    assert derived == [die_for_roll(seed, client, s["n"]) for s in rolls]
+    await expect(page.locator("#fair-dice tbody tr.ok")).to_have_count(len(rolls))
     assert errors == []
 
 

@@ -1,0 +1,176 @@
+"""Identical concurrent requests under one Idempotency-Key all get the first outcome.
+
+`_copies` sends the copies at once and, so that every round meets the race that used to
+answer 409, holds each later copy between its look-up of the key (nothing yet) and its
+decision until the first copy has committed: the later copies then decide on a state the
+first one already changed, which is the interleaving real traffic produced. The app
+runs under uvicorn (the live tests' `Instance`), so the copies really run side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.match.app import create_app
+from services.shared.eventstore import EventStore
+from services.shared.settings import Settings
+
+from .conftest import Api
+from .test_live import Instance
+
+pytestmark = pytest.mark.anyio
+
+COPIES = 10
+ROUNDS = 8
+
+
+class Served(Api):
+    """`Api` over real HTTP to the app under uvicorn, with the app's event store."""
+
+    store: EventStore
+
+
+@pytest.fixture
+async def served(database_url: str, engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Served]:
+    """The match service under uvicorn on the test's database, deadline worker off."""
+    settings = Settings(data_dir=tmp_path, database_url=database_url, cpu_delay=0, scheduler=False)
+    app = create_app(settings)
+    with Instance(settings, app=app) as instance:
+        async with httpx.AsyncClient(base_url=instance.http, timeout=30) as client:
+            api = Served(client, engine)  # type: ignore[arg-type]
+            api.store = app.state.service.store
+            yield api
+
+
+async def _copies(api: Served, method: str, url: str, **kwargs: Any) -> list[Any]:
+    """`COPIES` identical requests sent at once; their responses. Every copy looks its key
+    up before the first to look goes on, and the others wait until it has committed."""
+    store = api.store
+    find, append, notify = store.find_command, store.append_statement, store.notify
+    committed, all_looked = anyio.Event(), anyio.Event()
+    looked = 0
+
+    async def late_find(command_id: str, stream_id: str) -> Any:
+        nonlocal looked
+        found = await find(command_id, stream_id)
+        if found is not None:  # the re-check after a refusal (or a late retry)
+            return found
+        looked += 1
+        if looked == COPIES:
+            all_looked.set()
+        with anyio.fail_after(10):
+            # The first copy goes on once every copy has looked; the others once it is in.
+            await (all_looked if looked == 1 else committed).wait()
+        return found
+
+    async def append_then_open(*args: Any, **kw: Any) -> Any:
+        result = await append(*args, **kw)  # committed when it returns
+        committed.set()
+        return result
+
+    async def notify_then_open(*args: Any, **kw: Any) -> Any:
+        await notify(*args, **kw)  # called after the commit
+        committed.set()
+
+    store.find_command, store.append_statement = late_find, append_then_open
+    store.notify = notify_then_open
+    responses: list[Any] = []
+
+    async def one() -> None:
+        responses.append(await api.call(method, url, **kwargs))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for _ in range(COPIES):
+                tg.start_soon(one)
+    finally:
+        store.find_command, store.append_statement, store.notify = find, append, notify
+    return responses
+
+
+async def test_concurrent_identical_match_commands_get_the_first_outcome(
+    served: Served,
+) -> None:
+    """Ten identical rolls or moves sent at once under one key: all 200, one original, the
+    others `duplicate: true` with the same events, and the events appended once."""
+
+    match_id, players, _ = await served.duel()
+    stream = f"match-{match_id}"
+    for n in range(ROUNDS):
+        state = await served.match(match_id)
+        if state["status"] == "finished":
+            break
+        headers = served.h(players[state["turn"]], **{"Idempotency-Key": f"race-{n}"})
+        if state["phase"] == "roll":
+            url, body = f"/api/matches/{match_id}/roll", None
+        else:
+            moves = (await served.call("GET", f"/api/matches/{match_id}/moves")).json()["moves"]
+            url, body = f"/api/matches/{match_id}/move", {"piece": moves[0]["piece"]}
+        before = await served.stream_length(stream)
+        responses = await _copies(served, "POST", url, json=body, headers=headers)
+        assert [r.status_code for r in responses] == [200] * COPIES, [r.text for r in responses]
+        bodies = [r.json() for r in responses]
+        assert sorted(b["duplicate"] for b in bodies) == [False] + [True] * (COPIES - 1)
+        first = next(b for b in bodies if not b["duplicate"])
+        for b in bodies:
+            assert b["events"] == first["events"] and b["version"] == first["version"]
+        assert await served.stream_length(stream) == before + len(first["events"])
+
+
+async def test_concurrent_identical_party_commands_get_the_first_outcome(
+    served: Served,
+) -> None:
+    """Ten identical joins, CPU seatings and starts sent at once under one key: all succeed
+    with the same party, and each appends once."""
+    host = await served.player("host")
+    guest = await served.player("guest")
+    for n in range(ROUNDS // 2):
+        party = await served.party(host, seats=4, rules={"preset": "bga"})
+        pid, stream = party["id"], f"party-{party['id']}"
+
+        join = await _copies(
+            served,
+            "POST",
+            f"/api/parties/{pid}/join",
+            json={"seat": None},
+            headers=served.h(guest, **{"Idempotency-Key": f"join-{n}"}),
+        )
+        assert [r.status_code for r in join] == [200] * COPIES, [r.text for r in join]
+        assert {r.json()["seats"][1]["player_id"] for r in join} == {guest["id"]}
+
+        before = await served.stream_length(stream)
+        cpu = await _copies(
+            served,
+            "POST",
+            f"/api/parties/{pid}/cpus",
+            json={"level": "easy", "seat": None},
+            headers=served.h(host, **{"Idempotency-Key": f"cpu-{n}"}),
+        )
+        assert [r.status_code for r in cpu] == [200] * COPIES, [r.text for r in cpu]
+        assert await served.stream_length(stream) == before + 1
+        seated = await served.call("GET", f"/api/parties/{pid}")
+        assert [s["cpu"] is not None for s in seated.json()["seats"]] == [
+            False,
+            False,
+            True,
+            False,
+        ]
+
+        await served.call(
+            "POST", f"/api/parties/{pid}/cpus", json={"level": "easy"}, headers=served.h(host)
+        )
+        start = await _copies(
+            served,
+            "POST",
+            f"/api/parties/{pid}/start",
+            headers=served.h(host, **{"Idempotency-Key": f"start-{n}"}),
+        )
+        assert [r.status_code for r in start] == [201] * COPIES, [r.text for r in start]
+        assert len({r.json()["match_id"] for r in start}) == 1
