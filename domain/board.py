@@ -140,7 +140,15 @@ class Board:
         return f"Board({self.ruleset.board}, players={self.players}, length={self.length})"
 
 
-@lru_cache(maxsize=256, typed=True)  # typed: 2.0 must not hit the cached board for 2
 def board_for(ruleset: Ruleset, players: object) -> Board:
     """The (cached) board for a ruleset and a player count (RulesetError unless 2-4)."""
+    # Checked before the cache: the cache hashes its arguments, and an unhashable count
+    # (a list from a JSON query) would raise TypeError instead of the RulesetError.
+    if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 4:
+        raise RulesetError("players", f"must be 2, 3 or 4, got {players!r}")
+    return _cached_board(ruleset, players)
+
+
+@lru_cache(maxsize=256)
+def _cached_board(ruleset: Ruleset, players: int) -> Board:
     return Board(ruleset, players)

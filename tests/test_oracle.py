@@ -244,3 +244,13 @@ class TestAgainstPlay:
                     pending = None
                 apply(state, event)
         assert checked > 100
+
+
+@pytest.mark.parametrize("players", [[], {}, [2]])
+def test_an_unhashable_player_count_names_the_field(players: Any) -> None:
+    """Regression (found by tests/test_fuzz.py): `"players": []` raised TypeError from the
+    board cache, not a NotationError naming `position.players`."""
+    position = {**_position(NESTS2), "players": players}
+    with pytest.raises(RulesetError) as raised:
+        answer_query({"rules": {}, "position": position, "die": 6})
+    assert raised.value.field == "position.players"
