@@ -13,5 +13,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && LUDO_COMPILE=1 pip install --no-cache-dir . \
     && apt-get purge -y gcc libc6-dev && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 ENV LUDO_LOG_FORMAT=json
+# Not root in the container either; the database roles are in compose.yaml.
+RUN useradd --system --create-home ludo
+USER ludo
 EXPOSE 8000
 CMD ["python", "-m", "uvicorn", "--factory", "services.match.app:app_from_env", "--host", "0.0.0.0", "--port", "8000", "--ws-max-size", "65536"]

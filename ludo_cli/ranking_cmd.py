@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace, what: str) -> int:
-    from services.shared.database import database_url, migrate
+    from services.shared.database import database_url, prepare_schema
     from services.shared.settings import Settings, SettingsError
 
     try:
@@ -47,7 +47,7 @@ def _run(args: argparse.Namespace, what: str) -> int:
         print(f"ludo ranking: {error}", file=sys.stderr)
         return 2
     with database_url(settings) as url:
-        migrate(url, app_role=settings.db_app_role)
+        prepare_schema(url, app_role=settings.db_app_role)
         return asyncio.run(_main(url, settings, what))
 
 

@@ -236,7 +236,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _with_store(work: Any) -> int:
-    from services.shared.database import create_engine, database_url, migrate
+    from services.shared.database import create_engine, database_url, prepare_schema
     from services.shared.eventstore import EventStore
     from services.shared.settings import Settings, SettingsError
 
@@ -253,7 +253,7 @@ def _with_store(work: Any) -> int:
             await engine.dispose()
 
     with database_url(settings) as url:
-        migrate(url, app_role=settings.db_app_role)
+        prepare_schema(url, app_role=settings.db_app_role)
         return asyncio.run(run(url))
 
 

@@ -33,9 +33,14 @@ def run_migrations(url: str, app_role: str | None) -> None:
             context.configure(connection=connection, transaction_per_migration=True)
             with context.begin_transaction():
                 context.run_migrations()
+            # With nothing to migrate, Alembic's read of `alembic_version` leaves the
+            # connection in an autobegun transaction (`connection.begin()` here used to
+            # fail on a second `ludo db upgrade`). End it, then grant in a transaction
+            # of its own, on every run.
+            connection.commit()
             if app_role:
-                with connection.begin():
-                    grant_app_role(connection, app_role)
+                grant_app_role(connection, app_role)
+                connection.commit()
     finally:
         engine.dispose()
 

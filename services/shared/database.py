@@ -5,7 +5,9 @@
   `LUDO_DATA_DIR/pg` (README: Database). A server that is already running on that data
   directory (started by another `ludo` process) is reused, not started twice.
 - `create_engine(url)` makes the SQLAlchemy 2 async engine (psycopg 3 driver).
-- `migrate(url)` runs the Alembic migrations in `migrations/` up to head.
+- `migrate(url)` runs the Alembic migrations in `migrations/` up to head (as the schema's
+  owner); `prepare_schema(url)` is what a service runs at start: migrate when its role owns
+  the schema, otherwise only check that the schema is at head (the app role).
 
 URLs are normalised to SQLAlchemy's `postgresql+psycopg://` form; `libpq_url` gives the
 plain `postgresql://` form that `psycopg.connect` takes (for LISTEN), `mask_url` the form
@@ -31,6 +33,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from psycopg import errors
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -40,16 +43,20 @@ from services.shared.settings import Settings
 __all__ = [
     "EMBEDDED_DATABASE",
     "EmbeddedPostgres",
+    "SchemaNotReady",
     "alembic_config",
     "create_engine",
     "create_sync_engine",
     "current_revision",
     "database_url",
+    "head_revision",
     "is_embedded_running",
     "libpq_url",
     "mask_url",
     "migrate",
     "normalize_url",
+    "owns_schema",
+    "prepare_schema",
     "stop_embedded",
 ]
 
@@ -250,9 +257,10 @@ async def service_engine(
     if engine is not None:
         return engine
     url = stack.enter_context(database_url(settings))
-    # Services apply the migrations at start (serialised by an advisory lock), off the
-    # event loop: Alembic is synchronous.
-    await asyncio.to_thread(migrate, url, app_role=settings.db_app_role)
+    # Off the event loop: Alembic is synchronous. A service that owns the schema (the
+    # embedded PostgreSQL, a single-role setup) migrates it, serialised by an advisory
+    # lock; one connected as the app role only checks that it is at head.
+    await asyncio.to_thread(prepare_schema, url, app_role=settings.db_app_role)
     own = create_engine(url, settings)
     stack.push_async_callback(own.dispose)
     return own
@@ -284,6 +292,53 @@ def migrate(url: str, revision: str = "head", *, app_role: str | None = None) ->
     """
     command.upgrade(alembic_config(url, app_role=app_role), revision)
     return current_revision(url)
+
+
+class SchemaNotReady(RuntimeError):
+    """The database is not at the newest revision, and this role may not migrate it."""
+
+
+def head_revision() -> str | None:
+    """The newest revision in `migrations/`."""
+    config = alembic_config("postgresql+psycopg:///unused")
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+def owns_schema(url: str) -> bool:
+    """Whether the role of `url` may migrate: it is a superuser or a member of the role
+    that owns `events`, or `events` does not exist yet (a new database: migrating it is
+    the only way forward, and fails with PostgreSQL's own error if the role may not)."""
+    engine = create_sync_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            owns = conn.scalar(
+                sa.text(
+                    "SELECT coalesce((SELECT pg_has_role(current_user, relowner, 'USAGE')"
+                    " FROM pg_class WHERE oid = to_regclass('public.events')), true)"
+                )
+            )
+            return bool(owns)
+    finally:
+        engine.dispose()
+
+
+def prepare_schema(url: str, *, app_role: str | None = None) -> str | None:
+    """What a service does with the schema at start (docs/event-store.md, Roles).
+
+    As the schema's owner it migrates to head (`migrate`, with `app_role`'s grants). As
+    any other role, i.e. the app role, it migrates nothing: it reads `alembic_version`
+    and raises `SchemaNotReady` unless the database is at head, so a service never runs
+    on a schema older (or newer) than its code. Returns the revision.
+    """
+    if owns_schema(url):
+        return migrate(url, app_role=app_role)
+    revision, head = current_revision(url), head_revision()
+    if revision != head:
+        raise SchemaNotReady(
+            f"the database is at revision {revision}, this code needs {head}; this role "
+            "does not own the schema: run `ludo db upgrade` as the migration owner"
+        )
+    return revision
 
 
 def current_revision(url: str) -> str | None:

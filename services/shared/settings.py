@@ -7,8 +7,10 @@
   user data directory, `platformdirs.user_data_dir("ludo")` (`~/.local/share/ludo` on Linux).
 - `LUDO_DB_POOL_SIZE` (10) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
   in its SQLAlchemy pool, and the extra ones it may open under load.
-- `LUDO_DB_APP_ROLE`: the database role the services run as. When set, `ludo db upgrade`
-  grants it SELECT and INSERT only on `events` (migrations/grants.py).
+- `LUDO_DB_APP_ROLE`: the database role the services run as (not the schema's owner).
+  When set, `ludo db upgrade`, run as the owner, grants it what the services need and no
+  more (migrations/grants.py, docs/event-store.md: Roles). A service connected as a role
+  that does not own the schema does not migrate; it checks the schema is at head.
 - `LUDO_CPU_DELAY` (0.5): seconds a CPU seat or stand-in waits before each action, so
   people can follow; `LUDO_SCHEDULER` (true): run the deadline worker in this process;
   `LUDO_SCHEDULER_POLL` (0.25): its idle poll interval in seconds.
@@ -110,7 +112,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "data_dir": ("LUDO_DATA_DIR", "local state (embedded PostgreSQL data in pg/)"),
     "db_pool_size": ("LUDO_DB_POOL_SIZE", "connections kept per process"),
     "db_max_overflow": ("LUDO_DB_MAX_OVERFLOW", "extra connections under load"),
-    "db_app_role": ("LUDO_DB_APP_ROLE", "role granted SELECT, INSERT only on events"),
+    "db_app_role": ("LUDO_DB_APP_ROLE", "role the services connect as; ludo db upgrade grants it"),
     "cpu_delay": ("LUDO_CPU_DELAY", "seconds a CPU (or stand-in) waits before each action"),
     "scheduler": ("LUDO_SCHEDULER", "run the deadline worker in this process (true/false)"),
     "reconnect_grace": (

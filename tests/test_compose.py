@@ -1,0 +1,71 @@
+"""compose.yaml, checked without a Docker engine: the Compose specification's JSON schema
+(as vendored by the check-jsonschema package, which notes its source and licence) and the
+role split of docs/event-store.md."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from sqlalchemy.engine import make_url
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    return loaded
+
+
+def _url(service: dict[str, Any]) -> Any:
+    return make_url(service["environment"]["DATABASE_URL"])
+
+
+def test_compose_file_follows_the_compose_specification(compose: dict[str, Any]) -> None:
+    """compose.yaml validates against the Compose specification's JSON schema."""
+    text = files("check_jsonschema.builtin_schemas.vendor").joinpath("compose-spec.json")
+    schema = json.loads(text.read_text())
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    errors = [e.message for e in validator(schema).iter_errors(compose)]
+    assert errors == []
+
+
+def test_migrate_runs_once_as_the_owner_and_grants_the_app_role(compose: dict[str, Any]) -> None:
+    """`migrate` runs `ludo db upgrade` as the owner with LUDO_DB_APP_ROLE, after a healthy
+    PostgreSQL 18, and is not restarted once it has succeeded."""
+    services = compose["services"]
+    assert services["postgres"]["image"] == "postgres:18"
+    migrate = services["migrate"]
+    assert migrate["command"] == ["ludo", "db", "upgrade"]
+    assert _url(migrate).username == "ludo_owner"
+    assert migrate["environment"]["LUDO_DB_APP_ROLE"] == "ludo_app"
+    assert migrate["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert migrate["restart"].startswith("on-failure")
+    roles = (ROOT / "deploy/postgres/10-ludo-roles.sh").read_text()
+    assert "CREATE ROLE ludo_owner" in roles and "CREATE ROLE ludo_app" in roles
+    mount = "./deploy/postgres/10-ludo-roles.sh:/docker-entrypoint-initdb.d/"
+    assert any(v.startswith(mount) for v in services["postgres"]["volumes"])
+
+
+@pytest.mark.parametrize("name", ["match", "ranking"])
+def test_services_run_as_the_app_role_after_the_migration(
+    compose: dict[str, Any], name: str
+) -> None:
+    """match and ranking connect as the app role (not the owner, not the superuser), start
+    after `migrate` succeeded, and have a health check and a restart policy."""
+    service = compose["services"][name]
+    assert _url(service).username == "ludo_app"
+    assert "LUDO_DB_APP_ROLE" not in service["environment"]
+    assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert "/healthz" in " ".join(service["healthcheck"]["test"])
+    assert service["restart"] == "unless-stopped"
+    assert compose["services"]["postgres"]["restart"] == "unless-stopped"
+    assert "healthcheck" in compose["services"]["postgres"]
