@@ -2,7 +2,7 @@
 
 No Playwright-managed browser download: the system's /usr/bin/chromium (`.ci/run`
 installs it). Tests import `requires_chromium` (a skip marker), `new_page` and
-`console_errors`.
+`console_errors` and `shot`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from playwright.async_api import ConsoleMessage, Page, async_playwright
@@ -49,6 +50,15 @@ async def new_page(locale: str | None = None) -> AsyncIterator[Page]:
             yield page
         finally:
             await browser.close()
+
+
+async def shot(page: Page, name: str) -> None:
+    """A full-page screenshot saved as name in LUDO_SCREENSHOTS, when it is set (the
+    pages' screenshots in docs/ are taken this way:
+    `LUDO_SCREENSHOTS=docs/screenshots python3 -m pytest tests/service`); otherwise none."""
+    folder = os.environ.get("LUDO_SCREENSHOTS")
+    if folder:
+        await page.screenshot(path=str(Path(folder) / name), full_page=True)
 
 
 def console_errors(page: Page) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium
+from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium, shot
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from services.shared.settings import Settings
@@ -28,7 +28,6 @@ pytestmark = pytest.mark.anyio
 expect.set_options(timeout=15_000)
 
 LOOPBACK = ("127.0.0.1", "localhost")
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 LOCAL_RULES = "article:not([hidden]) #local-rules-{lang} table"
 
 
@@ -118,7 +117,7 @@ async def test_the_rules_page_in_japanese(site: str, browser: Browser) -> None:
         )
         assert [c[0] for c in colours] == ["○", "□", "△", "✚"]
         assert len({c[1] for c in colours}) == 4
-        await page.screenshot(path=str(SHOTS / "rules-ja.png"), full_page=True)
+        await shot(page, "rules-ja.png")
         assert errors == []
 
 
@@ -136,7 +135,7 @@ async def test_the_rules_page_in_english_and_the_language_button(
         await expect(rows).to_have_count(12)
         await expect(rows.filter(has_text="Three sixes end the turn")).to_have_count(1)
         await expect(page.locator("nav a[href='/rules']")).to_have_text("Rules")
-        await page.screenshot(path=str(SHOTS / "rules-en.png"), full_page=True)
+        await shot(page, "rules-en.png")
         await page.click("#lang")
         await expect(page.locator("h1:visible")).to_have_text("ルドーのルール・遊び方")
         await expect(page.locator("#rules-en")).to_be_hidden()

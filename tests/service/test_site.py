@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 import psycopg
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium
+from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium, shot
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from services.ranking.app import create_app as create_ranking_app
@@ -38,7 +38,6 @@ pytestmark = [pytest.mark.anyio, requires_chromium]
 expect.set_options(timeout=15_000)
 
 LOOPBACK = ("127.0.0.1", "localhost")
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 class Site:
@@ -203,7 +202,7 @@ async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser:
     end: placements, the replay link, and each event logged once."""
     async with person(browser) as (page, errors):
         await name_myself(page, site, "alice")
-        await page.screenshot(path=str(SHOTS / "lobby-en.png"), full_page=True)
+        await shot(page, "lobby-en.png")
         party_id = await create_party(page, seats=4, preset="bga")
         await expect(page.locator("#seats-list li")).to_have_count(4)
         for seat in (1, 2, 3):
@@ -211,11 +210,11 @@ async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser:
             await expect(
                 page.locator(f"#seats-list li[data-seat='{seat}'] .tag.cpu")
             ).to_be_visible()
-        await page.screenshot(path=str(SHOTS / "party-en.png"), full_page=True)
+        await shot(page, "party-en.png")
         await page.click("#start")
         await expect(page.locator("#match-view")).to_be_visible()
         await play_my_turns(page, until_version=40)
-        await page.screenshot(path=str(SHOTS / "match-cross-4-en.png"), full_page=True)
+        await shot(page, "match-cross-4-en.png")
         await play_my_turns(page)
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
         final = site.state(match_id)
@@ -229,7 +228,7 @@ async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser:
         assert href == f"/replay/{match_id}"
         logged = await logged_versions(page)
         assert len(logged) == len(set(logged))
-        await page.screenshot(path=str(SHOTS / "result-en.png"), full_page=True)
+        await shot(page, "result-en.png")
         assert errors == []
 
 
@@ -269,7 +268,7 @@ async def test_two_people_play_each_other_and_a_spectator_follows(
         assert await watcher.locator("#roll").is_hidden()
         # Play both seats concurrently, each page clicking its own turns.
         await asyncio.gather(play_my_turns(a, until_version=24), play_my_turns(b, until_version=24))
-        await b.screenshot(path=str(SHOTS / "match-long-2-ja.png"), full_page=True)
+        await shot(b, "match-long-2-ja.png")
         await asyncio.gather(play_my_turns(a), play_my_turns(b))
         events = site.events(match_id)
         # The spectator saw every event, each once, and the final position.
@@ -283,7 +282,7 @@ async def test_two_people_play_each_other_and_a_spectator_follows(
         winner = site.state(match_id)["placements"].index(1)
         cell = (a if winner == 0 else b).locator(f"#placements li[data-seat='{winner}'] .rating")
         await expect(cell).to_have_class(re.compile(r"\bup\b"))
-        await b.screenshot(path=str(SHOTS / "result-ja.png"), full_page=True)
+        await shot(b, "result-ja.png")
         # The public leaderboard lists both, and a click leads to the player's page.
         await watcher.goto(f"{site.url}/leaderboard")
         await expect(watcher.locator("#board-table tbody tr")).to_have_count(2)
@@ -304,7 +303,7 @@ async def test_two_people_play_each_other_and_a_spectator_follows(
         await expect(watcher.locator("#history tbody tr a")).to_have_attribute(
             "href", f"/replay/{match_id}"
         )
-        await watcher.screenshot(path=str(SHOTS / "player-en.png"), full_page=True)
+        await shot(watcher, "player-en.png")
         assert a_errors == b_errors == w_errors == []
 
 
@@ -398,7 +397,7 @@ async def test_the_site_speaks_japanese_and_english(site: Site, browser: Browser
         await expect(page.locator("#rules-table tr[data-option='three_sixes'] .name")).to_have_text(
             "6が3回で番が終わる"
         )
-        await page.screenshot(path=str(SHOTS / "lobby-ja.png"), full_page=True)
+        await shot(page, "lobby-ja.png")
         await page.click("#lang")
         await expect(page.locator("html")).to_have_attribute("lang", "en")
         await expect(page.locator("#create-button")).to_have_text("Create")
@@ -503,7 +502,7 @@ async def test_a_phone_plays_a_three_player_match_by_tap(site: Site, browser: Br
             await page.locator("#board .piece.movable").first.tap()
             tapped += 1
             if tapped == 8:
-                await page.screenshot(path=str(SHOTS / "match-t-3-phone-ja.png"), full_page=True)
+                await shot(page, "match-t-3-phone-ja.png")
 
         await play_my_turns(page, act=tap)
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
