@@ -149,8 +149,10 @@ def _explain(raw: bytes, error: msgspec.DecodeError) -> None:
         raise ReplayFormatError("a replay file is one JSON object")
     if probe.get("format") != FORMAT:
         raise ReplayFormatError(f"`format` must be {FORMAT!r}, got {probe.get('format')!r}")
-    if probe.get("format_version") not in SUPPORTED_VERSIONS:
-        raise ReplayFormatError(_version_message(probe.get("format_version")))
+    version = probe.get("format_version")
+    # Asked of any JSON value: a list or an object cannot be looked up in a set.
+    if not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
+        raise ReplayFormatError(_version_message(version))
 
 
 def _version_message(version: object) -> str:

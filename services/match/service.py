@@ -149,6 +149,9 @@ _SET_DEADLINE = sa.text(
     """
 )
 _DELETE_DEADLINE = sa.text("DELETE FROM turn_deadlines WHERE stream_id = :stream_id")
+# Held while a player's leave or reclaim is decided and appended (see `act`): the
+# scheduler claims this row with SKIP LOCKED, so it waits its turn instead of racing.
+_HOLD_DEADLINE = sa.text("SELECT 1 FROM turn_deadlines WHERE stream_id = :stream_id FOR UPDATE")
 # The same two writes as side writes of `EventStore.append_statement` (driver-level SQL).
 _SET_DEADLINE_SIDE = """
     INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
@@ -861,17 +864,34 @@ class MatchService:
 
         command_id = _command_id(player, key)
         request = action if piece is None else f"{action}:{piece}"
-        # Leaving and reclaiming mean the same on any state, so losing the version race to
-        # a CPU or timer append is retried here; a roll or a move was chosen on the state
-        # the player saw, so its conflict goes back to them (409).
-        tries = _RECLAIM_TRIES if action in ("leave", "reclaim") else 1
-        for attempt in range(tries):
+        if action not in ("leave", "reclaim"):
+            # A roll or a move was chosen on the state the player saw: a lost race goes
+            # back to them (409).
+            return await self.execute(
+                match_id, make, actor=player.id, command_id=command_id, request=request
+            )
+        # Leaving and reclaiming mean the same on any state. They are decided holding the
+        # match's deadline row, as the scheduler holds it while it fires: no CPU or timer
+        # appends meanwhile (a CPU standing in at full speed would otherwise win every
+        # race). Another player's command can still come first: then try again.
+        stream = match_stream(check_id(match_id, "match"))
+        for attempt in range(_RECLAIM_TRIES):
             try:
-                return await self.execute(
-                    match_id, make, actor=player.id, command_id=command_id, request=request
-                )
+                async with self.engine.connect() as conn:
+                    async with conn.begin():
+                        await conn.execute(_HOLD_DEADLINE, {"stream_id": stream})
+                        result = await self.execute(
+                            match_id,
+                            make,
+                            actor=player.id,
+                            command_id=command_id,
+                            request=request,
+                            conn=conn,
+                        )
+                    await self.store.notify(result, conn)
+                return result
             except ConcurrencyError:
-                if attempt == tries - 1:
+                if attempt == _RECLAIM_TRIES - 1:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -366,3 +366,12 @@ class TestWalk:
         assert third and blocked
         assert all(s.options is None for s in third)
         assert all(s.options == () for s in blocked)
+
+
+@pytest.mark.parametrize("version", [[1], {"v": 1}, "1", None, 1.5])
+def test_a_format_version_of_another_type_is_a_format_error(version: object) -> None:
+    """A replay whose format_version is a list, object, string or float is refused as a
+    replay format error naming the field, not a crash (found by tests/test_fuzz.py)."""
+    raw = msgspec.json.encode({"format": "ludo-replay", "format_version": version, "x": 1})
+    with pytest.raises(ReplayFormatError, match="format_version"):
+        load_replay(raw)
