@@ -14,4 +14,6 @@ RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && apt-get purge -y gcc libc6-dev && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 ENV LUDO_LOG_FORMAT=json
 EXPOSE 8000
-CMD ["python", "-m", "uvicorn", "--factory", "services.match.app:app_from_env", "--host", "0.0.0.0", "--port", "8000", "--ws-max-size", "65536"]
+# The uvicorn flags of services/shared/serving.py (UVICORN_ARGS): 64 KiB WebSocket frames,
+# the header timeout of GuardedH11Protocol, 5 s keep-alive. compose.yaml's ranking too.
+CMD ["python", "-m", "uvicorn", "--factory", "services.match.app:app_from_env", "--host", "0.0.0.0", "--port", "8000", "--ws-max-size", "65536", "--http", "services.shared.limits:GuardedH11Protocol", "--timeout-keep-alive", "5"]
