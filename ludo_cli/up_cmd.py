@@ -23,6 +23,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from services.shared.serving import UVICORN_ARGS
+
 __all__ = ["register", "run"]
 
 _READY_SECONDS = 60.0
@@ -82,10 +84,10 @@ def _serve(
             "--workers",
             str(workers),
             "--no-access-log",
-            # The sockets' clients send small messages (services/match/sockets.py refuses
-            # more than 4 KiB); uvicorn's default would buffer 16 MiB before that check.
-            "--ws-max-size",
-            "65536",
+            # --ws-max-size 64 KiB (the sockets refuse more than 4 KiB; uvicorn's default
+            # would buffer 16 MiB before that check), the header timeout of
+            # GuardedH11Protocol, the keep-alive timeout (services/shared/limits.py).
+            *UVICORN_ARGS,
         ],
         env=env,
         # Its own session: Ctrl-C reaches only `ludo up`, which then stops the services

@@ -45,6 +45,7 @@ import msgspec
 
 from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.progress import Progress
+from services.shared.serving import UVICORN_ARGS
 
 __all__ = ["BenchError", "Config", "bench", "register", "run"]
 
@@ -262,6 +263,9 @@ def _service(db_url: str, config: Config) -> Iterator[tuple[str, int]]:
         "LUDO_CPU_DELAY": "0",
         "LUDO_LOG_LEVEL": config.log_level,
         "LUDO_LOG_FORMAT": "json",
+        # The bench measures capacity from one address: the per-client budgets are off.
+        "LUDO_RATE_LIMIT": "0",
+        "LUDO_GUEST_LIMIT": "0",
         "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
     }
     cmd = [
@@ -279,6 +283,7 @@ def _service(db_url: str, config: Config) -> Iterator[tuple[str, int]]:
         "--no-access-log",
         "--log-level",
         "warning",
+        *UVICORN_ARGS,
     ]
     with tempfile.TemporaryDirectory(prefix="ludo-bench-") as tmp:
         out, err = Path(tmp, "stdout.log"), Path(tmp, "stderr.log")

@@ -50,6 +50,7 @@ from services.shared.bodies import check_body
 from services.shared.database import service_engine
 from services.shared.errors import exception_handlers
 from services.shared.eventstore import EventStore
+from services.shared.limits import Limits, limits_middleware
 from services.shared.logging import configure_logging, request_logging
 from services.shared.openapi_docs import openapi_config, truthful_errors
 from services.shared.settings import Settings
@@ -115,6 +116,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         healthz,
         ratings_proxy,
     ]
+    limits = Limits(settings)  # per-client budgets (services/shared/limits.py)
     app = Litestar(
         route_handlers=handlers,
         dependencies={"service": Provide(_service, sync_to_thread=False)},
@@ -126,9 +128,13 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         # Responses are live state, and some carry secrets (a new guest's token): no
         # browser or proxy may keep them. Pages set the same in their own headers.
         cache_control=CacheControlHeader(no_store=True),
-        middleware=[DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)],
+        middleware=[
+            DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms),
+            DefineMiddleware(limits_middleware, limits=limits),
+        ],
         logging_config=None,
     )
+    app.state.limits = limits
     truthful_errors(app)
     return app
 

@@ -43,6 +43,7 @@ from services.match.sockets import (
 from services.match.views import match_view, option_view, result_events
 from services.shared.errors import AppError, ErrorBody
 from services.shared.eventstore import StoredEvent
+from services.shared.limits import Limits, client_key
 from services.shared.logging import describe_exception
 
 __all__ = ["MatchFeed", "match_socket"]
@@ -183,9 +184,11 @@ def _from_version(text: str | None) -> int:
 class _Session:
     """The client messages of one match socket: who said hello, and their commands."""
 
-    def __init__(self, service: MatchService, match_id: str) -> None:
+    def __init__(self, service: MatchService, match_id: str, limits: Limits, client: str) -> None:
         self.service = service
         self.match_id = match_id
+        self.limits = limits
+        self.client = client
         self.player: Player | None = None
         self.seat: int | None = None
 
@@ -211,8 +214,10 @@ class _Session:
         if self.seat is None:
             if not token:
                 raise BadMessage(422, "invalid", "hello needs the player's token", "token")
+            self.limits.check_auth(self.client)  # 429 after many unknown tokens
             player = await self.service.player_for_token(token)
             if player is None:
+                self.limits.auth_failed(self.client)
                 raise BadMessage(401, "unauthorized", "unknown token", "token")
             self.seat = await self.service.connected(self.match_id, player)
             self.player = player
@@ -274,7 +279,7 @@ async def match_socket(
     structlog.contextvars.bind_contextvars(match_id=match_id)
     channel = Channel(socket)
     feed = MatchFeed(service, match_id, state, row)
-    session = _Session(service, match_id)
+    session = _Session(service, match_id, socket.app.state.limits, client_key(socket.scope))
 
     async def pump() -> None:
         async for batch in hub.follow(match_stream(match_id), from_version):

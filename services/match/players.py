@@ -11,6 +11,7 @@ from litestar.params import JSONBody
 from services.match.schemas import NewPlayer, PlayerOut
 from services.match.service import MatchService, Player
 from services.shared.errors import AppError, error_responses
+from services.shared.limits import Limits, client_key
 
 __all__ = [
     "BEARER",
@@ -34,8 +35,13 @@ async def current_player(request: Request[Any, Any, Any], service: Service) -> P
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise AppError(401, "unauthorized", "send Authorization: Bearer <token>")
+    # A client that sent many unknown tokens lately is refused before the lookup (429).
+    limits: Limits = request.app.state.limits
+    client = client_key(request.scope)
+    limits.check_auth(client)
     player = await service.player_for_token(token)
     if player is None:
+        limits.auth_failed(client)
         raise AppError(401, "unauthorized", "unknown token")
     return player
 

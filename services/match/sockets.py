@@ -10,6 +10,11 @@ A bad message is answered with an error frame and never closes the socket:
 A socket refused at connect (unknown id, bad query) gets the same frame without `id`,
 then the close code 4404 (not found) or 4422 (anything else).
 
+Client messages over the socket's rate (`LUDO_WS_MESSAGE_RATE` a second, burst twice
+that) are refused unread with an error frame of status 429 (`too_many_requests`, no `id`);
+a client that keeps on (more refused messages in a row than the burst) is closed with 1008
+(policy violation).
+
 When the database cannot be reached, a command is answered with an error frame of status
 503 (`database_unavailable`), and the socket stays open. When the reads that feed the socket
 fail (the database went away: the socket's own re-read, the lobby's listing, or the load at
@@ -62,6 +67,8 @@ MAX_MESSAGE = 4096  # bytes; uvicorn's own limit (`--ws-max-size`) is checked be
 CLOSE_NOT_FOUND = 4404  # application close codes live in 4000-4999
 CLOSE_INVALID = 4422
 CLOSE_FEED_FAILED = 1011  # the server cannot go on feeding this socket: reconnect
+CLOSE_POLICY = 1008  # the client kept sending faster than the message rate limit
+TOO_MANY = ErrorBody(error="too_many_requests", detail="too many messages; slow down")
 PONG = b'{"type":"pong"}'
 
 # The header's name in the service's errors is the message field's name on a socket.
@@ -187,10 +194,27 @@ async def serve(
             async with channel.lock:  # not in the middle of a frame being sent
                 await unavailable(channel.socket, exc, name)
 
+    limits = getattr(channel.socket.app.state, "limits", None)
+    bucket = None if limits is None else limits.message_bucket()
+    refused = 0  # messages refused in a row
     task = asyncio.create_task(pumping(), name=name)
     try:
         while True:
-            reply = await handle(await channel.receive())
+            raw = await channel.receive()
+            if bucket is not None and bucket.take():
+                # Over the rate: refused unread (429 frame); a burst's worth more in a row
+                # and the socket is closed (1008), so a flood costs the server little.
+                refused += 1
+                if refused > bucket.burst:
+                    _log.warning("socket_flood_closed", socket=name)
+                    async with channel.lock:
+                        with contextlib.suppress(Exception):
+                            await channel.socket.close(code=CLOSE_POLICY)
+                    return
+                await channel.send(error_frame(429, TOO_MANY))
+                continue
+            refused = 0
+            reply = await handle(raw)
             if reply is not None:
                 await channel.send(reply)
     except WebSocketDisconnect:

@@ -61,6 +61,7 @@ from services.shared.errors import (
     exception_handlers,
 )
 from services.shared.eventstore import EventStore
+from services.shared.limits import Limits, limits_middleware
 from services.shared.logging import configure_logging, request_logging
 from services.shared.openapi_docs import openapi_config, truthful_errors
 from services.shared.operator import is_operator
@@ -573,6 +574,7 @@ def create_app(
             )
         },
     )
+    limits = Limits(settings)  # per-client budgets (services/shared/limits.py)
     app = Litestar(
         route_handlers=[RankingController, PublicRatingsController, healthz, dashboard, index],
         dependencies={"api": Provide(_api, sync_to_thread=False)},
@@ -585,9 +587,13 @@ def create_app(
         # Responses are live state, and some carry secrets (tokens, ratings for operators): no
         # browser or proxy may keep them. Pages set the same in their own headers.
         cache_control=CacheControlHeader(no_store=True),
-        middleware=[DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)],
+        middleware=[
+            DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms),
+            DefineMiddleware(limits_middleware, limits=limits),
+        ],
         logging_config=None,
     )
+    app.state.limits = limits
     truthful_errors(app)
     return app
 

@@ -55,12 +55,21 @@ class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
 class AppError(Exception):
     """An error with its HTTP status, stable code and readable detail."""
 
-    def __init__(self, status: int, code: str, detail: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        field: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.code = code
         self.detail = detail
         self.field = field
+        self.headers = headers  # extra response headers (Retry-After of a 429)
 
 
 # Decider rejection code -> HTTP status. Unlisted codes are 409 (a state conflict).
@@ -171,7 +180,9 @@ def _known(exc: Exception) -> Response[Any]:
 
 def _app_error(request: Request[Any, Any, Any], exc: AppError) -> Response[Any]:
     _log.info("request_rejected", status=exc.status, error=exc.code)
-    return _known(exc)
+    known = known_error(exc)
+    assert known is not None
+    return _response(*known, exc.headers)
 
 
 def _conflict(request: Request[Any, Any, Any], exc: ConcurrencyError) -> Response[Any]:
@@ -254,8 +265,10 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
         401: "Missing or unknown bearer token",
         403: "The token does not hold the seat (or is not the host)",
         404: "Unknown id",
+        408: "The request body did not arrive in time (`request_timeout`)",
         409: "Out of turn, wrong phase, finished, or a concurrent command won (`conflict`)",
         413: "Body larger than 16 KiB",
+        429: "Too many requests from this address (`too_many_requests`, with Retry-After)",
         503: "The database is unreachable (`database_unavailable`, with Retry-After)",
         415: "Body declared as something other than JSON",
         422: "Invalid or unknown field (named in `field`), a body for a command that takes "

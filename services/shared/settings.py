@@ -24,6 +24,10 @@
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
   console), `LUDO_SLOW_REQUEST_MS` (500: a request slower than this is logged at warning;
   the others at debug).
+- Limits per client address, in memory per process (services/shared/limits.py; 0: off):
+  `LUDO_RATE_LIMIT` (1200 requests a minute), `LUDO_GUEST_LIMIT` (20 new guests an hour),
+  `LUDO_AUTH_FAIL_LIMIT` (20 unknown tokens a minute), `LUDO_REQUEST_TIMEOUT` (10 s for a
+  request body), `LUDO_WS_MESSAGE_RATE` (20 socket messages a second, per socket).
 
 `Settings.from_env()` reads them; `ENV_VARS` lists them (README: Configuration).
 """
@@ -72,6 +76,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     operator_token: str | None = None
     ranking_poll: Annotated[float, msgspec.Meta(gt=0)] = 1.0
     ranking_url: str | None = None
+    # Limits (services/shared/limits.py); 0 switches one off.
+    rate_limit: Annotated[int, msgspec.Meta(ge=0)] = 1200
+    guest_limit: Annotated[int, msgspec.Meta(ge=0)] = 20
+    auth_fail_limit: Annotated[int, msgspec.Meta(ge=0)] = 20
+    request_timeout: Annotated[float, msgspec.Meta(ge=0)] = 10.0
+    ws_message_rate: Annotated[float, msgspec.Meta(ge=0)] = 20.0
 
     @property
     def embedded_pgdata(self) -> Path:
@@ -134,6 +144,23 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "ranking_url": (
         "LUDO_RANKING_URL",
         "ranking service base URL the match service forwards /api/ratings/* to; ludo up sets it",
+    ),
+    "rate_limit": (
+        "LUDO_RATE_LIMIT",
+        "requests a minute per client address (burst as many); 0: off",
+    ),
+    "guest_limit": (
+        "LUDO_GUEST_LIMIT",
+        "new guests (POST /api/players) an hour per address; 0: off",
+    ),
+    "auth_fail_limit": (
+        "LUDO_AUTH_FAIL_LIMIT",
+        "unknown tokens a minute per address before 429 without a lookup; 0: off",
+    ),
+    "request_timeout": ("LUDO_REQUEST_TIMEOUT", "seconds a request body may take to arrive (408)"),
+    "ws_message_rate": (
+        "LUDO_WS_MESSAGE_RATE",
+        "WebSocket client messages a second per socket (burst twice that); 0: off",
     ),
 }
 

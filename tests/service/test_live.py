@@ -24,6 +24,7 @@ import websockets
 from litestar import Litestar
 
 from services.match.app import create_app
+from services.shared.serving import uvicorn_options
 from services.shared.settings import Settings
 
 pytestmark = pytest.mark.anyio
@@ -34,12 +35,15 @@ class Instance:
 
     `app` serves another app instead (the ranking tests serve the ranking service)."""
 
-    def __init__(self, settings: Settings, app: Litestar | None = None) -> None:
+    def __init__(self, settings: Settings, app: Litestar | None = None, **server: Any) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         app = create_app(settings) if app is None else app
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        # Served as every service process is (--ws-max-size, the header timeout, ...);
+        # `server`: other uvicorn.Config options.
+        options = {**uvicorn_options(), **server}
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True

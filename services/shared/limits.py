@@ -1,0 +1,288 @@
+"""Limits against abusive or slow clients (docs/api.md: Limits).
+
+All budgets are token buckets kept in memory, per process, keyed by the client's address
+(`scope["client"]`: behind a load balancer run uvicorn with `--proxy-headers
+--forwarded-allow-ips=<the balancer>` so that it is the real client's). Several instances
+each keep their own buckets, so a client may get up to N times a budget from N instances.
+
+- every HTTP request and WebSocket upgrade: `LUDO_RATE_LIMIT` per minute per client
+  (burst: the same number at once);
+- `POST /api/players` (a new guest): `LUDO_GUEST_LIMIT` per hour per client;
+- failed bearer-token lookups: `LUDO_AUTH_FAIL_LIMIT` per minute per client; past it, a
+  request with a token is refused before the token is looked up (no database query);
+- a request body must arrive within `LUDO_REQUEST_TIMEOUT` seconds (408, connection
+  closed); `GuardedH11Protocol` closes a connection whose request headers have not all
+  arrived within the same time (uvicorn has no header timeout of its own);
+- WebSocket client messages: `LUDO_WS_MESSAGE_RATE` per second, burst twice that, per
+  socket (services/match/sockets.py); uvicorn's `--ws-max-size` (`WS_MAX_SIZE`) refuses
+  a frame larger than 64 KiB before the app's own 4 KiB check.
+
+A refused request is answered 429 `{"error": "too_many_requests", "detail": ...}` with
+`Retry-After` and `Cache-Control: no-store`, before any handler (or database) runs. A 0
+in a setting switches that budget off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+from collections import OrderedDict
+from typing import Any
+
+import msgspec
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from services.shared.errors import AppError, ErrorBody
+from services.shared.serving import UVICORN_ARGS, WS_MAX_SIZE, uvicorn_options
+from services.shared.settings import Settings
+
+__all__ = [
+    "UVICORN_ARGS",
+    "WS_MAX_SIZE",
+    "Bucket",
+    "GuardedH11Protocol",
+    "Limits",
+    "RateLimiter",
+    "limits_middleware",
+    "too_many",
+    "uvicorn_options",
+]
+
+
+class Bucket:
+    """A token bucket: `burst` tokens, refilled at `rate` per second."""
+
+    __slots__ = ("burst", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def wait(self) -> float:
+        """Seconds until a token is there (0: one is there now); takes none."""
+        self._refill()
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
+
+    def take(self) -> float:
+        """Take a token: 0 when there was one, else the seconds until there is."""
+        wait = self.wait()
+        if wait == 0:
+            self.tokens -= 1
+        return wait
+
+
+class RateLimiter:
+    """Buckets per key (a client's address), `count` per `per` seconds with a burst of
+    `count`; at most `max_keys` kept (the least recently used go first). `count` 0: off."""
+
+    def __init__(self, count: int, per: float, max_keys: int = 50_000) -> None:
+        self.count = count
+        self.rate = count / per if count else 0.0
+        self.max_keys = max_keys
+        self._buckets: OrderedDict[str, Bucket] = OrderedDict()
+
+    def _bucket(self, key: str) -> Bucket:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = Bucket(self.rate, self.count)
+            if len(self._buckets) > self.max_keys:
+                self._buckets.popitem(last=False)
+        else:
+            self._buckets.move_to_end(key)
+        return bucket
+
+    def take(self, key: str) -> float:
+        """0 when `key` may go on (a token taken), else the seconds to wait."""
+        return 0.0 if not self.count else self._bucket(key).take()
+
+    def wait(self, key: str) -> float:
+        """0 when `key` has budget left (none taken), else the seconds to wait."""
+        return 0.0 if not self.count else self._bucket(key).wait()
+
+
+class Limits:
+    """The per-client budgets of one app (`app.state.limits`)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.requests = RateLimiter(settings.rate_limit, 60)
+        self.guests = RateLimiter(settings.guest_limit, 3600)
+        self.auth_failures = RateLimiter(settings.auth_fail_limit, 60)
+        self.request_timeout = settings.request_timeout
+        self.ws_message_rate = settings.ws_message_rate
+
+    def check_auth(self, client: str) -> None:
+        """Before a token is looked up: 429 when `client` failed too often lately."""
+        wait = self.auth_failures.wait(client)
+        if wait:
+            raise too_many(wait, "too many unknown tokens from this address")
+
+    def auth_failed(self, client: str) -> None:
+        """A token of `client` was unknown."""
+        self.auth_failures.take(client)
+
+    def message_bucket(self) -> Bucket | None:
+        """A new socket's budget of client messages (None: unlimited)."""
+        rate = self.ws_message_rate
+        return Bucket(rate, 2 * rate) if rate else None
+
+
+def client_key(scope: Scope | Any) -> str:
+    """The client's address ("unknown" when the server gives none)."""
+    client = scope.get("client") if isinstance(scope, dict) else None
+    return str(client[0]) if client else "unknown"
+
+
+def too_many(wait: float, detail: str) -> AppError:
+    """The 429 for a budget spent; `wait`: seconds until it has room again."""
+    return AppError(
+        429, "too_many_requests", detail, headers={"Retry-After": str(max(1, math.ceil(wait)))}
+    )
+
+
+async def _refuse(send: Send, wait: float, detail: str) -> None:
+    body = msgspec.json.encode(ErrorBody(error="too_many_requests", detail=detail))
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                (b"retry-after", str(max(1, math.ceil(wait))).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def limits_middleware(app: ASGIApp, limits: Limits) -> ASGIApp:
+    """The request budgets and the body deadline (module doc). In an app:
+    `DefineMiddleware(limits_middleware, limits=limits)`."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind not in (ScopeType.HTTP, ScopeType.WEBSOCKET):
+            await app(scope, receive, send)
+            return
+        client = client_key(scope)
+        wait = limits.requests.take(client)
+        detail = "too many requests from this address"
+        new_guest = scope.get("method") == "POST" and _path(scope) == "/api/players"
+        if not wait and kind == ScopeType.HTTP and new_guest:
+            wait = limits.guests.take(client)
+            detail = "too many new guests from this address"
+        if wait:
+            if kind == ScopeType.WEBSOCKET:
+                # Refused before the handshake completes: the client sees HTTP 403.
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await _refuse(send, wait, detail)
+            return
+        if kind == ScopeType.HTTP and limits.request_timeout:
+            receive = _deadline(receive, limits.request_timeout)
+        await app(scope, receive, send)
+
+    return middleware
+
+
+def _path(scope: Scope) -> str:
+    path: str = scope.get("path", "")
+    return path.rstrip("/")
+
+
+def _deadline(receive: Receive, seconds: float) -> Receive:
+    """`receive`, but the whole body must have arrived `seconds` after the request did:
+    else 408 `request_timeout` (and the connection is closed)."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    done = False
+
+    async def receiving() -> Message:
+        nonlocal done
+        if done:  # the body is in: what is left is waiting for a disconnect
+            return await receive()
+        try:
+            async with asyncio.timeout_at(until):
+                message = await receive()
+        except TimeoutError:
+            detail = f"the request body did not arrive within {seconds:g} s"
+            raise AppError(
+                408, "request_timeout", detail, headers={"Connection": "close"}
+            ) from None
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            done = True
+        return message
+
+    return receiving
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, plus a header timeout: a connection whose request line and
+    headers have not all arrived `LUDO_REQUEST_TIMEOUT` seconds after its first byte (or
+    after it opened) is closed, without an answer. (uvicorn's `--timeout-keep-alive` only
+    covers the idle time between requests.) Select it with
+    `uvicorn --http services.shared.limits:GuardedH11Protocol`."""
+
+    # Seconds; None: `LUDO_REQUEST_TIMEOUT` (default 10; 0: no header timeout).
+    HEADER_TIMEOUT: float | None = None
+    _header_timer: asyncio.TimerHandle | None = None
+    _timeout = 0.0
+
+    def _between_requests(self) -> bool:
+        return self.cycle is None or self.cycle.response_complete
+
+    def _arm(self) -> None:
+        if self._header_timer is None and self._timeout:
+            self._header_timer = self.loop.call_later(self._timeout, self._headers_late)
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        timeout = self.HEADER_TIMEOUT
+        if timeout is None:
+            timeout = float(os.environ.get("LUDO_REQUEST_TIMEOUT", "").strip() or 10)
+        self._timeout = timeout
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._between_requests():
+            self._arm()
+        super().data_received(data)
+        if not self._between_requests():  # the headers are in: the app has the request
+            self._disarm()
+
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        self._disarm()
+        super().handle_websocket_upgrade(event)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self._between_requests():
+            self._disarm()  # idle now: the keep-alive timeout covers it until data comes
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self.transport.get_protocol() is not self:  # upgraded to a WebSocket
+            return
+        if self._between_requests() and not self.transport.is_closing():
+            self.transport.close()
