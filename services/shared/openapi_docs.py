@@ -158,6 +158,19 @@ def truthful_errors(app: Litestar) -> None:
                     "range (`invalid`, `field` names it)",
                     content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR_REF))},
                 )
+            # Every route is behind the per-client budgets (services/shared/limits.py), and
+            # every request's head and body must arrive in time: any of them may say so.
+            if "429" not in responses:
+                responses["429"] = OpenAPIResponse(
+                    description="Too many requests from this client (`too_many_requests`); "
+                    "`Retry-After` says when to try again",
+                    content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR_REF))},
+                )
+            if method in ("post", "put", "patch") and "408" not in responses:
+                responses["408"] = OpenAPIResponse(
+                    description="The request body did not arrive in time (`request_timeout`)",
+                    content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR_REF))},
+                )
             bad = [s for s, r in responses.items() if s.startswith("4") and not _is_error_body(r)]
             if bad:  # pragma: no cover - a route declared a 4xx of another shape
                 raise RuntimeError(f"{operation.operation_id}: {bad} are not ErrorBody")
