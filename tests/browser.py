@@ -15,16 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import ConsoleMessage, Page, async_playwright
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
 
 requires_chromium = pytest.mark.skipif(
     not os.path.exists(CHROMIUM),

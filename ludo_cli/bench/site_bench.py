@@ -33,21 +33,12 @@ import msgspec
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.bench import service_bench
+from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
 
 __all__ = ["register", "run"]
 
 TARGET_KB = 150.0
 TARGET_PLAYABLE_MS = 500.0
-CHROMIUM = "/usr/bin/chromium"
-_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 def register(targets: Any) -> None:
@@ -155,7 +146,7 @@ async def _timings(base: str, table: dict[str, str], loads: int) -> dict[str, An
     playable: list[float] = []
     floor: list[float] = []
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = await browser.new_context(viewport={"width": 1280, "height": 900})
         # The guest of this device, as the lobby would have kept it.
         await context.add_init_script(

@@ -434,8 +434,28 @@
   }
 
   // ------------------------------------------------------------------ the page frame
+  // The header every site page shares, drawn into its empty <header class="site">: the
+  // brand, the links (the current page's marked), this device's guest, the language switch.
   function siteHeader() {
-    $("#lang").addEventListener("click", switchLanguage);
+    const header = $("header.site");
+    header.textContent = "";
+    const brand = el("a", { class: "brand", href: "/" });
+    brand.appendChild(el("span", { class: "dots", "aria-hidden": "true" }, "○□△✚"));
+    brand.appendChild(el("span", { "data-t": "site" }));
+    const nav = el("nav");
+    const here = "/" + (location.pathname.split("/").filter(Boolean)[0] || "");
+    for (const [href, key] of [["/", "lobby"], ["/leaderboard", "ratings"], ["/rules", "rules_link"]]) {
+      const link = el("a", { href, "data-t": key });
+      if (href === here) link.setAttribute("aria-current", "page");
+      nav.appendChild(link);
+    }
+    const right = el("div", { class: "right" });
+    const g = guest();
+    right.appendChild(el("span", { class: "me", id: "me" }, g ? g.name : ""));
+    const button = el("button", { type: "button", class: "quiet", id: "lang", "data-t": "lang_switch" });
+    button.addEventListener("click", switchLanguage);
+    right.appendChild(button);
+    header.append(brand, nav, right);
     translate();
   }
 
