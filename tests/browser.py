@@ -11,9 +11,11 @@ import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.async_api import ConsoleMessage, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 
 from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
 
@@ -41,6 +43,62 @@ async def new_page(locale: str | None = None) -> AsyncIterator[Page]:
             yield page
         finally:
             await browser.close()
+
+
+LOOPBACK = ("127.0.0.1", "localhost")
+
+
+@contextlib.asynccontextmanager
+async def launched() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless, closed afterwards."""
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@contextlib.asynccontextmanager
+async def person(
+    browser: Browser,
+    locale: str = "en-GB",
+    width: int = 1280,
+    height: int = 900,
+    touch: bool = False,
+) -> AsyncIterator[tuple[Page, list[str]]]:
+    """One person's browser (its own storage: its own guest), a page, and what went wrong
+    on it: console errors, uncaught exceptions, and any request that left the machine
+    (there must be none: no CDN, font or script from elsewhere). Motion is reduced (the
+    pages honour it), so animations do not slow a whole match down."""
+    context: BrowserContext = await browser.new_context(
+        viewport={"width": width, "height": height},
+        locale=locale,
+        reduced_motion="reduce",
+        has_touch=touch,
+        is_mobile=touch,
+    )
+    page = await context.new_page()
+    page.set_default_timeout(20_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def on_console(msg: Any) -> None:
+        # A socket cut on purpose (test_a_dropped_socket...) is logged by Chromium itself.
+        if msg.type == "error" and not msg.text.startswith("WebSocket connection to"):
+            errors.append(msg.text)
+
+    def on_request(request: Any) -> None:
+        parts = urlsplit(request.url)
+        if parts.scheme not in ("data", "blob") and parts.hostname not in LOOPBACK:
+            errors.append(f"external request: {request.url}")
+
+    page.on("console", on_console)
+    context.on("request", on_request)
+    try:
+        yield page, errors
+    finally:
+        await context.close()
 
 
 async def shot(page: Page, name: str) -> None:

@@ -8,15 +8,12 @@ shown), never on a clock.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium, shot
-from playwright.async_api import Browser, Page, async_playwright, expect
+from browser import launched, person, requires_chromium, shot
+from playwright.async_api import Browser, Page, expect
 
 from services.shared.settings import Settings
 
@@ -27,7 +24,6 @@ pytestmark = pytest.mark.anyio
 
 expect.set_options(timeout=15_000)
 
-LOOPBACK = ("127.0.0.1", "localhost")
 LOCAL_RULES = "article:not([hidden]) #local-rules-{lang} table"
 
 
@@ -53,40 +49,8 @@ def site(database_url: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
-
-
-@contextlib.asynccontextmanager
-async def reader(
-    browser: Browser, locale: str, width: int = 1280, height: int = 900
-) -> AsyncIterator[tuple[Page, list[str]]]:
-    """A page in a fresh context of `locale`, and what went wrong on it: console errors,
-    uncaught exceptions, and any request that left the machine."""
-    context = await browser.new_context(viewport={"width": width, "height": height}, locale=locale)
-    page = await context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-
-    def on_console(msg: Any) -> None:
-        if msg.type == "error":
-            errors.append(msg.text)
-
-    def on_request(request: Any) -> None:
-        parts = urlsplit(request.url)
-        if parts.scheme not in ("data", "blob") and parts.hostname not in LOOPBACK:
-            errors.append(f"external request: {request.url}")
-
-    page.on("console", on_console)
-    context.on("request", on_request)
-    try:
-        yield page, errors
-    finally:
-        await context.close()
+    async with launched() as chromium:
+        yield chromium
 
 
 async def open_rules(page: Page, site: str) -> None:
@@ -98,7 +62,7 @@ async def open_rules(page: Page, site: str) -> None:
 async def test_the_rules_page_in_japanese(site: str, browser: Browser) -> None:
     """In a ja-JP browser the Japanese rules show: the heading, the defaults, the 11 local
     rules (12 rows with the header) and the play button to the lobby; English is hidden."""
-    async with reader(browser, "ja-JP") as (page, errors):
+    async with person(browser, "ja-JP") as (page, errors):
         await open_rules(page, site)
         await expect(page.locator("h1:visible")).to_have_text("ルドーのルール・遊び方")
         await expect(page).to_have_title("ルドーのルール・遊び方")
@@ -127,7 +91,7 @@ async def test_the_rules_page_in_english_and_the_language_button(
 ) -> None:
     """In an en-GB browser the English rules show with the lobby's rule names; the
     language button switches to Japanese and back."""
-    async with reader(browser, "en-GB") as (page, errors):
+    async with person(browser, "en-GB") as (page, errors):
         await open_rules(page, site)
         await expect(page.locator("h1:visible")).to_have_text("Ludo: the rules and how to play")
         await expect(page.locator("#rules-ja")).to_be_hidden()
@@ -150,7 +114,7 @@ async def test_the_rules_page_in_english_and_the_language_button(
 @pytest.mark.parametrize("locale", ["ja-JP", "en-GB"])
 async def test_the_rules_page_fits_a_phone(site: str, browser: Browser, locale: str) -> None:
     """At 375 px the page is no wider than the screen: the tables scroll in their own box."""
-    async with reader(browser, locale, width=375, height=667) as (page, errors):
+    async with person(browser, locale, width=375, height=667) as (page, errors):
         await open_rules(page, site)
         lang = locale[:2]
         await expect(page.locator(f"#rules-{lang}")).to_be_visible()

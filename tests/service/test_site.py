@@ -17,13 +17,12 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import psycopg
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS, requires_chromium, shot
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+from browser import launched, person, requires_chromium, shot
+from playwright.async_api import Browser, Page, expect
 
 from services.ranking.app import create_app as create_ranking_app
 from services.shared.database import libpq_url
@@ -36,8 +35,6 @@ pytestmark = [pytest.mark.anyio, requires_chromium]
 # What the page waits on may take a while on a loaded 2-core machine: a bound, not a time
 # the tests assert.
 expect.set_options(timeout=15_000)
-
-LOOPBACK = ("127.0.0.1", "localhost")
 
 
 class Site:
@@ -87,53 +84,8 @@ def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
-
-
-@contextlib.asynccontextmanager
-async def person(
-    browser: Browser,
-    locale: str = "en-GB",
-    width: int = 1280,
-    height: int = 900,
-    touch: bool = False,
-) -> AsyncIterator[tuple[Page, list[str]]]:
-    """One person's browser (its own storage: its own guest), a page, and what went wrong
-    on it: console errors, uncaught exceptions, and any request that left the machine
-    (there must be none: no CDN, font or script from elsewhere)."""
-    context: BrowserContext = await browser.new_context(
-        viewport={"width": width, "height": height},
-        locale=locale,
-        reduced_motion="reduce",
-        has_touch=touch,
-        is_mobile=touch,
-    )
-    page = await context.new_page()
-    page.set_default_timeout(20_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-
-    def on_console(msg: Any) -> None:
-        # A socket cut on purpose (test_a_dropped_socket...) is logged by Chromium itself.
-        if msg.type == "error" and not msg.text.startswith("WebSocket connection to"):
-            errors.append(msg.text)
-
-    def on_request(request: Any) -> None:
-        parts = urlsplit(request.url)
-        if parts.scheme not in ("data", "blob") and parts.hostname not in LOOPBACK:
-            errors.append(f"external request: {request.url}")
-
-    page.on("console", on_console)
-    context.on("request", on_request)
-    try:
-        yield page, errors
-    finally:
-        await context.close()
+    async with launched() as chromium:
+        yield chromium
 
 
 async def name_myself(page: Page, site: Site, name: str) -> None:
