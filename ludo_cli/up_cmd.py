@@ -6,6 +6,9 @@
 3. The services, each as its own process: the match service (uvicorn, `--workers` of
    them) and the ranking service (one uvicorn process on `--ranking-port`, PORT + 1 by
    default; its consumer takes the advisory lock, see services/ranking/consumer.py).
+   With `--instances N` / `--ranking-instances M`, N match and M ranking processes on
+   loopback ports of their own behind HAProxy, which listens on PORT and the ranking
+   port (ludo_cli/cluster.py); an instance that dies is started again.
 4. The URL of the web page is printed; Ctrl-C (or SIGTERM) stops the services and then the
    embedded PostgreSQL cleanly, leaving the data in place for the next start.
 """
@@ -13,21 +16,19 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
-from services.shared.serving import UVICORN_ARGS
+from ludo_cli.arguments import positive_int
+from ludo_cli.cluster import Cluster, ClusterError, Instance, port_taken
 
 __all__ = ["register", "run"]
 
-_READY_SECONDS = 60.0
+# An instance that keeps dying is not restarted for ever: the site stops instead.
+_RESTARTS = 5
+_RESTART_WINDOW = 60.0  # seconds
 
 
 def register(subparsers: Any) -> None:
@@ -39,7 +40,21 @@ def register(subparsers: Any) -> None:
     )
     up.add_argument("--host", default="127.0.0.1", help="address to listen on")
     up.add_argument("--port", type=int, default=8000, help="port of the match service")
-    up.add_argument("--workers", type=int, default=1, help="match service processes")
+    up.add_argument(
+        "--workers", type=positive_int, default=1, help="uvicorn workers per match instance"
+    )
+    up.add_argument(
+        "--instances",
+        type=positive_int,
+        default=1,
+        help="match service instances; more than one puts HAProxy in front (ludo_cli/cluster.py)",
+    )
+    up.add_argument(
+        "--ranking-instances",
+        type=positive_int,
+        default=1,
+        help="ranking service instances (one consumes, the others stand by)",
+    )
     up.add_argument(
         "--ranking-port", type=int, default=None, help="port of the ranking service (PORT + 1)"
     )
@@ -50,97 +65,36 @@ def _say(message: str) -> None:
     print(message, flush=True)
 
 
-def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> bool:
-    deadline = time.monotonic() + _READY_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:
-                if response.status == 200:
-                    # Ours only if our process still runs (one that could not bind exits).
-                    time.sleep(0.2)
-                    return process.poll() is None
-        except (urllib.error.URLError, OSError):
-            time.sleep(0.1)
-    return False
+def _watch(cluster: Cluster) -> int:
+    """Runs until Ctrl-C. Without a balancer, a service that exits ends the site (exit 1);
+    behind one, it is started again (as compose.yaml's restart policy does), unless it
+    died `_RESTARTS` times within `_RESTART_WINDOW`."""
+    deaths: dict[str, list[float]] = {}
+    while True:
+        time.sleep(0.5)
+        for instance in cluster.instances():
+            if instance.alive():
+                continue
+            code = instance.process.returncode if instance.process else None
+            recent = [t for t in deaths.get(instance.name, []) if time.monotonic() - t < 60]
+            deaths[instance.name] = [*recent, time.monotonic()]
+            if not cluster.balanced or instance is cluster.balancer or len(recent) >= _RESTARTS:
+                print(
+                    f"ludo up: {instance.name} exited with status {code}; stopping",
+                    file=sys.stderr,
+                )
+                return 1
+            _say(
+                f"{instance.name}: exited with status {code}; the balancer sends its "
+                "traffic to the others; starting it again ..."
+            )
+            _restart(instance)
 
 
-def _serve(
-    module: str, host: str, port: int, workers: int, env: dict[str, str]
-) -> subprocess.Popen[bytes]:
-    """A service (`module:app_from_env`) under uvicorn, as its own process."""
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            f"{module}:app_from_env",
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--no-access-log",
-            # --ws-max-size 64 KiB (the sockets refuse more than 4 KiB; uvicorn's default
-            # would buffer 16 MiB before that check), the header timeout of
-            # GuardedH11Protocol, the keep-alive timeout (services/shared/limits.py).
-            *UVICORN_ARGS,
-        ],
-        env=env,
-        # Its own session: Ctrl-C reaches only `ludo up`, which then stops the services
-        # before the database, in that order, instead of everything at once.
-        start_new_session=True,
-    )
-
-
-def _ranking_url(host: str, port: int) -> str:
-    """Where the match service reaches the ranking service `ludo up` starts: the host it
-    listens on, or loopback when it listens on every address."""
-    if host in ("", "0.0.0.0"):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "::1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
-
-
-def _port_taken(host: str, port: int) -> bool:
-    """Whether something already listens on `host:port`. Asked before starting: a service
-    that cannot bind exits, but the health check could meanwhile be answered by whatever
-    holds the port (another `ludo up`), and this one would claim to be up."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        # SO_REUSEADDR: a port left in TIME_WAIT is free; a listening socket still fails.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError:
-            return True
-    return False
-
-
-def _did_not_start(name: str, option: str, port: int) -> int:
-    print(
-        f"ludo up: the {name} did not start (see its output above); is port {port} free? "
-        f"Try `ludo up {option} {port + 2}`.",
-        file=sys.stderr,
-    )
-    return 1
-
-
-def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-    for process in processes:
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+def _restart(instance: Instance) -> None:
+    instance.start()
+    if instance.ready():
+        _say(f"{instance.name}: ready again (pid {instance.pid})")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         ("match service", "--port", args.port),
         ("ranking service", "--ranking-port", ranking_port),
     ):
-        if _port_taken(args.host, port):
+        if port_taken(args.host, port):
             print(
                 f"ludo up: port {port} ({name}) is already in use on {args.host}: another "
                 f"`ludo up`? Stop it, or try `ludo up {option} {port + 2}`.",
@@ -170,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     embedded: EmbeddedPostgres | None = None
-    processes: list[subprocess.Popen[bytes]] = []
+    cluster: Cluster | None = None
     up = False
     try:
         if settings.database_url:
@@ -188,28 +142,25 @@ def run(args: argparse.Namespace) -> int:
         _say("database: migrating ...")
         _say(f"database: schema at revision {migrate(url, app_role=settings.db_app_role)}")
 
-        env = {**os.environ, "DATABASE_URL": url}
-        base = f"http://{args.host}:{args.port}"
-        # The match service forwards the public /api/ratings/* reads to the ranking service.
-        match_env = {**env, "LUDO_RANKING_URL": _ranking_url(args.host, ranking_port)}
-        _say(f"match service: starting {args.workers} process(es) on {base} ...")
-        processes.append(
-            _serve("services.match.app", args.host, args.port, args.workers, match_env)
+        cluster = Cluster(
+            url,
+            host=args.host,
+            port=args.port,
+            ranking_port=ranking_port,
+            match_instances=args.instances,
+            ranking_instances=args.ranking_instances,
+            workers=args.workers,
+            say=_say,
         )
-        if not _wait_ready(f"{base}/healthz", processes[-1]):
-            return _did_not_start("match service", "--port", args.port)
+        cluster.start()
+        base = f"http://{args.host}:{args.port}"
         ranking_base = f"http://{args.host}:{ranking_port}"
-        _say(f"ranking service: starting on {ranking_base} ...")
-        processes.append(_serve("services.ranking.app", args.host, ranking_port, 1, env))
-        if not _wait_ready(f"{ranking_base}/healthz", processes[-1]):
-            return _did_not_start("ranking service", "--ranking-port", ranking_port)
         _say(f"ranking service: {ranking_base}/dashboard (operator token: LUDO_OPERATOR_TOKEN)")
         _say(f"\nLudo is up: {base}/   (API: {base}/schema)   Ctrl-C stops it.\n")
         up = True
-        while all(p.poll() is None for p in processes):
-            time.sleep(0.5)
-        dead = next(p for p in processes if p.poll() is not None)
-        print(f"ludo up: a service exited with status {dead.returncode}; stopping", file=sys.stderr)
+        return _watch(cluster)
+    except ClusterError as error:
+        print(f"ludo up: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         _say("\nstopping ...")
@@ -217,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
         # ran: the status says interrupted, as for any other command.
         return 0 if up else 130
     finally:
-        _stop(processes)
+        if cluster is not None:
+            cluster.stop()
         if embedded is not None:
             embedded.close()
             _say("database: embedded PostgreSQL stopped; data kept for the next `ludo up`")

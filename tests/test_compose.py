@@ -5,6 +5,7 @@ role split of docs/event-store.md."""
 from __future__ import annotations
 
 import json
+import subprocess
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ import jsonschema
 import pytest
 import yaml
 from sqlalchemy.engine import make_url
+
+from ludo_cli.cluster import COMPOSE_HAPROXY_CFG, compose_haproxy_config, haproxy_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,3 +72,41 @@ def test_services_run_as_the_app_role_after_the_migration(
     assert service["restart"] == "unless-stopped"
     assert compose["services"]["postgres"]["restart"] == "unless-stopped"
     assert "healthcheck" in compose["services"]["postgres"]
+
+
+def test_the_balancer_fronts_both_services_and_only_it_is_published(
+    compose: dict[str, Any],
+) -> None:
+    """HAProxy 2.6 (Debian 12's version) publishes 8000 and 8100 with the configuration of
+    deploy/haproxy/haproxy.cfg, after healthy instances; the instances publish nothing and
+    take the client's address from its X-Forwarded-For."""
+    services = compose["services"]
+    balancer = services["balancer"]
+    assert balancer["image"] == "haproxy:2.6"
+    assert f"./{COMPOSE_HAPROXY_CFG}:/usr/local/etc/haproxy/haproxy.cfg:ro" in balancer["volumes"]
+    assert sorted(balancer["ports"]) == ["8000:8000", "8100:8100"]
+    assert balancer["restart"] == "unless-stopped" and "healthcheck" in balancer
+    for name, port in (("match", "8000"), ("ranking", "8100")):
+        assert balancer["depends_on"][name]["condition"] == "service_healthy"
+        service = services[name]
+        assert "ports" not in service and service["expose"] == [port]
+        command = service["command"]
+        assert "--proxy-headers" in command
+        assert command[command.index("--port") + 1] == port
+    assert services["match"]["environment"]["LUDO_RANKING_URL"] == "http://balancer:8100"
+
+
+def test_the_compose_balancer_configuration_is_the_tested_one() -> None:
+    """deploy/haproxy/haproxy.cfg is what ludo_cli/cluster.py writes for compose (the code
+    that the balancer test runs locally), and HAProxy accepts it."""
+    written = (ROOT / COMPOSE_HAPROXY_CFG).read_text()
+    assert written == compose_haproxy_config()
+    haproxy = haproxy_path()
+    assert haproxy is not None, "install Debian's haproxy package (.ci/run does)"
+    check = subprocess.run(
+        [haproxy, "-c", "-f", str(ROOT / COMPOSE_HAPROXY_CFG)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr

@@ -66,6 +66,7 @@ __all__ = [
     "RecomputeBusy",
     "RecomputeNotPermitted",
     "Tables",
+    "leader_name",
     "match_outcome",
     "ratings_hash",
     "recompute",
@@ -544,6 +545,25 @@ async def head_cursor(engine: AsyncEngine) -> Cursor:
             )
         ).first()
     return START if row is None else Cursor(int(row.tx), int(row.global_position))
+
+
+async def leader_name(engine: AsyncEngine) -> str | None:
+    """The `application_name` of the session holding `CONSUMER_LOCK` in this database
+    (the consuming instance's, when each instance names its sessions, as `ludo up` and
+    ludo_cli/cluster.py do); None while no one consumes. pg_locks is server-wide: the
+    database is part of the filter."""
+    async with engine.connect() as conn:
+        name: str | None = await conn.scalar(
+            sa.text(
+                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a"
+                " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
+                " AND l.database = (SELECT oid FROM pg_database"
+                " WHERE datname = current_database())"
+                " AND l.classid::bigint = :hi AND l.objid::bigint = :lo AND l.objsubid = 1"
+            ),
+            {"hi": CONSUMER_LOCK >> 32, "lo": CONSUMER_LOCK & 0xFFFFFFFF},
+        )
+    return name
 
 
 # ------------------------------------------------------------------------------ consumer

@@ -23,7 +23,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
-from services.ranking.consumer import CHECKPOINT, CONSUMER_LOCK, head_cursor
+from services.ranking.consumer import CHECKPOINT, head_cursor
+from services.ranking.consumer import leader_name as leader
 from services.shared.eventstore import EventStore
 
 pytestmark = pytest.mark.anyio
@@ -120,22 +121,6 @@ async def _sessions(engine: AsyncEngine) -> str:
             )
         ).all()
     return "".join(f"\n  {tuple(r)}" for r in rows)
-
-
-async def leader(engine: AsyncEngine) -> str | None:
-    """The `application_name` of the session holding the consumer's advisory lock."""
-    async with engine.connect() as conn:
-        name: str | None = await conn.scalar(
-            text(
-                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a"
-                " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
-                " AND l.database = (SELECT oid FROM pg_database"
-                " WHERE datname = current_database())"
-                " AND l.classid::bigint = :hi AND l.objid::bigint = :lo AND l.objsubid = 1"
-            ),
-            {"hi": CONSUMER_LOCK >> 32, "lo": CONSUMER_LOCK & 0xFFFFFFFF},
-        )
-    return name
 
 
 async def in_transaction(engine: AsyncEngine, name: str) -> bool:

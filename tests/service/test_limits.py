@@ -183,9 +183,9 @@ def test_every_way_of_serving_uses_the_same_uvicorn_limits() -> None:
     flags = " ".join(f'"{a}"' for a in UVICORN_ARGS).replace('" "', '", "')
     assert flags in (ROOT / "Dockerfile").read_text()
     compose = (ROOT / "compose.yaml").read_text()
-    assert compose.count("services.shared.limits:GuardedH11Protocol") == 1  # ranking's command
+    assert compose.count("services.shared.limits:GuardedH11Protocol") == 2  # match, ranking
     assert flags in compose
-    for module in ("ludo_cli/up_cmd.py", "ludo_cli/bench/service_bench.py"):
+    for module in ("ludo_cli/cluster.py", "ludo_cli/bench/service_bench.py"):
         assert "*UVICORN_ARGS" in (ROOT / module).read_text(), module
     assert str(WS_MAX_SIZE) in UVICORN_ARGS
 
