@@ -12,6 +12,7 @@ def register(subparsers: Any) -> None:
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
     from ludo_cli.bench import (
         domain_bench,
+        faults_bench,
         oracle_bench,
         ranking_bench,
         replay_bench,
@@ -20,6 +21,7 @@ def register(subparsers: Any) -> None:
     )
 
     domain_bench.register(targets)
+    faults_bench.register(targets)
     oracle_bench.register(targets)
     service_bench.register(targets)
     ranking_bench.register(targets)

@@ -52,6 +52,7 @@ class Ack:
     versions: list[int]
     hashes: list[str]
     duplicate: bool
+    at: float  # time.monotonic() of the acknowledgement
 
 
 @dataclass
@@ -186,6 +187,7 @@ class MatchPlay:
                     versions=[e["version"] for e in events],
                     hashes=[e["hash"] for e in events],
                     duplicate=bool(body.get("duplicate")),
+                    at=time.monotonic(),
                 )
             )
         return r
@@ -245,6 +247,7 @@ class Follower:
         return self
 
     async def _run(self) -> None:
+        pause = 0.1  # doubled after each failed attempt, up to 2 s (as the page does)
         while not self._stopped:
             since = self.versions[-1] + 1 if self.versions else 0
             try:
@@ -253,6 +256,7 @@ class Follower:
                         self.served_by.append(ws.response.headers.get("X-Served-By", "?"))
                     async for raw in ws:
                         frame = json.loads(raw)
+                        pause = 0.1
                         if frame["type"] == "event":
                             self.versions.append(frame["version"])
                             self.hashes[frame["version"]] = frame["hash"]
@@ -264,7 +268,8 @@ class Follower:
             if self._stopped:
                 return
             self.reconnects += 1
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
 
     async def stop(self) -> None:
         self._stopped = True

