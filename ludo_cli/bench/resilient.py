@@ -237,6 +237,7 @@ class Follower:
         self.versions: list[int] = []
         self.hashes: dict[int, str] = {}
         self.reconnects = 0
+        self.drops: Counter[str] = Counter()  # why each connection ended or failed
         self.served_by: list[str] = []  # the instance of each connection, in order
         self.over = asyncio.Event()
         self._stopped = False
@@ -256,15 +257,21 @@ class Follower:
                         self.served_by.append(ws.response.headers.get("X-Served-By", "?"))
                     async for raw in ws:
                         frame = json.loads(raw)
-                        pause = 0.1
+                        if frame["type"] != "error":
+                            pause = 0.1  # as the page: only a socket that carries resets it
                         if frame["type"] == "event":
                             self.versions.append(frame["version"])
                             self.hashes[frame["version"]] = frame["hash"]
                         elif frame["type"] == "state" and frame["match"]["phase"] == "over":
                             self.over.set()
                             return
-            except (TimeoutError, OSError, websockets.WebSocketException):
-                pass
+                self.drops[f"closed {ws.close_code}"] += 1
+            except websockets.InvalidStatus as refused:
+                self.drops[f"refused {refused.response.status_code}"] += 1
+            except websockets.ConnectionClosed as closed:
+                self.drops[f"dropped {closed.rcvd.code if closed.rcvd else 'without close'}"] += 1
+            except (TimeoutError, OSError, websockets.WebSocketException) as error:
+                self.drops[type(error).__name__] += 1
             if self._stopped:
                 return
             self.reconnects += 1
@@ -316,8 +323,10 @@ async def check_matches(
         if not audit.get("ok"):
             problems.append(f"{match_id}: audit failed: {audit.get('failure')}")
     reconnects = 0
+    drops: Counter[str] = Counter()
     for follower in followers or []:
         reconnects += follower.reconnects
+        drops.update(follower.drops)
         expected = list(range(len(follower.versions)))
         if follower.versions != expected:
             seen = Counter(follower.versions)
@@ -330,6 +339,7 @@ async def check_matches(
         "duplicates_answered": sum(a.duplicate for a in books.acks),
         "audited": audited,
         "reconnects": reconnects,
+        "socket_drops": dict(drops),
         "retries": dict(books.retries),
         "problems": problems,
     }

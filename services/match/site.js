@@ -357,7 +357,6 @@
       socket = ws;
       ws.addEventListener("open", () => {
         if (ws !== socket) return;
-        attempt = 0;
         lastHeard = Date.now();
         onStatus && onStatus("open");
         clearInterval(heartbeat);
@@ -372,6 +371,10 @@
         lastHeard = Date.now();
         let frame;
         try { frame = JSON.parse(e.data); } catch (_) { return; }
+        // The backoff starts over only once the socket carries something: while the
+        // database is away a socket opens, says 503 and closes (1011), and the retries
+        // must keep slowing down, not come every half second from every page.
+        if (frame.type !== "error") attempt = 0;
         if (frame.type !== "pong") onFrame(frame, send);
       });
       ws.addEventListener("close", (e) => {
