@@ -371,7 +371,11 @@ class Cluster:
             match_servers=[f"{m.name} 127.0.0.1:{m.port}" for m in self.match],
             ranking_servers=[f"{r.name} 127.0.0.1:{r.port}" for r in self.ranking],
         )
-        folder = self.logs if self.logs is not None else Path(self._scratch())
+        self._scratch: Path | None = (
+            None if self.logs is not None else Path(tempfile.mkdtemp(prefix="ludo-haproxy-"))
+        )
+        folder = self.logs if self.logs is not None else self._scratch
+        assert folder is not None
         folder.mkdir(parents=True, exist_ok=True)
         self.config_path = folder / "haproxy.cfg"
         self.config_path.write_text(config)
@@ -396,9 +400,6 @@ class Cluster:
             health=health,
             log=self._log("balancer"),
         )
-
-    def _scratch(self) -> str:
-        return tempfile.mkdtemp(prefix="ludo-haproxy-")
 
     # ------------------------------------------------------------------ running
 
@@ -442,6 +443,8 @@ class Cluster:
             instance.signal(signal.SIGINT)
         for instance in [*self.match, *self.ranking]:
             instance.stop()
+        if self.balancer is not None and self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
     def __enter__(self) -> Cluster:
         try:

@@ -81,6 +81,9 @@ _ROW_CACHE = 4000  # server seeds and `matches` rows: immutable once written
 _PLAYER_CACHE = 10_000
 _PLAYER_TTL = 300.0  # seconds; tokens never change, the TTL only bounds staleness
 _RECLAIM_TRIES = 20
+# A party command that lost the append race is decided again on the new state (each
+# round someone wins, so this bounds the retries of N concurrent commands by N).
+_PARTY_ATTEMPTS = 8
 MakeCommand = Callable[[MatchState], Command]
 
 
@@ -350,29 +353,38 @@ class MatchService:
         *,
         new: bool = False,
     ) -> pd.PartyState:
-        """Decide and append one party command (everything but start and rematch)."""
+        """Decide and append one party command (everything but start and rematch).
+
+        A party command names what it wants (this seat, these settings), not the version
+        it saw, so losing the append race to another command is no reason to refuse it:
+        it is decided again on the new state (which may now refuse it, e.g. the seat was
+        taken), up to `_PARTY_ATTEMPTS` times. Two hosts' clicks a few milliseconds apart
+        on two instances would otherwise get 409 for a command nothing contradicts."""
         party_id = check_id(party_id, "party")
         stream = party_stream(party_id)
         command_id = _command_id(player, key)
-        stored = await self.store.read_stream(stream)
-        state = pd.fold([pd.decode_party_event(e.data) for e in stored])
-        command = make(state)
-        request = _fingerprint(command)
-        if command_id is not None:
-            done = await self.store.find_command(command_id, stream)
-            if done is not None:
-                _same_request(done, request)
-                return state
-        try:
-            return await self._party_append(
-                party_id, stream, state, command, player, command_id, request, new
-            )
-        except (AppError, ConcurrencyError):
-            # An identical request may have committed since the look-up above, and this
-            # one was decided on the state before it: answer with its outcome.
-            if await self._done_meanwhile(command_id, stream, request) is None:
-                raise
-            return await self.load_party(party_id)
+        for attempt in range(_PARTY_ATTEMPTS):
+            stored = await self.store.read_stream(stream)
+            state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+            command = make(state)
+            request = _fingerprint(command)
+            if command_id is not None:
+                done = await self.store.find_command(command_id, stream)
+                if done is not None:
+                    _same_request(done, request)
+                    return state
+            try:
+                return await self._party_append(
+                    party_id, stream, state, command, player, command_id, request, new
+                )
+            except (AppError, ConcurrencyError) as error:
+                # An identical request may have committed since the look-up above, and
+                # this one was decided on the state before it: answer with its outcome.
+                if await self._done_meanwhile(command_id, stream, request) is not None:
+                    return await self.load_party(party_id)
+                if not isinstance(error, ConcurrencyError) or attempt + 1 == _PARTY_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")  # the last attempt returned or raised
 
     async def _party_append(
         self,

@@ -50,8 +50,14 @@ async def served(database_url: str, engine: AsyncEngine, tmp_path: Path) -> Asyn
 
 
 async def _copies(api: Served, method: str, url: str, **kwargs: Any) -> list[Any]:
-    """`COPIES` identical requests sent at once; their responses. Every copy looks its key
-    up before the first to look goes on, and the others wait until it has committed."""
+    """`COPIES` identical requests sent at once; their responses (see `_at_once`)."""
+    return await _at_once(api, [(method, url, kwargs)] * COPIES)
+
+
+async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) -> list[Any]:
+    """The requests sent at once; their responses. Every request looks its key up before
+    the first to look goes on, and the others wait until it has committed."""
+    count = len(calls)
     store = api.store
     find, append, notify = store.find_command, store.append_statement, store.notify
     committed, all_looked = anyio.Event(), anyio.Event()
@@ -63,7 +69,7 @@ async def _copies(api: Served, method: str, url: str, **kwargs: Any) -> list[Any
         if found is not None:  # the re-check after a refusal (or a late retry)
             return found
         looked += 1
-        if looked == COPIES:
+        if looked == count:
             all_looked.set()
         with anyio.fail_after(10):
             # The first copy goes on once every copy has looked; the others once it is in.
@@ -83,13 +89,13 @@ async def _copies(api: Served, method: str, url: str, **kwargs: Any) -> list[Any
     store.notify = notify_then_open
     responses: list[Any] = []
 
-    async def one() -> None:
+    async def one(method: str, url: str, kwargs: dict[str, Any]) -> None:
         responses.append(await api.call(method, url, **kwargs))
 
     try:
         async with anyio.create_task_group() as tg:
-            for _ in range(COPIES):
-                tg.start_soon(one)
+            for method, url, kwargs in calls:
+                tg.start_soon(one, method, url, kwargs)
     finally:
         store.find_command, store.append_statement, store.notify = find, append, notify
     return responses
@@ -174,3 +180,29 @@ async def test_concurrent_identical_party_commands_get_the_first_outcome(
         )
         assert [r.status_code for r in start] == [201] * COPIES, [r.text for r in start]
         assert len({r.json()["match_id"] for r in start}) == 1
+
+
+async def test_concurrent_different_party_commands_all_succeed(served: Served) -> None:
+    """Three CPUs seated at once in three seats (three keys), each request deciding on the
+    state before the others committed: all succeed, each decided again on the state it
+    lost to, and the party has the three CPUs (it used to answer 409 to two of them)."""
+    host = await served.player("host")
+    party = await served.party(host, seats=4, rules={"preset": "bga"})
+    pid, stream = party["id"], f"party-{party['id']}"
+    before = await served.stream_length(stream)
+    calls = [
+        (
+            "POST",
+            f"/api/parties/{pid}/cpus",
+            {
+                "json": {"level": "easy", "seat": seat},
+                "headers": served.h(host, **{"Idempotency-Key": f"cpu-seat-{seat}"}),
+            },
+        )
+        for seat in (1, 2, 3)
+    ]
+    answers = await _at_once(served, calls)
+    assert [r.status_code for r in answers] == [200] * 3, [r.text for r in answers]
+    assert await served.stream_length(stream) == before + 3
+    seats = (await served.call("GET", f"/api/parties/{pid}")).json()["seats"]
+    assert [s["cpu"] for s in seats] == [None, "easy", "easy", "easy"]
