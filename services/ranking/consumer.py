@@ -54,6 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain import events as ev
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared.eventstore import START, Cursor, EventStore
+from services.shared.logging import describe_exception
 
 __all__ = [
     "BATCH_LOCK",
@@ -675,10 +676,10 @@ class RankingConsumer:
                 raise
             except sa.exc.DBAPIError as exc:
                 # Mostly: PostgreSQL ended a session of ours (a lease ran out) or went away.
-                _log.warning("ranking_consumer_standing_by", error=str(exc.orig).strip())
+                _log.warning("ranking_consumer_standing_by", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             except Exception as exc:
-                _log.warning("ranking_consumer_error", error=str(exc), exc_info=exc)
+                _log.warning("ranking_consumer_error", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             finally:
                 self.active = False
@@ -731,7 +732,7 @@ async def _fence_off(lock_conn: AsyncConnection) -> None:
         try:
             ended = await lock_conn.scalar(sa.select(sa.func.pg_terminate_backend(pid)))
         except sa.exc.DBAPIError as exc:
-            _log.warning("ranking_batch_not_ended", pid=pid, error=str(exc.orig).strip())
+            _log.warning("ranking_batch_not_ended", pid=pid, **describe_exception(exc))
         else:
             _log.info("ranking_batch_ended", pid=pid, ended=bool(ended))
 
