@@ -844,6 +844,7 @@ async def _recompute(engine: AsyncEngine, batch: int) -> str:
             async with engine.begin() as conn:
                 await read_checkpoint(conn, CHECKPOINT, lock=True)
                 for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+                    await _copy_grants(conn, live, new)
                     await conn.execute(sa.text(f"ALTER TABLE {live} RENAME TO {live}_old"))
                     await conn.execute(sa.text(f"ALTER TABLE {new} RENAME TO {live}"))
                     await conn.execute(sa.text(f"DROP TABLE {live}_old"))
@@ -937,6 +938,28 @@ async def _create_next(conn: AsyncConnection) -> None:
         await conn.execute(
             sa.text(f"CREATE TABLE {new} (LIKE {live} INCLUDING ALL EXCLUDING INDEXES)")
         )
+
+
+# One GRANT per privilege that another role holds on a table, for the same on another.
+_GRANTS: Final = (
+    "SELECT format('GRANT %s ON %I TO %s%s', a.privilege_type, CAST(:new AS text),"
+    " CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END,"
+    " CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)"
+    " FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a"
+    " LEFT JOIN pg_roles r ON r.oid = a.grantee"
+    " WHERE c.oid = CAST(:live AS regclass) AND a.grantee <> c.relowner"
+)
+
+
+async def _copy_grants(conn: AsyncConnection, live: str, new: str) -> None:
+    """Gives `new` every privilege other roles hold on `live`, in the swap's transaction.
+
+    `CREATE TABLE … (LIKE …)` copies no privileges: without this, a recompute run as the
+    owner left the app role (LUDO_DB_APP_ROLE) unable to read or write the ratings it
+    swapped in, and the ranking service failed every batch until `ludo db upgrade` ran."""
+    grants = await conn.scalars(sa.text(_GRANTS), {"live": live, "new": new})
+    for grant in grants.all():
+        await conn.execute(sa.text(grant))
 
 
 async def _index_next(engine: AsyncEngine) -> None:

@@ -19,8 +19,10 @@ from psycopg import errors
 from sqlalchemy.engine import make_url
 
 from migrations.grants import AppRoleError
+from services.ranking.consumer import recompute
 from services.shared.database import (
     SchemaNotReady,
+    create_engine,
     head_revision,
     libpq_url,
     migrate,
@@ -185,3 +187,25 @@ def test_a_service_as_the_app_role_checks_the_revision_and_does_not_migrate(
         prepare_schema(url)
     admin(database_url, f"UPDATE alembic_version SET version_num = '{head_revision()}'")
     assert prepare_schema(database_url) == head_revision()  # the owner: migrates (nothing)
+
+
+@pytest.mark.anyio
+async def test_a_recompute_by_the_owner_keeps_the_app_roles_rating_privileges(
+    app_role: tuple[str, str], database_url: str
+) -> None:
+    """`ludo ranking recompute` (the owner) swaps in new rating tables with the app role's
+    privileges on the old ones: the ranking service goes on reading and writing them."""
+    role, url = app_role
+    tables = ("ratings", "rating_changes")
+    what = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE")
+    before = {(t, w): privilege(database_url, role, t, w) for t in tables for w in what}
+    engine = create_engine(database_url)
+    try:
+        await recompute(engine)
+    finally:
+        await engine.dispose()
+    after = {(t, w): privilege(database_url, role, t, w) for t in tables for w in what}
+    assert after == before
+    assert after[("ratings", "UPDATE")] and not after[("rating_changes", "TRUNCATE")]
+    with psycopg.connect(libpq_url(url)) as conn:
+        conn.execute("SELECT count(*) FROM ratings JOIN rating_changes USING (player_id)")
