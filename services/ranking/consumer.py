@@ -54,6 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain import events as ev
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared.eventstore import START, Cursor, EventStore
+from services.shared.logging import describe_exception
 
 __all__ = [
     "BATCH_LOCK",
@@ -695,10 +696,10 @@ class RankingConsumer:
                 raise
             except sa.exc.DBAPIError as exc:
                 # Mostly: PostgreSQL ended a session of ours (a lease ran out) or went away.
-                _log.warning("ranking_consumer_standing_by", error=str(exc.orig).strip())
+                _log.warning("ranking_consumer_standing_by", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             except Exception as exc:
-                _log.warning("ranking_consumer_error", error=str(exc), exc_info=exc)
+                _log.warning("ranking_consumer_error", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             finally:
                 self.active = False
@@ -751,7 +752,7 @@ async def _fence_off(lock_conn: AsyncConnection) -> None:
         try:
             ended = await lock_conn.scalar(sa.select(sa.func.pg_terminate_backend(pid)))
         except sa.exc.DBAPIError as exc:
-            _log.warning("ranking_batch_not_ended", pid=pid, error=str(exc.orig).strip())
+            _log.warning("ranking_batch_not_ended", pid=pid, **describe_exception(exc))
         else:
             _log.info("ranking_batch_ended", pid=pid, ended=bool(ended))
 
@@ -863,6 +864,7 @@ async def _recompute(engine: AsyncEngine, batch: int) -> str:
             async with engine.begin() as conn:
                 await read_checkpoint(conn, CHECKPOINT, lock=True)
                 for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+                    await _copy_grants(conn, live, new)
                     await conn.execute(sa.text(f"ALTER TABLE {live} RENAME TO {live}_old"))
                     await conn.execute(sa.text(f"ALTER TABLE {new} RENAME TO {live}"))
                     await conn.execute(sa.text(f"DROP TABLE {live}_old"))
@@ -956,6 +958,28 @@ async def _create_next(conn: AsyncConnection) -> None:
         await conn.execute(
             sa.text(f"CREATE TABLE {new} (LIKE {live} INCLUDING ALL EXCLUDING INDEXES)")
         )
+
+
+# One GRANT per privilege that another role holds on a table, for the same on another.
+_GRANTS: Final = (
+    "SELECT format('GRANT %s ON %I TO %s%s', a.privilege_type, CAST(:new AS text),"
+    " CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END,"
+    " CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)"
+    " FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a"
+    " LEFT JOIN pg_roles r ON r.oid = a.grantee"
+    " WHERE c.oid = CAST(:live AS regclass) AND a.grantee <> c.relowner"
+)
+
+
+async def _copy_grants(conn: AsyncConnection, live: str, new: str) -> None:
+    """Gives `new` every privilege other roles hold on `live`, in the swap's transaction.
+
+    `CREATE TABLE … (LIKE …)` copies no privileges: without this, a recompute run as the
+    owner left the app role (LUDO_DB_APP_ROLE) unable to read or write the ratings it
+    swapped in, and the ranking service failed every batch until `ludo db upgrade` ran."""
+    grants = await conn.scalars(sa.text(_GRANTS), {"live": live, "new": new})
+    for grant in grants.all():
+        await conn.execute(sa.text(grant))
 
 
 async def _index_next(engine: AsyncEngine) -> None:

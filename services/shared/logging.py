@@ -4,7 +4,9 @@
 is not a TTY (containers, files), the console renderer on a TTY; `LUDO_LOG_FORMAT` forces
 either. Context bound with `structlog.contextvars.bind_contextvars` (request id, match id,
 party id) is merged into every line logged while it is bound. Standard-library loggers
-(uvicorn, alembic) go through the same renderer.
+that reach the root logger (alembic; uvicorn's when it runs in-process) go through the
+same renderer; under the uvicorn command line its own loggers keep uvicorn's handlers
+(plain text on stderr; its access log is off: docs/operations.md, Logs).
 
 What `info` holds is what an operator acts on: commands, matches started and finished,
 rejected commands (`request_rejected`: why a player's click did nothing), faults, and

@@ -7,10 +7,17 @@ import contextlib
 import io
 import json
 import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import sqlalchemy as sa
 import structlog
@@ -24,6 +31,8 @@ from services.shared.settings import Settings
 from .conftest import Api
 
 pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
@@ -185,3 +194,59 @@ async def test_service_start_writes_no_alembic_lines(
     out = info_logs.getvalue()
     assert "Context impl" not in out and "transactional DDL" not in out
     assert not [line for line in _lines(info_logs) if line.get("logger", "").startswith("alembic")]
+
+
+def _free_port() -> int:
+    """A free port of 55500-55599 on 127.0.0.1 (the range this suite's servers use)."""
+    for port in range(55500, 55600):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 55500-55599")
+
+
+def test_the_container_command_writes_only_json_lines_on_stdout(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The Dockerfile's CMD, run as is (host and port aside), writes nothing but JSON lines
+    on stdout: uvicorn's plain-text access lines are off, the services' own lines remain."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    command = json.loads(
+        next(line for line in dockerfile.splitlines() if line.startswith("CMD ")).removeprefix(
+            "CMD "
+        )
+    )
+    assert command[0] == "python"
+    port = _free_port()
+    argv = [sys.executable, *command[1:]]
+    argv[argv.index("--host") + 1] = "127.0.0.1"
+    argv[argv.index("--port") + 1] = str(port)
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LUDO_LOG_FORMAT": "json",  # the Dockerfile's ENV
+        "LUDO_DATA_DIR": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
+    server = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            assert server.poll() is None, server.communicate()
+            time.sleep(0.05)  # polling for readiness, as `ludo up` does
+        assert httpx.get(f"{base}/api/parties").status_code == 200
+        assert httpx.post(f"{base}/api/players", json={"name": "ops"}).status_code == 201
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+    lines = out.decode().splitlines()
+    assert lines, err.decode()
+    parsed = [json.loads(line) for line in lines]  # a plain-text line fails here
+    assert any(line["event"] == "player_created" for line in parsed)
+    assert b"GET /healthz HTTP/1.1" not in out + err

@@ -4,12 +4,29 @@ then the stateful phase (links inferred from the documents), with valid credenti
 requests reach the handlers. Checked: no 5xx, only documented statuses, response bodies and
 content types as documented.
 
+The database holds a few rated matches before the run (`_seed`), so the ranking service's
+leaderboards, distribution, swings, matches per day, lag and recompute answer with rows,
+and their bodies are checked against the document, not only empty lists.
+
+Why the ranking service has no stateful phase: schemathesis builds its sequences from
+links, and the ranking document has none to infer (`as_state_machine()` finds no bundle:
+no operation answers with a `Location`, none creates what another's parameters name).
+Nor could a sequence find anything the single calls do not: every operation but
+`recomputeRatings` is a read, the state it reads (ratings) comes only from the match
+service's events through the consumer, never from the ranking API, and a recompute
+rebuilds the same ratings from the same log. What covers the ranking service instead: the
+per-operation fuzzing here on seeded data; tests/ranking/test_app.py and test_public.py
+(real rated matches through every route, the ids of one answer fed to the next);
+tests/ranking/test_consumer.py (recompute against the live consumer, hash for hash);
+tests/ranking/test_with_match_service.py (a duel played over HTTP, then rated).
+
 A finding is pinned as a plain regression test beside the code it concerns; this module only
 keeps the fuzzing going (deterministic: `derandomize`, no example database).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +38,7 @@ import msgspec
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase
+from ranking.conftest import CPU, write_match
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -31,6 +49,9 @@ from schemathesis.specs.openapi.checks import (
 from store.conftest import admin, with_database
 
 from services.ranking.app import create_app as ranking_app
+from services.ranking.consumer import RankingConsumer, ratings_hash
+from services.shared.database import create_engine
+from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 
 from .test_live import Instance
@@ -65,6 +86,22 @@ def _settings(tmp_path: Path, url: str) -> Settings:
     )
 
 
+async def _seed(url: str) -> None:
+    """Finished ranked matches (2-4 seats, a draw, a CPU seat, a leaver), then rated."""
+    engine = create_engine(url)
+    try:
+        store = EventStore(engine)
+        await write_match(engine, store, ["ann", "ben"], [1, 2])
+        await write_match(engine, store, ["ben", "cat", "dan"], [2, 1, 3])
+        await write_match(engine, store, ["ann", "cat", CPU, "dan"], [1, 1, 3, 4])
+        await write_match(engine, store, ["dan", "ann"], [2, 1], stood_in={0: "left"})
+        await RankingConsumer(engine, store).catch_up()
+        _, rows = await ratings_hash(engine)
+        assert rows == 4 * 3  # four players, three models
+    finally:
+        await engine.dispose()
+
+
 @pytest.fixture(scope="module")
 def services(
     server_url: str, template_name: str, tmp_path_factory: pytest.TempPathFactory
@@ -74,6 +111,7 @@ def services(
     admin(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_name}"')
     settings = _settings(tmp_path_factory.mktemp("schemathesis"), with_database(server_url, name))
     try:
+        asyncio.run(_seed(with_database(server_url, name)))
         with Instance(settings, ranking_app(settings, consume=False)) as ranking:
             proxied = msgspec.structs.replace(settings, ranking_url=ranking.http)
             with Instance(proxied) as match:
@@ -148,9 +186,8 @@ def test_every_operation_answers_as_documented(services: dict[str, str], name: s
     assert not failures, "\n\n".join(failures)
 
 
-# The ranking service's document has no operation whose answer feeds another's parameters
-# (schemathesis infers no links: `NoLinksFound`), so only the match service has a stateful
-# phase.
+# Only the match service: the ranking document has no links (the module docstring says why
+# a stateful phase could find nothing there).
 @pytest.mark.parametrize("name", ["match"])
 def test_stateful_sequences_answer_as_documented(services: dict[str, str], name: str) -> None:
     """Sequences of linked calls (schemathesis' stateful phase) answer as documented."""

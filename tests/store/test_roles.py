@@ -6,6 +6,7 @@ migration owner here; each test makes its own login role as the app role and dro
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,11 +17,14 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg import errors
+from service.test_logging import _free_port
 from sqlalchemy.engine import make_url
 
 from migrations.grants import AppRoleError
+from services.ranking.consumer import recompute
 from services.shared.database import (
     SchemaNotReady,
+    create_engine,
     head_revision,
     libpq_url,
     migrate,
@@ -185,3 +189,49 @@ def test_a_service_as_the_app_role_checks_the_revision_and_does_not_migrate(
         prepare_schema(url)
     admin(database_url, f"UPDATE alembic_version SET version_num = '{head_revision()}'")
     assert prepare_schema(database_url) == head_revision()  # the owner: migrates (nothing)
+
+
+@pytest.mark.anyio
+async def test_a_recompute_by_the_owner_keeps_the_app_roles_rating_privileges(
+    app_role: tuple[str, str], database_url: str
+) -> None:
+    """`ludo ranking recompute` (the owner) swaps in new rating tables with the app role's
+    privileges on the old ones: the ranking service goes on reading and writing them."""
+    role, url = app_role
+    tables = ("ratings", "rating_changes")
+    what = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE")
+    before = {(t, w): privilege(database_url, role, t, w) for t in tables for w in what}
+    engine = create_engine(database_url)
+    try:
+        await recompute(engine)
+    finally:
+        await engine.dispose()
+    after = {(t, w): privilege(database_url, role, t, w) for t in tables for w in what}
+    assert after == before
+    assert after[("ratings", "UPDATE")] and not after[("rating_changes", "TRUNCATE")]
+    with psycopg.connect(libpq_url(url)) as conn:
+        conn.execute("SELECT count(*) FROM ratings JOIN rating_changes USING (player_id)")
+
+
+def test_a_service_on_a_schema_behind_its_code_exits_at_start(
+    app_role: tuple[str, str], database_url: str, tmp_path: Path
+) -> None:
+    """The Dockerfile's CMD as the app role on a database one revision behind: uvicorn
+    says the startup failed and exits 3, the message naming `ludo db upgrade`."""
+    _, url = app_role
+    admin(database_url, "UPDATE alembic_version SET version_num = '0005'")
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    cmd = next(line for line in dockerfile.splitlines() if line.startswith("CMD "))
+    argv = [sys.executable, *json.loads(cmd.removeprefix("CMD "))[1:]]
+    argv[argv.index("--host") + 1] = "127.0.0.1"
+    argv[argv.index("--port") + 1] = str(_free_port())
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "LUDO_DATA_DIR": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 3, done.stderr
+    assert "Application startup failed" in done.stderr
+    assert "run `ludo db upgrade` as the migration owner" in done.stderr
