@@ -129,16 +129,20 @@ async def test_guest_creation_is_limited_per_address(engine: AsyncEngine, tmp_pa
 
 
 async def test_unknown_tokens_stop_costing_queries(engine: AsyncEngine, tmp_path: Path) -> None:
-    """2,000 bad tokens in a row cost at most LUDO_AUTH_FAIL_LIMIT lookups; then 429."""
+    """2,000 bad tokens in a row cost at most LUDO_AUTH_FAIL_LIMIT lookups (plus the
+    budget's refill, one every 3 s, while they are sent); the rest get 429."""
     async with _client(engine, tmp_path) as client:
         with _token_queries(engine) as queries:
             statuses = []
+            began = time.monotonic()
             for n in range(2000):
                 r = await client.get("/api/players/me", headers={"Authorization": f"Bearer x{n}"})
                 statuses.append(r.status_code)
+            refilled = int((time.monotonic() - began) * 20 / 60) + 1
         assert statuses[:20] == [401] * 20
-        assert set(statuses[20:]) == {429}
-        assert len(queries) <= 20
+        assert set(statuses[20:]) <= {401, 429} and statuses[-1] == 429
+        assert statuses[20:].count(401) <= refilled
+        assert len(queries) <= 20 + refilled
         _is_429(await client.get("/api/players/me", headers={"Authorization": "Bearer y"}))
 
 
