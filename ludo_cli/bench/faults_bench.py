@@ -195,7 +195,17 @@ async def _run(
     async with httpx.AsyncClient(base_url=cluster.url, timeout=30, limits=limits) as http:
         load = _Load(http, ws_base, matches)
         say(f"load: {matches} ranked matches at once through {cluster.url}; warm-up {warmup} s")
-        await asyncio.sleep(warmup)
+        # CPU per command, part by part, over the second half of the warm-up (no fault).
+        await asyncio.sleep(warmup / 2)
+        cpu_before, window_start = _cpu(cluster, pg), time.monotonic()
+        await asyncio.sleep(warmup / 2)
+        cpu_after, window_end = _cpu(cluster, pg), time.monotonic()
+        steady = load.acked_between(window_start, window_end)
+        cpu_ms = {
+            part: round(1000 * (cpu_after[part] - cpu_before[part]) / max(steady, 1), 2)
+            for part in cpu_before
+            if part in cpu_after
+        }
         rows = []
         for fault in faults:
             window = min(settle, 10.0)
@@ -226,6 +236,8 @@ async def _run(
         report = await _check(http, load, engine)
     await engine.dispose()
     report["faults"] = rows
+    report["steady_commands_per_s"] = round(steady / (window_end - window_start), 1)
+    report["cpu_ms_per_command"] = cpu_ms
     report["matches_at_once"] = matches
     report["retries"] = dict(load.books.retries)
     report["problems"] = load.errors + report["problems"]
@@ -237,6 +249,43 @@ async def _run(
     report["served_by"] = dict(load.books.served_by)
     report["loadavg"] = list(os.getloadavg())
     return report
+
+
+def _cpu(cluster: Cluster, pg: Any) -> dict[str, float]:
+    """CPU seconds so far of each part: the load generator (this process), the match and
+    the ranking instances, HAProxy, PostgreSQL (the postmaster and its backends), and
+    the machine (busy time of all cores). Without psutil, only the load generator."""
+    snap = {"clients": time.process_time()}
+    try:
+        import psutil
+    except ImportError:  # optional, as in `ludo bench service`
+        return snap
+    times = psutil.cpu_times()
+    snap["machine"] = sum(times) - times.idle - getattr(times, "iowait", 0.0)
+    postmaster = int((Path(pg.pgdata) / "postmaster.pid").read_text().split()[0])
+    balancer = [cluster.balancer] if cluster.balancer else []
+    parts = {
+        "match": [m.pid for m in cluster.match if m.alive()],
+        "ranking": [r.pid for r in cluster.ranking if r.alive()],
+        "haproxy": [b.pid for b in balancer if b.alive()],
+        "postgres": [postmaster],
+    }
+    for part, pids in parts.items():
+        total = 0.0
+        for pid in pids:
+            try:
+                root = psutil.Process(pid)
+                procs = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+            for proc in procs:
+                try:
+                    t = proc.cpu_times()
+                except psutil.Error:
+                    continue
+                total += t.user + t.system
+        snap[part] = total
+    return snap
 
 
 def _round(value: float | None) -> float | None:
@@ -392,6 +441,11 @@ def print_table(r: dict[str, Any]) -> None:
         f" audits {r['audited']}, socket reconnects {r['reconnects']}"
     )
     print(f"retries: {r['retries']}; served by {r['served_by']}")
+    cpu = ", ".join(f"{part} {ms}" for part, ms in r["cpu_ms_per_command"].items())
+    print(
+        f"steady load before the faults: {r['steady_commands_per_s']} commands/s;"
+        f" CPU ms per command: {cpu}"
+    )
     if r["problems"]:
         print(f"\n{len(r['problems'])} PROBLEM(S):")
         for line in r["problems"][:50]:
