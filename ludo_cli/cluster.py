@@ -222,7 +222,6 @@ class Instance:
         self.health = health
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
-        self.started_at = 0.0
 
     @property
     def pid(self) -> int:
@@ -247,7 +246,6 @@ class Instance:
         finally:
             if out is not None:
                 out.close()
-        self.started_at = time.monotonic()
 
     def ready(self, seconds: float = READY_SECONDS) -> bool:
         return self.process is not None and _wait_ready(self.health, self.process, seconds)

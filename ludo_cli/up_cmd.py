@@ -76,7 +76,9 @@ def _watch(cluster: Cluster) -> int:
             if instance.alive():
                 continue
             code = instance.process.returncode if instance.process else None
-            recent = [t for t in deaths.get(instance.name, []) if time.monotonic() - t < 60]
+            recent = [
+                t for t in deaths.get(instance.name, []) if time.monotonic() - t < _RESTART_WINDOW
+            ]
             deaths[instance.name] = [*recent, time.monotonic()]
             if not cluster.balanced or instance is cluster.balancer or len(recent) >= _RESTARTS:
                 print(

@@ -27,10 +27,8 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -108,37 +106,32 @@ def bench(
     """Runs the whole bench; returns the figures (see the module docstring)."""
     from services.shared.database import EmbeddedPostgres, migrate
 
-    home = Path(tempfile.mkdtemp(prefix="ludo-faults-"))
-    # The server runs as its own OS user when we are root: it must reach its folder.
-    home.chmod(0o755)
-    try:
-        say(f"database: a scratch embedded PostgreSQL in {home} ...")
-        with EmbeddedPostgres.start(home / "pg") as pg:
-            migrate(pg.url)
-            env = {
-                "LUDO_CPU_DELAY": "0",
-                "LUDO_LOG_FORMAT": "json",
-                "LUDO_DATA_DIR": str(home),
-                # One address plays every seat here: the per-client budgets would be
-                # the bottleneck, not what is measured.
-                "LUDO_RATE_LIMIT": "0",
-                "LUDO_GUEST_LIMIT": "0",
-            }
-            with Cluster(
-                pg.url,
-                port=free_port(),
-                ranking_port=free_port(),
-                match_instances=2,
-                ranking_instances=2,
-                env=env,
-                logs=home / "logs",
-                say=say,
-            ) as cluster:
-                return asyncio.run(
-                    _run(cluster, pg, matches, faults or list(FAULTS), warmup, settle, outage, say)
-                )
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    say("database: a scratch embedded PostgreSQL ...")
+    with EmbeddedPostgres.scratch("ludo-faults-") as pg:
+        migrate(pg.url)
+        home = pg.pgdata.parent
+        env = {
+            "LUDO_CPU_DELAY": "0",
+            "LUDO_LOG_FORMAT": "json",
+            "LUDO_DATA_DIR": str(home),
+            # One address plays every seat here: the per-client budgets would be the
+            # bottleneck, not what is measured.
+            "LUDO_RATE_LIMIT": "0",
+            "LUDO_GUEST_LIMIT": "0",
+        }
+        with Cluster(
+            pg.url,
+            port=free_port(),
+            ranking_port=free_port(),
+            match_instances=2,
+            ranking_instances=2,
+            env=env,
+            logs=home / "logs",
+            say=say,
+        ) as cluster:
+            return asyncio.run(
+                _run(cluster, pg, matches, faults or list(FAULTS), warmup, settle, outage, say)
+            )
 
 
 class _Load:

@@ -20,6 +20,8 @@ import asyncio
 import contextlib
 import os
 import platform
+import shutil
+import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -171,6 +173,21 @@ class EmbeddedPostgres:
                 # Two processes may race here on first start; the loser's CREATE fails.
                 with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
                     conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
+
+    @classmethod
+    @contextlib.contextmanager
+    def scratch(cls, prefix: str) -> Iterator[EmbeddedPostgres]:
+        """A server of its own in a new folder of the system's temporary directory, removed
+        afterwards (fault tests, `ludo bench faults`: servers they may stop and start).
+        Not under pytest's tmp_path: pytest may tighten its folders' modes, and the
+        server, as its own OS user when we are root, must reach its data."""
+        home = Path(tempfile.mkdtemp(prefix=prefix))
+        home.chmod(0o755)
+        try:
+            with cls.start(home / "pg") as pg:
+                yield pg
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
 
     def halt(self, mode: str = "fast") -> None:
         """Stop the server (`pg_ctl stop -m fast|immediate|smart`) and keep the handle, for

@@ -12,7 +12,6 @@ import asyncio
 import os
 import signal
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from store.conftest import admin, with_database
+from store.conftest import migrated_database
 
 from ludo_cli.bench.resilient import Books, Follower, MatchPlay, check_matches, new_guest
 from ludo_cli.cluster import Cluster, free_port
@@ -36,12 +35,8 @@ GUEST_LIMIT = 4  # guests an hour per client address and instance
 @pytest.fixture(scope="module")
 def cluster_database(server_url: str, template_name: str) -> Iterator[str]:
     """One migrated database for the module's cluster (which takes ~10 s to start)."""
-    name = f"ludo_test_{uuid.uuid4().hex[:12]}"
-    admin(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_name}"')
-    try:
-        yield with_database(server_url, name)
-    finally:
-        admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with migrated_database(server_url, template_name) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
-import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -43,8 +41,8 @@ UNAVAILABLE_FRAME = {"type": "error", "status": 503, **UNAVAILABLE}
 class PrivatePostgres:
     """An embedded PostgreSQL of this module's own, that the tests may stop and start."""
 
-    def __init__(self, pgdata: Path) -> None:
-        self.pg = EmbeddedPostgres.start(pgdata)
+    def __init__(self, pg: EmbeddedPostgres) -> None:
+        self.pg = pg
         self.url = self.pg.url
         migrate(self.url)
 
@@ -77,16 +75,8 @@ class PrivatePostgres:
 
 @pytest.fixture(scope="module")
 def private_pg() -> Iterator[PrivatePostgres]:
-    # Not under pytest's tmp_path: pytest may tighten its directories' modes between
-    # tests, and the server (as its own user when run as root) must reach its data.
-    home = Path(tempfile.mkdtemp(prefix="ludo-outage-"))
-    home.chmod(0o755)
-    server = PrivatePostgres(home / "pg")
-    try:
-        yield server
-    finally:
-        server.pg.close()
-        shutil.rmtree(home, ignore_errors=True)
+    with EmbeddedPostgres.scratch("ludo-outage-") as pg:
+        yield PrivatePostgres(pg)
 
 
 @pytest.fixture

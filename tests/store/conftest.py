@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -80,15 +81,22 @@ def blank_database_url(server_url: str) -> Iterator[str]:
         admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture
-def database_url(server_url: str, template_name: str) -> Iterator[str]:
-    """A fresh database migrated to head, dropped after the test."""
+@contextlib.contextmanager
+def migrated_database(server_url: str, template_name: str) -> Iterator[str]:
+    """A fresh database migrated to head (a copy of the template), dropped afterwards."""
     name = f"ludo_test_{uuid.uuid4().hex[:12]}"
     admin(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_name}"')
     try:
         yield with_database(server_url, name)
     finally:
         admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def database_url(server_url: str, template_name: str) -> Iterator[str]:
+    """A fresh database migrated to head, dropped after the test."""
+    with migrated_database(server_url, template_name) as url:
+        yield url
 
 
 @pytest.fixture

@@ -19,10 +19,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -44,6 +42,7 @@ from services.match.app import create_app
 from services.ranking.app import create_app as create_ranking_app
 from services.ranking.consumer import RankingConsumer, ratings_hash
 from services.shared.database import (
+    EmbeddedPostgres,
     create_engine,
     head_revision,
     libpq_url,
@@ -377,16 +376,8 @@ async def test_the_services_start_on_the_restored_copy_and_play_on(
 @pytest.fixture
 def new_server() -> Iterator[PrivatePostgres]:
     """A freshly initialised PostgreSQL of this test's own (its transaction ids start low)."""
-    # Not under pytest's tmp_path: the server runs as its own OS user when the tests run
-    # as root, and must reach its data directory.
-    home = Path(tempfile.mkdtemp(prefix="ludo-restore-"))
-    home.chmod(0o755)
-    server = PrivatePostgres(home / "pg")
-    try:
-        yield server
-    finally:
-        server.pg.close()
-        shutil.rmtree(home, ignore_errors=True)
+    with EmbeddedPostgres.scratch("ludo-restore-") as pg:
+        yield PrivatePostgres(pg)
 
 
 async def test_into_a_new_server_matches_finished_after_the_restore_are_rated(
