@@ -64,6 +64,7 @@ class Config(msgspec.Struct, kw_only=True):
     warmup: float = 3.0
     workers: int = 1
     url: str | None = None
+    service_pid: int | None = None  # with `url`: the running service's process, for its CPU
     database_url: str | None = None
     rules: dict[str, Any] = msgspec.field(default_factory=lambda: {"preset": "standard"})
     match_commands: int = 5000
@@ -91,6 +92,12 @@ def register(targets: Any) -> None:
     parser.add_argument("--workers", type=positive_int, default=1, help="uvicorn worker processes")
     parser.add_argument(
         "--url", default=None, help="a running service (loopback only), e.g. http://127.0.0.1:8000"
+    )
+    parser.add_argument(
+        "--service-pid",
+        type=positive_int,
+        default=None,
+        help="with --url: the running service's process id, to report its CPU",
     )
     parser.add_argument(
         "--rules", type=rules_json, default='{"preset": "standard"}', help="ruleset JSON"
@@ -121,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         warmup=args.warmup,
         workers=args.workers,
         url=args.url,
+        service_pid=args.service_pid,
         rules=rules,
         match_commands=args.match_commands,
         max_commands=args.max_commands,
@@ -167,10 +175,11 @@ def bench(config: Config) -> dict[str, Any]:
             # (--url) is assumed to use the database of DATABASE_URL / the embedded server.
             db_url = server if config.url is not None else stack.enter_context(scratch_db(server))
         _say(config, f"database: {mask_url(db_url)}")
+        service_pid: int | None
         if config.url is None:
             base, service_pid = stack.enter_context(_service(db_url, config))
         else:
-            base, service_pid = config.url.rstrip("/"), None
+            base, service_pid = config.url.rstrip("/"), config.service_pid
         load = asyncio.run(_drive(base, config, service_pid))
         finished = asyncio.run(_finished_matches(base, config))
         rebuild = asyncio.run(_rebuild(db_url, finished, config))
