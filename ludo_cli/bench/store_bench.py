@@ -456,11 +456,17 @@ async def _reads(
     async def catch_up(i: int) -> None:
         batch_rows.append(len(await store.read_all(cursors[i], limit=config.batch)))
 
-    async def idle(i: int) -> None:
-        await store.read_all(head, limit=config.batch)
+    head_rows: list[int] = []
 
+    async def idle(i: int) -> None:
+        head_rows.append(len(await store.read_all(head, limit=config.batch)))
+
+    olds: list[str] = []
+    if old and table.streams_filled:
+        rng = random.Random(config.seed + 1)
+        olds = [_fill_stream(rng.randrange(table.streams_filled)) for _ in range(n)]
     figures: dict[str, Any] = {
-        "server": await _server_times(engine, streams, cursors, head, config),
+        "server": await _server_times(engine, streams, cursors, head, config, olds),
         "read_stream": _ms(await _timed(n, whole)),
         "read_events": _ms(await _timed(n, rebuild)),
         "read_events_tail": _ms(await _timed(n, tail)),
@@ -470,10 +476,8 @@ async def _reads(
     for key, count in rows_read.items():
         figures[key]["rows"] = count
     figures["read_all"]["rows"] = round(sum(batch_rows) / len(batch_rows), 1)
-    figures["read_all_head"]["rows"] = 0
-    if old and table.streams_filled:
-        rng = random.Random(config.seed + 1)
-        olds = [_fill_stream(rng.randrange(table.streams_filled)) for _ in range(n)]
+    figures["read_all_head"]["rows"] = round(sum(head_rows) / len(head_rows), 1)
+    if olds:
         old_rows: list[int] = []
 
         async def cold(i: int) -> None:
@@ -495,7 +499,12 @@ _ALL_SQL: Final = (
 
 
 async def _server_times(
-    engine: Any, streams: list[str], cursors: list[Any], head: Any, config: Config
+    engine: Any,
+    streams: list[str],
+    cursors: list[Any],
+    head: Any,
+    config: Config,
+    olds: list[str],
 ) -> dict[str, Any]:
     """Execution times inside the server (EXPLAIN ANALYZE), without the round trip and
     the client's decoding: what the table's size and layout change."""
@@ -510,6 +519,8 @@ async def _server_times(
         ),
         "read_all_head": lambda i: (_ALL_SQL, (str(head.tx), head.position, config.batch)),
     }
+    if olds:
+        cases["read_stream_old"] = lambda i: (_STREAM_SQL, (olds[-1 - i % len(olds)], 0))
     out: dict[str, Any] = {}
     async with engine.connect() as conn:
         driver: Any = (await conn.get_raw_connection()).driver_connection

@@ -80,7 +80,7 @@ def test_every_figure_is_present_and_positive(result: dict[str, Any]) -> None:
             for key in READS:
                 _positive(figures[key])
                 assert figures[key]["n"] == 5
-                assert set(figures["server"]) <= set(READS)
+                assert set(figures["server"]) <= {*READS, "read_stream_old"}
             assert figures["read_stream"]["rows"] == 12
             assert figures["read_events_tail"]["rows"] == 5
             assert 0 < figures["read_all"]["rows"] <= 50
