@@ -53,6 +53,7 @@ __all__ = ["Config", "bench", "print_table", "register", "run"]
 
 PARTITION_SCHEMA: Final = "ludo_part"
 _TAIL: Final = 5  # events a tail read asks for (a state cache a few commands behind)
+_FILL_EVENTS: Final = 300  # events per filled match stream (a 2-seat match is ~190-300)
 
 
 class Config(msgspec.Struct, kw_only=True):
@@ -245,11 +246,12 @@ def _fill(conn: Any, table: _Table, rows: int, config: Config, bar: Progress) ->
     """Top the table up to `rows` rows (fewer: nothing); returns the rows inserted."""
     have = int(conn.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()[0])
     todo = max(0, rows - have)
-    chunk = config.fill_streams * 300
+    chunk = config.fill_streams * _FILL_EVENTS
     done = 0
     while done < todo:
         n = min(chunk, todo - done)
-        k = max(1, min(config.fill_streams, -(-n // 300)))
+        # The last statement spreads its rows over as few streams as keep ~300 each.
+        k = max(1, min(config.fill_streams, -(-n // _FILL_EVENTS)))
         conn.execute(
             _FILL.format(events=table.qualified),
             {"n": n, "k": k, "first": table.streams_filled},
