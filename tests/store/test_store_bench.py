@@ -3,6 +3,7 @@ the fill reaches the row count asked. No timing is asserted (the machine decides
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import psycopg
@@ -26,8 +27,7 @@ ROWS = 2000
 @pytest.fixture(scope="module")
 def result(server_url: str, template_name: str) -> dict[str, Any]:
     """One tiny run shared by the module's tests (a run creates its own tables)."""
-    name = "ludo_test_store_bench"
-    admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    name = f"ludo_test_store_bench_{uuid.uuid4().hex[:8]}"
     admin(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_name}"')
     try:
         return bench(
