@@ -23,6 +23,7 @@ class TestUsageErrors:
             (["bench", "oracle", "--queries", "0"], "--queries: expected a positive integer"),
             (["bench", "service", "--seconds", "0"], "--seconds: expected a positive number"),
             (["bench", "ranking", "--rate", "nan"], "--rate: expected a positive number"),
+            (["bench", "store", "--rows", "0"], "--rows: expected a positive integer"),
             (["simulate", "--seats", "easy"], "need 2-4 seats, got 1"),
         ],
     )

@@ -18,6 +18,7 @@ def register(subparsers: Any) -> None:
         replay_bench,
         service_bench,
         site_bench,
+        store_bench,
     )
 
     domain_bench.register(targets)
@@ -27,3 +28,4 @@ def register(subparsers: Any) -> None:
     ranking_bench.register(targets)
     replay_bench.register(targets)
     site_bench.register(targets)
+    store_bench.register(targets)

