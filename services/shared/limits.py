@@ -33,7 +33,16 @@ from typing import Any
 
 import msgspec
 from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Receive,
+    ReceiveMessage,
+    Scope,
+    Send,
+    WebSocketCloseEvent,
+)
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from services.shared.errors import AppError, ErrorBody
@@ -152,19 +161,19 @@ def too_many(wait: float, detail: str) -> AppError:
 
 async def _refuse(send: Send, wait: float, detail: str) -> None:
     body = msgspec.json.encode(ErrorBody(error="too_many_requests", detail=detail))
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"no-store"),
-                (b"retry-after", str(max(1, math.ceil(wait))).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": 429,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"cache-control", b"no-store"),
+            (b"retry-after", str(max(1, math.ceil(wait))).encode()),
+        ],
+    }
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)
 
 
 def limits_middleware(app: ASGIApp, limits: Limits) -> ASGIApp:
@@ -186,7 +195,8 @@ def limits_middleware(app: ASGIApp, limits: Limits) -> ASGIApp:
         if wait:
             if kind == ScopeType.WEBSOCKET:
                 # Refused before the handshake completes: the client sees HTTP 403.
-                await send({"type": "websocket.close", "code": 1008})
+                close: WebSocketCloseEvent = {"type": "websocket.close", "code": 1008, "reason": ""}
+                await send(close)
             else:
                 await _refuse(send, wait, detail)
             return
@@ -209,7 +219,7 @@ def _deadline(receive: Receive, seconds: float) -> Receive:
     until = loop.time() + seconds
     done = False
 
-    async def receiving() -> Message:
+    async def receiving() -> ReceiveMessage:
         nonlocal done
         if done:  # the body is in: what is left is waiting for a disconnect
             return await receive()
@@ -252,7 +262,7 @@ class GuardedH11Protocol(H11Protocol):
             self._header_timer.cancel()
             self._header_timer = None
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         timeout = self.HEADER_TIMEOUT
         if timeout is None:

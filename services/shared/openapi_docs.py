@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -105,7 +106,7 @@ class LocalRedoc(RedocRenderPlugin):
         router.register(redoc_bundle)
 
 
-def openapi_config(title: str, security_schemes: dict[str, SecurityScheme]) -> OpenAPIConfig:
+def openapi_config(title: str, security_schemes: Mapping[str, SecurityScheme]) -> OpenAPIConfig:
     """The OpenAPI configuration of a service: its document at `/schema/openapi.json`
     and Redoc at `/schema`, with no request off the site."""
     router = Router(
@@ -117,7 +118,7 @@ def openapi_config(title: str, security_schemes: dict[str, SecurityScheme]) -> O
     return OpenAPIConfig(
         title=title,
         version="0.1.0",
-        components=Components(security_schemes=security_schemes),
+        components=Components(security_schemes=dict(security_schemes)),
         render_plugins=[LocalRedoc(), JsonRenderPlugin()],
         openapi_router=router,
     )
