@@ -42,10 +42,11 @@ import msgspec
 
 from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
+from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 from services.shared.serving import UVICORN_ARGS
 
-__all__ = ["BenchError", "Config", "bench", "register", "run"]
+__all__ = ["BENCH", "BenchError", "Config", "bench", "measure"]
 
 # Targets at 32 concurrent matches (issue 3, point 10).
 TARGET_RATIO = 0.5
@@ -81,11 +82,7 @@ class Config(msgspec.Struct, kw_only=True):
 # ----------------------------------------------------------------------------- the CLI
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "service",
-        help="match-service commands/s and p50/p99 over HTTP vs pgbench INSERTs; rebuild time",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matches", type=positive_int, default=32, help="concurrent matches (K)")
     parser.add_argument("--seconds", type=positive_float, default=20.0, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds first")
@@ -116,11 +113,9 @@ def register(targets: Any) -> None:
     parser.add_argument(
         "--log-level", default="info", help="the started service's LUDO_LOG_LEVEL (info)"
     )
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     rules = msgspec.json.decode(args.rules)  # valid: checked by `rules_json`
     config = Config(
         matches=args.matches,
@@ -136,17 +131,9 @@ def run(args: argparse.Namespace) -> int:
         rebuild_matches=args.rebuild_matches,
         rebuilds=args.rebuilds,
         log_level=args.log_level,
+        progress=not args.json,
     )
-    try:
-        result = bench(config)
-    except BenchError as exc:
-        print(f"ludo bench service: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        print_table(result)
-    return 0
+    return bench(config)
 
 
 # --------------------------------------------------------------------------- the bench
@@ -780,3 +767,12 @@ def print_table(r: dict[str, Any]) -> None:
         print(f"error kinds: {load['error_kinds']}")
     if load["setup_errors"]:
         print(f"set-up errors: {load['setup_errors']}")
+
+
+BENCH = Bench(
+    name="service",
+    help="match-service commands/s and p50/p99 over HTTP vs pgbench INSERTs; rebuild time",
+    options=_options,
+    measure=measure,
+    table=print_table,
+)
