@@ -4,6 +4,7 @@ for every bench (ludo_cli/bench/harness.py)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 
@@ -99,8 +100,6 @@ class TestHarness:
 
     def test_every_ludo_bench_runs_on_the_harness(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Each `ludo bench` target is a module's `BENCH`, and each has the harness's --json."""
-        import importlib
-
         with pytest.raises(SystemExit):
             main(["bench", "--help"])
         listing = capsys.readouterr().out
