@@ -24,7 +24,7 @@ from ._records import START, AppendResult, Cursor, Notification, SideWrite, Stor
 
 __all__ = ["EventStore"]
 
-_log = structlog.get_logger(__name__)
+_log = structlog.get_logger("services.shared.eventstore")  # the package, as logs name it
 
 
 class EventStore:
