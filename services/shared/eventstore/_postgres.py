@@ -20,7 +20,15 @@ from . import _sql
 from ._errors import ConcurrencyError, IdempotencyKeyReused
 from ._listener import CHANNEL, Listener
 from ._prepare import AnyEvent, check_chain, link, prepare
-from ._records import START, AppendResult, Cursor, Notification, SideWrite, StoredEvent
+from ._records import (
+    START,
+    AppendResult,
+    Cursor,
+    EventData,
+    Notification,
+    SideWrite,
+    StoredEvent,
+)
 
 __all__ = ["EventStore"]
 
@@ -91,7 +99,7 @@ class EventStore:
         conn: AsyncConnection,
         stream_id: str,
         expected_version: int,
-        items: list[Any],
+        items: list[EventData],
         meta: dict[str, Any],
         command_id: str | None,
         prev_hash: bytes | None,
