@@ -269,6 +269,8 @@ class EventStoreContract:
         assert await store.read_stream(sid) == [*first.events, *second.events]
         events, head = await store.read_events_and_hash(sid)
         assert events == turn(0, 0) + turn(1, 1) and head == second.events[-1].hash
+        assert await store.read_events(sid, 3) == turn(1, 1)
+        assert await store.read_events_and_hash(new_stream()) == ([], None)
         assert await store.verify_stream(sid) == 6
 
     async def test_wrong_head_hash_writes_nothing(self, store: EventLog) -> None:
