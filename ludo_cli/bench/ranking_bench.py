@@ -10,7 +10,7 @@ migrated, dropped afterwards unless `--keep`):
 2. runs one consumer until it has caught up with that backlog (matches/s);
 3. runs `recompute` from scratch (matches/s), and compares its hash with the live one;
 4. with the consumer running as its own asyncio task (NOTIFY + poll), appends finished
-   ranked matches at a steady rate through `EventStore.append_in` and measures, for each,
+   ranked matches at a steady rate through `EventStore.append` and measures, for each,
    the time from its `MatchFinished` commit to its rating changes being visible.
 
 Nothing here asserts a time; it prints figures (docs/benchmarks.md records them).
@@ -288,12 +288,12 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
                 ),
                 {"s": stream, "p": party_id},
             )
-            party = await store.append_in(conn, f"party-{party_id}", 0, [opened])
-            await store.append_in(conn, stream, 0, events[:2])
+            party = await store.append(f"party-{party_id}", 0, [opened], conn=conn)
+            await store.append(stream, 0, events[:2], conn=conn)
         await store.notify(party)
         async with engine.connect() as conn:
             async with conn.begin():
-                result = await store.append_in(conn, stream, 2, events[2:], savepoint=False)
+                result = await store.append(stream, 2, events[2:], conn=conn)
             committed[stream] = time.perf_counter()  # MatchFinished is committed
             await store.notify(result, conn)
 
