@@ -25,9 +25,10 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
 from domain.decider import MatchState, apply, current_legal_moves
+from domain.streams import match_stream
 from services.match.live_hub import LiveHub, event_message
 from services.match.schemas import EventOut, MatchOut, OptionOut, SeatIndex
-from services.match.service import MatchRow, MatchService, Player, check_id, match_stream
+from services.match.service import MatchRow, MatchService, Player, check_id
 from services.match.sockets import (
     PONG,
     BadMessage,

@@ -61,6 +61,7 @@ from domain.decider import MatchState, apply, current_legal_moves, decide, fold,
 from domain.dice import die_for_roll, seed_commitment
 from domain.events import Event
 from domain.rules import parse_ruleset
+from domain.streams import match_id_of, match_stream, party_stream
 from services.match.views import party_view
 from services.shared.errors import AppError, rejection_error
 from services.shared.eventstore import (
@@ -72,7 +73,7 @@ from services.shared.eventstore import (
 )
 from services.shared.settings import Settings
 
-__all__ = ["MatchRow", "MatchService", "Player", "cpu_controls", "match_stream", "party_stream"]
+__all__ = ["MatchRow", "MatchService", "Player", "cpu_controls"]
 
 _log = structlog.get_logger(__name__)
 
@@ -112,14 +113,6 @@ def _party_field(field: str | None) -> str | None:
     if field is not None and (field == "ruleset" or field.startswith("ruleset.")):
         return "rules" + field.removeprefix("ruleset")
     return field
-
-
-def match_stream(match_id: str) -> str:
-    return f"match-{match_id}"
-
-
-def party_stream(party_id: str) -> str:
-    return f"party-{party_id}"
 
 
 def check_id(value: str, what: str) -> str:
@@ -957,7 +950,7 @@ class MatchService:
         ):
             # A ConcurrencyError leaves grace_due set, so the next poll tries again.
             result = await self.execute(
-                stream.removeprefix("match-"),
+                match_id_of(stream),
                 lambda _state: StandIn(seat=seat, reason="disconnected"),
                 actor="scheduler:grace",
                 expected_version=state.version,
@@ -972,7 +965,7 @@ class MatchService:
         self, conn: AsyncConnection, stream: str, expected_version: int, kind: str
     ) -> AppendResult:
         """Fire a claimed deadline inside the scheduler's transaction on `conn`."""
-        match_id = stream.removeprefix("match-")
+        match_id = match_id_of(stream)
 
         def make(state: MatchState) -> Command:
             seat = state.turn

@@ -39,6 +39,7 @@ from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.streams import match_id_of
 from services.ranking.consumer import (
     CHECKPOINT,
     RankingConsumer,
@@ -195,10 +196,6 @@ def _model(model: str) -> str:
     return model
 
 
-def _match_id(stream: str) -> str:
-    return stream.removeprefix("match-")
-
-
 # Bounds of query values that go into SQL: beyond them PostgreSQL's interval or bigint
 # arithmetic overflows (a 500), and no real question needs them.
 MAX_DAYS = 36_500  # a century
@@ -335,7 +332,7 @@ class RankingController(Controller):
             ratings=[_rating(r) for r in rows],
             history=[
                 ChangeOut(
-                    match_id=_match_id(h.match_stream),
+                    match_id=match_id_of(h.match_stream),
                     model=h.model,
                     place=h.place,
                     players=h.players,
@@ -444,7 +441,7 @@ class RankingController(Controller):
             Swing(
                 player_id=r.player_id,
                 name=r.name,
-                match_id=_match_id(r.match_stream),
+                match_id=match_id_of(r.match_stream),
                 model=r.model,
                 rating_before=r.rating_before,
                 rating_after=r.rating_after,

@@ -19,6 +19,7 @@ from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.params import FromPath, QueryParameter
 
+from domain.streams import match_id_of, match_stream
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill
 from services.shared.errors import AppError, error_responses
 
@@ -190,7 +191,7 @@ class PublicRatingsController(Controller):
             before, after = _shown(m, h.mu_before), _shown(m, h.mu_after)
             entries.append(
                 HistoryEntry(
-                    match_id=h.match_stream.removeprefix("match-"),
+                    match_id=match_id_of(h.match_stream),
                     at=h.finished_at,
                     place=h.place,
                     players=h.players,
@@ -227,7 +228,7 @@ class PublicRatingsController(Controller):
             bare = str(uuid.UUID(match_id))
         except ValueError:
             raise AppError(422, "invalid", "match_id: not a UUID", "match_id") from None
-        stream = f"match-{bare}"
+        stream = match_stream(bare)
         async with _engine(state).connect() as conn:
             known = await conn.scalar(
                 sa.text("SELECT 1 FROM matches WHERE stream_id = :s"), {"s": stream}
