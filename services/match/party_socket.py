@@ -20,13 +20,13 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from domain import party as pd
+from domain.errors import AppError
 from domain.streams import PARTY_PREFIX, party_stream
 from services.match.live_hub import LiveHub
 from services.match.schemas import PartyOut
 from services.match.service import MatchService, check_id
 from services.match.sockets import Channel, ping_only, refuse, serve, unavailable
 from services.match.views import party_list_view, party_view
-from services.shared.errors import AppError
 
 __all__ = ["LOBBY_INTERVAL", "lobby_socket", "party_socket"]
 

@@ -26,9 +26,9 @@ import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.errors import AppError
 from domain.streams import match_id_of
 from services.match.service import MatchService
-from services.shared.errors import AppError
 from services.shared.eventstore import AppendResult, ConcurrencyError
 from services.shared.logging import describe_exception
 
