@@ -259,7 +259,7 @@ def _with_store(work: Any) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from replays.format import dump_replay
-    from replays.store import ReplayNotFound, export_match
+    from services.match.replay_store import ReplayNotFound, export_match
 
     async def work(store: Any) -> int:
         try:
@@ -282,8 +282,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from replays.store import ImportRefused, import_replay
     from replays.verify import verify_replay
+    from services.match.replay_store import ImportRefused, import_replay
 
     replay = _read(args.file)
     # Checked offline first: a file that cannot be imported needs no database (import_replay
@@ -310,7 +310,7 @@ def _import(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     from ludo_cli.progress import Progress
-    from replays.store import ReplayNotFound, audit_match, match_ids
+    from services.match.replay_store import ReplayNotFound, audit_match, match_ids
 
     if not args.all and not args.match_ids:
         raise _Usage("name matches to audit, or pass --all")

@@ -33,6 +33,7 @@ from domain.events import (
     decode_event,
     encode_event,
 )
+from domain.streams import match_stream
 
 __all__ = [
     "FORMAT",
@@ -218,7 +219,7 @@ def replay_from_events(
 ) -> ReplayFile:
     """A replay of events that never saw a database (tests, self-play): hashes computed
     here exactly as the event store computes them on append."""
-    stream = stream_id or f"match-{match_id}"
+    stream = stream_id or match_stream(match_id)
     prev = GENESIS
     out: list[ReplayEvent] = []
     for version, event in enumerate(events):

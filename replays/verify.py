@@ -69,6 +69,7 @@ from domain.events import (
     decode_event,
 )
 from domain.rules import RulesetError, parse_ruleset
+from domain.streams import match_stream
 from replays.format import ReplayFile
 
 __all__ = ["CHECKS", "Failure", "Verdict", "verify_links", "verify_replay"]
@@ -282,7 +283,7 @@ def _check_header(header: ReplayFile, events: list[Event], kinds: list[type]) ->
     # The match id is not hashed, the stream id is (every event's hash covers it): the
     # file's `match_id` must be the one its stream names, or a file could pass for
     # another match.
-    if header.stream_id != f"match-{header.match_id}":
+    if header.stream_id != match_stream(header.match_id):
         raise _fail(
             "header",
             None,

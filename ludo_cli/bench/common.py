@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from domain.streams import MATCH_PREFIX
+
 __all__ = [
     "BenchError",
     "loadavg",
@@ -87,7 +89,7 @@ def scratch_db(
 _SCRIPT = """\\set v random(0, 1000000000)
 INSERT INTO {table} (stream_id, stream_version, event_id, type, schema_version, data, metadata,
                      prev_hash, hash)
-VALUES ('match-bench-' || :client_id, :v, gen_random_uuid(), 'DieRolled', 1,
+VALUES ('{prefix}bench-' || :client_id, :v, gen_random_uuid(), 'DieRolled', 1,
         '{{"seat":0,"n":0,"value":6}}', '{{"actor":"bench"}}', sha256('p'::bytea),
         sha256('x'::bytea));
 """
@@ -145,7 +147,7 @@ def pgbench_insert(
         say(f"pgbench: {clients} clients, {seconds} s, one INSERT per transaction")
     try:
         with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-            script.write(_SCRIPT.format(table=table))
+            script.write(_SCRIPT.format(table=table, prefix=MATCH_PREFIX))
         threads = 2 if clients % 2 == 0 else 1  # pgbench: clients a multiple of threads
         cmd = [exe, "-c", str(clients), "-j", str(threads), "-T", str(seconds), "-n"]
         cmd += ["-f", script.name, conninfo]

@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from domain.streams import match_id_of
 from ludo_cli.arguments import positive_float, positive_int
 from ludo_cli.bench.common import BenchError
 from ludo_cli.bench.harness import Bench, Figures, Say, to_stderr
@@ -378,7 +379,7 @@ async def _check(http: httpx.AsyncClient, load: _Load, engine: Any) -> dict[str,
                     " rating_changes c WHERE c.model = r.model AND c.player_id = r.player_id)"
                 )
             )
-        rated = {row[0].removeprefix("match-") for row in rows}
+        rated = {match_id_of(row[0]) for row in rows}
         if finished <= rated or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.2)

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import msgspec
 
+from domain.streams import match_stream, party_stream
 from ludo_cli.arguments import positive_float, positive_int
 from ludo_cli.bench.common import BenchError, percentile, scratch_db
 from ludo_cli.bench.harness import Bench, Figures, Say
@@ -127,7 +128,7 @@ class _Matches:
             ev.MatchStarted(client_seeds=("",) * n, client_seed=""),
             ev.MatchFinished(placements=tuple(places)),
         ]
-        return f"match-{match_id}", party_id, opened, events
+        return match_stream(match_id), party_id, opened, events
 
 
 def _chain_rows(stream_id: str, events: list[Any]) -> list[tuple[Any, ...]]:
@@ -176,7 +177,7 @@ def _backlog(url: str, config: Config, gen: _Matches) -> dict[str, Any]:
             match_rows: list[tuple[Any, ...]] = []
             for _ in range(size):
                 stream, party_id, opened, events = gen.events()
-                event_rows += _chain_rows(f"party-{party_id}", [opened])
+                event_rows += _chain_rows(party_stream(party_id), [opened])
                 event_rows += _chain_rows(stream, events)
                 match_rows.append((stream, party_id, None, True))
             with conn.transaction(), conn.cursor() as cur:
@@ -288,7 +289,7 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
                 ),
                 {"s": stream, "p": party_id},
             )
-            party = await store.append(f"party-{party_id}", 0, [opened], conn=conn)
+            party = await store.append(party_stream(party_id), 0, [opened], conn=conn)
             await store.append(stream, 0, events[:2], conn=conn)
         await store.notify(party)
         async with engine.connect() as conn:

@@ -763,13 +763,14 @@ async def _rebuild(db_url: str, match_ids: list[str], config: Config) -> dict[st
     if not match_ids:
         return None
     from domain.decider import fold
+    from domain.streams import match_stream
     from services.shared.database import create_engine
     from services.shared.eventstore import EventStore
 
     engine = create_engine(db_url, pool_size=2, max_overflow=0)
     try:
         store = EventStore(engine)
-        streams = [f"match-{m}" for m in match_ids]
+        streams = [match_stream(m) for m in match_ids]
         lengths = []
         for stream in streams:  # warm the connection and the statement cache (not timed)
             state = fold(await store.read_events(stream))

@@ -45,6 +45,7 @@ from typing import Any, Final
 
 import msgspec
 
+from domain.streams import MATCH_PREFIX, match_stream
 from ludo_cli.arguments import positive_int
 from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
 from ludo_cli.bench.harness import Bench, Figures, Say
@@ -190,7 +191,7 @@ SELECT f.stream, f.v, gen_random_uuid(), f.kind, 1,
                           f.stream || ':' || f.v, 'correlation_id', f.stream),
        sha256(convert_to(f.stream || ':' || f.v, 'UTF8')),
        sha256(convert_to(f.stream || ':' || f.v || ':h', 'UTF8'))
-  FROM (SELECT 'match-' || md5('fill:' || (%(first)s + j %% %(k)s))::uuid AS stream,
+  FROM (SELECT %(prefix)s || md5('fill:' || (%(first)s + j %% %(k)s))::uuid AS stream,
                (j / %(k)s)::integer AS v,
                (ARRAY['DieRolled', 'PieceMoved', 'TurnEnded'])[1 + (j / %(k)s) %% 3] AS kind,
                (j / %(k)s / 3) %% 2 AS seat
@@ -232,7 +233,7 @@ def _fill(conn: Any, table: _Table, rows: int, config: Config, bar: Progress) ->
         k = max(1, min(config.fill_streams, -(-n // _FILL_EVENTS)))
         conn.execute(
             _FILL.format(events=table.qualified),
-            {"n": n, "k": k, "first": table.streams_filled},
+            {"n": n, "k": k, "first": table.streams_filled, "prefix": MATCH_PREFIX},
         )
         conn.commit()  # one transaction per statement, as separate matches' appends are
         table.streams_filled += k
@@ -298,7 +299,7 @@ async def _appends(table: _Table, config: Config, tag: str) -> tuple[dict[str, A
     from services.shared.eventstore import EventStore
 
     store = EventStore(table.engine)
-    streams = [f"match-{uuid.uuid4()}" for _ in range(config.streams)]
+    streams = [match_stream(str(uuid.uuid4())) for _ in range(config.streams)]
     shares = [streams[i :: config.clients] for i in range(config.clients)]
     latencies: list[float] = []
     total = config.streams * config.events
@@ -520,7 +521,7 @@ def _fill_stream(index: int) -> str:
     """The id `_FILL` gives its stream number `index` (md5 of the number, as a uuid)."""
     import hashlib
 
-    return f"match-{uuid.UUID(hashlib.md5(f'fill:{index}'.encode()).hexdigest())}"
+    return match_stream(str(uuid.UUID(hashlib.md5(f"fill:{index}".encode()).hexdigest())))
 
 
 # ---------------------------------------------------------------------- the standby

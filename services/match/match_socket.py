@@ -25,9 +25,12 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
 from domain.decider import MatchState, apply, current_legal_moves
+from domain.errors import AppError, Invalid, Unauthenticated
+from domain.streams import match_stream
+from replays.board_view import OptionOut
 from services.match.live_hub import LiveHub, event_message
-from services.match.schemas import EventOut, MatchOut, OptionOut, SeatIndex
-from services.match.service import MatchRow, MatchService, Player, check_id, match_stream
+from services.match.schemas import EventOut, MatchOut, SeatIndex
+from services.match.service import MatchRow, MatchService, Player, check_id
 from services.match.sockets import (
     PONG,
     BadMessage,
@@ -41,7 +44,7 @@ from services.match.sockets import (
     unavailable,
 )
 from services.match.views import match_view, option_view, result_events
-from services.shared.errors import AppError, ErrorBody
+from services.shared.errors import ErrorBody
 from services.shared.eventstore import StoredEvent
 from services.shared.limits import Limits, client_key
 from services.shared.logging import describe_exception
@@ -177,7 +180,7 @@ def _from_version(text: str | None) -> int:
     if text is None:
         return 0
     if not text.isascii() or not text.isdigit():
-        raise AppError(422, "invalid", f"from: expected a version >= 0, got {text!r}", "from")
+        raise Invalid(f"from: expected a version >= 0, got {text!r}", field="from")
     return int(text)
 
 
@@ -213,12 +216,12 @@ class _Session:
         changes nothing."""
         if self.seat is None:
             if not token:
-                raise BadMessage(422, "invalid", "hello needs the player's token", "token")
+                raise BadMessage(Invalid("hello needs the player's token", field="token"))
             self.limits.check_auth(self.client)  # 429 after many unknown tokens
             player = await self.service.player_for_token(token)
             if player is None:
                 self.limits.auth_failed(self.client)
-                raise BadMessage(401, "unauthorized", "unknown token", "token")
+                raise BadMessage(Unauthenticated("unknown token", field="token"))
             self.seat = await self.service.connected(self.match_id, player)
             self.player = player
         return msgspec.json.encode({"type": "hello", "seat": self.seat})

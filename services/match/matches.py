@@ -9,6 +9,7 @@ from litestar import Controller, get, post
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain.dice import die_for_roll
+from domain.errors import Invalid
 from domain.notation import NotationError, answer_query
 from domain.rules import PRESETS, option_values, ruleset_to_dict
 from services.match.parties import IdempotencyKey
@@ -25,7 +26,7 @@ from services.match.schemas import (
 )
 from services.match.service import check_id
 from services.match.views import event_view, match_view, moves_view, result_events, rolls_of
-from services.shared.errors import AppError, error_responses
+from services.shared.errors import error_responses
 from services.shared.eventstore import AppendResult
 
 __all__ = ["MatchesController", "RulesController"]
@@ -224,4 +225,4 @@ class RulesController(Controller):
         try:
             return answer_query(data)
         except NotationError as error:
-            raise AppError(422, "invalid", str(error), error.field) from None
+            raise Invalid(str(error), field=error.field) from None

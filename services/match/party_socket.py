@@ -20,12 +20,13 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from domain import party as pd
+from domain.errors import AppError
+from domain.streams import PARTY_PREFIX, party_stream
 from services.match.live_hub import LiveHub
 from services.match.schemas import PartyOut
-from services.match.service import MatchService, check_id, party_stream
+from services.match.service import MatchService, check_id
 from services.match.sockets import Channel, ping_only, refuse, serve, unavailable
 from services.match.views import party_list_view, party_view
-from services.shared.errors import AppError
 
 __all__ = ["LOBBY_INTERVAL", "lobby_socket", "party_socket"]
 
@@ -70,7 +71,7 @@ async def party_socket(
             await channel.send(msgspec.json.encode(PartyFrame(party=party_view(party_id, state))))
 
     try:
-        await serve(channel, pump, ping_only, f"party-{party_id}")
+        await serve(channel, pump, ping_only, party_stream(party_id))
     finally:
         structlog.contextvars.unbind_contextvars("party_id")
 
@@ -86,7 +87,7 @@ async def lobby_socket(
 
     async def pump() -> None:
         sent = b""
-        async for _ in hub.changes("party-", LOBBY_INTERVAL):
+        async for _ in hub.changes(PARTY_PREFIX, LOBBY_INTERVAL):
             listing = party_list_view(await service.list_parties())
             frame = msgspec.json.encode(PartiesFrame(parties=listing.parties))
             if frame != sent:

@@ -8,9 +8,10 @@ from litestar import Controller, Request, get, post, put
 from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody
 
+from domain.errors import Unauthenticated
 from services.match.schemas import NewPlayer, PlayerOut
 from services.match.service import MatchService, Player
-from services.shared.errors import AppError, error_responses
+from services.shared.errors import error_responses
 from services.shared.limits import Limits, client_key
 
 __all__ = [
@@ -34,7 +35,7 @@ async def current_player(request: Request[Any, Any, Any], service: Service) -> P
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
-        raise AppError(401, "unauthorized", "send Authorization: Bearer <token>")
+        raise Unauthenticated("send Authorization: Bearer <token>")
     # A client that sent many unknown tokens lately is refused before the lookup (429).
     limits: Limits = request.app.state.limits
     client = client_key(request.scope)
@@ -42,7 +43,7 @@ async def current_player(request: Request[Any, Any, Any], service: Service) -> P
     player = await service.player_for_token(token)
     if player is None:
         limits.auth_failed(client)
-        raise AppError(401, "unauthorized", "unknown token")
+        raise Unauthenticated("unknown token")
     return player
 
 

@@ -23,7 +23,8 @@ from litestar import Litestar, MediaType, Request, Response, get
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
-from services.shared.errors import AppError, ErrorBody, error_responses
+from domain.errors import NotFound
+from services.shared.errors import ErrorBody, error_responses
 from services.shared.settings import Settings
 
 __all__ = ["TIMEOUT", "ratings_proxy", "ratings_proxy_lifespan", "upstream_path"]
@@ -94,7 +95,7 @@ def _unavailable(detail: str) -> Response[Any]:
 async def ratings_proxy(request: Request[Any, Any, Any], path: FromPath[str]) -> Response[Any]:
     target = upstream_path(path)
     if target is None:
-        raise AppError(404, "not_found", "no such ratings route")
+        raise NotFound("no such ratings route")
     client: httpx.AsyncClient | None = request.app.state.ratings_client
     if client is None:
         return _unavailable("the ranking service is not configured (LUDO_RANKING_URL)")

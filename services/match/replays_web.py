@@ -3,11 +3,10 @@ dispute report (`/api/matches/{id}/replay|audit|steps|report`), and the two page
 show them: the public replay viewer `/replay/{id}` and the operator's dispute report
 `/report/{id}`.
 
-Everything here reads the event store through `replays.store` and `replays.steps.walk`
-(the same walk as `ludo replay show`); nothing is written. The report also reads
-`seat_connections` (migration 0005), the log of live connections the match service keeps.
-What the viewer and the report show is built by the pure `services.match.replay_views`
-from what this module reads.
+The routes only check the id and pass what `services.match.replay_store` reads (the
+event store, and for the report `seat_connections`, the log of live connections) to the
+pure projections of `replays/` (`replays.viewer`, `replays.report`, built on the same walk
+as `ludo replay show`); nothing is written.
 
 The pages are self-contained HTML files next to this module (`replay_viewer.html`,
 `dispute_report.html`): inline script and style only, no external request. They are
@@ -17,9 +16,9 @@ SHA-256 hash) and `connect-src 'self'`.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
-import sqlalchemy as sa
 import structlog
 from litestar import Controller, MediaType, Response, get
 from litestar.connection import ASGIConnection
@@ -27,28 +26,22 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
-from domain.board import Board, board_for
-from domain.events import (
-    MatchCreated,
-    MatchStarted,
-)
-from domain.rules import RulesetError, parse_ruleset
+from domain.errors import NotFound, Unauthenticated
 from replays.format import ReplayFile, dump_replay
-from replays.steps import walk
-from replays.store import ReplayNotFound, actor_of, audit_match, export_match
+from replays.report import ReportOut, report_view
 from replays.verify import Verdict
+from replays.viewer import StepsOut, steps_view
 from services.match.players import Service
-from services.match.replay_views import (
-    ConnectionLogEntry,
-    ReportOut,
-    StepsOut,
-    WalkedMatch,
-    report_view,
-    steps_view,
+from services.match.replay_store import (
+    ReplayNotFound,
+    audit_match,
+    connection_log,
+    export_match,
+    walked_match,
 )
-from services.match.service import MatchService, check_id, match_stream
+from services.match.service import MatchService, check_id
 from services.match.site import stream_page
-from services.shared.errors import AppError, error_responses
+from services.shared.errors import error_responses
 from services.shared.operator import is_operator
 
 __all__ = [
@@ -60,46 +53,23 @@ __all__ = [
 
 OPERATOR: list[dict[str, list[str]]] = [{"operator": []}]
 
+_T = TypeVar("_T")
 
-async def _load(service: MatchService, match_id: str) -> WalkedMatch:
-    """The walked match, or 404 for a malformed or unknown id."""
-    match_id = check_id(match_id, "match")
+
+def _match_id(raw: str) -> str:
+    """The path's match id, checked (404 when malformed) and bound to the request's logs."""
+    match_id = check_id(raw, "match")
     structlog.contextvars.bind_contextvars(match_id=match_id)
-    stored = await service.store.read_stream(match_stream(match_id))
-    if not stored:
-        raise AppError(404, "not_found", "no such match")
-    events = [e.event for e in stored]
-    created = events[0]
-    if not isinstance(created, MatchCreated):  # pragma: no cover - the decider's invariant
-        raise AppError(404, "not_found", "no such match")
-    started = next((e for e in events if isinstance(e, MatchStarted)), None)
+    return match_id
+
+
+async def _found(read: Awaitable[_T]) -> _T:
+    """What `read` returns; an unknown match is the API's plain 404 `no such match` (the
+    store's message, which names the id, is the CLI's)."""
     try:
-        board: Board | None = board_for(parse_ruleset(created.ruleset), len(created.seats))
-    except RulesetError:  # pragma: no cover - a stored match had a valid ruleset
-        board = None
-    actors = [actor_of(e) for e in stored]
-    times = [e.recorded_at.isoformat() for e in stored]
-    steps = list(walk(events, actors=actors, times=times))
-    return WalkedMatch(
-        match_id=match_id,
-        stored=stored,
-        events=events,
-        created=created,
-        started=started,
-        board=board,
-        steps=steps,
-    )
-
-
-async def _connections(service: MatchService, stream: str) -> list[ConnectionLogEntry]:
-    async with service.engine.connect() as conn:
-        rows = await conn.execute(
-            sa.text(
-                "SELECT seat, kind, at FROM seat_connections WHERE stream_id = :s ORDER BY at, id"
-            ),
-            {"s": stream},
-        )
-        return [ConnectionLogEntry(r.seat, r.kind, r.at) for r in rows]
+        return await read
+    except ReplayNotFound:
+        raise NotFound("no such match") from None
 
 
 # ------------------------------------------------------------------------ operator token
@@ -111,7 +81,7 @@ def _operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRoute
     service: MatchService = connection.app.state.service
     authorization = connection.headers.get("authorization", "")
     if not is_operator(authorization, service.settings.operator_token):
-        raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
+        raise Unauthenticated("send Authorization: Bearer <operator token>")
 
 
 # ---------------------------------------------------------------------------- endpoints
@@ -140,12 +110,8 @@ class ReplaysController(Controller):
         },
     )
     async def replay(self, match_id: FromPath[str], service: Service) -> Response[bytes]:
-        match_id = check_id(match_id, "match")
-        structlog.contextvars.bind_contextvars(match_id=match_id)
-        try:
-            replay = await export_match(service.store, match_id)
-        except ReplayNotFound:
-            raise AppError(404, "not_found", "no such match") from None
+        match_id = _match_id(match_id)
+        replay = await _found(export_match(service.store, match_id))
         return Response(
             dump_replay(replay),
             media_type=MediaType.JSON,
@@ -164,12 +130,7 @@ class ReplaysController(Controller):
         responses=error_responses(404),
     )
     async def audit(self, match_id: FromPath[str], service: Service) -> Verdict:
-        match_id = check_id(match_id, "match")
-        structlog.contextvars.bind_contextvars(match_id=match_id)
-        try:
-            return await audit_match(service.store, match_id)
-        except ReplayNotFound:
-            raise AppError(404, "not_found", "no such match") from None
+        return await _found(audit_match(service.store, _match_id(match_id)))
 
     @get(
         "/{match_id:str}/steps",
@@ -178,7 +139,7 @@ class ReplaysController(Controller):
         responses=error_responses(404),
     )
     async def steps(self, match_id: FromPath[str], service: Service) -> StepsOut:
-        return steps_view(await _load(service, match_id))
+        return steps_view(await _found(walked_match(service.store, _match_id(match_id))))
 
     @get(
         "/{match_id:str}/report",
@@ -193,8 +154,9 @@ class ReplaysController(Controller):
         responses=error_responses(401, 404),
     )
     async def report(self, match_id: FromPath[str], service: Service) -> ReportOut:
-        m = await _load(service, match_id)
-        return report_view(m, await _connections(service, match_stream(m.match_id)))
+        match_id = _match_id(match_id)
+        walked = await _found(walked_match(service.store, match_id))
+        return report_view(walked, await connection_log(service.engine, match_id))
 
 
 # -------------------------------------------------------------------------------- pages

@@ -26,8 +26,9 @@ import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.errors import AppError
+from domain.streams import match_id_of
 from services.match.service import MatchService
-from services.shared.errors import AppError
 from services.shared.eventstore import AppendResult, ConcurrencyError
 from services.shared.logging import describe_exception
 
@@ -72,7 +73,7 @@ class Scheduler:
             row = (await conn.execute(_CLAIM)).one_or_none()
             if row is None:
                 return False
-            structlog.contextvars.bind_contextvars(match_id=row.stream_id.removeprefix("match-"))
+            structlog.contextvars.bind_contextvars(match_id=match_id_of(row.stream_id))
             try:
                 result = await self.service.fire_deadline(
                     conn, row.stream_id, row.expected_version, row.kind

@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from replays.board_view import BoardOut, OptionOut
+
 CpuLevelName = Literal["easy", "normal", "hard"]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 ClientSeed = Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[ -~]*$")]
@@ -111,25 +113,6 @@ class MatchSeatOut(msgspec.Struct, kw_only=True):
     timeouts: int
 
 
-class BoardOut(msgspec.Struct, kw_only=True):
-    """The geometry the viewer needs to place a piece of seat s at progress p:
-    p < 0 nest; 0 <= p <= last_track track square (starts[s] + p) % length;
-    home <= p < goal home column square p - home (0-4); p >= goal the goal."""
-
-    kind: str
-    players: int
-    arms: int
-    length: int
-    colours: list[str]
-    colour_index: list[int]
-    starts: list[int]
-    safe: list[int]
-    last_track: int
-    home: int
-    goal: int
-    pieces: int
-
-
 class DeadlineOut(msgspec.Struct, kw_only=True):
     kind: str
     due_at: str
@@ -162,15 +145,6 @@ class MatchOut(msgspec.Struct, kw_only=True):
     version: int
     deadline: DeadlineOut | None
     board: BoardOut
-
-
-class OptionOut(msgspec.Struct, kw_only=True):
-    """A legal move: piece, progress before and after, captured (seat, piece) pairs."""
-
-    piece: int
-    frm: int = msgspec.field(name="from")
-    to: int
-    captures: list[list[int]]
 
 
 class MovesOut(msgspec.Struct, kw_only=True):

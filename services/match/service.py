@@ -59,10 +59,11 @@ from domain.commands import (
 from domain.cpu import choose_move
 from domain.decider import MatchState, apply, current_legal_moves, decide, fold, needs_die
 from domain.dice import die_for_roll, seed_commitment
+from domain.errors import AppError, Conflict, Forbidden, Invalid, NotFound, rejection_error
 from domain.events import Event
 from domain.rules import parse_ruleset
+from domain.streams import match_id_of, match_stream, party_stream
 from services.match.views import party_view
-from services.shared.errors import AppError, rejection_error
 from services.shared.eventstore import (
     AppendResult,
     ConcurrencyError,
@@ -72,7 +73,7 @@ from services.shared.eventstore import (
 )
 from services.shared.settings import Settings
 
-__all__ = ["MatchRow", "MatchService", "Player", "cpu_controls", "match_stream", "party_stream"]
+__all__ = ["MatchRow", "MatchService", "Player", "cpu_controls"]
 
 _log = structlog.get_logger(__name__)
 
@@ -114,20 +115,12 @@ def _party_field(field: str | None) -> str | None:
     return field
 
 
-def match_stream(match_id: str) -> str:
-    return f"match-{match_id}"
-
-
-def party_stream(party_id: str) -> str:
-    return f"party-{party_id}"
-
-
 def check_id(value: str, what: str) -> str:
     """A public id (a UUID); anything else is an unknown id (404)."""
     try:
         return str(uuid.UUID(value))
     except ValueError:
-        raise AppError(404, "not_found", f"no such {what}") from None
+        raise NotFound(f"no such {what}") from None
 
 
 def cpu_controls(state: MatchState, seat: int) -> bool:
@@ -233,7 +226,7 @@ class MatchService:
         """A new guest and its secret token (stored only as a sha256)."""
         name = name.strip()
         if not name or not name.isprintable():
-            raise AppError(422, "invalid", "name must be 1-32 printable characters", "name")
+            raise Invalid("name must be 1-32 printable characters", field="name")
         player = Player(str(uuid.uuid4()), name)
         token = secrets.token_urlsafe(32)
         async with self.engine.begin() as conn:
@@ -250,7 +243,7 @@ class MatchService:
         may show the old name for new seats until their entry expires (`_PLAYER_TTL`)."""
         name = name.strip()
         if not name or not name.isprintable():
-            raise AppError(422, "invalid", "name must be 1-32 printable characters", "name")
+            raise Invalid("name must be 1-32 printable characters", field="name")
         async with self.engine.begin() as conn:
             await conn.execute(
                 sa.text("UPDATE players SET name = :name WHERE id = :id"),
@@ -299,7 +292,7 @@ class MatchService:
         stored = await self.store.read_stream(party_stream(party_id))
         state = pd.fold([pd.decode_party_event(e.data) for e in stored])
         if state.status == "new":
-            raise AppError(404, "not_found", "no such party")
+            raise NotFound("no such party")
         return state
 
     async def list_parties(self, limit: int = 100) -> list[dict[str, Any]]:
@@ -398,7 +391,7 @@ class MatchService:
         new: bool,
     ) -> pd.PartyState:
         if state.status == "new" and not new:
-            raise AppError(404, "not_found", "no such party")
+            raise NotFound("no such party")
         decided = pd.decide(command, state)
         if isinstance(decided, pd.PartyRejection):
             raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
@@ -580,7 +573,7 @@ class MatchService:
         match_id = check_id(match_id, "match")
         state, stored = await self._fold(match_stream(match_id))
         if state.status == "new":
-            raise AppError(404, "not_found", "no such match")
+            raise NotFound("no such match")
         return state, stored
 
     async def match_state(self, match_id: str) -> MatchState:
@@ -588,7 +581,7 @@ class MatchService:
         match_id = check_id(match_id, "match")
         state = await self._state(match_stream(match_id))
         if state.status == "new":
-            raise AppError(404, "not_found", "no such match")
+            raise NotFound("no such match")
         return state
 
     async def match_row(self, match_id: str) -> MatchRow | None:
@@ -698,7 +691,7 @@ class MatchService:
     ) -> AppendResult:
         state, head = await self._state_and_head(stream)
         if state.status == "new":
-            raise AppError(404, "not_found", "no such match")
+            raise NotFound("no such match")
         if expected_version is not None and state.version != expected_version:
             raise ConcurrencyError(stream, expected_version, state.version)
         command = make(state)
@@ -855,16 +848,16 @@ class MatchService:
         def make(state: MatchState) -> Command:
             seat = _seat_of(state, player)
             if seat is None:
-                raise AppError(403, "not_your_seat", "your token holds no seat in this match")
+                raise Forbidden("your token holds no seat in this match", code="not_your_seat")
             if action == "reclaim":
                 return Reclaim(seat=seat)
             if action == "leave":
                 return LeaveSeat(seat=seat)
             if state.status == "playing" and state.stood_in[seat] is not None:
-                raise AppError(409, "stood_in", "a CPU plays for your seat; reclaim it first")
+                raise Conflict("a CPU plays for your seat; reclaim it first", code="stood_in")
             if state.status == "playing" and seat == state.turn and state.timed_out_this_turn:
-                raise AppError(
-                    409, "cpu_playing", "your turn timed out; the CPU plays the rest of it"
+                raise Conflict(
+                    "your turn timed out; the CPU plays the rest of it", code="cpu_playing"
                 )
             if action == "roll":
                 return Roll(seat=seat)
@@ -954,7 +947,7 @@ class MatchService:
         ):
             # A ConcurrencyError leaves grace_due set, so the next poll tries again.
             result = await self.execute(
-                stream.removeprefix("match-"),
+                match_id_of(stream),
                 lambda _state: StandIn(seat=seat, reason="disconnected"),
                 actor="scheduler:grace",
                 expected_version=state.version,
@@ -969,7 +962,7 @@ class MatchService:
         self, conn: AsyncConnection, stream: str, expected_version: int, kind: str
     ) -> AppendResult:
         """Fire a claimed deadline inside the scheduler's transaction on `conn`."""
-        match_id = stream.removeprefix("match-")
+        match_id = match_id_of(stream)
 
         def make(state: MatchState) -> Command:
             seat = state.turn
@@ -1022,11 +1015,10 @@ def _same_request(done: AppendResult, request: str) -> None:
     was kept (no `request` in the metadata) are taken as the same."""
     recorded = done.events[0].metadata.get("request") if done.events else None
     if recorded is not None and recorded != request:
-        raise AppError(
-            422,
-            "idempotency_key_reused",
+        raise Invalid(
             "this Idempotency-Key already named a different request; use a new key",
-            "Idempotency-Key",
+            code="idempotency_key_reused",
+            field="Idempotency-Key",
         )
 
 
@@ -1034,10 +1026,8 @@ def _command_id(player: Player, key: str | None) -> str | None:
     if key is None:
         return None
     if not 1 <= len(key) <= 100 or not all(" " < ch <= "~" for ch in key):
-        raise AppError(
-            422,
-            "invalid",
+        raise Invalid(
             "Idempotency-Key must be 1-100 printable ASCII characters without spaces",
-            "Idempotency-Key",
+            field="Idempotency-Key",
         )
     return f"{player.id}:{key}"

@@ -24,9 +24,11 @@ from litestar import MediaType, Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
+from domain.errors import AppError
+from domain.streams import match_stream, party_stream
 from services.match.players import Service
-from services.match.service import MatchService, check_id, match_stream, party_stream
-from services.shared.errors import HEALTH_RESPONSES, AppError, http_error
+from services.match.service import MatchService, check_id
+from services.shared.errors import HEALTH_RESPONSES, http_error
 from services.shared.pages import PAGE_HEADERS, inline_page
 
 __all__ = [

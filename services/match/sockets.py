@@ -36,11 +36,12 @@ import structlog
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
+from domain.errors import AppError, Invalid, Malformed, NotFound
 from services.shared.bodies import validation_field
 from services.shared.errors import (
     DATABASE_UNAVAILABLE,
-    AppError,
     ErrorBody,
+    TooLarge,
     database_unavailable,
     known_error,
 )
@@ -75,13 +76,13 @@ PONG = b'{"type":"pong"}'
 _FIELD_NAMES = {"Idempotency-Key": "id"}
 
 
-class BadMessage(AppError):
-    """A client message that cannot be read; `reply_to`: its `id`, if it could be seen."""
+class BadMessage(Exception):
+    """A client message refused before it is handled: `error` says why, `reply_to` is its
+    `id`, if it could be seen."""
 
-    def __init__(
-        self, status: int, code: str, detail: str, field: str | None = None, reply_to: Any = None
-    ) -> None:
-        super().__init__(status, code, detail, field)
+    def __init__(self, error: AppError, reply_to: Any = None) -> None:
+        super().__init__(error.detail)
+        self.error = error
         self.reply_to = reply_to
 
 
@@ -104,7 +105,7 @@ def reply_error(exc: Exception, reply_to: Any, what: str) -> bytes:
     """The error frame answering a message whose handling raised `exc`: the HTTP mapping
     of `services/shared/errors.py` for failures raised on purpose, else `internal` (500),
     logged once."""
-    known = known_error(exc)
+    known = known_error(exc.error if isinstance(exc, BadMessage) else exc)
     if known is None:
         _log.error("socket_message_failed", message=what, **describe_exception(exc))
         known = 500, ErrorBody(error="internal", detail="internal server error")
@@ -117,13 +118,13 @@ def parse_message(raw: str | bytes, kinds: Any) -> tuple[Any, Any]:
     (413), `malformed_json` (400), `invalid` (422)."""
     data = raw.encode() if isinstance(raw, str) else raw
     if len(data) > MAX_MESSAGE:
-        raise BadMessage(413, "too_large", f"a message is at most {MAX_MESSAGE} bytes")
+        raise BadMessage(TooLarge(f"a message is at most {MAX_MESSAGE} bytes"))
     try:
         value = msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError):
-        raise BadMessage(400, "malformed_json", "a message must be a JSON object") from None
+        raise BadMessage(Malformed("a message must be a JSON object")) from None
     if not isinstance(value, dict):
-        raise BadMessage(422, "invalid", 'a message is a JSON object with a "type"', "type")
+        raise BadMessage(Invalid('a message is a JSON object with a "type"', field="type"))
     key = value.get("id")
     key = key if isinstance(key, str) else None
     try:
@@ -131,7 +132,7 @@ def parse_message(raw: str | bytes, kinds: Any) -> tuple[Any, Any]:
     except msgspec.ValidationError as error:
         field, detail = validation_field(error, named=True)
         field = field or "type"
-        raise BadMessage(422, "invalid", f"{field}: {detail}", field, key) from None
+        raise BadMessage(Invalid(f"{field}: {detail}", field=field), key) from None
 
 
 class Channel:
@@ -160,7 +161,7 @@ async def refuse(socket: WebSocket[Any, Any, Any], error: AppError) -> None:
     known = known_error(error)
     assert known is not None
     await socket.send_data(error_frame(*known).decode(), mode="text")
-    await socket.close(code=CLOSE_NOT_FOUND if error.status == 404 else CLOSE_INVALID)
+    await socket.close(code=CLOSE_NOT_FOUND if isinstance(error, NotFound) else CLOSE_INVALID)
 
 
 async def unavailable(socket: WebSocket[Any, Any, Any], exc: Exception, name: str) -> None:

@@ -12,19 +12,16 @@ from typing import Any, Literal
 import msgspec
 
 from domain import party as pd
-from domain.board import PIECES, Board
 from domain.decider import MatchState, current_legal_moves
 from domain.events import DieRolled
-from domain.moves import Move
 from domain.rules import ruleset_to_dict
+from replays.board_view import board_view, option_view
 from services.match.schemas import (
-    BoardOut,
     DeadlineOut,
     EventOut,
     MatchOut,
     MatchSeatOut,
     MovesOut,
-    OptionOut,
     PartyListOut,
     PartyOut,
     PartySeatOut,
@@ -65,31 +62,6 @@ def party_view(party_id: str, state: pd.PartyState) -> PartyOut:
         game=state.game,
         first_seat=state.first_seat,
         version=state.version,
-    )
-
-
-def board_view(board: Board) -> BoardOut:
-    """The board's geometry, as the match view, the replay viewer and the report show it."""
-    return BoardOut(
-        kind=board.ruleset.board,
-        players=board.players,
-        arms=board.length // 13,
-        length=board.length,
-        colours=list(board.colours),
-        colour_index=list(board.colour_index),
-        starts=list(board.starts),
-        safe=sorted(board.safe),
-        last_track=board.last_track,
-        home=board.home,
-        goal=board.goal,
-        pieces=PIECES,
-    )
-
-
-def option_view(move: Move) -> OptionOut:
-    """A legal move as `{"piece", "from", "to", "captures"}`."""
-    return OptionOut(
-        piece=move.piece, frm=move.frm, to=move.to, captures=[list(c) for c in move.captures]
     )
 
 

@@ -39,6 +39,8 @@ from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.errors import Conflict, Invalid, NotFound, Unauthenticated, Unavailable
+from domain.streams import match_id_of
 from services.ranking.consumer import (
     CHECKPOINT,
     RankingConsumer,
@@ -55,7 +57,6 @@ from services.shared.bodies import check_body
 from services.shared.database import service_engine
 from services.shared.errors import (
     HEALTH_RESPONSES,
-    AppError,
     ErrorBody,
     error_responses,
     exception_handlers,
@@ -191,12 +192,8 @@ Model = Annotated[
 
 def _model(model: str) -> str:
     if model not in MODELS:
-        raise AppError(422, "invalid", f"model: one of {', '.join(MODELS)}", "model")
+        raise Invalid(f"model: one of {', '.join(MODELS)}", field="model")
     return model
-
-
-def _match_id(stream: str) -> str:
-    return stream.removeprefix("match-")
 
 
 # Bounds of query values that go into SQL: beyond them PostgreSQL's interval or bigint
@@ -305,7 +302,7 @@ class RankingController(Controller):
     ) -> PlayerRatings:
         model = _model(model)
         if "\x00" in player_id:  # PostgreSQL text cannot hold NUL: no such player
-            raise AppError(404, "not_found", "no rating for this player")
+            raise NotFound("no rating for this player")
         async with api.engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -328,14 +325,14 @@ class RankingController(Controller):
                 )
             ).all()
         if not rows:
-            raise AppError(404, "not_found", "no rating for this player")
+            raise NotFound("no rating for this player")
         return PlayerRatings(
             player_id=player_id,
             name=rows[0].name,
             ratings=[_rating(r) for r in rows],
             history=[
                 ChangeOut(
-                    match_id=_match_id(h.match_stream),
+                    match_id=match_id_of(h.match_stream),
                     model=h.model,
                     place=h.place,
                     players=h.players,
@@ -372,7 +369,7 @@ class RankingController(Controller):
     ) -> Distribution:
         model = _model(model)
         if not math.isfinite(bucket):  # NaN passes the bounds (every comparison is false)
-            raise AppError(422, "invalid", "bucket: must be a number from 0.01 to 10000", "bucket")
+            raise Invalid("bucket: must be a number from 0.01 to 10000", field="bucket")
         async with api.engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -444,7 +441,7 @@ class RankingController(Controller):
             Swing(
                 player_id=r.player_id,
                 name=r.name,
-                match_id=_match_id(r.match_stream),
+                match_id=match_id_of(r.match_stream),
                 model=r.model,
                 rating_before=r.rating_before,
                 rating_after=r.rating_after,
@@ -498,21 +495,21 @@ class RankingController(Controller):
     )
     async def recompute(self, api: Api) -> RecomputeOut:
         if api.recompute_lock.locked():
-            raise AppError(409, "conflict", "a recompute is already running")
+            raise Conflict("a recompute is already running")
         async with api.recompute_lock:
             try:
                 digest = await recompute(api.engine)
             except RecomputeBusy as exc:
-                raise AppError(409, "conflict", str(exc)) from exc
+                raise Conflict(str(exc)) from exc
             except RecomputeNotPermitted as exc:
-                raise AppError(503, "recompute_not_permitted", str(exc)) from exc
+                raise Unavailable(str(exc), code="recompute_not_permitted") from exc
         _, rows = await ratings_hash(api.engine)
         return RecomputeOut(hash=digest, ratings=rows)
 
 
 def _require_operator(request: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> None:
     if not is_operator(request.headers.get("authorization", ""), settings.operator_token):
-        raise AppError(401, "unauthorized", "send Authorization: Bearer <operator token>")
+        raise Unauthenticated("send Authorization: Bearer <operator token>")
 
 
 @get("/", include_in_schema=False, sync_to_thread=False)

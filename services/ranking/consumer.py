@@ -52,6 +52,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
+from domain.streams import MATCH_PREFIX, PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared.eventstore import (
     START,
@@ -213,7 +214,7 @@ _FINISH_PAGE: Final = (
     "SELECT e.tx::text AS tx, e.global_position, e.stream_id, e.recorded_at FROM events e"
     " WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
     " AND (e.tx, e.global_position) <= (%s::xid8, %s)"
-    " AND e.type = 'MatchFinished' AND e.stream_id LIKE 'match-%%'"
+    " AND e.type = 'MatchFinished' AND starts_with(e.stream_id, %s::text)"
     " ORDER BY e.tx, e.global_position LIMIT %s"
 )
 
@@ -231,7 +232,7 @@ async def _live_page(driver: Any, after: Cursor, limit: int) -> _Page:
     finishes = [
         _Finish(stream, position, at)
         for _, position, stream, kind, at, _ in rows
-        if kind == "MatchFinished" and stream.startswith("match-")
+        if kind == "MatchFinished" and is_match_stream(stream)
     ]
     return _Page(finishes, Cursor(int(rows[-1][0]), int(rows[-1][1])), len(rows), held)
 
@@ -239,7 +240,8 @@ async def _live_page(driver: Any, after: Cursor, limit: int) -> _Page:
 async def _finish_page(driver: Any, after: Cursor, upto: Cursor, limit: int) -> _Page:
     async with driver.cursor() as cur:
         await cur.execute(
-            _FINISH_PAGE, (str(after.tx), after.position, str(upto.tx), upto.position, limit)
+            _FINISH_PAGE,
+            (str(after.tx), after.position, str(upto.tx), upto.position, MATCH_PREFIX, limit),
         )
         rows = await cur.fetchall()
     if not rows:
@@ -252,7 +254,7 @@ async def _finish_page(driver: Any, after: Cursor, upto: Cursor, limit: int) -> 
 # `MatchOpened` of its party stream, in stream order (`_ranked` picks the match's one).
 _RANKED: Final = (
     "SELECT m.stream_id, m.ranked, ARRAY(SELECT e.data::text FROM events e"
-    " WHERE e.stream_id = 'party-' || m.party_id AND e.type = 'MatchOpened'"
+    " WHERE e.stream_id = %s::text || m.party_id AND e.type = 'MatchOpened'"
     " ORDER BY e.stream_version) FROM matches m WHERE m.stream_id = ANY(%s::text[])"
 )
 _MATCH_EVENTS: Final = (
@@ -264,7 +266,7 @@ _MATCH_EVENTS: Final = (
 
 def _ranked(stream_id: str, table_ranked: bool, opened: Sequence[str]) -> bool:
     """The party's `MatchOpened.ranked` for this match, else the `matches` column."""
-    match_id = stream_id.removeprefix("match-")
+    match_id = match_id_of(stream_id)
     for text in opened:
         data = msgspec.json.decode(text)
         if data.get("match_id") in (match_id, stream_id):
@@ -296,7 +298,7 @@ async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, list[
     # match of the page and decoded only for the ranked ones.
     literal = _literal(streams)
     async with driver.pipeline(), driver.cursor() as ranked_cur, driver.cursor() as events_cur:
-        await ranked_cur.execute(_RANKED, (literal,))
+        await ranked_cur.execute(_RANKED, (PARTY_PREFIX, literal))
         await events_cur.execute(_MATCH_EVENTS, (literal, _literal(_OUTCOME_TYPES)))
         ranked = [
             s for s, table, opened in await ranked_cur.fetchall() if _ranked(s, table, opened)

@@ -19,8 +19,10 @@ from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.params import FromPath, QueryParameter
 
+from domain.errors import Invalid, NotFound
+from domain.streams import match_id_of, match_stream
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill
-from services.shared.errors import AppError, error_responses
+from services.shared.errors import error_responses
 
 __all__ = ["PublicRatingsController"]
 
@@ -87,7 +89,7 @@ ModelParam = Annotated[
 def _model(name: str) -> Model:
     model = MODELS.get(name)
     if model is None:
-        raise AppError(422, "invalid", f"model: one of {', '.join(MODELS)}", "model")
+        raise Invalid(f"model: one of {', '.join(MODELS)}", field="model")
     return model
 
 
@@ -161,7 +163,7 @@ class PublicRatingsController(Controller):
     ) -> PublicPlayer:
         m = _model(model)
         if "\x00" in player_id or len(player_id) > 200:  # no such player id can exist
-            raise AppError(404, "not_found", "no rating for this player")
+            raise NotFound("no rating for this player")
         async with _engine(state).connect() as conn:
             row = (
                 await conn.execute(
@@ -184,13 +186,13 @@ class PublicRatingsController(Controller):
                 )
             ).all()
         if row is None:
-            raise AppError(404, "not_found", "no rating for this player")
+            raise NotFound("no rating for this player")
         entries = []
         for h in history:
             before, after = _shown(m, h.mu_before), _shown(m, h.mu_after)
             entries.append(
                 HistoryEntry(
-                    match_id=h.match_stream.removeprefix("match-"),
+                    match_id=match_id_of(h.match_stream),
                     at=h.finished_at,
                     place=h.place,
                     players=h.players,
@@ -226,8 +228,8 @@ class PublicRatingsController(Controller):
         try:
             bare = str(uuid.UUID(match_id))
         except ValueError:
-            raise AppError(422, "invalid", "match_id: not a UUID", "match_id") from None
-        stream = f"match-{bare}"
+            raise Invalid("match_id: not a UUID", field="match_id") from None
+        stream = match_stream(bare)
         async with _engine(state).connect() as conn:
             known = await conn.scalar(
                 sa.text("SELECT 1 FROM matches WHERE stream_id = :s"), {"s": stream}
@@ -247,7 +249,7 @@ class PublicRatingsController(Controller):
                 )
             ).all()
         if not known and not rows:
-            raise AppError(404, "not_found", "no such match")
+            raise NotFound("no such match")
         changes = []
         for r in rows:
             before, after = _shown(m, r.mu_before), _shown(m, r.mu_after)

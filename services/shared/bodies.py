@@ -23,8 +23,9 @@ from typing import Any, get_args, get_origin
 import msgspec
 from litestar import Request
 
+from domain.errors import Invalid, Malformed
 from services.shared.cors import refuse_options
-from services.shared.errors import AppError
+from services.shared.errors import UnsupportedMediaType
 
 __all__ = ["check_body", "validation_field"]
 
@@ -49,32 +50,28 @@ async def check_body(request: Request[Any, Any, Any]) -> None:
     if not raw.strip():
         if optional:
             return
-        raise AppError(400, "malformed_json", "a JSON body is required")
+        raise Malformed("a JSON body is required")
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     # No Content-Type is read as JSON (the body says what it is); a declared other type
     # is refused, so a form post is not half-understood.
     if media and media != "application/json" and not media.endswith("+json"):
-        raise AppError(
-            415,
-            "unsupported_media_type",
-            f"send the body as Content-Type: application/json (got {media})",
-        )
+        raise UnsupportedMediaType(f"send the body as Content-Type: application/json (got {media})")
     decoded = _decode(raw, Any if kind is _NO_BODY else kind)
     if kind is _NO_BODY and decoded != {}:
-        raise AppError(422, "invalid", "this command takes no body (send none, or {})", "body")
+        raise Invalid("this command takes no body (send none, or {})", field="body")
 
 
 def _decode(raw: bytes, kind: Any) -> Any:
     try:
         return msgspec.json.decode(raw, type=kind, strict=True)
     except RecursionError:
-        raise AppError(400, "malformed_json", "the body is nested too deeply") from None
+        raise Malformed("the body is nested too deeply") from None
     except msgspec.ValidationError as error:
         field, detail = validation_field(error)
         field = field or "body"
-        raise AppError(422, "invalid", f"{field}: {detail}", field) from None
+        raise Invalid(f"{field}: {detail}", field=field) from None
     except msgspec.DecodeError as error:
-        raise AppError(400, "malformed_json", f"the body is not valid JSON: {error}") from None
+        raise Malformed(f"the body is not valid JSON: {error}") from None
 
 
 def validation_field(error: msgspec.ValidationError, *, named: bool = False) -> tuple[str, str]:

@@ -1,9 +1,16 @@
-"""Errors of the services and their HTTP form: `{"error": code, "detail": text}`.
+"""The HTTP edge of the application's errors: `{"error": code, "detail": text}` and a status.
 
-The application layer raises `AppError` (or lets `ConcurrencyError` through); the
-handlers here turn every failure into that JSON shape with a 4xx status (5xx only for real
-server faults, with no detail). Rejection codes of the deciders map to statuses in one
-table, `REJECTION_STATUS`.
+The application raises errors by meaning (`domain.errors`: NotFound, Conflict, Invalid…,
+no status), or lets the event store's `ConcurrencyError` / `IdempotencyKeyReused` through;
+this module is the one place that maps them to HTTP: `STATUS` (a kind to its status,
+looked up along the class's ancestry), `known_error` (the status and body, for the
+exception handlers below and the WebSocket error frames), `exception_handlers` (Litestar).
+Every failure becomes that JSON shape with a 4xx status (5xx only for real server faults,
+with no detail).
+
+The transport adds kinds of its own, raised only at the edge (body reading, limits, socket
+messages), still without a status: `TooLarge`, `UnsupportedMediaType`, `TimedOut` and
+`TooManyRequests` (which says when to retry).
 
 A database that cannot be reached (the server down or restarting, a dropped connection,
 the pool exhausted) is not a fault of the request: `database_unavailable(exc)` recognises
@@ -14,6 +21,7 @@ their type and a scrubbed message (`services/shared/logging.py`), never their te
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -24,21 +32,35 @@ from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 
+from domain.errors import (
+    AppError,
+    Conflict,
+    Forbidden,
+    Invalid,
+    Malformed,
+    NotFound,
+    Unauthenticated,
+    Unavailable,
+)
 from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
 from services.shared.logging import describe_exception
 
 __all__ = [
     "DATABASE_UNAVAILABLE",
     "HEALTH_RESPONSES",
-    "REJECTION_STATUS",
     "RETRY_AFTER",
-    "AppError",
+    "STATUS",
     "ErrorBody",
+    "TimedOut",
+    "TooLarge",
+    "TooManyRequests",
+    "UnsupportedMediaType",
     "database_unavailable",
     "error_responses",
     "exception_handlers",
     "http_error",
     "known_error",
+    "status_of",
 ]
 
 _log = structlog.get_logger(__name__)
@@ -52,46 +74,64 @@ class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     field: str | None = None
 
 
-class AppError(Exception):
-    """An error with its HTTP status, stable code and readable detail."""
+class TooLarge(Invalid):
+    """A body or message larger than the edge reads."""
 
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        detail: str,
-        field: str | None = None,
-        *,
-        headers: dict[str, str] | None = None,
-    ) -> None:
+    default_code = "too_large"
+
+
+class UnsupportedMediaType(Invalid):
+    """A body declared as something other than JSON."""
+
+    default_code = "unsupported_media_type"
+
+
+class TimedOut(AppError):
+    """The request did not arrive in time (its body came too slowly)."""
+
+    default_code = "request_timeout"
+
+
+class TooManyRequests(AppError):
+    """A budget of the rate limiter is spent; `wait`: seconds until it has room again."""
+
+    default_code = "too_many_requests"
+
+    def __init__(self, detail: str, *, wait: float) -> None:
         super().__init__(detail)
-        self.status = status
-        self.code = code
-        self.detail = detail
-        self.field = field
-        self.headers = headers  # extra response headers (Retry-After of a 429)
+        self.wait = wait
 
 
-# Decider rejection code -> HTTP status. Unlisted codes are 409 (a state conflict).
-REJECTION_STATUS: dict[str, int] = {
-    # bad input
-    "bad_command": 422,
-    "bad_ruleset": 422,
-    "bad_seed": 422,
-    "bad_seat": 422,
-    "unknown_seat": 422,
-    "illegal_move": 422,
-    "bad_die": 422,
-    # who may act
-    "not_host": 403,
-    "not_seated": 403,
-    "not_found": 404,
+# A kind of error -> its HTTP status; a kind not listed takes its nearest ancestor's.
+STATUS: dict[type[AppError], int] = {
+    AppError: 400,
+    Malformed: 400,
+    Unauthenticated: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    TimedOut: 408,
+    Conflict: 409,
+    TooLarge: 413,
+    UnsupportedMediaType: 415,
+    Invalid: 422,
+    TooManyRequests: 429,
+    Unavailable: 503,
 }
 
 
-def rejection_error(code: str, reason: str, field: str | None = None) -> AppError:
-    """The AppError for a decider rejection."""
-    return AppError(REJECTION_STATUS.get(code, 409), code, reason, field)
+def status_of(error: AppError) -> int:
+    """The HTTP status of an application error: that of its kind (see `STATUS`)."""
+    return next(STATUS[k] for k in type(error).__mro__ if k in STATUS)
+
+
+def _headers(error: AppError) -> dict[str, str] | None:
+    """The response headers a kind asks for: when to retry, or that the connection is
+    dropped (a body that arrives too slowly is not read to its end)."""
+    if isinstance(error, TooManyRequests):
+        return {"Retry-After": str(max(1, math.ceil(error.wait)))}
+    if isinstance(error, TimedOut):
+        return {"Connection": "close"}
+    return None
 
 
 _STATUS_CODES = {
@@ -152,12 +192,12 @@ def database_unavailable(exc: BaseException) -> bool:
 
 
 def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
-    """The status and body of a failure raised on purpose (`AppError`, `ConcurrencyError`,
+    """The status and body of a failure raised on purpose (an `AppError`, `ConcurrencyError`,
     `IdempotencyKeyReused`) or of an unreachable database (503); None for anything else
     (a fault). The HTTP handlers below and the WebSocket command replies both answer with
     it."""
     if isinstance(exc, AppError):
-        return exc.status, ErrorBody(error=exc.code, detail=exc.detail, field=exc.field)
+        return status_of(exc), ErrorBody(error=exc.code, detail=exc.detail, field=exc.field)
     if isinstance(exc, ConcurrencyError):
         detail = "another command changed this first; reload and retry"
         return 409, ErrorBody(error="conflict", detail=detail)
@@ -179,10 +219,10 @@ def _known(exc: Exception) -> Response[Any]:
 
 
 def _app_error(request: Request[Any, Any, Any], exc: AppError) -> Response[Any]:
-    _log.info("request_rejected", status=exc.status, error=exc.code)
+    _log.info("request_rejected", status=status_of(exc), error=exc.code)
     known = known_error(exc)
     assert known is not None
-    return _response(*known, exc.headers)
+    return _response(*known, _headers(exc))
 
 
 def _conflict(request: Request[Any, Any, Any], exc: ConcurrencyError) -> Response[Any]:

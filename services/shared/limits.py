@@ -45,7 +45,7 @@ from litestar.types import (
 )
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from services.shared.errors import AppError, ErrorBody
+from services.shared.errors import ErrorBody, TimedOut, TooManyRequests
 from services.shared.serving import UVICORN_ARGS, WS_MAX_SIZE, uvicorn_options
 from services.shared.settings import Settings
 
@@ -57,7 +57,6 @@ __all__ = [
     "Limits",
     "RateLimiter",
     "limits_middleware",
-    "too_many",
     "uvicorn_options",
 ]
 
@@ -134,7 +133,7 @@ class Limits:
         """Before a token is looked up: 429 when `client` failed too often lately."""
         wait = self.auth_failures.wait(client)
         if wait:
-            raise too_many(wait, "too many unknown tokens from this address")
+            raise TooManyRequests("too many unknown tokens from this address", wait=wait)
 
     def auth_failed(self, client: str) -> None:
         """A token of `client` was unknown."""
@@ -150,13 +149,6 @@ def client_key(scope: Scope | Any) -> str:
     """The client's address ("unknown" when the server gives none)."""
     client = scope.get("client") if isinstance(scope, dict) else None
     return str(client[0]) if client else "unknown"
-
-
-def too_many(wait: float, detail: str) -> AppError:
-    """The 429 for a budget spent; `wait`: seconds until it has room again."""
-    return AppError(
-        429, "too_many_requests", detail, headers={"Retry-After": str(max(1, math.ceil(wait)))}
-    )
 
 
 async def _refuse(send: Send, wait: float, detail: str) -> None:
@@ -228,9 +220,7 @@ def _deadline(receive: Receive, seconds: float) -> Receive:
                 message = await receive()
         except TimeoutError:
             detail = f"the request body did not arrive within {seconds:g} s"
-            raise AppError(
-                408, "request_timeout", detail, headers={"Connection": "close"}
-            ) from None
+            raise TimedOut(detail) from None
         if message["type"] != "http.request" or not message.get("more_body", False):
             done = True
         return message

@@ -13,7 +13,7 @@ from domain.events import DieRolled, Event, TurnEnded
 from ludo_cli.main import main
 from replay.test_store import MATCH_ID, a_match, store_match
 from replays.format import dump_replay, load_replay, replay_from_events
-from replays.store import export_match
+from services.match.replay_store import export_match
 from services.shared.eventstore import EventStore
 
 pytestmark = pytest.mark.anyio

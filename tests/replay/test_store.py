@@ -16,7 +16,8 @@ from domain.events import DieRolled, Event, encode_event
 from domain.rules import parse_ruleset
 from replay.conftest import scripted_match, server_seed
 from replays.format import dump_replay, load_replay, replay_from_events
-from replays.store import (
+from replays.verify import verify_replay
+from services.match.replay_store import (
     ImportRefused,
     ReplayNotFound,
     audit_all,
@@ -25,7 +26,6 @@ from replays.store import (
     import_replay,
     stream_of,
 )
-from replays.verify import verify_replay
 from services.shared.eventstore import EventStore
 
 pytestmark = pytest.mark.anyio

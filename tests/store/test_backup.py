@@ -36,9 +36,9 @@ from service.conftest import Api
 from service.test_outage import PrivatePostgres
 from sqlalchemy.engine import make_url
 
-from replays.store import audit_match, export_match
 from replays.verify import verify_replay
 from services.match.app import create_app
+from services.match.replay_store import audit_match, export_match
 from services.ranking.app import create_app as create_ranking_app
 from services.ranking.consumer import RankingConsumer, ratings_hash
 from services.shared.database import (

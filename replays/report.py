@@ -1,7 +1,8 @@
-"""What the replay pages show, as data: the viewer's model (`steps_view`) and the
-operator's dispute report (`report_view`), built from a stored match walked with
-`replays.steps.walk` and, for the report, the `seat_connections` log. Pure: the caller
-(services/match/replays_web.py) reads the store and passes everything in.
+"""The operator's dispute report of a match (`report_view`), as data: turn by turn, each
+roll with its legal moves, what was played and who chose it, timeouts and stand-ins, the
+seats' live connections merged in, and a per-seat summary. Pure: built from a walked
+match (`replays.viewer.walk_match`) and the log of live connections, both read by the
+match service (`GET /api/matches/{id}/report`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import datetime
 
 import msgspec
 
-from domain.board import Board
+from domain.errors import NotFound
 from domain.events import (
     DieRolled,
     Event,
@@ -20,7 +21,6 @@ from domain.events import (
     MatchFinished,
     MatchStarted,
     PieceMoved,
-    PlayerFinished,
     RollPassed,
     SeatReclaimed,
     SeatStoodIn,
@@ -28,80 +28,33 @@ from domain.events import (
     TurnEnded,
     TurnTimedOut,
 )
-from replays.steps import Step, describe
-from services.match.schemas import BoardOut, OptionOut
-from services.match.views import board_view, option_view
-from services.shared.errors import AppError
-from services.shared.eventstore import StoredEvent
+from replays.board_view import BoardOut, OptionOut, board_view, option_view
+from replays.viewer import (
+    SeatOut,
+    WalkedMatch,
+    event_text,
+    marks_of,
+    placements_of,
+    seats_of,
+)
 
 __all__ = [
     "ConnectionLogEntry",
+    "ReportEntry",
     "ReportOut",
-    "StepsOut",
-    "WalkedMatch",
+    "ReportRoll",
+    "ReportTurn",
+    "SeatSummary",
     "report_view",
-    "steps_view",
 ]
 
-# ------------------------------------------------------------------------------ schemas
 
+class ConnectionLogEntry(msgspec.Struct, frozen=True):
+    """A seat's live connection opening (`connected`) or closing (`disconnected`)."""
 
-class SeatOut(msgspec.Struct, kw_only=True):
     seat: int
-    name: str
-    colour: str
-    player_id: str | None
-    cpu: str | None
-
-
-class FairnessOut(msgspec.Struct, kw_only=True):
-    """The dice commitment; `server_seed` is null until `SeedRevealed`."""
-
-    seed_hash: str
-    client_seed: str | None
-    client_seeds: list[str] | None
-    server_seed: str | None
-
-
-class StepOut(msgspec.Struct, kw_only=True):
-    """One event as the viewer shows it. `options`: the legal moves at a roll that offered
-    a choice (and on the move that took one); `chosen`: the piece that was moved;
-    `pieces`: every seat's four progresses after the event. `text` is one English line
-    (`replays.steps.describe`); the viewer words the event itself from the fields: `frm`
-    (JSON "from"), `to` and `bonus` of a move, `reason` of a pass or a stand-in, `retry`
-    of a pass, `next_seat` of a turn's end, `place` of a finish (null elsewhere)."""
-
-    version: int
-    type: str
-    text: str
-    seat: int | None
-    by: str
-    recorded_at: str | None
-    n: int | None
-    die: int | None
-    options: list[OptionOut] | None
-    chosen: int | None
-    captures: list[list[int]]
-    marks: list[str]
-    pieces: list[list[int]]
-    frm: int | None = msgspec.field(default=None, name="from")
-    to: int | None = None
-    bonus: int | None = None
-    reason: str | None = None
-    retry: bool | None = None
-    next_seat: int | None = None
-    place: int | None = None
-
-
-class StepsOut(msgspec.Struct, kw_only=True):
-    match_id: str
-    status: str
-    first_seat: int
-    placements: list[int] | None
-    board: BoardOut
-    seats: list[SeatOut]
-    fairness: FairnessOut
-    steps: list[StepOut]
+    kind: str
+    at: datetime
 
 
 class ReportRoll(msgspec.Struct, kw_only=True):
@@ -191,35 +144,6 @@ class ReportOut(msgspec.Struct, kw_only=True):
     summary: list[SeatSummary]
 
 
-# ------------------------------------------------------------------------------ helpers
-
-
-class WalkedMatch(msgspec.Struct, kw_only=True):
-    """A stored match, walked: its header events, board, and one Step per event."""
-
-    match_id: str
-    stored: list[StoredEvent]
-    events: list[Event]
-    created: MatchCreated
-    started: MatchStarted | None
-    board: Board | None
-    steps: list[Step]
-
-
-def _seats(m: WalkedMatch) -> list[SeatOut]:
-    colours = m.board.colours if m.board is not None else ()
-    return [
-        SeatOut(
-            seat=i,
-            name=s.name,
-            colour=colours[i] if i < len(colours) else f"seat {i}",
-            player_id=s.player_id,
-            cpu=s.cpu,
-        )
-        for i, s in enumerate(m.created.seats)
-    ]
-
-
 def _moved(event: PieceMoved) -> OptionOut:
     return OptionOut(
         piece=event.piece,
@@ -227,122 +151,6 @@ def _moved(event: PieceMoved) -> OptionOut:
         to=event.to,
         captures=[list(c) for c in event.captures],
     )
-
-
-def _marks(step: Step) -> list[str]:
-    """Timeline marks: capture, timeout, stand-in, reclaim, finish."""
-    event = step.event
-    marks: list[str] = []
-    if isinstance(event, PieceMoved) and event.captures:
-        marks.append("capture")
-    if isinstance(event, TurnTimedOut):
-        marks.append("timeout")
-    if isinstance(event, SeatStoodIn):
-        marks.append("stand-in")
-    if isinstance(event, SeatReclaimed):
-        marks.append("reclaim")
-    if isinstance(event, PlayerFinished | MatchFinished):
-        marks.append("finish")
-    return marks
-
-
-def _text(m: WalkedMatch, event: Event) -> str:
-    return describe(event, m.board, [s.name for s in m.created.seats])
-
-
-def _placements(m: WalkedMatch) -> list[int] | None:
-    finished = next((e for e in reversed(m.events) if isinstance(e, MatchFinished)), None)
-    return None if finished is None else list(finished.placements)
-
-
-def _server_seed(m: WalkedMatch) -> str | None:
-    revealed = next((e for e in reversed(m.events) if isinstance(e, SeedRevealed)), None)
-    return None if revealed is None else revealed.server_seed
-
-
-def steps_view(m: WalkedMatch) -> StepsOut:
-    """The viewer's model of a walked match."""
-    if m.board is None:  # pragma: no cover - see _load
-        raise AppError(404, "not_found", "this match has no board to show")
-    # The piece each roll's choice went to: the move that took the roll's options.
-    chosen_at: dict[int, int] = {}
-    last_roll: int | None = None
-    for step in m.steps:
-        if isinstance(step.event, DieRolled):
-            last_roll = step.version
-        elif isinstance(step.event, PieceMoved) and step.event.die is not None:
-            if last_roll is not None:
-                chosen_at[last_roll] = step.event.piece
-            last_roll = None
-    out: list[StepOut] = []
-    for step in m.steps:
-        event = step.event
-        options = step.options
-        die = n = chosen = frm = to = bonus = next_seat = place = None
-        reason: str | None = None
-        retry: bool | None = None
-        captures: list[list[int]] = []
-        if isinstance(event, DieRolled):
-            die, n = event.value, event.n
-            chosen = chosen_at.get(step.version)
-        elif isinstance(event, PieceMoved):
-            die, chosen = event.die, event.piece
-            captures = [list(c) for c in event.captures]
-            frm, to, bonus = event.frm, event.to, event.bonus
-        elif isinstance(event, RollPassed):
-            reason, retry = event.reason, event.retry
-        elif isinstance(event, SeatStoodIn):
-            reason = event.reason
-        elif isinstance(event, TurnEnded):
-            next_seat = event.next_seat
-        elif isinstance(event, PlayerFinished):
-            place = event.place
-        out.append(
-            StepOut(
-                version=step.version,
-                type=type(event).__name__,
-                text=_text(m, event),
-                seat=step.seat,
-                by=step.by,
-                recorded_at=step.recorded_at,
-                n=n,
-                die=die,
-                options=None if options is None else [option_view(o) for o in options],
-                chosen=chosen,
-                captures=captures,
-                marks=_marks(step),
-                pieces=step.pieces,
-                frm=frm,
-                to=to,
-                bonus=bonus,
-                reason=reason,
-                retry=retry,
-                next_seat=next_seat,
-                place=place,
-            )
-        )
-    placements = _placements(m)
-    return StepsOut(
-        match_id=m.match_id,
-        status="finished" if placements is not None else "playing",
-        first_seat=m.created.first_seat,
-        placements=placements,
-        board=board_view(m.board),
-        seats=_seats(m),
-        fairness=FairnessOut(
-            seed_hash=m.created.seed_hash,
-            client_seed=m.started.client_seed if m.started else None,
-            client_seeds=list(m.started.client_seeds) if m.started else None,
-            server_seed=_server_seed(m),
-        ),
-        steps=out,
-    )
-
-
-class ConnectionLogEntry(msgspec.Struct, frozen=True):
-    seat: int
-    kind: str
-    at: datetime
 
 
 class _Turn:
@@ -366,10 +174,10 @@ def _iso(at: datetime | None) -> str | None:
 
 def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> ReportOut:
     """The dispute timeline of a walked match (see ReportOut)."""
-    if m.board is None:  # pragma: no cover - see _load
-        raise AppError(404, "not_found", "this match has no board to show")
+    if m.board is None:  # pragma: no cover - a stored match had a valid ruleset
+        raise NotFound("this match has no board to show")
     names = [s.name for s in m.created.seats]
-    when = [e.recorded_at for e in m.stored]
+    when = m.recorded_at
     prologue: list[tuple[datetime, ReportEntry]] = []
     epilogue: list[tuple[datetime, ReportEntry]] = []
     turns: list[_Turn] = []
@@ -388,10 +196,10 @@ def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> Re
             seat=step.seat,
             version=step.version,
             type=type(event).__name__,
-            text=_text(m, event),
+            text=event_text(m, event),
             by=step.by,
             actor=step.actor,
-            marks=_marks(step),
+            marks=marks_of(step),
         )
         if isinstance(event, MatchCreated | MatchStarted):
             prologue.append((at, entry))
@@ -504,8 +312,8 @@ def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> Re
         out.extend(entry for _, entry in links[i:])
         return out
 
-    placements = _placements(m)
-    seats = _seats(m)
+    placements = placements_of(m)
+    seats = seats_of(m)
     summary: list[SeatSummary] = []
     for seat in seats:
         mine = [t for t in turns if t.seat == seat.seat]

@@ -1,7 +1,10 @@
-"""Replays and audits against the event store: export, import, audit (the I/O side).
+"""Replays against the event store: export, import, audit, and what the replay pages read.
 
-Pure work (the file format, verification, the walk) lives in the sibling modules; this one
-only reads and writes PostgreSQL through `services.shared.eventstore.EventStore`.
+The I/O half of `replays/`: the pure work (the file format, verification, the walk, the
+viewer's and the report's projections) lives there; this module only reads and writes
+PostgreSQL, through `services.shared.eventstore.EventStore` and the `match_seeds` and
+`seat_connections` tables. `ludo replay export|import|audit` and the match service's
+replay routes (`replays_web.py`) both use it.
 """
 
 from __future__ import annotations
@@ -15,8 +18,12 @@ from itertools import groupby
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.errors import Invalid, NotFound
+from domain.streams import MATCH_PREFIX, match_id_of, match_stream
 from replays.format import ReplayEvent, ReplayFile, build_replay
+from replays.report import ConnectionLogEntry
 from replays.verify import Verdict, verify_links, verify_replay
+from replays.viewer import WalkedMatch, walk_match
 from services.shared.eventstore import ConcurrencyError, EventData, EventStore, StoredEvent
 
 __all__ = [
@@ -25,25 +32,27 @@ __all__ = [
     "actor_of",
     "audit_all",
     "audit_match",
+    "connection_log",
     "export_match",
     "import_replay",
     "match_ids",
     "stream_of",
+    "walked_match",
 ]
 
 
-class ReplayNotFound(LookupError):
-    """No match has that id (no events under its stream)."""
+class ReplayNotFound(NotFound):
+    """No match has that id (no events under its stream); the message names the id."""
 
 
-class ImportRefused(ValueError):
+class ImportRefused(Invalid):
     """The file does not verify, or its match is already in this database."""
 
 
 def stream_of(match_id: str) -> str:
     """The event stream of a match id (a UUID; anything else is not a match)."""
     try:
-        return f"match-{uuid.UUID(match_id)}"
+        return match_stream(str(uuid.UUID(match_id)))
     except ValueError:
         raise ReplayNotFound(f"{match_id!r} is not a match id (a UUID)") from None
 
@@ -86,7 +95,7 @@ async def export_match(store: EventStore, match_id: str) -> ReplayFile:
     """The replay file of a stored match (of a live one too: no seed, no placements yet)."""
     stream, stored = await _stream(store, match_id)
     return build_replay(
-        stream.removeprefix("match-"),
+        match_id_of(stream),
         stream,
         [replay_event(e) for e in stored],
         exported_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -123,10 +132,11 @@ async def match_ids(engine: AsyncEngine) -> list[str]:
         rows = await conn.execute(
             sa.text(
                 "SELECT stream_id FROM events WHERE stream_version = 0"
-                " AND stream_id LIKE 'match-%' ORDER BY global_position"
-            )
+                " AND starts_with(stream_id, :prefix) ORDER BY global_position"
+            ),
+            {"prefix": MATCH_PREFIX},
         )
-        return [row.stream_id.removeprefix("match-") for row in rows]
+        return [match_id_of(row.stream_id) for row in rows]
 
 
 async def audit_all(store: EventStore) -> AsyncIterator[tuple[str, Verdict]]:
@@ -182,3 +192,28 @@ async def import_replay(store: EventStore, replay: ReplayFile) -> int:
                 {"s": stream, "seed": bytes.fromhex(replay.server_seed)},
             )
     return len(replay.events)
+
+
+async def walked_match(store: EventStore, match_id: str) -> WalkedMatch:
+    """The stored match walked (`replays.viewer.walk_match`), for the viewer and the
+    report; ReplayNotFound when there is no such match."""
+    _, stored = await _stream(store, match_id)
+    return walk_match(
+        match_id,
+        [e.event for e in stored],
+        actors=[actor_of(e) for e in stored],
+        recorded_at=[e.recorded_at for e in stored],
+    )
+
+
+async def connection_log(engine: AsyncEngine, match_id: str) -> list[ConnectionLogEntry]:
+    """The seats' live connections of a match, in time order (`seat_connections`, kept by
+    the match service)."""
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            sa.text(
+                "SELECT seat, kind, at FROM seat_connections WHERE stream_id = :s ORDER BY at, id"
+            ),
+            {"s": stream_of(match_id)},
+        )
+        return [ConnectionLogEntry(r.seat, r.kind, r.at) for r in rows]

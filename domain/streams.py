@@ -1,0 +1,41 @@
+"""Stream ids: the one spelling of which event stream holds a match or a party.
+
+A match is one stream (DESIGN.md §2) and so is a party; the stream id is part of the event
+model, not of storage: every event's hash covers it (`domain.chain`) and a replay file
+names it (`replays.format`). So it is spelled here, below everything that names a stream:
+the match and ranking services, replays and the CLI. How streams are stored (the table,
+its SQL) stays in the event store; this module only says what the ids look like.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MATCH_PREFIX",
+    "PARTY_PREFIX",
+    "is_match_stream",
+    "match_id_of",
+    "match_stream",
+    "party_stream",
+]
+
+MATCH_PREFIX = "match-"
+PARTY_PREFIX = "party-"
+
+
+def match_stream(match_id: str) -> str:
+    """The stream of the match `match_id`."""
+    return f"{MATCH_PREFIX}{match_id}"
+
+
+def party_stream(party_id: str) -> str:
+    """The stream of the party `party_id`."""
+    return f"{PARTY_PREFIX}{party_id}"
+
+
+def is_match_stream(stream_id: str) -> bool:
+    return stream_id.startswith(MATCH_PREFIX)
+
+
+def match_id_of(stream_id: str) -> str:
+    """The match id a match stream names (`stream_id` unchanged if it names none)."""
+    return stream_id.removeprefix(MATCH_PREFIX)

@@ -1,0 +1,273 @@
+"""The replay viewer's model of a match (`steps_view`), as data: one step per event with
+the legal alternatives at each roll, the board's geometry, the seats and the dice
+commitment. Pure: built from the match's events (with who sent each and when it was
+recorded) walked by `replays.steps.walk`; the match service reads the store and serves it
+(`GET /api/matches/{id}/steps`), the dispute report (`replays.report`) builds on the same
+walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import msgspec
+
+from domain.board import Board, board_for
+from domain.errors import NotFound
+from domain.events import (
+    DieRolled,
+    Event,
+    MatchCreated,
+    MatchFinished,
+    MatchStarted,
+    PieceMoved,
+    PlayerFinished,
+    RollPassed,
+    SeatReclaimed,
+    SeatStoodIn,
+    SeedRevealed,
+    TurnEnded,
+    TurnTimedOut,
+)
+from domain.rules import RulesetError, parse_ruleset
+from replays.board_view import BoardOut, OptionOut, board_view, option_view
+from replays.steps import Step, describe, walk
+
+__all__ = [
+    "CommitmentOut",
+    "SeatOut",
+    "StepOut",
+    "StepsOut",
+    "WalkedMatch",
+    "event_text",
+    "marks_of",
+    "placements_of",
+    "seats_of",
+    "steps_view",
+    "walk_match",
+]
+
+
+class WalkedMatch(msgspec.Struct, kw_only=True):
+    """A match walked: its header events, board (None if its ruleset no longer parses),
+    one Step per event, and when each event was recorded."""
+
+    match_id: str
+    events: list[Event]
+    recorded_at: list[datetime]
+    created: MatchCreated
+    started: MatchStarted | None
+    board: Board | None
+    steps: list[Step]
+
+
+def walk_match(
+    match_id: str,
+    events: Sequence[Event],
+    *,
+    actors: Sequence[str | None],
+    recorded_at: Sequence[datetime],
+) -> WalkedMatch:
+    """Walk a match's events (`actors[i]`, `recorded_at[i]`: who sent event i and when it
+    was stored). NotFound when they are not a match: none, or no `MatchCreated` first."""
+    created = events[0] if events else None
+    if not isinstance(created, MatchCreated):
+        raise NotFound("no such match")
+    started = next((e for e in events if isinstance(e, MatchStarted)), None)
+    try:
+        board: Board | None = board_for(parse_ruleset(created.ruleset), len(created.seats))
+    except RulesetError:  # pragma: no cover - a stored match had a valid ruleset
+        board = None
+    times = [at.isoformat() for at in recorded_at]
+    return WalkedMatch(
+        match_id=match_id,
+        events=list(events),
+        recorded_at=list(recorded_at),
+        created=created,
+        started=started,
+        board=board,
+        steps=list(walk(events, actors=actors, times=times)),
+    )
+
+
+class SeatOut(msgspec.Struct, kw_only=True):
+    seat: int
+    name: str
+    colour: str
+    player_id: str | None
+    cpu: str | None
+
+
+class CommitmentOut(msgspec.Struct, kw_only=True):
+    """The dice commitment; `server_seed` is null until `SeedRevealed`."""
+
+    seed_hash: str
+    client_seed: str | None
+    client_seeds: list[str] | None
+    server_seed: str | None
+
+
+class StepOut(msgspec.Struct, kw_only=True):
+    """One event as the viewer shows it. `options`: the legal moves at a roll that offered
+    a choice (and on the move that took one); `chosen`: the piece that was moved;
+    `pieces`: every seat's four progresses after the event. `text` is one English line
+    (`replays.steps.describe`); the viewer words the event itself from the fields: `frm`
+    (JSON "from"), `to` and `bonus` of a move, `reason` of a pass or a stand-in, `retry`
+    of a pass, `next_seat` of a turn's end, `place` of a finish (null elsewhere)."""
+
+    version: int
+    type: str
+    text: str
+    seat: int | None
+    by: str
+    recorded_at: str | None
+    n: int | None
+    die: int | None
+    options: list[OptionOut] | None
+    chosen: int | None
+    captures: list[list[int]]
+    marks: list[str]
+    pieces: list[list[int]]
+    frm: int | None = msgspec.field(default=None, name="from")
+    to: int | None = None
+    bonus: int | None = None
+    reason: str | None = None
+    retry: bool | None = None
+    next_seat: int | None = None
+    place: int | None = None
+
+
+class StepsOut(msgspec.Struct, kw_only=True):
+    match_id: str
+    status: str
+    first_seat: int
+    placements: list[int] | None
+    board: BoardOut
+    seats: list[SeatOut]
+    fairness: CommitmentOut
+    steps: list[StepOut]
+
+
+def seats_of(m: WalkedMatch) -> list[SeatOut]:
+    colours = m.board.colours if m.board is not None else ()
+    return [
+        SeatOut(
+            seat=i,
+            name=s.name,
+            colour=colours[i] if i < len(colours) else f"seat {i}",
+            player_id=s.player_id,
+            cpu=s.cpu,
+        )
+        for i, s in enumerate(m.created.seats)
+    ]
+
+
+def marks_of(step: Step) -> list[str]:
+    """Timeline marks: capture, timeout, stand-in, reclaim, finish."""
+    event = step.event
+    marks: list[str] = []
+    if isinstance(event, PieceMoved) and event.captures:
+        marks.append("capture")
+    if isinstance(event, TurnTimedOut):
+        marks.append("timeout")
+    if isinstance(event, SeatStoodIn):
+        marks.append("stand-in")
+    if isinstance(event, SeatReclaimed):
+        marks.append("reclaim")
+    if isinstance(event, PlayerFinished | MatchFinished):
+        marks.append("finish")
+    return marks
+
+
+def event_text(m: WalkedMatch, event: Event) -> str:
+    return describe(event, m.board, [s.name for s in m.created.seats])
+
+
+def placements_of(m: WalkedMatch) -> list[int] | None:
+    finished = next((e for e in reversed(m.events) if isinstance(e, MatchFinished)), None)
+    return None if finished is None else list(finished.placements)
+
+
+def _server_seed(m: WalkedMatch) -> str | None:
+    revealed = next((e for e in reversed(m.events) if isinstance(e, SeedRevealed)), None)
+    return None if revealed is None else revealed.server_seed
+
+
+def steps_view(m: WalkedMatch) -> StepsOut:
+    """The viewer's model of a walked match."""
+    if m.board is None:  # pragma: no cover - a stored match had a valid ruleset
+        raise NotFound("this match has no board to show")
+    # The piece each roll's choice went to: the move that took the roll's options.
+    chosen_at: dict[int, int] = {}
+    last_roll: int | None = None
+    for step in m.steps:
+        if isinstance(step.event, DieRolled):
+            last_roll = step.version
+        elif isinstance(step.event, PieceMoved) and step.event.die is not None:
+            if last_roll is not None:
+                chosen_at[last_roll] = step.event.piece
+            last_roll = None
+    out: list[StepOut] = []
+    for step in m.steps:
+        event = step.event
+        options = step.options
+        die = n = chosen = frm = to = bonus = next_seat = place = None
+        reason: str | None = None
+        retry: bool | None = None
+        captures: list[list[int]] = []
+        if isinstance(event, DieRolled):
+            die, n = event.value, event.n
+            chosen = chosen_at.get(step.version)
+        elif isinstance(event, PieceMoved):
+            die, chosen = event.die, event.piece
+            captures = [list(c) for c in event.captures]
+            frm, to, bonus = event.frm, event.to, event.bonus
+        elif isinstance(event, RollPassed):
+            reason, retry = event.reason, event.retry
+        elif isinstance(event, SeatStoodIn):
+            reason = event.reason
+        elif isinstance(event, TurnEnded):
+            next_seat = event.next_seat
+        elif isinstance(event, PlayerFinished):
+            place = event.place
+        out.append(
+            StepOut(
+                version=step.version,
+                type=type(event).__name__,
+                text=event_text(m, event),
+                seat=step.seat,
+                by=step.by,
+                recorded_at=step.recorded_at,
+                n=n,
+                die=die,
+                options=None if options is None else [option_view(o) for o in options],
+                chosen=chosen,
+                captures=captures,
+                marks=marks_of(step),
+                pieces=step.pieces,
+                frm=frm,
+                to=to,
+                bonus=bonus,
+                reason=reason,
+                retry=retry,
+                next_seat=next_seat,
+                place=place,
+            )
+        )
+    placements = placements_of(m)
+    return StepsOut(
+        match_id=m.match_id,
+        status="finished" if placements is not None else "playing",
+        first_seat=m.created.first_seat,
+        placements=placements,
+        board=board_view(m.board),
+        seats=seats_of(m),
+        fairness=CommitmentOut(
+            seed_hash=m.created.seed_hash,
+            client_seed=m.started.client_seed if m.started else None,
+            client_seeds=list(m.started.client_seeds) if m.started else None,
+            server_seed=_server_seed(m),
+        ),
+        steps=out,
+    )
