@@ -28,9 +28,12 @@ from domain.decider import MatchState, apply, current_legal_moves
 from domain.errors import AppError, Invalid, Unauthenticated
 from domain.streams import match_stream
 from replays.board_view import OptionOut
+from services.match.guests import Player
+from services.match.ids import check_id
 from services.match.live_hub import LiveHub, event_message
+from services.match.match_reads import MatchRow
 from services.match.schemas import EventOut, MatchOut, SeatIndex
-from services.match.service import MatchRow, MatchService, Player, check_id
+from services.match.service import MatchService
 from services.match.sockets import (
     PONG,
     BadMessage,
@@ -155,7 +158,7 @@ class MatchFeed:
     def frame(self) -> bytes:
         state, row = self.state, self.row
         deadline = None
-        timing = None if row is None else self.service.deadline_timing(state, row)
+        timing = None if row is None else self.service.deadlines.timing(state, row)
         if timing is not None and self._last_at is not None:
             # The deadline row was written with the same now() as the last event.
             kind, seconds = timing
@@ -218,11 +221,11 @@ class _Session:
             if not token:
                 raise BadMessage(Invalid("hello needs the player's token", field="token"))
             self.limits.check_auth(self.client)  # 429 after many unknown tokens
-            player = await self.service.player_for_token(token)
+            player = await self.service.guests.for_token(token)
             if player is None:
                 self.limits.auth_failed(self.client)
                 raise BadMessage(Unauthenticated("unknown token", field="token"))
-            self.seat = await self.service.connected(self.match_id, player)
+            self.seat = await self.service.presence.connected(self.match_id, player)
             self.player = player
         return msgspec.json.encode({"type": "hello", "seat": self.seat})
 
@@ -231,10 +234,15 @@ class _Session:
         if self.player is None:
             body = ErrorBody(error="unauthorized", detail="say hello with your token first")
             return error_frame(401, body, reply_to=key)
-        piece = message.piece if isinstance(message, MoveMessage) else None
-        result = await self.service.act(
-            self.match_id, self.player, action, piece=piece, key=message.id
-        )
+        commands, match_id, player = self.service.commands, self.match_id, self.player
+        if isinstance(message, MoveMessage):
+            result = await commands.move(match_id, player, message.piece, message.id)
+        elif action == "roll":
+            result = await commands.roll(match_id, player, message.id)
+        elif action == "leave":
+            result = await commands.leave(match_id, player, message.id)
+        else:
+            result = await commands.reclaim(match_id, player, message.id)
         frame = ResultFrame(
             id=message.id,
             command=action,
@@ -247,7 +255,7 @@ class _Session:
     async def close(self) -> None:
         if self.seat is not None:
             try:
-                await self.service.disconnected(self.match_id, self.seat)
+                await self.service.presence.disconnected(self.match_id, self.seat)
             except Exception as exc:  # the database is away: the presence is not recorded
                 _log.warning("socket_disconnect_failed", **describe_exception(exc))
 
@@ -271,8 +279,8 @@ async def match_socket(
     try:
         from_version = _from_version(from_text)
         match_id = check_id(match_id, "match")
-        state = await service.match_state(match_id)  # 404 for an unknown match
-        row = await service.match_row(match_id)
+        state = await service.matches.match_state(match_id)  # 404 for an unknown match
+        row = await service.matches.match_row(match_id)
     except AppError as error:
         await refuse(socket, error)
         return

@@ -12,6 +12,7 @@ from domain.dice import die_for_roll
 from domain.errors import Invalid
 from domain.notation import NotationError, answer_query
 from domain.rules import PRESETS, option_values, ruleset_to_dict
+from services.match.ids import check_id
 from services.match.parties import IdempotencyKey
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
 from services.match.schemas import (
@@ -24,7 +25,6 @@ from services.match.schemas import (
     RollOut,
     RuleOptionsOut,
 )
-from services.match.service import check_id
 from services.match.views import event_view, match_view, moves_view, result_events, rolls_of
 from services.shared.errors import error_responses
 from services.shared.eventstore import AppendResult
@@ -56,16 +56,16 @@ class MatchesController(Controller):
     )
     async def read(self, match_id: FromPath[str], service: Service) -> MatchOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state = await service.match_state(match_id)
+        state = await service.matches.match_state(match_id)
         match_id = check_id(match_id, "match")
-        row = await service.match_row(match_id)
+        row = await service.matches.match_row(match_id)
         return match_view(
             match_id,
             state,
             party_id=row.party_id if row else None,
             turn_limit=row.turn_limit if row else None,
             ranked=row.ranked if row else False,
-            deadline=await service.deadline(match_id),
+            deadline=await service.deadlines.due(match_id),
         )
 
     @get(
@@ -76,7 +76,7 @@ class MatchesController(Controller):
     )
     async def moves(self, match_id: FromPath[str], service: Service) -> MovesOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state = await service.match_state(match_id)
+        state = await service.matches.match_state(match_id)
         return moves_view(state)
 
     @get(
@@ -92,7 +92,7 @@ class MatchesController(Controller):
         from_version: Annotated[int, QueryParameter(name="from", ge=0)] = 0,
     ) -> EventsOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state, stored = await service.load_match(match_id)
+        state, stored = await service.matches.load_match(match_id)
         return EventsOut(
             events=[event_view(e) for e in stored[from_version:]], version=state.version
         )
@@ -105,7 +105,7 @@ class MatchesController(Controller):
     )
     async def fairness(self, match_id: FromPath[str], service: Service) -> FairnessOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state, stored = await service.load_match(match_id)
+        state, stored = await service.matches.load_match(match_id)
         rolls = rolls_of(stored)
         verified: bool | None = None
         if state.server_seed is not None:
@@ -134,7 +134,7 @@ class MatchesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> CommandOut:
-        result = await service.act(match_id, player, "roll", key=idempotency_key)
+        result = await service.commands.roll(match_id, player, idempotency_key)
         return _command_out(result)
 
     @post(
@@ -153,7 +153,7 @@ class MatchesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> CommandOut:
-        result = await service.act(match_id, player, "move", piece=data.piece, key=idempotency_key)
+        result = await service.commands.move(match_id, player, data.piece, idempotency_key)
         return _command_out(result)
 
     @post(
@@ -171,7 +171,7 @@ class MatchesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> CommandOut:
-        result = await service.act(match_id, player, "reclaim", key=idempotency_key)
+        result = await service.commands.reclaim(match_id, player, idempotency_key)
         return _command_out(result)
 
     @post(
@@ -189,7 +189,7 @@ class MatchesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> CommandOut:
-        result = await service.act(match_id, player, "leave", key=idempotency_key)
+        result = await service.commands.leave(match_id, player, idempotency_key)
         return _command_out(result)
 
 

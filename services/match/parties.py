@@ -57,7 +57,7 @@ class PartiesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> PartyOut:
-        party_id, state = await service.create_party(
+        party_id, state = await service.parties.create(
             player,
             seats=data.seats,
             rules=data.rules,
@@ -74,7 +74,7 @@ class PartiesController(Controller):
         summary="Open tables, newest first",
     )
     async def list_open(self, service: Service) -> PartyListOut:
-        return party_list_view(await service.list_parties())
+        return party_list_view(await service.parties.list_open())
 
     @get(
         "/{party_id:str}",
@@ -84,7 +84,7 @@ class PartiesController(Controller):
     )
     async def read(self, party_id: FromPath[str], service: Service) -> PartyOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
-        return party_view(party_id, await service.load_party(party_id))
+        return party_view(party_id, await service.parties.load(party_id))
 
     async def _command(
         self,
@@ -95,7 +95,7 @@ class PartiesController(Controller):
         command: pd.PartyCommand,
     ) -> PartyOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
-        state = await service.party_command(party_id, lambda _s: command, player, key)
+        state = await service.parties.command(party_id, command, player, key)
         return party_view(party_id, state)
 
     @post(
@@ -213,7 +213,7 @@ class PartiesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
-        state, match_id = await service.start_match(
+        state, match_id = await service.parties.start(
             party_id, player, idempotency_key, rematch=False
         )
         return StartOut(party=party_view(party_id, state), match_id=match_id)
@@ -234,5 +234,7 @@ class PartiesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
-        state, match_id = await service.start_match(party_id, player, idempotency_key, rematch=True)
+        state, match_id = await service.parties.start(
+            party_id, player, idempotency_key, rematch=True
+        )
         return StartOut(party=party_view(party_id, state), match_id=match_id)

@@ -22,9 +22,10 @@ from litestar.params import FromPath
 from domain import party as pd
 from domain.errors import AppError
 from domain.streams import PARTY_PREFIX, party_stream
+from services.match.ids import check_id
 from services.match.live_hub import LiveHub
 from services.match.schemas import PartyOut
-from services.match.service import MatchService, check_id
+from services.match.service import MatchService
 from services.match.sockets import Channel, ping_only, refuse, serve, unavailable
 from services.match.views import party_list_view, party_view
 
@@ -54,7 +55,7 @@ async def party_socket(
     await socket.accept()
     try:
         party_id = check_id(party_id, "party")
-        state = await service.load_party(party_id)  # 404 for an unknown party
+        state = await service.parties.load(party_id)  # 404 for an unknown party
     except AppError as error:
         await refuse(socket, error)
         return
@@ -88,7 +89,7 @@ async def lobby_socket(
     async def pump() -> None:
         sent = b""
         async for _ in hub.changes(PARTY_PREFIX, LOBBY_INTERVAL):
-            listing = party_list_view(await service.list_parties())
+            listing = party_list_view(await service.parties.list_open())
             frame = msgspec.json.encode(PartiesFrame(parties=listing.parties))
             if frame != sent:
                 await channel.send(frame)

@@ -9,8 +9,9 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody
 
 from domain.errors import Unauthenticated
+from services.match.guests import Player
 from services.match.schemas import NewPlayer, PlayerOut
-from services.match.service import MatchService, Player
+from services.match.service import MatchService
 from services.shared.errors import error_responses
 from services.shared.limits import Limits, client_key
 
@@ -40,7 +41,7 @@ async def current_player(request: Request[Any, Any, Any], service: Service) -> P
     limits: Limits = request.app.state.limits
     client = client_key(request.scope)
     limits.check_auth(client)
-    player = await service.player_for_token(token)
+    player = await service.guests.for_token(token)
     if player is None:
         limits.auth_failed(client)
         raise Unauthenticated("unknown token")
@@ -63,7 +64,7 @@ class PlayersController(Controller):
         responses=error_responses(400, 413, 415, 422),
     )
     async def create(self, data: JSONBody[NewPlayer], service: Service) -> PlayerOut:
-        player, token = await service.create_player(data.name)
+        player, token = await service.guests.create(data.name)
         return PlayerOut(id=player.id, name=player.name, token=token)
 
     @put(
@@ -84,7 +85,7 @@ class PlayersController(Controller):
         player: CurrentPlayer,
     ) -> PlayerOut:
         token = request.headers.get("authorization", "").partition(" ")[2].strip()
-        renamed = await service.rename_player(player, token, data.name)
+        renamed = await service.guests.rename(player, token, data.name)
         return PlayerOut(id=renamed.id, name=renamed.name)
 
     @get(

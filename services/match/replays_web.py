@@ -31,6 +31,7 @@ from replays.format import ReplayFile, dump_replay
 from replays.report import ReportOut, report_view
 from replays.verify import Verdict
 from replays.viewer import StepsOut, steps_view
+from services.match.ids import check_id
 from services.match.players import Service
 from services.match.replay_store import (
     ReplayNotFound,
@@ -39,7 +40,7 @@ from services.match.replay_store import (
     export_match,
     walked_match,
 )
-from services.match.service import MatchService, check_id
+from services.match.service import MatchService
 from services.match.site import stream_page
 from services.shared.errors import error_responses
 from services.shared.operator import is_operator

@@ -75,12 +75,12 @@ class Scheduler:
                 return False
             structlog.contextvars.bind_contextvars(match_id=match_id_of(row.stream_id))
             try:
-                result = await self.service.fire_deadline(
+                result = await self.service.commands.fire_deadline(
                     conn, row.stream_id, row.expected_version, row.kind
                 )
             except ConcurrencyError:
                 # The match moved on since the row was written: derive it again.
-                await self.service.refresh_deadline(conn, row.stream_id)
+                await self.service.deadlines.refresh(conn, row.stream_id)
             except AppError as error:
                 # Nothing sensible to fire (e.g. the match is over): drop the row.
                 _log.warning("deadline_dropped", kind=row.kind, error=error.code)
@@ -101,7 +101,7 @@ class Scheduler:
             if row is None:
                 return False
             try:
-                result = await self.service.fire_grace(conn, row.stream_id, row.seat)
+                result = await self.service.presence.fire_grace(conn, row.stream_id, row.seat)
             except (ConcurrencyError, AppError) as error:
                 # The match moved on while we decided: the next poll looks again.
                 _log.info("grace_retry", error=type(error).__name__)

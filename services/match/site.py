@@ -26,8 +26,9 @@ from litestar.params import FromPath
 
 from domain.errors import AppError
 from domain.streams import match_stream, party_stream
+from services.match.ids import check_id
 from services.match.players import Service
-from services.match.service import MatchService, check_id
+from services.match.service import MatchService
 from services.shared.errors import HEALTH_RESPONSES, http_error
 from services.shared.pages import PAGE_HEADERS, inline_page
 
@@ -63,14 +64,8 @@ async def stream_page(service: MatchService, raw_id: str, what: str, name: str) 
         stream = stream_of(check_id(raw_id, what))
     except AppError:
         stream = None
-    if stream is not None:
-        async with service.engine.connect() as conn:
-            found = await conn.scalar(
-                sa.text("SELECT 1 FROM events WHERE stream_id = :s AND stream_version = 0"),
-                {"s": stream},
-            )
-        if found:
-            return page(name)
+    if stream is not None and await service.store.stream_version(stream) > 0:
+        return page(name)
     return page("not_found.html", status=404)
 
 
@@ -119,7 +114,7 @@ async def player_page(player_id: FromPath[str], service: Service) -> Response[st
     """One player's rating and its history (the page asks the ranking service); an
     unknown or malformed id is the 404 page."""
     try:
-        known = await service.player_exists(check_id(player_id, "player"))
+        known = await service.guests.exists(check_id(player_id, "player"))
     except AppError:
         known = False
     return page("ratings.html") if known else page("not_found.html", status=404)

@@ -57,7 +57,7 @@ async def test_service_level_race_gives_conflict(api: Api) -> None:
     """Two executions decided on the same version: the second append raises conflict (409)."""
     match_id, players, _ = await api.duel()
     service = api.client.app.state.service
-    from services.match.service import Player  # noqa: PLC0415
+    from services.match.guests import Player  # noqa: PLC0415
 
     me = Player(players[0]["id"], "alice")
     gate = anyio.Event()
@@ -77,7 +77,7 @@ async def test_service_level_race_gives_conflict(api: Api) -> None:
 
     async def roll() -> None:
         try:
-            outcomes.append(await service.act(match_id, me, "roll"))
+            outcomes.append(await service.commands.roll(match_id, me, None))
         except Exception as exc:
             outcomes.append(exc)
 

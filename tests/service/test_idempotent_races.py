@@ -1,9 +1,11 @@
 """Identical concurrent requests under one Idempotency-Key all get the first outcome.
 
 `_copies` sends the copies at once and, so that every round meets the race that used to
-answer 409, holds each later copy between its look-up of the key (nothing yet) and its
-decision until the first copy has committed: the later copies then decide on a state the
-first one already changed, which is the interleaving real traffic produced. The app
+answer 409, holds each later copy until the first copy has committed: at its append (the
+later copies decided on the state before the first one's events, and lose the race at
+the append) or, for match commands, at its read (the later copies decide on the state the
+first one already changed, and are refused there). Either way each must find the first
+outcome, which is what real traffic's interleavings need. The app
 runs under uvicorn (the live tests' `Instance`), so the copies really run side by side.
 """
 
@@ -49,34 +51,46 @@ async def served(database_url: str, engine: AsyncEngine, tmp_path: Path) -> Asyn
             yield api
 
 
-async def _copies(api: Served, method: str, url: str, **kwargs: Any) -> list[Any]:
+async def _copies(
+    api: Served, method: str, url: str, *, gate: str = "append", **kwargs: Any
+) -> list[Any]:
     """`COPIES` identical requests sent at once; their responses (see `_at_once`)."""
-    return await _at_once(api, [(method, url, kwargs)] * COPIES)
+    return await _at_once(api, [(method, url, kwargs)] * COPIES, gate=gate)
 
 
-async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) -> list[Any]:
-    """The requests sent at once; their responses. Every request looks its key up before
-    the first to look goes on, and the others wait until it has committed."""
+async def _at_once(
+    api: Served, calls: list[tuple[str, str, dict[str, Any]]], *, gate: str = "append"
+) -> list[Any]:
+    """The requests sent at once; their responses. Every request reaches the gate before
+    the first to get there goes on, and the others pass it only once that one has
+    committed. At `gate="append"` each has decided on the state before the winner's events
+    (and loses at its append); at `gate="read"` (match commands) each later one reads the
+    state the winner changed (and its command is refused there)."""
     count = len(calls)
     store = api.store
-    find, append, notify = store.find_command, store.append, store.notify
-    committed, all_looked = anyio.Event(), anyio.Event()
-    looked = 0
+    append, notify, read = store.append, store.notify, store.read_events_and_hash
+    committed, all_arrived = anyio.Event(), anyio.Event()
+    arrived = 0
 
-    async def late_find(command_id: str, stream_id: str) -> Any:
-        nonlocal looked
-        found = await find(command_id, stream_id)
-        if found is not None:  # the re-check after a refusal (or a late retry)
-            return found
-        looked += 1
-        if looked == count:
-            all_looked.set()
+    async def at_gate() -> None:
+        nonlocal arrived
+        arrived += 1
+        if arrived == count:
+            all_arrived.set()
         with anyio.fail_after(10):
-            # The first copy goes on once every copy has looked; the others once it is in.
-            await (all_looked if looked == 1 else committed).wait()
-        return found
+            # The first copy goes on once every copy has arrived; the others once it is in.
+            await (all_arrived if arrived == 1 else committed).wait()
 
-    async def append_then_open(*args: Any, **kw: Any) -> Any:
+    async def gated_read(*args: Any, **kw: Any) -> Any:
+        await at_gate()
+        return await read(*args, **kw)
+
+    async def gated_append(*args: Any, **kw: Any) -> Any:
+        # A start appends twice: the party's events, then the new match's first ones in
+        # the same transaction; only the first is the race.
+        new_match = args[0].startswith("match-") and args[1] == 0
+        if gate == "append" and not new_match:
+            await at_gate()
         result = await append(*args, **kw)
         if kw.get("conn") is None:  # committed when it returns (else: at `notify`)
             committed.set()
@@ -86,8 +100,9 @@ async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) ->
         await notify(*args, **kw)  # called after the commit
         committed.set()
 
-    store.find_command, store.append = late_find, append_then_open
-    store.notify = notify_then_open
+    store.append, store.notify = gated_append, notify_then_open  # type: ignore[method-assign]
+    if gate == "read":
+        store.read_events_and_hash = gated_read  # type: ignore[method-assign]
     responses: list[Any] = []
 
     async def one(method: str, url: str, kwargs: dict[str, Any]) -> None:
@@ -98,15 +113,18 @@ async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) ->
             for method, url, kwargs in calls:
                 tg.start_soon(one, method, url, kwargs)
     finally:
-        store.find_command, store.append, store.notify = find, append, notify
+        store.append, store.notify = append, notify  # type: ignore[method-assign]
+        store.read_events_and_hash = read  # type: ignore[method-assign]
     return responses
 
 
+@pytest.mark.parametrize("gate", ["append", "read"])
 async def test_concurrent_identical_match_commands_get_the_first_outcome(
-    served: Served,
+    served: Served, gate: str
 ) -> None:
-    """Ten identical rolls or moves sent at once under one key: all 200, one original, the
-    others `duplicate: true` with the same events, and the events appended once."""
+    """Ten identical rolls or moves sent at once under one key, the later ones losing at
+    the append or deciding on the winner's state: all 200, one original, the others
+    `duplicate: true` with the same events, and the events appended once."""
 
     match_id, players, _ = await served.duel()
     stream = f"match-{match_id}"
@@ -121,7 +139,7 @@ async def test_concurrent_identical_match_commands_get_the_first_outcome(
             moves = (await served.call("GET", f"/api/matches/{match_id}/moves")).json()["moves"]
             url, body = f"/api/matches/{match_id}/move", {"piece": moves[0]["piece"]}
         before = await served.stream_length(stream)
-        responses = await _copies(served, "POST", url, json=body, headers=headers)
+        responses = await _copies(served, "POST", url, json=body, headers=headers, gate=gate)
         assert [r.status_code for r in responses] == [200] * COPIES, [r.text for r in responses]
         bodies = [r.json() for r in responses]
         assert sorted(b["duplicate"] for b in bodies) == [False] + [True] * (COPIES - 1)

@@ -21,7 +21,8 @@ from domain.events import decode_event
 from replays.format import load_replay
 from replays.verify import verify_replay
 from services.match.app import create_app
-from services.match.service import MatchService, Player
+from services.match.guests import Player
+from services.match.service import MatchService
 from services.shared.settings import Settings
 
 from .conftest import Api
@@ -238,11 +239,11 @@ async def test_report_shows_turns_choices_timeouts_stand_ins_and_connections(
     players = [alice, bob]
 
     # Both guests open a live connection; alice's turn times out; alice's socket closes.
-    assert await service.connected(match_id, Player(alice["id"], "alice")) == 0
-    assert await service.connected(match_id, Player(bob["id"], "bob")) == 1
+    assert await service.presence.connected(match_id, Player(alice["id"], "alice")) == 0
+    assert await service.presence.connected(match_id, Player(bob["id"], "bob")) == 1
     await api.past_due(match_id)
     assert await api.scheduler.run_due() >= 1
-    await service.disconnected(match_id, 0)
+    await service.presence.disconnected(match_id, 0)
     state = await api.match(match_id)
     assert state["turn"] == 1 and state["seats"][0]["timeouts"] == 1
     # bob plays his turn, the CPU seat its own; alice leaves, the stand-in plays for her.
@@ -328,7 +329,7 @@ async def test_report_shows_turns_choices_timeouts_stand_ins_and_connections(
 
 async def test_the_connection_log_is_append_only(api: Api) -> None:
     match_id, players, _ = await api.duel()
-    await service_of(api).connected(match_id, Player(players[0]["id"], "alice"))
+    await service_of(api).presence.connected(match_id, Player(players[0]["id"], "alice"))
     for statement in ("UPDATE seat_connections SET seat = 1", "DELETE FROM seat_connections"):
         with pytest.raises(sa.exc.DBAPIError, match="append-only"):
             async with api.engine.begin() as conn:

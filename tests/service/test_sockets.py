@@ -25,7 +25,7 @@ import sqlalchemy as sa
 import websockets
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.service import MatchService
+from services.match.match_commands import MatchCommands
 from services.shared.eventstore import ConcurrencyError
 
 from .test_live import Instance, Table, _auth, _client, _settings
@@ -414,7 +414,7 @@ async def test_a_conflict_and_an_unexpected_failure_are_error_frames(
         state = (await http.get(f"/api/matches/{table.match_id}")).json()
         token = table.players[state["turn"]]["token"]
         async with _socket(server.ws(table.match_id), token) as me:
-            monkeypatch.setattr(MatchService, "act", failing)
+            monkeypatch.setattr(MatchCommands, "roll", failing)
             conflict = await me.send({"type": "roll", "id": "z"})
             internal = await me.send({"type": "roll"})
             monkeypatch.undo()

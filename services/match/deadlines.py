@@ -1,0 +1,111 @@
+"""Turn deadlines (DESIGN.md §5): each match has at most one row in `turn_deadlines`,
+derived from its state after every append, which the scheduler claims when due.
+
+The row is written by ONE pair of statements: as a side write of the append that changes
+the state (`side_write`: it takes effect only when the events go in), or on its own
+(`refresh`, after a stale firing, when there is nothing to append)."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.decider import MatchState
+from domain.streams import match_stream
+from services.match.match_reads import MatchReads, MatchRow
+from services.shared.eventstore import SideWrite
+from services.shared.settings import Settings
+
+__all__ = ["Deadlines", "cpu_controls"]
+
+# `{gate}` ties the write to an append (the relation `appended` of the append statement,
+# one row when the events go in) or is empty for a write on its own.
+_UPSERT = """
+    INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
+    SELECT %(dl_stream)s, now() + make_interval(secs => %(dl_secs)s), %(dl_version)s,
+           %(dl_kind)s
+      {gate}
+    ON CONFLICT (stream_id) DO UPDATE
+        SET due_at = EXCLUDED.due_at,
+            expected_version = EXCLUDED.expected_version,
+            kind = EXCLUDED.kind
+    RETURNING 1
+"""
+_DELETE = """
+    DELETE FROM turn_deadlines
+     WHERE stream_id = %(dl_stream)s {gate}
+    RETURNING 1
+"""
+_UPSERT_WITH_APPEND = _UPSERT.format(gate="FROM appended")
+_DELETE_WITH_APPEND = _DELETE.format(gate="AND EXISTS (SELECT 1 FROM appended)")
+_UPSERT_ALONE = _UPSERT.format(gate="")
+_DELETE_ALONE = _DELETE.format(gate="")
+# Taken before the events go in: the scheduler holds this row while it fires a deadline
+# and appends, so an append waits for it and then loses the race cleanly (409) instead of
+# deadlocking with it. A player's leave or reclaim holds it too (see `MatchCommands.act`).
+_LOCK = "SELECT 1 FROM turn_deadlines WHERE stream_id = %(dl_stream)s FOR UPDATE"
+
+
+def cpu_controls(state: MatchState, seat: int) -> bool:
+    """True when a CPU acts for `seat` now: a CPU seat, a stand-in, or a timed-out turn."""
+    if state.seats[seat].cpu is not None or state.stood_in[seat] is not None:
+        return True
+    return seat == state.turn and state.timed_out_this_turn
+
+
+class Deadlines:
+    def __init__(self, engine: AsyncEngine, reads: MatchReads, settings: Settings) -> None:
+        self.engine = engine
+        self.reads = reads
+        self.settings = settings
+
+    def timing(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
+        """The kind and length of the match's next deadline; None: no deadline."""
+        if state.status != "playing":
+            return None
+        if cpu_controls(state, state.turn):
+            return "cpu", self.settings.cpu_delay
+        if row.turn_limit:
+            return "turn", float(row.turn_limit)
+        return None
+
+    def side_write(self, stream: str, state: MatchState, row: MatchRow) -> SideWrite:
+        """The deadline row for `state`, as a side write of the append that reaches it."""
+        upsert, delete = _UPSERT_WITH_APPEND, _DELETE_WITH_APPEND
+        return self._write(stream, state, row, upsert, delete)
+
+    async def refresh(self, conn: AsyncConnection, stream: str) -> None:
+        """Recompute a match's deadline from its current state (after a stale firing)."""
+        state = await self.reads.state(stream)
+        row = await self.reads.row(stream, conn)
+        write = self._write(stream, state, row, _UPSERT_ALONE, _DELETE_ALONE)
+        await conn.exec_driver_sql(write.sql, write.params)
+
+    async def hold(self, conn: AsyncConnection, stream: str) -> None:
+        """Lock the match's deadline row in `conn`'s transaction (as the scheduler does
+        while it fires): no CPU or timer appends to the match meanwhile."""
+        await conn.exec_driver_sql(_LOCK, {"dl_stream": stream})
+
+    async def due(self, match_id: str) -> tuple[str, str] | None:
+        """The match's deadline: (kind, due time in ISO 8601), or None."""
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    sa.text("SELECT kind, due_at FROM turn_deadlines WHERE stream_id = :s"),
+                    {"s": match_stream(match_id)},
+                )
+            ).one_or_none()
+        return None if row is None else (row.kind, row.due_at.isoformat())
+
+    def _write(
+        self, stream: str, state: MatchState, row: MatchRow, upsert: str, delete: str
+    ) -> SideWrite:
+        timing = self.timing(state, row)
+        if timing is None:
+            return SideWrite(delete, {"dl_stream": stream}, _LOCK)
+        kind, secs = timing
+        return SideWrite(
+            upsert,
+            {"dl_stream": stream, "dl_secs": secs, "dl_version": state.version, "dl_kind": kind},
+            _LOCK,
+        )

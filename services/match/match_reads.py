@@ -1,0 +1,139 @@
+"""Reading matches: the folded state (cached), the stored events, the `matches` row and
+the server seed.
+
+The state cache (`_states`) only saves reading and folding old events again: the events
+after the cached version always come from the database, so a state is never staler than a
+fresh read, and every append still checks the version it was decided on. The server seed
+(`_seeds`, never logged: it leaves only through `SeedRevealed`) and the `matches` row
+(`_rows`) never change once written, so they are kept once read."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.chain import GENESIS
+from domain.decider import MatchState, apply
+from domain.errors import NotFound
+from domain.streams import match_stream
+from services.match.caches import remember
+from services.match.ids import check_id
+from services.shared.eventstore import EventStore, StoredEvent
+
+__all__ = ["NO_ROW", "MatchReads", "MatchRow"]
+
+_STATE_CACHE = 2000
+_ROW_CACHE = 4000  # server seeds and `matches` rows: immutable once written
+
+
+class MatchRow(msgspec.Struct, frozen=True):
+    """The match's side-table settings (`matches`)."""
+
+    party_id: str
+    turn_limit: int | None
+    ranked: bool
+
+
+# A match written without the service (imported, say) has no row: no timers.
+NO_ROW = MatchRow("", None, False)
+
+
+class MatchReads:
+    def __init__(self, engine: AsyncEngine, store: EventStore) -> None:
+        self.store = store
+        self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
+        # LRU of match folds, each with the hash of its last event (to extend the chain).
+        self._states: OrderedDict[str, tuple[MatchState, bytes]] = OrderedDict()
+        self._seeds: OrderedDict[str, bytes] = OrderedDict()
+        self._rows: OrderedDict[str, MatchRow] = OrderedDict()
+
+    async def load_match(self, match_id: str) -> tuple[MatchState, list[StoredEvent]]:
+        """The folded state and stored events of a match (404 if unknown)."""
+        stored = await self.store.read_stream(match_stream(check_id(match_id, "match")))
+        state = MatchState()
+        for e in stored:
+            apply(state, e.event)
+        if state.status == "new":
+            raise NotFound("no such match")
+        return state, stored
+
+    async def match_state(self, match_id: str) -> MatchState:
+        """The current state of a match (404 if unknown), without its events."""
+        state = await self.state(match_stream(check_id(match_id, "match")))
+        if state.status == "new":
+            raise NotFound("no such match")
+        return state
+
+    async def state(self, stream: str) -> MatchState:
+        """The current fold of a match stream (a new state when it has no events)."""
+        return (await self.state_and_head(stream))[0]
+
+    async def state_and_head(self, stream: str) -> tuple[MatchState, bytes]:
+        """`state`, and the hash of the stream's last event (GENESIS: no events)."""
+        cached = self._states.get(stream)
+        state, head = (MatchState(), GENESIS) if cached is None else (cached[0].copy(), cached[1])
+        events, last_hash = await self.store.read_events_and_hash(stream, state.version)
+        for event in events:
+            apply(state, event)
+        if last_hash is not None:
+            head = last_hash
+        if state.version:
+            self._states[stream] = (state.copy(), head)
+            self._states.move_to_end(stream)
+            while len(self._states) > _STATE_CACHE:
+                self._states.popitem(last=False)
+        return state, head
+
+    async def match_row(self, match_id: str) -> MatchRow | None:
+        stream = match_stream(match_id)
+        if (cached := self._rows.get(stream)) is not None:
+            return cached
+        async with self._reader.connect() as conn:
+            return await self._load_row(conn, stream)
+
+    async def row(self, stream: str, conn: AsyncConnection | None = None) -> MatchRow:
+        """The stream's `matches` row (on `conn` when given), or NO_ROW without one."""
+        if (cached := self._rows.get(stream)) is not None:
+            return cached
+        if conn is not None:
+            return await self._load_row(conn, stream) or NO_ROW
+        async with self._reader.connect() as reader:
+            return await self._load_row(reader, stream) or NO_ROW
+
+    async def _load_row(self, conn: AsyncConnection, stream: str) -> MatchRow | None:
+        row = (
+            await conn.execute(
+                sa.text("SELECT party_id, turn_limit, ranked FROM matches WHERE stream_id = :s"),
+                {"s": stream},
+            )
+        ).one_or_none()
+        if row is None:
+            return None
+        found = MatchRow(row.party_id, row.turn_limit, row.ranked)
+        remember(self._rows, stream, found, _ROW_CACHE)
+        return found
+
+    async def seed(self, conn: AsyncConnection | None, stream: str) -> bytes:
+        """The match's server seed: from this process's memory, else `match_seeds` (on
+        `conn`, or on a connection of its own)."""
+        if (cached := self._seeds.get(stream)) is not None:
+            return cached
+        query = sa.text("SELECT server_seed FROM match_seeds WHERE stream_id = :s")
+        if conn is None:
+            async with self._reader.connect() as own:
+                seed = await own.scalar(query, {"s": stream})
+        else:
+            seed = await conn.scalar(query, {"s": stream})
+        if seed is None:  # pragma: no cover - written with MatchCreated
+            raise RuntimeError(f"no seed stored for {stream}")
+        seed = bytes(seed)
+        remember(self._seeds, stream, seed, _ROW_CACHE)
+        return seed
+
+    def started(self, stream: str, seed: bytes, row: MatchRow) -> None:
+        """A match this process started has committed: keep what never changes."""
+        remember(self._seeds, stream, seed, _ROW_CACHE)
+        remember(self._rows, stream, row, _ROW_CACHE)

@@ -1,0 +1,308 @@
+"""Parties (tables, DESIGN.md §5): their commands through `domain.party`'s decider, the
+start of a match (the party's `MatchOpened`, the seed and the match's first events in one
+transaction) and the lobby's read model (`parties`, one row per party)."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain import party as pd
+from domain.commands import CreateMatch, Rejection, StartMatch
+from domain.decider import MatchState, decide, fold
+from domain.dice import seed_commitment
+from domain.errors import AppError, NotFound, rejection_error
+from domain.events import Event
+from domain.rules import parse_ruleset
+from domain.streams import match_stream, party_stream
+from services.match.deadlines import Deadlines
+from services.match.guests import Player
+from services.match.idempotency import command_id as command_id_of
+from services.match.idempotency import done_meanwhile, fingerprint, metadata, same_request
+from services.match.ids import check_id
+from services.match.match_reads import MatchReads, MatchRow
+from services.match.views import party_view
+from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+
+__all__ = ["Parties"]
+
+_log = structlog.get_logger(__name__)
+
+# A party command that lost the append race is decided again on the new state (each
+# round someone wins, so this bounds the retries of N concurrent commands by N).
+_PARTY_ATTEMPTS = 8
+
+_UPSERT_PARTY = sa.text(
+    """
+    INSERT INTO parties (party_id, status, settings, updated_at)
+    VALUES (:party_id, :status, CAST(:settings AS jsonb), now())
+    ON CONFLICT (party_id) DO UPDATE
+        SET status = EXCLUDED.status, settings = EXCLUDED.settings, updated_at = now()
+    """
+)
+
+
+def _party_field(field: str | None) -> str | None:
+    """A party rejection's field as the API spells it: the domain's `ruleset` arrives in
+    the request body as `rules`."""
+    if field is not None and (field == "ruleset" or field.startswith("ruleset.")):
+        return "rules" + field.removeprefix("ruleset")
+    return field
+
+
+class Parties:
+    def __init__(
+        self, engine: AsyncEngine, store: EventStore, reads: MatchReads, deadlines: Deadlines
+    ) -> None:
+        self.engine = engine
+        self.store = store
+        self.reads = reads
+        self.deadlines = deadlines
+
+    async def load(self, party_id: str) -> pd.PartyState:
+        party_id = check_id(party_id, "party")
+        stored = await self.store.read_stream(party_stream(party_id))
+        state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+        if state.status == "new":
+            raise NotFound("no such party")
+        return state
+
+    async def list_open(self, limit: int = 100) -> list[dict[str, Any]]:
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
+                sa.text(
+                    "SELECT settings FROM parties WHERE status = 'open' "
+                    "ORDER BY updated_at DESC LIMIT :limit"
+                ),
+                {"limit": limit},
+            )
+            return [dict(r.settings) for r in rows]
+
+    async def create(
+        self,
+        player: Player,
+        *,
+        seats: int,
+        rules: dict[str, Any] | None,
+        turn_limit: int | None,
+        ranked: bool,
+        client_seed: str,
+        key: str | None,
+    ) -> tuple[str, pd.PartyState]:
+        """Open a table with `player` as host in seat 0."""
+        command_id = command_id_of(player, key)
+        if command_id is not None:
+            # The party id derives from the command id, so a retry finds the first party.
+            party_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"ludo-party:{command_id}"))
+        else:
+            party_id = str(uuid.uuid4())
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        command = pd.CreateParty(
+            host_id=player.id,
+            host_name=player.name,
+            seats=seats,
+            ruleset=rules,
+            turn_limit=turn_limit,
+            ranked=ranked,
+            client_seed=client_seed,
+        )
+        state = await self.command(party_id, command, player, key, new=True)
+        return party_id, state
+
+    async def command(
+        self,
+        party_id: str,
+        command: pd.PartyCommand,
+        player: Player,
+        key: str | None,
+        *,
+        new: bool = False,
+    ) -> pd.PartyState:
+        """Decide and append one party command (everything but start and rematch).
+
+        A party command names what it wants (this seat, these settings), not the version
+        it saw, so losing the append race to another command is no reason to refuse it:
+        it is decided again on the new state (which may now refuse it, e.g. the seat was
+        taken), up to `_PARTY_ATTEMPTS` times. Two hosts' clicks a few milliseconds apart
+        on two instances would otherwise get 409 for a command nothing contradicts."""
+        party_id = check_id(party_id, "party")
+        stream = party_stream(party_id)
+        command_id = command_id_of(player, key)
+        request = fingerprint(command)
+        for attempt in range(_PARTY_ATTEMPTS):
+            stored = await self.store.read_stream(stream)
+            state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+            try:
+                return await self._append(
+                    party_id, stream, state, command, player, command_id, request, new
+                )
+            except (AppError, ConcurrencyError) as error:
+                # An identical request may have committed before this one was decided on
+                # the state it had already changed: answer with its outcome.
+                if await done_meanwhile(self.store, command_id, stream, request) is not None:
+                    return await self.load(party_id)
+                if not isinstance(error, ConcurrencyError) or attempt + 1 == _PARTY_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")  # the last attempt returned or raised
+
+    async def _append(
+        self,
+        party_id: str,
+        stream: str,
+        state: pd.PartyState,
+        command: pd.PartyCommand,
+        player: Player,
+        command_id: str | None,
+        request: str,
+        new: bool,
+    ) -> pd.PartyState:
+        if state.status == "new" and not new:
+            raise NotFound("no such party")
+        decided = pd.decide(command, state)
+        if isinstance(decided, pd.PartyRejection):
+            raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                result = await self.store.append(
+                    stream,
+                    state.version,
+                    decided,
+                    command_id=command_id,
+                    metadata=metadata(player.id, command_id, request),
+                    conn=conn,
+                )
+                if result.duplicate:  # the same key appended before: its first outcome
+                    same_request(result, request)
+                    return await self.load(party_id)
+                pd.fold(decided, state)
+                await self._save_listing(conn, party_id, state)
+            await self.store.notify(result, conn)
+        _log.info("party_command", party_id=party_id, events=[type(e).__name__ for e in decided])
+        return state
+
+    async def start(
+        self, party_id: str, player: Player, key: str | None, *, rematch: bool
+    ) -> tuple[pd.PartyState, str]:
+        """Start (host) or rematch: MatchOpened, the seed, MatchCreated + MatchStarted, in
+        ONE transaction. Returns the party and the new match id."""
+        party_id = check_id(party_id, "party")
+        stream = party_stream(party_id)
+        command_id = command_id_of(player, key)
+        request = "rematch" if rematch else "start"
+        try:
+            return await self._start(party_id, stream, player, command_id, rematch)
+        except (AppError, ConcurrencyError):
+            # The same request with the same key may have started it before.
+            done = await done_meanwhile(self.store, command_id, stream, request)
+            if done is None:
+                raise
+            return await self._started(party_id, done)
+
+    async def _started(self, party_id: str, done: AppendResult) -> tuple[pd.PartyState, str]:
+        """The party and the match id a start or rematch that already appended opened."""
+        opened = pd.decode_party_event(done.events[0].data)
+        assert isinstance(opened, pd.MatchOpened)
+        return await self.load(party_id), opened.match_id
+
+    async def _start(
+        self, party_id: str, stream: str, player: Player, command_id: str | None, rematch: bool
+    ) -> tuple[pd.PartyState, str]:
+        state = await self.load(party_id)
+        match_id = str(uuid.uuid4())
+        command: pd.PartyCommand
+        if rematch:
+            finished = False
+            if state.match_id is not None:
+                current = await self.reads.state(match_stream(state.match_id))
+                finished = current.status == "finished"
+            command = pd.Rematch(player_id=player.id, match_id=match_id, current_finished=finished)
+        else:
+            command = pd.StartParty(player_id=player.id, match_id=match_id)
+        decided = pd.decide(command, state)
+        if isinstance(decided, pd.PartyRejection):
+            raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
+        opened = decided[0]
+        assert isinstance(opened, pd.MatchOpened)
+
+        server_seed = secrets.token_bytes(32)
+        seats = pd.seat_specs(state)
+        match_state = MatchState()
+        match_events: list[Event] = []
+        for match_command in (
+            CreateMatch(
+                ruleset=parse_ruleset(state.ruleset),
+                seats=seats,
+                seed_hash=seed_commitment(server_seed),
+                first_seat=opened.first_seat,
+            ),
+            StartMatch(client_seeds=tuple(s.client_seed for s in state.seats if s is not None)),
+        ):
+            events = decide(match_command, match_state)
+            if isinstance(events, Rejection):  # pragma: no cover - the party validated it all
+                raise rejection_error(events.code, events.reason)
+            fold(events, match_state)
+            match_events.extend(events)
+
+        mstream = match_stream(match_id)
+        structlog.contextvars.bind_contextvars(match_id=match_id)
+        row = MatchRow(party_id, state.turn_limit, state.ranked)
+        request = "rematch" if rematch else "start"
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                party_result = await self.store.append(
+                    stream,
+                    state.version,
+                    decided,
+                    command_id=command_id,
+                    metadata=metadata(player.id, command_id, request),
+                    conn=conn,
+                )
+                if party_result.duplicate:  # the same key started it before
+                    same_request(party_result, request)
+                    return await self._started(party_id, party_result)
+                await conn.execute(
+                    sa.text("INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"),
+                    {"s": mstream, "seed": server_seed},
+                )
+                await conn.execute(
+                    sa.text(
+                        "INSERT INTO matches (stream_id, party_id, turn_limit, ranked) "
+                        "VALUES (:s, :p, :t, :r)"
+                    ),
+                    {"s": mstream, "p": party_id, "t": row.turn_limit, "r": row.ranked},
+                )
+                match_result = await self.store.append(
+                    mstream,
+                    0,
+                    match_events,
+                    metadata={"actor": player.id},
+                    side=[self.deadlines.side_write(mstream, match_state, row)],
+                    conn=conn,
+                )
+                pd.fold(decided, state)
+                await self._save_listing(conn, party_id, state)
+            await self.store.notify(party_result, conn)
+            await self.store.notify(match_result, conn)
+        # Committed: remember what never changes (the seed stays in this process only).
+        self.reads.started(mstream, server_seed, row)
+        _log.info("match_started", first_seat=opened.first_seat, game=opened.game)
+        return state, match_id
+
+    async def _save_listing(
+        self, conn: AsyncConnection, party_id: str, state: pd.PartyState
+    ) -> None:
+        view = party_view(party_id, state)
+        await conn.execute(
+            _UPSERT_PARTY,
+            {
+                "party_id": party_id,
+                "status": state.status,
+                "settings": msgspec.json.encode(view).decode(),
+            },
+        )

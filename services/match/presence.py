@@ -1,0 +1,116 @@
+"""Who is connected to a seat (`seat_presence`), the connection log behind the dispute
+report (`seat_connections`, append-only), and the grace period: a player whose last
+connection closed and who has not come back within `LUDO_RECONNECT_GRACE` seconds gets a
+CPU standing in (DESIGN.md §5)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.errors import AppError
+from domain.streams import match_stream
+from services.match.guests import Player
+from services.match.ids import check_id
+from services.match.match_commands import MatchCommands, seat_of
+from services.match.match_reads import MatchReads
+from services.shared.eventstore import AppendResult, ConcurrencyError
+from services.shared.settings import Settings
+
+__all__ = ["Presence"]
+
+_CONNECTED = sa.text(
+    """
+    INSERT INTO seat_presence (stream_id, seat, connections) VALUES (:stream_id, :seat, 1)
+    ON CONFLICT (stream_id, seat) DO UPDATE
+        SET connections = seat_presence.connections + 1,
+            disconnected_at = NULL,
+            grace_due = NULL
+    """
+)
+_DISCONNECTED = sa.text(
+    """
+    UPDATE seat_presence
+       SET connections = greatest(connections - 1, 0),
+           disconnected_at = CASE WHEN connections <= 1 THEN now() END,
+           grace_due = CASE WHEN connections <= 1
+                            THEN now() + make_interval(secs => :grace) END
+     WHERE stream_id = :stream_id AND seat = :seat
+    """
+)
+# The append-only connection log behind the dispute report (migration 0005), written in
+# the transaction of the `seat_presence` update it accompanies.
+_LOG_CONNECTION = sa.text(
+    "INSERT INTO seat_connections (stream_id, seat, kind) VALUES (:stream_id, :seat, :kind)"
+)
+_GRACE_DONE = sa.text(
+    "UPDATE seat_presence SET grace_due = NULL WHERE stream_id = :stream_id AND seat = :seat"
+)
+
+
+class Presence:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        reads: MatchReads,
+        commands: MatchCommands,
+        settings: Settings,
+    ) -> None:
+        self.engine = engine
+        self.reads = reads
+        self.commands = commands
+        self.settings = settings
+
+    async def connected(self, match_id: str, player: Player) -> int | None:
+        """A live connection of `player` to the match opened: count it (and log it in
+        `seat_connections`), cancel any grace deadline, and give the seat back if a CPU
+        stands in for it (`SeatReclaimed`). Returns the player's seat (None: a spectator)."""
+        state = await self.reads.match_state(match_id)
+        seat = seat_of(state, player)
+        if seat is None:
+            return None
+        stream = match_stream(check_id(match_id, "match"))
+        async with self.engine.begin() as conn:
+            await conn.execute(_CONNECTED, {"stream_id": stream, "seat": seat})
+            await conn.execute(
+                _LOG_CONNECTION, {"stream_id": stream, "seat": seat, "kind": "connected"}
+            )
+        if state.status == "playing" and state.stood_in[seat] is not None:
+            # `reclaim` retries the version race with a stand-in playing on another
+            # instance; still losing after every try, or the match ended meanwhile:
+            # nothing to do.
+            with contextlib.suppress(ConcurrencyError, AppError):
+                await self.commands.reclaim(match_id, player, None)
+        return seat
+
+    async def disconnected(self, match_id: str, seat: int) -> None:
+        """A live connection to `seat` closed; with none left, the grace period starts.
+        Every close is logged in `seat_connections` (the dispute report reads it)."""
+        stream = match_stream(check_id(match_id, "match"))
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                _DISCONNECTED,
+                {"stream_id": stream, "seat": seat, "grace": self.settings.reconnect_grace},
+            )
+            await conn.execute(
+                _LOG_CONNECTION, {"stream_id": stream, "seat": seat, "kind": "disconnected"}
+            )
+
+    async def fire_grace(
+        self, conn: AsyncConnection, stream: str, seat: int
+    ) -> AppendResult | None:
+        """The seat's player has not come back within the grace period: a CPU stands in,
+        unless the match is over or a CPU already plays for the seat."""
+        state = await self.reads.state(stream)
+        result = None
+        if (
+            state.status == "playing"
+            and state.seats[seat].cpu is None
+            and state.stood_in[seat] is None
+        ):
+            # A ConcurrencyError leaves grace_due set, so the next poll tries again.
+            result = await self.commands.stand_in(conn, stream, seat, state.version)
+        await conn.execute(_GRACE_DONE, {"stream_id": stream, "seat": seat})
+        return result
