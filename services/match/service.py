@@ -72,7 +72,7 @@ from services.shared.eventstore import (
 )
 from services.shared.settings import Settings
 
-__all__ = ["MatchRow", "MatchService", "Player", "cpu_controls", "match_stream", "party_stream"]
+__all__ = ["MatchRow", "MatchService", "Player", "match_stream", "party_stream"]
 
 _log = structlog.get_logger(__name__)
 
@@ -128,13 +128,6 @@ def check_id(value: str, what: str) -> str:
         return str(uuid.UUID(value))
     except ValueError:
         raise AppError(404, "not_found", f"no such {what}") from None
-
-
-def cpu_controls(state: MatchState, seat: int) -> bool:
-    """True when a CPU acts for `seat` now: a CPU seat, a stand-in, or a timed-out turn."""
-    if state.seats[seat].cpu is not None or state.stood_in[seat] is not None:
-        return True
-    return seat == state.turn and state.timed_out_this_turn
 
 
 def token_hash(token: str) -> bytes:
@@ -804,7 +797,7 @@ class MatchService:
         """The kind and length of the match's next deadline; None: no deadline."""
         if state.status != "playing":
             return None
-        if cpu_controls(state, state.turn):
+        if state.cpu_controls(state.turn):
             return "cpu", self.settings.cpu_delay
         if row.turn_limit:
             return "turn", float(row.turn_limit)
@@ -976,7 +969,7 @@ class MatchService:
 
         def make(state: MatchState) -> Command:
             seat = state.turn
-            if kind == "turn" and not cpu_controls(state, seat):
+            if kind == "turn" and not state.cpu_controls(seat):
                 return TimeOut(seat=seat)
             if state.phase == "roll":
                 return Roll(seat=seat)
