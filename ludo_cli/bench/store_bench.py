@@ -47,9 +47,10 @@ import msgspec
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
+from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
-__all__ = ["Config", "bench", "print_table", "register", "run"]
+__all__ = ["BENCH", "Config", "bench", "measure", "print_table"]
 
 PARTITION_SCHEMA: Final = "ludo_part"
 _TAIL: Final = 5  # events a tail read asks for (a state cache a few commands behind)
@@ -73,11 +74,7 @@ class Config(msgspec.Struct, kw_only=True):
     seed: int = 0
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "store",
-        help="event store append/read/global-read latency, empty vs filled, plain vs partitioned",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=positive_int, default=100_000, help="rows to fill to")
     parser.add_argument("--streams", type=positive_int, default=8, help="measured streams")
     parser.add_argument("--events", type=positive_int, default=300, help="events per stream")
@@ -96,11 +93,9 @@ def register(targets: Any) -> None:
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     config = Config(
         rows=args.rows,
         streams=args.streams,
@@ -114,17 +109,9 @@ def run(args: argparse.Namespace) -> int:
         replica_url=args.replica,
         keep=args.keep,
         seed=args.seed,
+        progress=not args.json,
     )
-    try:
-        result = bench(config)
-    except BenchError as exc:
-        print(f"ludo bench store: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        print_table(result)
-    return 0
+    return bench(config)
 
 
 def _say(config: Config, line: str) -> None:
@@ -915,3 +902,12 @@ def print_table(r: dict[str, Any]) -> None:
         for tag in ("empty", "filled"):
             a = r[tag]["plain"]["append"]
             print(f"  appends/s ({tag}, plain) / pgbench TPS: {a['appends_per_s'] / pg['tps']:.3f}")
+
+
+BENCH = Bench(
+    name="store",
+    help="event store append/read/global-read latency, empty vs filled, plain vs partitioned",
+    options=_options,
+    measure=measure,
+    table=print_table,
+)
