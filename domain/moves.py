@@ -2,10 +2,10 @@
 
 `legal_move_list` is the one walk that decides which moves one die allows; `legal_moves`
 iterates what it returns. The walk is eager, not a lazy generator: every caller takes all
-the moves, and as a generator the walk costs 8% more CPU (interpreted, over positions from
-real matches) on this hot path. `explain_move` gives a piece's
-move or says why it cannot move (`decide` uses it for its rejection text; `why_not` finds the
-rule, and tests/test_properties.py pins that it agrees with the walk). `push` applies a move
+the moves, and as a generator the walk costs 8% more CPU on this hot path (interpreted, over
+positions from real matches). `explain_move` gives a piece's move or says why it cannot move
+(`decide` uses it for its rejection text): the move comes from that walk, the reason from
+`why_not`, and tests/test_properties.py pins that the two agree. `push` applies a move
 without checking it, like python-chess's `push`: callers pass only moves this module
 generated. `decide` in `domain.decider` is the one place that validates player input.
 
