@@ -11,7 +11,7 @@ never re-judges a rule, so folding a stored stream cannot disagree with how it w
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 from domain.board import NEST, PIECES, Board, board_for
 from domain.commands import (
@@ -45,15 +45,24 @@ from domain.events import (
     TurnEnded,
     TurnTimedOut,
 )
-from domain.moves import Move, entering_move, explain_move, has_course_piece, legal_move_list
+from domain.moves import (
+    Move,
+    entering_move,
+    explain_move,
+    has_course_piece,
+    legal_move_list,
+    push,
+)
 from domain.placements import placements
 from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
 
 __all__ = [
     "STAND_IN_AFTER_TIMEOUTS",
     "STATE_FIELDS",
+    "Controller",
     "MatchState",
     "apply",
+    "bonus_rolls",
     "current_legal_moves",
     "decide",
     "evolve",
@@ -61,10 +70,15 @@ __all__ = [
     "initial_state",
     "is_terminal",
     "needs_die",
+    "third_six",
 ]
 
 STAND_IN_AFTER_TIMEOUTS: Final = 3
 _THREE_TRIES: Final = 3
+
+# Who acts for a seat (`MatchState.controller`): its own CPU, a CPU standing in for the
+# player, the CPU playing one turn that timed out, or the player.
+Controller = Literal["cpu", "stand-in", "timeout", "player"]
 
 
 # The fields of MatchState. Read these, not `MatchState.__slots__`: a class compiled by
@@ -150,6 +164,20 @@ class MatchState:
     def playing(self, seat: int) -> bool:
         """True when the seat has not finished yet."""
         return seat not in self.finished
+
+    def controller(self, seat: int) -> Controller:
+        """Who acts for `seat` now (a timed-out turn is the CPU's only while it lasts)."""
+        if self.seats[seat].cpu is not None:
+            return "cpu"
+        if self.stood_in[seat] is not None:
+            return "stand-in"
+        if seat == self.turn and self.timed_out_this_turn:
+            return "timeout"
+        return "player"
+
+    def cpu_controls(self, seat: int) -> bool:
+        """True when a CPU acts for `seat` now: a CPU seat, a stand-in, or a timed-out turn."""
+        return self.controller(seat) != "player"
 
 
 def initial_state() -> MatchState:
@@ -317,6 +345,18 @@ def fold(events: Iterable[Event], state: MatchState | None = None) -> MatchState
 # ---------------------------------------------------------------------------------- decide
 
 
+def bonus_rolls(board: Board, die: int, captures: bool, to: int) -> int:
+    """Extra rolls a move earns (RULES.md §2.3): a six, a capture, reaching the goal, as
+    the ruleset grants. Always an int (never a bool): it is recorded as `PieceMoved.bonus`."""
+    return (die == 6) + (board.capture_bonus and captures) + (board.goal_bonus and to == board.goal)
+
+
+def third_six(board: Board, sixes: int, die: int) -> bool:
+    """True when `die` is a third six in a row, forfeit with the rest of the turn under
+    `three_sixes` (RULES.md §2.4); `sixes`: the sixes rolled in a row this turn before it."""
+    return die == 6 and sixes == 2 and board.three_sixes
+
+
 def needs_die(state: MatchState) -> bool:
     """False when the seat to act enters a piece without a die (`auto_enter`)."""
     return _auto_entry(state) is None
@@ -463,7 +503,7 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
     if type(die) is not int or not 1 <= die <= 6:
         return Rejection("bad_die", f"a roll needs a die value 1-6, got {die!r}")
     rolled = _DIE_ROLLED(seat=seat, n=state.rolls_made, value=die)
-    if die == 6 and board.three_sixes and state.sixes == 2:
+    if third_six(board, state.sixes, die):
         return [
             rolled,
             RollPassed(seat=seat, reason="three_sixes"),
@@ -517,9 +557,7 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
     moved, to, captures = move.piece, move.to, move.captures
     goal = board.goal
     reaches_goal = to == goal
-    bonus = (die == 6) + (board.capture_bonus and bool(captures))
-    if reaches_goal and board.goal_bonus:
-        bonus += 1
+    bonus = bonus_rolls(board, die, bool(captures), to)
     events: list[Event] = [
         _PIECE_MOVED(
             seat=seat,
@@ -537,7 +575,7 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
         still_playing = state.players - len(state.finished) - 1
         if not board.ruleset.play_to_end or still_playing <= 1:
             after = [row[:] for row in state.pieces]
-            after[seat][moved] = to
+            push(after, seat, move)
             events.append(
                 MatchFinished(placements=placements(board, after, [*state.finished, seat]))
             )

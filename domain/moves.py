@@ -1,8 +1,12 @@
 """Move generation (RULES.md §3), kept apart from applying a move.
 
-`legal_moves` is a lazy generator over the moves one die allows; `explain_move` says why a
-given piece cannot move (the validating side uses it for its rejection text); `push` applies a
-move without checking it, like python-chess's `push`: callers pass only moves this module
+`legal_move_list` is the one walk that decides which moves one die allows; `legal_moves`
+iterates what it returns. The walk is eager, not a lazy generator: every caller takes all
+the moves, and as a generator the walk costs 8% more CPU on this hot path (interpreted, over
+positions from real matches). `explain_move` gives a piece's move or says why it cannot move
+(`decide` uses it for its rejection text): the move comes from that walk, the reason from
+`why_not`, and tests/test_properties.py pins that the two agree. `push` applies a move
+without checking it, like python-chess's `push`: callers pass only moves this module
 generated. `decide` in `domain.decider` is the one place that validates player input.
 
 Pieces are `list[list[int]]`, indexed `[seat][piece]`, holding progress values (RULES.md §1).
@@ -25,6 +29,8 @@ __all__ = [
     "legal_move_list",
     "legal_moves",
     "push",
+    "pushed",
+    "why_not",
 ]
 
 Pieces = Sequence[Sequence[int]]
@@ -48,9 +54,8 @@ class Move(msgspec.Struct, frozen=True, array_like=True, gc=False):
 
 
 class _Occupancy:
-    """Who stands where, computed lazily per generation call: most calls need only a
-    capture look-up or two, and building a full square map for 16 pieces would cost more
-    than the whole rest of move generation.
+    """Who stands where, computed lazily per `why_not` call: most calls need only one
+    look-up, and building a full square map for 16 pieces would cost more than the call.
     """
 
     __slots__ = ("_blocked", "_by_square", "board", "pieces", "seat")
@@ -69,18 +74,9 @@ class _Occupancy:
             last = board.last_track
             blocked: set[int] = set()
             for s, row in enumerate(self.pieces):
-                if s == self.seat:
-                    continue
-                # A later piece equal to an earlier one, on the track, makes a block. Spelled
-                # out for four pieces: this runs on nearly every roll under `double`.
-                a, b, c, d = row
-                track = board.track[s]
-                if a == b and 0 <= a <= last:
-                    blocked.add(track[a])
-                if (c in (a, b)) and 0 <= c <= last:
-                    blocked.add(track[c])
-                if (d in (a, b, c)) and 0 <= d <= last:
-                    blocked.add(track[d])
+                if s != self.seat:
+                    squares = [board.track[s][p] for p in row if 0 <= p <= last]
+                    blocked.update(sq for sq in squares if squares.count(sq) >= 2)
             self._blocked = blocked
         return self._blocked
 
@@ -97,29 +93,19 @@ class _Occupancy:
             }
         return square in self._by_square
 
-    def opponents_at(self, square: int) -> tuple[tuple[int, int], ...]:
-        """`(seat, piece)` of every opponent piece on the track square, in seat order."""
-        found: list[tuple[int, int]] = []
-        at = self.board.progress_at
-        for s, row in enumerate(self.pieces):
-            if s == self.seat:
-                continue
-            p = at[s][square]
-            if p in row:
-                found.extend((s, i) for i in range(PIECES) if row[i] == p)
-        return tuple(found)
 
-
-def _move_or_reason(
-    board: Board, pieces: Pieces, seat: int, piece: int, die: int, occ: _Occupancy
-) -> Move | str:
+def why_not(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> str | None:
+    """The rule of RULES.md §3 that stops `piece` moving `die`, as a sentence; None when
+    no rule does. Rule by rule, for rejection texts: `legal_moves` alone decides what is
+    legal, and tests/test_properties.py pins that the two agree in every position."""
     rules = board.ruleset
+    occ = _Occupancy(board, pieces, seat)
     frm = pieces[seat][piece]
     track = board.track[seat]
     if frm == NEST:
         if die not in rules.enter_on:
             return f"a piece leaves the nest only on {sorted(rules.enter_on)}"
-        return _landing(board, piece, NEST, 0, track[0], occ)
+        return _landing_blocked(board, track[0], occ)
     goal = board.goal
     if frm == goal:
         return "the piece is already in the goal"
@@ -131,12 +117,9 @@ def _move_or_reason(
     last = board.last_track
     blocks = rules.blocks
     if blocks == "double":
-        if frm < last:
-            blocked = occ._blocked if occ._blocked is not None else occ.blocked()
-            if blocked:
-                for q in range(frm + 1, min(to, last) + 1):
-                    if track[q] in blocked:
-                        return f"a block stands on square {track[q]}"
+        for q in range(frm + 1, min(to, last) + 1):
+            if track[q] in occ.blocked():
+                return f"a block stands on square {track[q]}"
     elif blocks == "no_overtaking":
         own = pieces[seat]
         for q in range(frm + 1, to):
@@ -145,37 +128,29 @@ def _move_or_reason(
                     return f"no overtaking: a piece stands on square {track[q]}"
             elif q in own:  # q < to <= goal: a home-column square, only own pieces there
                 return f"no overtaking: an own piece stands at {q} in the home column"
-    if to <= last:
-        return _landing(board, piece, frm, to, track[to], occ)
-    return Move(piece, frm, to)
+    return _landing_blocked(board, track[to], occ) if to <= last else None
 
 
-def _landing(
-    board: Board, piece: int, frm: int, to: int, square: int, occ: _Occupancy
-) -> Move | str:
-    if board.ruleset.blocks == "double" and square in (
-        occ._blocked if occ._blocked is not None else occ.blocked()
-    ):
+def _landing_blocked(board: Board, square: int, occ: _Occupancy) -> str | None:
+    if board.ruleset.blocks == "double" and square in occ.blocked():
         return f"a block stands on square {square}"
-    if square in board.safe:
-        return Move(piece, frm, to)
-    captures = occ.opponents_at(square)
-    return Move(piece, frm, to, captures) if captures else Move(piece, frm, to)
+    return None
 
 
 def legal_moves(board: Board, pieces: list[list[int]], seat: int, die: int) -> Iterator[Move]:
-    """Every legal move of `seat` for `die`, one per movable piece, in piece order (lazy)."""
+    """Every legal move of `seat` for `die`, one per movable piece, in piece order (an
+    iterator over `legal_move_list`, which computes them all at once)."""
     yield from legal_move_list(board, pieces, seat, die)
 
 
 def legal_move_list(board: Board, pieces: list[list[int]], seat: int, die: int) -> list[Move]:
-    """`legal_moves` as a list: the hot path for callers that need them all anyway.
+    """Every legal move of `seat` for `die`, one per movable piece, in piece order.
 
-    The same rules as `explain_move` (which says why a piece cannot move), written out in
-    one loop: it runs for every roll of every match. Blocks are found only when some piece
-    can move at all, and captures only where a piece lands on an unsafe square. `pieces`
-    is typed as the engine's own lists (`MatchState.pieces`), not any sequence: compiled
-    (mypyc), indexing and iterating them is then native rather than generic.
+    The walk that decides legality, written out in one loop: it runs for every roll of
+    every match (`why_not` words the same rules for rejections). Blocks are found only
+    when some piece can move at all, and captures only where a piece lands on an unsafe
+    square. `pieces` is typed as the engine's own lists (`MatchState.pieces`), not any
+    sequence: compiled (mypyc), indexing and iterating them is then native, not generic.
     """
     row = pieces[seat]
     goal = board.goal
@@ -287,23 +262,29 @@ def _overtakes(board: Board, pieces: Pieces, seat: int, frm: int, to: int) -> bo
 
 
 def explain_move(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> Move | str:
-    """The move `piece` makes with `die`, or a sentence saying why it cannot move."""
+    """The move `piece` makes with `die` (as `legal_moves` generates it), or a sentence
+    saying why it cannot move."""
     if not 0 <= piece < PIECES:
         return f"piece must be 0-{PIECES - 1}, got {piece}"
-    return _move_or_reason(board, pieces, seat, piece, die, _Occupancy(board, pieces, seat))
+    rows = [list(row) for row in pieces]
+    for move in legal_move_list(board, rows, seat, die):
+        if move.piece == piece:
+            return move
+    # `why_not` finds a rule for every piece `legal_moves` leaves out (the properties test
+    # pins it); the fallback only keeps this total.
+    return why_not(board, pieces, seat, piece, die) or "no rule lets it move"
 
 
-def entering_move(board: Board, pieces: Pieces, seat: int) -> Move | None:
+def entering_move(board: Board, pieces: list[list[int]], seat: int) -> Move | None:
     """The move that enters the lowest-numbered nest piece, if entering is possible.
 
-    Used by `empty_course = auto_enter`, where entering needs no die.
+    Used by `empty_course = auto_enter`, where entering needs no die: any entering value
+    gives the same entering moves (a move from the nest goes to the start square).
     """
-    row = pieces[seat]
-    if NEST not in row:
-        return None
-    piece = row.index(NEST)
-    result = _landing(board, piece, NEST, 0, board.track[seat][0], _Occupancy(board, pieces, seat))
-    return result if type(result) is Move else None
+    for move in legal_move_list(board, pieces, seat, min(board.enter_on)):
+        if move.frm == NEST:
+            return move
+    return None
 
 
 def has_course_piece(board: Board, pieces: Pieces, seat: int) -> bool:
@@ -317,3 +298,10 @@ def push(pieces: list[list[int]], seat: int, move: Move) -> None:
     pieces[seat][move.piece] = move.to
     for s, i in move.captures:
         pieces[s][i] = NEST
+
+
+def pushed(pieces: Pieces, seat: int, move: Move) -> list[list[int]]:
+    """A copy of `pieces` with `move` pushed (for searches that keep the position)."""
+    out = [list(row) for row in pieces]
+    push(out, seat, move)
+    return out

@@ -11,7 +11,7 @@ from typing import Literal
 import msgspec
 
 from domain.board import Board
-from domain.decider import MatchState, apply, current_legal_moves
+from domain.decider import Controller, MatchState, apply, current_legal_moves, third_six
 from domain.events import (
     DieRolled,
     Event,
@@ -33,7 +33,7 @@ __all__ = ["Chooser", "Step", "describe", "walk"]
 
 # Who made the decision an event records. "auto": the rules alone (a forced pass, the
 # turn passing, the result); "system": the service (creation, start, the seed reveal).
-Chooser = Literal["player", "cpu", "stand-in", "timeout", "auto", "system"]
+Chooser = Controller | Literal["auto", "system"]
 
 
 class Step(msgspec.Struct, kw_only=True):
@@ -52,23 +52,6 @@ class Step(msgspec.Struct, kw_only=True):
     pieces: list[list[int]]
 
 
-def _third_six(state: MatchState) -> bool:
-    """After a DieRolled: the rules pass this roll at once (`three_sixes`), so it offers
-    no choice, whatever moves its die would allow."""
-    rules = state.ruleset
-    return rules is not None and rules.three_sixes and state.sixes >= 3
-
-
-def _chooser(state: MatchState, seat: int) -> Chooser:
-    if state.seats[seat].cpu is not None:
-        return "cpu"
-    if state.stood_in[seat] is not None:
-        return "stand-in"
-    if state.timed_out_this_turn:
-        return "timeout"
-    return "player"
-
-
 def walk(
     events: Sequence[Event],
     *,
@@ -83,16 +66,19 @@ def walk(
         seat: int | None = getattr(event, "seat", None)
         by: Chooser = "auto"
         shown: tuple[Move, ...] | None = None
+        # A third six is passed at once: it offers no choice, whatever its die would allow.
+        offers = False
         if kind in (MatchCreated, MatchStarted, SeedRevealed):
             by = "system"
-        elif kind is DieRolled:
-            assert seat is not None
-            by = _chooser(state, seat)
+        elif isinstance(event, DieRolled):
+            assert state.board is not None
+            by = state.controller(event.seat)
+            offers = not third_six(state.board, state.sixes, event.value)
         elif kind is PieceMoved:
             assert isinstance(event, PieceMoved) and seat is not None
             # A move after a roll chose among `options`; one without a die (auto_enter)
             # was made by the roll action itself.
-            by = _chooser(state, seat)
+            by = state.controller(seat)
             shown = options if event.die is not None else None
         elif kind is TurnTimedOut:
             by = "timeout"
@@ -101,7 +87,7 @@ def walk(
         elif kind is SeatReclaimed:
             by = "player"
         apply(state, event)
-        if kind is DieRolled and state.phase == "move" and not _third_six(state):
+        if offers:
             options = shown = current_legal_moves(state)
         else:
             options = None

@@ -465,6 +465,26 @@ class TestTimeouts:
         assert (state.stood_in[0], state.timeouts[0]) == (None, 0)
         assert play(state, TimeOut(seat=0)) == [TurnTimedOut(seat=0, consecutive=1)]
 
+    def test_controller_names_who_acts_for_each_seat(self) -> None:
+        """A CPU seat is always the CPU's, a stood-in seat until reclaimed, a timed-out turn
+        only while it lasts; `cpu_controls` is every case but the player's."""
+        seats = (*seat_specs(2), seat_specs(1, cpu="easy")[0])
+        state = fold(
+            [
+                MatchCreated(ruleset=ruleset_to_dict(rules()), seats=seats, seed_hash=SEED_HASH),
+                MatchStarted(client_seeds=("", "", ""), client_seed="||"),
+            ]
+        )
+        assert [state.controller(s) for s in range(3)] == ["player", "player", "cpu"]
+        play(state, TimeOut(seat=0))
+        play(state, LeaveSeat(seat=1))
+        assert [state.controller(s) for s in range(3)] == ["timeout", "stand-in", "cpu"]
+        assert [state.cpu_controls(s) for s in range(3)] == [True, True, True]
+        self.pass_turn(state)  # the CPU plays seat 0's timed-out turn; the stand-in is next
+        play(state, Reclaim(seat=1))
+        assert [state.controller(s) for s in range(3)] == ["player", "player", "cpu"]
+        assert [state.cpu_controls(s) for s in range(3)] == [False, False, True]
+
     def test_leaving_makes_the_cpu_stand_in(self) -> None:
         """LeaveSeat → SeatStoodIn(reason="left"), on any turn."""
         state = new_match()

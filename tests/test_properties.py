@@ -8,9 +8,12 @@ checks use the RULES.md geometry from `conftest.ref_*`, not the engine's Board.
 
 from __future__ import annotations
 
+import os
+import random
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from conftest import (
     NEST,
     MatchSetup,
@@ -26,7 +29,7 @@ from conftest import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.board import board_for
+from domain.board import Board, board_for
 from domain.decider import MatchState, apply, fold
 from domain.dice import die_for_roll
 from domain.events import (
@@ -37,10 +40,21 @@ from domain.events import (
     RollPassed,
     TurnEnded,
 )
-from domain.moves import legal_moves
+from domain.moves import explain_move, legal_moves, why_not
 from domain.rules import Ruleset, parse_ruleset, ruleset_to_dict
 
 MATCHES = settings()  # the active profile (conftest): 100 examples, or 3,000 if thorough
+# Positions per example of the walker test: `HYPOTHESIS_PROFILE=thorough
+# LUDO_WALKER_POSITIONS=400` checks 1.2 million positions per option value.
+WALKER_POSITIONS = int(os.environ.get("LUDO_WALKER_POSITIONS", "8"))
+# Every value of each option that move generation reads, the other options drawn at random.
+WALKER_OPTIONS = [
+    *(("board", v) for v in ("cross", "by_players")),
+    *(("enter_on", v) for v in ([6], [1, 6], [1, 2, 3, 4, 5, 6], [2, 5])),
+    *(("safe_squares", v) for v in ("start_and_star", "start", "none")),
+    *(("blocks", v) for v in ("double", "none", "no_overtaking")),
+    *(("exact_finish", v) for v in (True, False)),
+]
 
 
 def walk(events: list[Any]) -> Iterator[tuple[MatchState, Any]]:
@@ -293,3 +307,54 @@ class TestMoveGeneration:
             for m in legal_moves(board_for(r, n), pieces, seat, die)
         ]
         assert got == ref_moves(r, n, pieces, seat, die)
+
+
+def random_position(board: Board, rng: random.Random) -> list[list[int]]:
+    """Pieces anywhere, often on squares that matter (start, home column, goal) and often
+    on a square another piece already holds, so stacks, blocks and captures are common."""
+    goal, last = board.goal, board.last_track
+    near = [NEST, 0, 1, 5, 8, 13, goal - 6, goal - 5, goal - 1, goal]
+    taken: list[int] = []
+    pieces = []
+    for seat in range(board.players):
+        row = []
+        for _ in range(4):
+            k = rng.random()
+            p = rng.randint(NEST, goal)
+            if k < 0.35 and taken:
+                p = board.progress_at[seat][rng.choice(taken)]
+                if p < 0:  # the one track square this seat never stands on
+                    p = rng.randint(NEST, goal)
+            elif k < 0.65:
+                p = rng.choice(near)
+            if 0 <= p <= last:
+                taken.append(board.track[seat][p])
+            row.append(p)
+        pieces.append(row)
+    return pieces
+
+
+class TestWalkersAgree:
+    """`why_not` (the rule-by-rule reading that words rejections) and `legal_moves` (the
+    fast walk that decides) agree on every piece of every position."""
+
+    @pytest.mark.parametrize(("option", "value"), WALKER_OPTIONS)
+    @MATCHES
+    @given(rulesets(), st.integers(2, 4), st.integers(0, 2**64 - 1))
+    def test_why_not_finds_a_rule_exactly_for_the_pieces_legal_moves_leaves_out(
+        self, option: str, value: Any, ruleset: Ruleset, players: int, seed: int
+    ) -> None:
+        """For every seat, die and piece: a reason iff no legal move; explain_move agrees."""
+        r = parse_ruleset({**ruleset_to_dict(ruleset), option: value})
+        board = board_for(r, players)
+        rng = random.Random(seed)
+        for _ in range(WALKER_POSITIONS):
+            pieces = random_position(board, rng)
+            seat = rng.randrange(players)
+            for die in range(1, 7):
+                moves = {m.piece: m for m in legal_moves(board, pieces, seat, die)}
+                for piece in range(4):
+                    reason = why_not(board, pieces, seat, piece, die)
+                    where = (pieces, seat, die, piece, reason)
+                    assert (reason is None) == (piece in moves), where
+                    assert explain_move(board, pieces, seat, piece, die) == moves.get(piece, reason)

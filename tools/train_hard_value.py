@@ -36,11 +36,11 @@ import numpy as np
 
 from domain.cpu import CPU_LEVELS
 from domain.cpu.evaluation import DEFAULT, evaluate
-from domain.cpu.features import bonus_rolls, opponents
-from domain.cpu.hard import _after
+from domain.cpu.features import opponents
 from domain.cpu.learned import HIDDEN, INPUTS, SHAPES, WEIGHTS, encode
 from domain.cpu.weights import pack
-from domain.moves import legal_moves
+from domain.decider import bonus_rolls, third_six
+from domain.moves import legal_move_list, pushed
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from ludo_cli.simulate import match_seeds, seat_layout
@@ -69,19 +69,19 @@ def _choose(state: Any, moves: Any, seed: str) -> Any:
     leaves: list[Any] = []
     plan: list[Any] = []  # per move: None (it wins), leaf index, or per-die leaf indices
     for move in moves:
-        after = _after(state.pieces, me, move)
+        after = pushed(state.pieces, me, move)
         if move.to == board.goal and all(p == board.goal for p in after[me]):
             plan.append(None)
             continue
         if state.rolls_left + bonus_rolls(board, die, bool(move.captures), move.to) > 0:
-            forfeit = board.ruleset.three_sixes and die == 6 and state.sixes == 2
+            sixes = state.sixes if die == 6 else 0
             here = -1
             per_die = []
             for d in range(1, 7):
                 ids = []
-                if not (d == 6 and forfeit):
-                    for follow in legal_moves(board, after, me, d):
-                        leaves.append(_after(after, me, follow))
+                if not third_six(board, sixes, d):
+                    for follow in legal_move_list(board, after, me, d):
+                        leaves.append(pushed(after, me, follow))
                         ids.append(len(leaves) - 1)
                 if not ids:
                     if here < 0:

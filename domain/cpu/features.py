@@ -20,7 +20,6 @@ from domain.board import NEST, Board
 __all__ = [
     "MASK_COUNT",
     "Occupancy",
-    "bonus_rolls",
     "face_mask",
     "opponents",
 ]
@@ -228,9 +227,3 @@ def _block_owner(seats: Sequence[int]) -> int:
 def opponents(players: int, seat: int, finished: Sequence[int]) -> list[int]:
     """The seats still playing other than `seat`, in the order they move after it."""
     return [s for s in ((seat + k) % players for k in range(1, players)) if s not in finished]
-
-
-def bonus_rolls(board: Board, die: int, captures: bool, to: int) -> int:
-    """Extra rolls a move earns under the board's ruleset (RULES.md §2.3)."""
-    rules = board.ruleset
-    return (die == 6) + (rules.capture_bonus and captures) + (rules.goal_bonus and to == board.goal)

@@ -27,25 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.board import NEST, Board
+from domain.board import Board
 from domain.cpu.chance import best_of
 from domain.cpu.evaluation import DEFAULT, Weights, evaluate
-from domain.cpu.features import bonus_rolls, opponents
+from domain.cpu.features import opponents
 from domain.cpu.learned import applies as learned_applies
 from domain.cpu.learned import win_chance
-from domain.decider import MatchState
-from domain.moves import Move, legal_moves
+from domain.decider import MatchState, bonus_rolls, third_six
+from domain.moves import Move, legal_move_list, pushed
 
 __all__ = ["choose_hard", "score_moves"]
-
-
-def _after(pieces: Sequence[Sequence[int]], seat: int, move: Move) -> list[list[int]]:
-    """A copy of `pieces` with `move` played (captured pieces back in their nests)."""
-    out = [list(row) for row in pieces]
-    out[seat][move.piece] = move.to
-    for s, i in move.captures:
-        out[s][i] = NEST
-    return out
 
 
 def _leaf(board: Board, pieces: list[list[int]], me: int, foes: Sequence[int], w: Weights) -> float:
@@ -69,14 +60,13 @@ def _follow_up(
 
     `sixes` counts the sixes already rolled in a row this turn.
     """
-    forfeit_six = board.ruleset.three_sixes and sixes == 2
     here: float | None = None
     total = 0.0
     for die in range(1, 7):
         best: float | None = None
-        if not (die == 6 and forfeit_six):
-            for move in legal_moves(board, pieces, me, die):
-                value = _leaf(board, _after(pieces, me, move), me, foes, w)
+        if not third_six(board, sixes, die):
+            for move in legal_move_list(board, pieces, me, die):
+                value = _leaf(board, pushed(pieces, me, move), me, foes, w)
                 if best is None or value > best:
                     best = value
         if best is None:  # no legal move (or the third six): the position stays
@@ -97,7 +87,7 @@ def score_moves(state: MatchState, moves: Sequence[Move], w: Weights = DEFAULT) 
     goal = board.goal
     scores: list[float] = []
     for move in moves:
-        after = _after(state.pieces, me, move)
+        after = pushed(state.pieces, me, move)
         if move.to == goal and all(p == goal for p in after[me]):
             scores.append(float("inf"))  # the seat finishes
             continue

@@ -16,7 +16,7 @@ from services.match.match_reads import MatchReads, MatchRow
 from services.shared.eventstore import SideWrite
 from services.shared.settings import Settings
 
-__all__ = ["Deadlines", "cpu_controls"]
+__all__ = ["Deadlines"]
 
 # `{gate}` ties the write to an append (the relation `appended` of the append statement,
 # one row when the events go in) or is empty for a write on its own.
@@ -46,13 +46,6 @@ _DELETE_ALONE = _DELETE.format(gate="")
 _LOCK = "SELECT 1 FROM turn_deadlines WHERE stream_id = %(dl_stream)s FOR UPDATE"
 
 
-def cpu_controls(state: MatchState, seat: int) -> bool:
-    """True when a CPU acts for `seat` now: a CPU seat, a stand-in, or a timed-out turn."""
-    if state.seats[seat].cpu is not None or state.stood_in[seat] is not None:
-        return True
-    return seat == state.turn and state.timed_out_this_turn
-
-
 class Deadlines:
     def __init__(self, engine: AsyncEngine, reads: MatchReads, settings: Settings) -> None:
         self.engine = engine
@@ -63,7 +56,7 @@ class Deadlines:
         """The kind and length of the match's next deadline; None: no deadline."""
         if state.status != "playing":
             return None
-        if cpu_controls(state, state.turn):
+        if state.cpu_controls(state.turn):
             return "cpu", self.settings.cpu_delay
         if row.turn_limit:
             return "turn", float(row.turn_limit)

@@ -45,7 +45,7 @@ from domain.dice import die_for_roll
 from domain.errors import AppError, Conflict, Forbidden, NotFound, rejection_error
 from domain.events import Event
 from domain.streams import match_id_of, match_stream
-from services.match.deadlines import Deadlines, cpu_controls
+from services.match.deadlines import Deadlines
 from services.match.guests import Player
 from services.match.idempotency import command_id as command_id_of
 from services.match.idempotency import done_meanwhile, metadata, same_request
@@ -165,7 +165,7 @@ class MatchCommands:
 
         def make(state: MatchState) -> Command:
             seat = state.turn
-            if kind == "turn" and not cpu_controls(state, seat):
+            if kind == "turn" and not state.cpu_controls(seat):
                 return TimeOut(seat=seat)
             if state.phase == "roll":
                 return Roll(seat=seat)

@@ -52,6 +52,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
+from domain.decider import MatchState, apply
 from domain.streams import MATCH_PREFIX, PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared.eventstore import (
@@ -130,30 +131,23 @@ _NOT_PERMITTED: Final = (
 
 
 def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
-    """The rated players of a finished match and their places; None: nothing to rate."""
-    created: ev.MatchCreated | None = None
-    finished: ev.MatchFinished | None = None
-    left: dict[int, bool] = {}
+    """The rated players of a finished match and their places; None: nothing to rate.
+
+    Who stands in for whom is the domain's fold (`MatchState.stood_in`), applied up to
+    `MatchFinished`: only the events `_OUTCOME_TYPES` names change what is read here."""
+    state = MatchState()
     for event in events:
-        if isinstance(event, ev.MatchCreated):
-            created = event
-        elif isinstance(event, ev.SeatStoodIn):
-            left[event.seat] = event.reason in _LEFT_REASONS
-        elif isinstance(event, ev.SeatReclaimed):
-            left[event.seat] = False
-        elif isinstance(event, ev.MatchFinished):
-            finished = event
+        apply(state, event)
+        if state.status == "finished":
             break
-    if created is None or finished is None:
+    finished = state.placements
+    if finished is None:
         return None
-    last = max(finished.placements, default=0) + 1
+    left = [reason in _LEFT_REASONS for reason in state.stood_in]
+    last = max(finished, default=0) + 1
     players = [
-        RatedPlayer(
-            spec.player_id,
-            last if left.get(seat, False) else finished.placements[seat],
-            left.get(seat, False),
-        )
-        for seat, spec in enumerate(created.seats)
+        RatedPlayer(spec.player_id, last if left[seat] else finished[seat], left[seat])
+        for seat, spec in enumerate(state.seats)
         if spec.player_id is not None and spec.cpu is None
     ]
     ids = [p.player_id for p in players]
