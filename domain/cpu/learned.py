@@ -26,13 +26,19 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
+import msgspec
+
 import domain.cpu.hard_weights as weights
 from domain.board import Board
-from domain.rules import PRESETS
+from domain.rules import PRESETS, REVISIONS
 
 __all__ = ["applies", "encode", "win_chance"]
 
-_STANDARD: Final = PRESETS["standard"]
+# The standard rules under every revision: the revisions differ only under three_tries,
+# which the standard rules do not use, so the network knows the game under each.
+_STANDARD: Final = frozenset(
+    msgspec.structs.replace(PRESETS["standard"], revision=r) for r in REVISIONS
+)
 _HIDDEN: Final = len(weights.B1)
 # The first layer by hidden unit: column j holds the weight of every input into unit j.
 _COLUMNS: Final[tuple[tuple[float, ...], ...]] = weights.columns()
@@ -47,7 +53,7 @@ _THEIRS: Final = 59 * 4  # per opponent: 52 squares, nest, 6 home places, x 4 un
 
 def applies(board: Board) -> bool:
     """Whether the network knows this game: four players under the `standard` rules."""
-    return board.players == 4 and board.ruleset == _STANDARD
+    return board.players == 4 and board.ruleset in _STANDARD
 
 
 def encode(pieces: Sequence[Sequence[int]], me: int) -> list[int]:

@@ -10,7 +10,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain.dice import die_for_roll
 from domain.notation import NotationError, answer_query
-from domain.rules import PRESETS, option_values, ruleset_to_dict
+from domain.rules import PRESETS, option_values, options_to_dict
 from services.match.parties import IdempotencyKey
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
 from services.match.schemas import (
@@ -208,7 +208,7 @@ class RulesController(Controller):
     def options(self) -> RuleOptionsOut:
         return RuleOptionsOut(
             default="standard",
-            presets={name: ruleset_to_dict(r) for name, r in PRESETS.items()},
+            presets={name: options_to_dict(r) for name, r in PRESETS.items()},
             values=option_values(),
         )
 
