@@ -21,8 +21,8 @@ import msgspec
 __all__ = [
     "CURRENT_REVISION",
     "OPTION_KEYS",
-    "REVISIONS",
     "PRESETS",
+    "REVISIONS",
     "BlockRule",
     "BoardKind",
     "EmptyCourseRule",
