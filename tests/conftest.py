@@ -229,6 +229,19 @@ def ref_moves(
     return out
 
 
+def ref_tries_again(
+    ruleset: Ruleset, goal: int, row: Sequence[int], die: int | None, tries: int
+) -> bool:
+    """RULES.md §3 `three_tries` read literally: whether a passed roll (`die`, after `tries`
+    failed tries this turn) grants another. "Up to three rolls until an entering value
+    comes": only with no own piece on the course (each in the nest or the goal), and from
+    revision 2 not once the entering value has come, even if it could not be played (a
+    passed roll adds nothing). Revision 1 tried again after any passed roll."""
+    empty_course = all(p in (NEST, goal) for p in row)
+    came = ruleset.revision >= 2 and die in ruleset.enter_on
+    return ruleset.empty_course == "three_tries" and empty_course and tries < 2 and not came
+
+
 # ------------------------------------------------------------------------------ positions
 
 Pieces = Mapping[str, Sequence[int]] | Sequence[Sequence[int]]
