@@ -157,8 +157,7 @@ async def import_replay(store: EventStore, replay: ReplayFile) -> int:
     async with store.engine.begin() as conn:
         for run in runs:
             try:
-                result = await store.append_in(
-                    conn,
+                result = await store.append(
                     stream,
                     run[0].version,
                     [EventData(e.type, e.schema_version, e.data.encode("utf-8")) for e in run],
@@ -167,6 +166,7 @@ async def import_replay(store: EventStore, replay: ReplayFile) -> int:
                         "imported": True,
                         "recorded_at": [e.recorded_at for e in run],
                     },
+                    conn=conn,
                 )
             except ConcurrencyError:
                 raise ImportRefused(f"match {replay.match_id} is already stored here") from None

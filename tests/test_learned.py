@@ -1,16 +1,21 @@
-"""`hard`'s learned value (domain/cpu/learned.py): its inputs, its range, where it applies."""
+"""`hard`'s learned value (domain/cpu/learned.py): its inputs, its range, where it applies,
+and the weights it ships with."""
 
 from __future__ import annotations
+
+import hashlib
+import json
+import math
+from importlib.resources import files
 
 from conftest import rules, to_move
 from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.board import NEST, board_for
-from domain.cpu import hard_weights
 from domain.cpu.evaluation import evaluate
 from domain.cpu.hard import score_moves
-from domain.cpu.learned import applies, encode, win_chance
+from domain.cpu.learned import INPUTS, SHAPES, WEIGHTS, applies, encode, win_chance
 from domain.decider import current_legal_moves
 
 STANDARD = board_for(rules(), 4)
@@ -24,7 +29,7 @@ class TestInputs:
         """One input per piece, never two alike: the k-th piece on a place has its own."""
         on = encode(pieces, me)
         assert len(on) == 16 == len(set(on))
-        assert all(0 <= i < hard_weights.INPUTS for i in on)
+        assert all(0 <= i < INPUTS for i in on)
         assert all(i < 232 for i in on[:4])  # the seat's own pieces come first
 
     def test_opponents_are_placed_on_the_seats_own_track_squares(self) -> None:
@@ -74,3 +79,35 @@ class TestWhereItApplies:
         standard = to_move(rules(), 4, pieces, 6)
         chances = score_moves(standard, current_legal_moves(standard))
         assert all(0.0 < c < 1.0 for c in chances)
+
+
+class TestShippedWeights:
+    """The package data beside learned.py, read straight from the package's files."""
+
+    def header(self) -> dict[str, object]:
+        header: dict[str, object] = json.loads(
+            (files("domain.cpu") / f"{WEIGHTS}.json").read_text("utf-8")
+        )
+        return header
+
+    def test_the_binary_matches_the_sha256_in_its_header(self) -> None:
+        """The header's sha256 is the hash of the binary that ships beside it."""
+        data = (files("domain.cpu") / f"{WEIGHTS}.bin").read_bytes()
+        assert hashlib.sha256(data).hexdigest() == self.header()["sha256"]
+
+    def test_the_arrays_are_the_ones_the_network_needs(self) -> None:
+        """The header lists every array learned.py uses with its shape, as float32, and the
+        binary holds exactly that many values."""
+        header = self.header()
+        assert header["dtype"] == "<f4"
+        arrays = header["arrays"]
+        assert isinstance(arrays, list)
+        shapes = {a["name"]: tuple(a["shape"]) for a in arrays}
+        assert shapes == SHAPES
+        data = (files("domain.cpu") / f"{WEIGHTS}.bin").read_bytes()
+        assert len(data) == 4 * sum(math.prod(shape) for shape in shapes.values())
+
+    def test_the_header_says_where_the_weights_come_from(self) -> None:
+        """The parameters file and the training iteration that made the shipped weights."""
+        header = self.header()
+        assert header["source"] == f"params_{header['iteration']}.npz"

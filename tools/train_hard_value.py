@@ -24,11 +24,10 @@ of domain/cpu/hard.py) with the network at the leaves.
 from __future__ import annotations
 
 import argparse
-import base64
 import multiprocessing
 import os
+import re
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -39,16 +38,14 @@ from domain.cpu import CPU_LEVELS
 from domain.cpu.evaluation import DEFAULT, evaluate
 from domain.cpu.features import bonus_rolls, opponents
 from domain.cpu.hard import _after
-from domain.cpu.learned import encode
+from domain.cpu.learned import HIDDEN, INPUTS, SHAPES, WEIGHTS, encode
+from domain.cpu.weights import pack
 from domain.moves import legal_moves
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from ludo_cli.simulate import match_seeds, seat_layout
 
-INPUTS = 940
-HIDDEN = 64
 HAND_SCALE = 0.01  # the hand-made evaluation enters in hundreds of squares
-WEIGHTS = Path(__file__).resolve().parent.parent / "domain" / "cpu" / "hard_weights.py"
 
 Params = dict[str, Any]
 
@@ -205,47 +202,32 @@ def _fit(p: Params, on: Any, hand: Any, g: Any, rng: Any, epochs: int, lr: float
 
 
 def _write_weights(source: Path) -> None:
+    """The shipped weights (domain/cpu/hard_weights.bin and .json) from a parameters file."""
     p = dict(np.load(source))
-    blob = base64.b64encode(np.asarray(p["W1"], dtype="<f4").tobytes()).decode()
-
-    def floats(xs: Any) -> str:
-        return "(\n" + "".join(f"    {float(np.float32(x))!r},\n" for x in xs) + ")"
-
-    WEIGHTS.write_text(
-        f'''"""Weights of `learned.py`'s network: written by tools/train_hard_value.py from
-{source.name}; do not edit (docs/cpu.md, "The learned value")."""
-
-from __future__ import annotations
-
-import base64
-import sys
-from array import array
-
-__all__ = ["B1", "B2", "HAND", "INPUTS", "W2", "columns"]
-
-INPUTS = {INPUTS}
-B1: tuple[float, ...] = {floats(p["b1"])}
-W2: tuple[float, ...] = {floats(p["w2"])}
-B2 = {float(np.float32(p["b2"]))!r}
-HAND = {float(np.float32(float(p["a"]) * HAND_SCALE))!r}
-
-# The first layer: {INPUTS} rows (inputs) of {HIDDEN} float32 (little-endian), in base64.
-_W1 = (
-'''
-        + "".join(f'    "{line}"\n' for line in textwrap.wrap(blob, 88))
-        + ''')
-
-
-def columns() -> tuple[tuple[float, ...], ...]:
-    """The first layer by hidden unit: column j holds the weight of every input into j."""
-    flat = array("f", base64.b64decode(_W1))
-    if sys.byteorder == "big":
-        flat.byteswap()
-    width = len(B1)
-    return tuple(tuple(flat[j::width]) for j in range(width))
-'''
+    arrays = {
+        "W1": p["W1"],
+        "B1": p["b1"],
+        "W2": p["w2"],
+        "B2": p["b2"],
+        "HAND": np.asarray(float(p["a"]) * HAND_SCALE),
+    }
+    iteration = re.fullmatch(r"params_(\d+)\.npz", source.name)
+    data, header = pack(
+        {
+            name: (SHAPES[name], np.asarray(a, dtype=np.float64).ravel().tolist())
+            for name, a in arrays.items()
+        },
+        {
+            "about": "the weights of domain/cpu/learned.py's network, written by "
+            'tools/train_hard_value.py; do not edit (docs/cpu.md, "The learned value")',
+            "source": source.name,
+            "iteration": int(iteration.group(1)) if iteration else None,
+        },
     )
-    print(f"wrote {WEIGHTS}", file=sys.stderr)
+    folder = Path(__file__).resolve().parent.parent / "domain" / "cpu"
+    (folder / f"{WEIGHTS}.bin").write_bytes(data)
+    (folder / f"{WEIGHTS}.json").write_text(header, "utf-8")
+    print(f"wrote {WEIGHTS}.bin and {WEIGHTS}.json in {folder}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,12 +20,16 @@ def register(subparsers: Any) -> None:
         site_bench,
         store_bench,
     )
+    from ludo_cli.bench.harness import add
 
-    domain_bench.register(targets)
-    faults_bench.register(targets)
-    oracle_bench.register(targets)
-    service_bench.register(targets)
-    ranking_bench.register(targets)
-    replay_bench.register(targets)
-    site_bench.register(targets)
-    store_bench.register(targets)
+    for module in (
+        domain_bench,
+        faults_bench,
+        oracle_bench,
+        service_bench,
+        ranking_bench,
+        replay_bench,
+        site_bench,
+        store_bench,
+    ):
+        add(targets, module.BENCH)

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import platform
-import sys
 import time
 from typing import Any
 
@@ -33,9 +31,10 @@ from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from ludo_cli.arguments import cpu_levels, positive_int, rules_json
 from ludo_cli.bench import engine_form, peer
+from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
-__all__ = ["register", "run"]
+__all__ = ["BENCH", "measure", "table"]
 
 
 class LevelFigures(msgspec.Struct):
@@ -59,10 +58,7 @@ class LevelFigures(msgspec.Struct):
         return self.events / self.seconds
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "domain", help="full CPU matches/s, events/s, legal-move generation µs, vs a peer engine"
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matches", type=positive_int, default=300, help="matches per CPU level")
     parser.add_argument(
         "--peer-matches", type=positive_int, default=None, help="default: --matches"
@@ -80,9 +76,6 @@ def register(targets: Any) -> None:
         default=10,
         help="interleave levels and peer in this many rounds",
     )
-    parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
 def _server_seed(seed: int, index: int) -> bytes:
@@ -133,17 +126,13 @@ def _movegen_us(ruleset: Any, seed: int, samples_from: int = 20) -> tuple[float,
     return elapsed / len(positions) * 1e6, len(positions)
 
 
-def run(args: argparse.Namespace) -> int:
-    pinned = False
-    if not args.no_pin and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-        pinned = True
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     ruleset = parse_ruleset(msgspec.json.decode(args.rules))
     levels: list[CpuLevel] = list(args.levels)
     figures = [LevelFigures(level) for level in levels]
     has_peer = peer.peer_available()
     if not has_peer:
-        print("peer engine not installed: pip install -e '.[bench]'", file=sys.stderr)
+        say("peer engine not installed: pip install -e '.[bench]'")
     n_peer = args.peer_matches if args.peer_matches is not None else args.matches
     rounds = max(1, min(args.rounds, args.matches))
     peer_matches = peer_turns = 0
@@ -174,7 +163,6 @@ def run(args: argparse.Namespace) -> int:
         "python": platform.python_version(),
         "engine": engine_form(),
         "machine": platform.machine(),
-        "pinned_to_one_core": pinned,
         "rules": args.rules,
         "rounds": rounds,
         "levels": [
@@ -206,14 +194,16 @@ def run(args: argparse.Namespace) -> int:
             "rolls_per_match": round(peer_run.turns / max(peer_run.matches, 1), 1),
         },
     }
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-        return 0
+    return result
+
+
+def table(result: Figures) -> None:
+    pinned = result["pinned_to_one_core"]
     print(
         f"ludo bench domain — Python {result['python']} ({result['machine']}), "
         f"{result['engine']} engine, "
-        f"{'pinned to one core' if pinned else 'not pinned'}, rules {args.rules}, "
-        f"{rounds} interleaved rounds"
+        f"{'pinned to one core' if pinned else 'not pinned'}, rules {result['rules']}, "
+        f"{result['rounds']} interleaved rounds"
     )
     print(
         f"{'engine':<36}{'matches/s':>11}{'vs peer':>9}{'CPU m/s':>10}{'vs peer':>9}"
@@ -236,7 +226,16 @@ def run(args: argparse.Namespace) -> int:
             f"{p['cpu_matches_per_s']:>10,.1f}{'1.00x':>9}{'-':>11}{p['rolls_per_match']:>13}"
         )
     print(
-        f"legal-move generation: {movegen_us:.2f} µs per call "
-        f"(mean over {movegen_n:,} positions from real matches)"
+        f"legal-move generation: {result['legal_move_generation_us']:.2f} µs per call "
+        f"(mean over {result['legal_move_generation_samples']:,} positions from real matches)"
     )
-    return 0
+
+
+BENCH = Bench(
+    name="domain",
+    help="full CPU matches/s, events/s, legal-move generation µs, vs a peer engine",
+    options=_options,
+    measure=measure,
+    table=table,
+    pin=True,
+)

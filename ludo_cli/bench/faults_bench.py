@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -37,21 +35,19 @@ from typing import Any
 import httpx
 
 from ludo_cli.arguments import positive_float, positive_int
+from ludo_cli.bench.common import BenchError
+from ludo_cli.bench.harness import Bench, Figures, Say, to_stderr
 from ludo_cli.bench.resilient import Books, Follower, MatchPlay, call, check_matches
 from ludo_cli.cluster import Cluster, free_port
 
-__all__ = ["FAULTS", "register", "run"]
+__all__ = ["BENCH", "FAULTS", "bench", "measure"]
 
 FAULTS = ("kill-match", "pg-fast", "pg-immediate", "pg-outage", "kill-consumer")
 RESTART_AFTER = 5.0  # s: a killed instance is started again after this
 CATCH_UP = 120.0  # s: at most, for the sockets and the ranking to catch up at the end
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "faults",
-        help="load through HAProxy while instances and PostgreSQL fail; every book checked",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matches", type=positive_int, default=8, help="concurrent matches (K)")
     parser.add_argument(
         "--faults",
@@ -65,33 +61,21 @@ def register(targets: Any) -> None:
     parser.add_argument(
         "--outage", type=positive_float, default=10.0, help="seconds pg-outage keeps it down"
     )
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown:
-        print(f"ludo bench faults: unknown fault(s) {unknown}; known: {FAULTS}", file=sys.stderr)
-        return 2
-    result = bench(
+        raise BenchError(f"unknown fault(s) {unknown}; known: {FAULTS}")
+    return bench(
         matches=args.matches,
         faults=faults,
         warmup=args.warmup,
         settle=args.settle,
         outage=args.outage,
-        say=(lambda line: None) if args.json else _say,
+        say=say,
     )
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_table(result)
-    return 1 if result["problems"] else 0
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def bench(
@@ -101,7 +85,7 @@ def bench(
     warmup: float = 10.0,
     settle: float = 15.0,
     outage: float = 10.0,
-    say: Callable[[str], None] = _say,
+    say: Say = to_stderr,
 ) -> dict[str, Any]:
     """Runs the whole bench; returns the figures (see the module docstring)."""
     from services.shared.database import EmbeddedPostgres, migrate
@@ -448,3 +432,13 @@ def print_table(r: dict[str, Any]) -> None:
             "\nno problem: nothing lost, nothing twice, every chain and audit holds,"
             " every socket caught up, every finished ranked match rated once"
         )
+
+
+BENCH = Bench(
+    name="faults",
+    help="load through HAProxy while instances and PostgreSQL fail; every book checked",
+    options=_options,
+    measure=measure,
+    table=print_table,
+    failed=lambda result: bool(result["problems"]),
+)

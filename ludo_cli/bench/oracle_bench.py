@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
 
 import msgspec
 
@@ -23,16 +22,15 @@ from domain.notation import position_to_json
 from domain.rules import PRESETS, ruleset_to_dict
 from domain.selfplay import play_match
 from ludo_cli.arguments import positive_int
+from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
-__all__ = ["make_queries", "register", "run"]
+__all__ = ["BENCH", "make_queries", "measure", "table"]
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser("oracle", help="queries/s of `ludo rules moves` over a pipe")
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--queries", type=positive_int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.set_defaults(func=run)
 
 
 def make_queries(count: int, seed: int = 0) -> list[bytes]:
@@ -65,7 +63,7 @@ def make_queries(count: int, seed: int = 0) -> list[bytes]:
     return queries
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     queries = make_queries(args.queries, args.seed)
     with tempfile.TemporaryFile() as stdin:
         stdin.write(b"\n".join(queries) + b"\n")
@@ -79,11 +77,29 @@ def run(args: argparse.Namespace) -> int:
         )
         seconds = time.perf_counter() - start
     answers = result.stdout.splitlines()
-    errors = sum(1 for line in answers if line.startswith(b'{"error"'))
-    moves = sum(len(msgspec.json.decode(line).get("moves", ())) for line in answers)
+    return {
+        "queries": len(queries),
+        "answers": len(answers),
+        "seconds": round(seconds, 3),
+        "queries_per_s": round(len(queries) / seconds),
+        "moves": sum(len(msgspec.json.decode(line).get("moves", ())) for line in answers),
+        "errors": sum(1 for line in answers if line.startswith(b'{"error"')),
+    }
+
+
+def table(result: Figures) -> None:
     print(
-        f"ludo rules moves: {len(queries):,} queries in {seconds:.2f} s "
-        f"({len(queries) / seconds:,.0f} queries/s, process start-up included); "
-        f"{moves:,} moves listed, {errors} errors"
+        f"ludo rules moves: {result['queries']:,} queries in {result['seconds']:.2f} s "
+        f"({result['queries_per_s']:,} queries/s, process start-up included); "
+        f"{result['moves']:,} moves listed, {result['errors']} errors"
     )
-    return 0 if errors == 0 and len(answers) == len(queries) else 1
+
+
+BENCH = Bench(
+    name="oracle",
+    help="queries/s of `ludo rules moves` over a pipe",
+    options=_options,
+    measure=measure,
+    table=table,
+    failed=lambda result: result["errors"] > 0 or result["answers"] != result["queries"],
+)

@@ -10,7 +10,7 @@ migrated, dropped afterwards unless `--keep`):
 2. runs one consumer until it has caught up with that backlog (matches/s);
 3. runs `recompute` from scratch (matches/s), and compares its hash with the live one;
 4. with the consumer running as its own asyncio task (NOTIFY + poll), appends finished
-   ranked matches at a steady rate through `EventStore.append_in` and measures, for each,
+   ranked matches at a steady rate through `EventStore.append` and measures, for each,
    the time from its `MatchFinished` commit to its rating changes being visible.
 
 Nothing here asserts a time; it prints figures (docs/benchmarks.md records them).
@@ -33,8 +33,9 @@ import msgspec
 
 from ludo_cli.arguments import positive_float, positive_int
 from ludo_cli.bench.common import BenchError, percentile, scratch_db
+from ludo_cli.bench.harness import Bench, Figures, Say
 
-__all__ = ["Config", "bench", "print_table", "register", "run"]
+__all__ = ["BENCH", "Config", "bench", "measure", "print_table"]
 
 TARGET_RECOMPUTE_PER_S: Final = 2000.0
 TARGET_LAG_P99_MS: Final = 1000.0
@@ -54,11 +55,7 @@ class Config(msgspec.Struct, kw_only=True):
     database_url: str | None = None  # None: a scratch database (see the module docstring)
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "ranking",
-        help="ranking consumer matches/s, recompute matches/s and hash, live rating lag",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--matches", type=positive_int, default=100_000, help="backlog of ranked matches"
     )
@@ -67,11 +64,9 @@ def register(targets: Any) -> None:
     parser.add_argument("--seconds", type=positive_float, default=15.0, help="live phase length")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     config = Config(
         matches=args.matches,
         players=args.players,
@@ -79,17 +74,9 @@ def run(args: argparse.Namespace) -> int:
         seconds=args.seconds,
         seed=args.seed,
         keep=args.keep,
+        progress=not args.json,
     )
-    try:
-        result = bench(config)
-    except BenchError as exc:
-        print(f"ludo bench ranking: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        print_table(result)
-    return 0
+    return bench(config)
 
 
 def _say(config: Config, line: str) -> None:
@@ -301,12 +288,12 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
                 ),
                 {"s": stream, "p": party_id},
             )
-            party = await store.append_in(conn, f"party-{party_id}", 0, [opened])
-            await store.append_in(conn, stream, 0, events[:2])
+            party = await store.append(f"party-{party_id}", 0, [opened], conn=conn)
+            await store.append(stream, 0, events[:2], conn=conn)
         await store.notify(party)
         async with engine.connect() as conn:
             async with conn.begin():
-                result = await store.append_in(conn, stream, 2, events[2:], savepoint=False)
+                result = await store.append(stream, 2, events[2:], conn=conn)
             committed[stream] = time.perf_counter()  # MatchFinished is committed
             await store.notify(result, conn)
 
@@ -484,3 +471,12 @@ def print_table(r: dict[str, Any]) -> None:
     for name, value, target, met in rows:
         print(f"{name:<{width}}{value:>14}  {target:<12}{met:>8}")
     print(f"recompute hash {rec['hash']} ({rec['ratings']} ratings)")
+
+
+BENCH = Bench(
+    name="ranking",
+    help="ranking consumer matches/s, recompute matches/s and hash, live rating lag",
+    options=_options,
+    measure=measure,
+    table=print_table,
+)

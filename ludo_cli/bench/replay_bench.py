@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import platform
 import time
 from collections.abc import Callable
@@ -26,17 +25,15 @@ from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from ludo_cli.arguments import positive_int, rules_json, seats
 from ludo_cli.bench import engine_form
+from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 from replays.format import ReplayFile, dump_replay, load_replay, replay_from_events
 from replays.verify import verify_replay
 
-__all__ = ["register", "run"]
+__all__ = ["BENCH", "measure", "table"]
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "replay", help="replay files verified per second on one core, by stage, vs sha256"
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matches", type=positive_int, default=200, help="replay files to verify")
     parser.add_argument(
         "--seats",
@@ -48,9 +45,6 @@ def register(targets: Any) -> None:
         "--rules", type=rules_json, default='{"preset": "standard"}', help="ruleset JSON"
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
 def _files(args: argparse.Namespace) -> list[bytes]:
@@ -77,11 +71,7 @@ def _time(label: str, files: list[bytes], work: Callable[[bytes], object]) -> fl
         return time.perf_counter() - start
 
 
-def run(args: argparse.Namespace) -> int:
-    pinned = False
-    if not args.no_pin and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-        pinned = True
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     files = _files(args)
     replays = [load_replay(raw) for raw in files]
     events = sum(len(r.events) for r in replays)
@@ -103,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
         "python": platform.python_version(),
         "engine": engine_form(),
         "machine": platform.machine(),
-        "pinned_to_one_core": pinned,
         "rules": args.rules,
         "seats": ",".join(args.seats),
         "matches": n,
@@ -114,23 +103,36 @@ def run(args: argparse.Namespace) -> int:
         "ms_per_match": round(full / n * 1000, 2),
         "stages_ms_per_match": {k: round(v / n * 1000, 3) for k, v in stages.items()},
     }
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-        return 0 if failures == 0 else 1
+    return result
+
+
+def table(result: Figures) -> None:
+    pinned = result["pinned_to_one_core"]
+    n, events = result["matches"], result["events"]
     print(
         f"ludo bench replay — Python {result['python']} ({result['machine']}), "
         f"{result['engine']} engine, "
-        f"{'pinned to one core' if pinned else 'not pinned'}, rules {args.rules}, "
-        f"seats {','.join(args.seats)}"
+        f"{'pinned to one core' if pinned else 'not pinned'}, rules {result['rules']}, "
+        f"seats {result['seats']}"
     )
     print(
         f"verified {n} files ({events / n:,.0f} events each): {result['matches_per_s']:,} "
         f"matches/s, {result['events_per_s']:,} events/s, {result['ms_per_match']} ms per "
-        f"match; {failures} failed"
+        f"match; {result['failures']} failed"
     )
     for stage, ms in result["stages_ms_per_match"].items():
         print(f"  {stage:<28}{ms:>9.3f} ms per match")
-    return 0 if failures == 0 else 1
+
+
+BENCH = Bench(
+    name="replay",
+    help="replay files verified per second on one core, by stage, vs sha256",
+    options=_options,
+    measure=measure,
+    table=table,
+    failed=lambda result: result["failures"] > 0,
+    pin=True,
+)
 
 
 def _chain_only(replay: ReplayFile) -> object:

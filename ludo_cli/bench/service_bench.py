@@ -25,8 +25,10 @@ import asyncio
 import contextlib
 import io
 import ipaddress
+import multiprocessing
 import os
 import platform
+import queue
 import socket
 import subprocess
 import sys
@@ -40,17 +42,23 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from domain.decider import MatchState, apply, current_legal_moves
+from domain.events import Event
 from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
+from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 from services.shared.serving import UVICORN_ARGS
 
-__all__ = ["BenchError", "Config", "bench", "register", "run"]
+__all__ = ["BENCH", "BenchError", "Config", "bench", "measure"]
 
-# Targets at 32 concurrent matches (issue 3, point 10).
-TARGET_RATIO = 0.5
+# Targets at 32 concurrent matches (issue 14, point 5; the rebuild's from issue 3).
+TARGET_RATIO = 0.15
 TARGET_P99_MS = 50.0
 TARGET_REBUILD_P50_MS = 5.0
+TARGET_SERVICE_CPU_MS = 0.5  # per roll or move over HTTP
+TARGET_POSTGRESQL_CPU_MS = 0.5
+TARGET_TRANSACTIONS = 2.0
 
 _STDERR_TAIL = 40
 
@@ -63,6 +71,7 @@ class Config(msgspec.Struct, kw_only=True):
     seconds: float = 20.0
     warmup: float = 3.0
     workers: int = 1
+    generators: int = 2  # load-generator processes
     url: str | None = None
     service_pid: int | None = None  # with `url`: the running service's process, for its CPU
     database_url: str | None = None
@@ -81,15 +90,14 @@ class Config(msgspec.Struct, kw_only=True):
 # ----------------------------------------------------------------------------- the CLI
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "service",
-        help="match-service commands/s and p50/p99 over HTTP vs pgbench INSERTs; rebuild time",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matches", type=positive_int, default=32, help="concurrent matches (K)")
     parser.add_argument("--seconds", type=positive_float, default=20.0, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds first")
     parser.add_argument("--workers", type=positive_int, default=1, help="uvicorn worker processes")
+    parser.add_argument(
+        "--generators", type=positive_int, default=2, help="load-generator processes"
+    )
     parser.add_argument(
         "--url", default=None, help="a running service (loopback only), e.g. http://127.0.0.1:8000"
     )
@@ -116,17 +124,16 @@ def register(targets: Any) -> None:
     parser.add_argument(
         "--log-level", default="info", help="the started service's LUDO_LOG_LEVEL (info)"
     )
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     rules = msgspec.json.decode(args.rules)  # valid: checked by `rules_json`
     config = Config(
         matches=args.matches,
         seconds=args.seconds,
         warmup=args.warmup,
         workers=args.workers,
+        generators=args.generators,
         url=args.url,
         service_pid=args.service_pid,
         rules=rules,
@@ -136,17 +143,9 @@ def run(args: argparse.Namespace) -> int:
         rebuild_matches=args.rebuild_matches,
         rebuilds=args.rebuilds,
         log_level=args.log_level,
+        progress=not args.json,
     )
-    try:
-        result = bench(config)
-    except BenchError as exc:
-        print(f"ludo bench service: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        print_table(result)
-    return 0
+    return bench(config)
 
 
 # --------------------------------------------------------------------------- the bench
@@ -180,7 +179,7 @@ def bench(config: Config) -> dict[str, Any]:
             base, service_pid = stack.enter_context(_service(db_url, config))
         else:
             base, service_pid = config.url.rstrip("/"), config.service_pid
-        load = asyncio.run(_drive(base, config, service_pid))
+        load = _drive(base, config, service_pid, db_url)
         finished = asyncio.run(_finished_matches(base, config))
         rebuild = asyncio.run(_rebuild(db_url, finished, config))
         baseline = _pgbench(db_url, config) if config.pgbench else None
@@ -388,7 +387,11 @@ async def _play(
     *,
     once: bool = False,
 ) -> None:
-    """One match after another until `load.stop` (or one match, to its end, when `once`)."""
+    """One match after another until `load.stop` (or one match, to its end, when `once`).
+
+    Like a real client, a task follows its match from the events each command returns,
+    folded with the domain's own `apply`, and picks the first legal move from that fold:
+    one request per command. Any doubt (an error) and it reads the events again."""
     while not load.stop:
         try:
             match_id, auths = await _new_match(client, load, rules)
@@ -400,26 +403,26 @@ async def _play(
             continue
         load.matches_started += 1
         base = f"/api/matches/{match_id}"
+        state = None
         finished = False
-        # Like a real client, follow the match from the events each command returns and
-        # ask for the legal moves only when a piece must move; any doubt (an error) and
-        # the next step asks the server again.
-        known: tuple[int, str] | None = None  # (seat to act, phase)
         for _ in range(budget):
             if load.stop and not once:
                 break
-            if known is None or known[1] == "move":
-                status, moves, _ = await _request(client, load, "GET", f"{base}/moves")
+            if state is None:
+                status, body, _ = await _request(client, load, "GET", f"{base}/events")
                 if status != 200:
-                    load.errors[f"GET /moves {status}"] += 1
+                    load.errors[f"GET /events {status}"] += 1
                     await asyncio.sleep(0.01)
                     continue
-                known = (moves["seat"], moves["phase"])
-            seat, phase = known
-            headers = {"Authorization": auths[seat]}
-            if phase == "move" and moves["moves"]:
+                state = _fold(body["events"])
+            if state.status == "finished":
+                finished = True
+                break
+            headers = {"Authorization": auths[state.turn]}
+            moves = current_legal_moves(state)
+            if moves:
                 path = f"{base}/move"
-                kwargs: dict[str, Any] = {"json": {"piece": moves["moves"][0]["piece"]}}
+                kwargs: dict[str, Any] = {"json": {"piece": moves[0].piece}}
             else:
                 path, kwargs = f"{base}/roll", {}
             status, body, elapsed = await _request(
@@ -430,12 +433,9 @@ async def _play(
                 if load.measuring:
                     load.latencies.append(elapsed)
                     on_command()
-                known = _follow(known, body["events"])
-                if known is None:
-                    finished = True
-                    break
+                _fold(body["events"], state)
             else:
-                known = None
+                state = None
                 if isinstance(body, dict) and body.get("error") == "match_finished":
                     finished = True
                     break
@@ -451,20 +451,12 @@ async def _play(
             return
 
 
-def _follow(known: tuple[int, str], events: list[dict[str, Any]]) -> tuple[int, str] | None:
-    """(seat to act, phase) after a command's events; None once the match is over."""
-    seat, phase = known
+def _fold(events: list[dict[str, Any]], state: MatchState | None = None) -> MatchState:
+    """`state` (a new one when None) after the events of an API answer."""
+    state = MatchState() if state is None else state
     for event in events:
-        kind = event["type"]
-        if kind == "MatchFinished":
-            return None
-        if kind == "DieRolled":
-            phase = "move"
-        elif kind in ("PieceMoved", "RollPassed"):
-            phase = "roll"
-        elif kind == "TurnEnded":
-            seat, phase = event["data"]["next_seat"], "roll"
-    return seat, phase
+        apply(state, msgspec.convert(event["data"], Event))
+    return state
 
 
 def _client(base: str, connections: int) -> Any:
@@ -478,79 +470,219 @@ def _client(base: str, connections: int) -> Any:
     )
 
 
-async def _drive(base: str, config: Config, service_pid: int | None = None) -> dict[str, Any]:
-    """K match tasks for warm-up + seconds; figures of the measured window."""
+def _drive(base: str, config: Config, service_pid: int | None, db_url: str) -> dict[str, Any]:
+    """The load, from `config.generators` processes, for warm-up + seconds; the figures of
+    the measured window, with the CPU every part spent in it (each from its own process
+    accounting) and PostgreSQL's transactions.
+
+    Several processes, so that the generator is not the bottleneck: one Python process
+    drives about as many commands as one service process serves. They start together at
+    an agreed instant; the window is the same agreed stretch of wall time for all."""
+    ctx = multiprocessing.get_context("spawn")
+    shares = [config.matches // config.generators] * config.generators
+    for i in range(config.matches % config.generators):
+        shares[i] += 1
+    shares = [k for k in shares if k > 0]
+    ready, results = ctx.Queue(), ctx.Queue()
+    starts = [ctx.Queue() for _ in shares]
+    cap = -(-config.max_commands // len(shares))
+    procs = [
+        ctx.Process(
+            target=_generator,
+            args=(base, msgspec.to_builtins(config), k, cap, ready, start, results),
+            daemon=True,
+        )
+        for k, start in zip(shares, starts, strict=True)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        for _ in procs:
+            ready.get(timeout=120)
+        begin = time.time() + 0.2
+        window_from = begin + config.warmup
+        window_until = window_from + config.seconds
+        for start in starts:
+            start.put((begin, window_from, window_until))
+        _say(config, f"load: {config.matches} matches from {len(procs)} generator process(es)")
+        _sleep_until(window_from)
+        before = _cpu_snapshot(service_pid, [p.pid for p in procs if p.pid], db_url)
+        with Progress(max(1, int(config.seconds)), "window", _stderr(config)) as bar:
+            while time.time() < window_until:
+                time.sleep(min(1.0, max(0.0, window_until - time.time())))
+                if bar.done < bar.total:
+                    bar.advance()
+        after = _cpu_snapshot(service_pid, [p.pid for p in procs if p.pid], db_url)
+        parts = [results.get(timeout=config.seconds + 120) for _ in procs]
+    except queue.Empty:
+        raise BenchError("a load generator process did not answer in time") from None
+    finally:
+        for proc in procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+    failed = [p["failed"] for p in parts if p.get("failed")]
+    if failed:
+        raise BenchError(f"a match task failed: {failed[0]}")
+    return _load_figures(parts, _cpu_usage(before, after, config.seconds), config.seconds)
+
+
+def _sleep_until(instant: float) -> None:
+    time.sleep(max(0.0, instant - time.time()))
+
+
+def _generator(
+    base: str,
+    config: dict[str, Any],
+    matches: int,
+    cap: int,
+    ready: Any,
+    start: Any,
+    results: Any,
+) -> None:
+    """One load-generator process: `matches` match tasks over the agreed window."""
+    ready.put(os.getpid())
+    begin, window_from, window_until = start.get(timeout=300)
+    part = asyncio.run(
+        _generate(
+            base, msgspec.convert(config, Config), matches, cap, begin, window_from, window_until
+        )
+    )
+    results.put(part)
+
+
+async def _generate(
+    base: str,
+    config: Config,
+    matches: int,
+    cap: int,
+    begin: float,
+    window_from: float,
+    window_until: float,
+) -> dict[str, Any]:
     load = _Load()
     # One client, one connection per match: httpx's pool scans every connection on each
     # request, so one shared pool of K connections made the load generator, not the
     # service, the bottleneck (a profile showed two thirds of its time in that scan).
     async with contextlib.AsyncExitStack() as clients:
-        per_match = [
-            await clients.enter_async_context(_client(base, 1)) for _ in range(config.matches)
+        per_match = [await clients.enter_async_context(_client(base, 1)) for _ in range(matches)]
+        count = [0]
+
+        def on_command() -> None:
+            count[0] += 1
+            if count[0] >= cap:
+                load.stop = True
+
+        await asyncio.sleep(max(0.0, begin - time.time()))
+        tasks = [
+            asyncio.create_task(
+                _play(client, load, config.rules, config.match_commands, on_command)
+            )
+            for client in per_match
         ]
-        bar_total = max(1, int(config.seconds))
-        with Progress(bar_total, f"{config.matches} matches", _stderr(config)) as bar:
-            count = [0]
-
-            def on_command() -> None:
-                count[0] += 1
-                if count[0] >= config.max_commands:
-                    load.stop = True
-
-            tasks = [
-                asyncio.create_task(
-                    _play(client, load, config.rules, config.match_commands, on_command)
-                )
-                for client in per_match
-            ]
-            await asyncio.sleep(config.warmup)
-            _check_tasks(tasks)
-            load.measuring = True
-            cpu_before = _cpu_snapshot(service_pid)
-            started = time.perf_counter()
-            ended = started + config.seconds
-            while not load.stop and time.perf_counter() < ended:
-                await asyncio.sleep(min(1.0, max(0.0, ended - time.perf_counter())))
-                _check_tasks(tasks)
-                if bar.done < bar_total:
-                    bar.advance()
-            load.measuring = False
-            load.window = time.perf_counter() - started
-            load.cpu = _cpu_usage(cpu_before, _cpu_snapshot(service_pid), load.window)
-            load.stop = True
-            await asyncio.gather(*tasks)
-    return _load_figures(load)
+        await asyncio.sleep(max(0.0, window_from - time.time()))
+        load.measuring = True
+        cpu = time.process_time()
+        while not load.stop and time.time() < window_until and not _failed(tasks):
+            await asyncio.sleep(min(0.5, max(0.0, window_until - time.time())))
+        load.measuring = False
+        cpu = time.process_time() - cpu
+        load.stop = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+    failed = _failed(tasks)
+    return {
+        "latencies": load.latencies,
+        "errors": dict(load.errors),
+        "setup_errors": dict(load.setup_errors),
+        "requests": load.requests,
+        "matches_started": load.matches_started,
+        "matches_finished": load.matches_finished,
+        "finished_ids": load.finished_ids,
+        "cpu_s": cpu,
+        "failed": repr(failed) if failed else None,
+    }
 
 
-def _cpu_snapshot(service_pid: int | None) -> dict[str, float]:
-    """CPU seconds so far: this process (the load generator), the service's process tree
-    (when started here), and the whole machine (busy, of all cores)."""
-    snap = {"client": time.process_time()}
+def _failed(tasks: list[asyncio.Task[None]]) -> BaseException | None:
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            return task.exception()
+    return None
+
+
+def _cpu_snapshot(
+    service_pid: int | None, generator_pids: list[int], db_url: str
+) -> dict[str, float]:
+    """CPU seconds so far of the service's process tree (when known), of the PostgreSQL
+    server's processes, and of the whole machine (busy, of all cores); and the database's
+    committed and rolled-back transactions. Each process's CPU from its own accounting."""
+    snap: dict[str, float] = {"transactions": float(_transactions(db_url))}
     try:
         import psutil
-    except ImportError:  # optional: only the client's share is reported then
+    except ImportError:  # optional: then only the transactions are reported
         return snap
     times = psutil.cpu_times()
     snap["machine_busy"] = sum(times) - times.idle - getattr(times, "iowait", 0.0)
     if service_pid is not None:
-        with contextlib.suppress(psutil.Error):
-            root = psutil.Process(service_pid)
-            total = 0.0
-            for proc in [root, *root.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    t = proc.cpu_times()
-                    total += t.user + t.system
-            snap["service"] = total
+        snap["service"] = _tree_cpu(psutil, service_pid, children=True)
+    postmaster = _postmaster_pid(db_url)
+    if postmaster is not None:
+        snap["postgresql"] = _tree_cpu(psutil, postmaster, children=True)
     return snap
+
+
+def _tree_cpu(psutil: Any, pid: int, *, children: bool) -> float:
+    total = 0.0
+    with contextlib.suppress(psutil.Error):
+        root = psutil.Process(pid)
+        for proc in [root, *(root.children(recursive=True) if children else [])]:
+            with contextlib.suppress(psutil.Error):
+                t = proc.cpu_times()
+                total += t.user + t.system
+    return total
+
+
+def _transactions(db_url: str) -> int:
+    """Committed + rolled-back transactions of the database so far (pg_stat_database;
+    this query's own is one of them, and is subtracted by taking a difference)."""
+    import psycopg
+
+    from services.shared.database import libpq_url
+
+    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        row = conn.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database"
+            " WHERE datname = current_database()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _postmaster_pid(db_url: str) -> int | None:
+    """The PostgreSQL server's main process, when it runs on this machine."""
+    import psycopg
+
+    from services.shared.database import libpq_url
+
+    try:
+        import psutil
+    except ImportError:
+        return None
+    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+    with contextlib.suppress(psutil.Error):
+        return int(psutil.Process(int(row[0])).ppid()) if row else None
+    return None
 
 
 def _cpu_usage(before: dict[str, float], after: dict[str, float], window: float) -> dict[str, Any]:
     """Cores used on average during the window, per part (`machine_busy` of all cores)."""
     usage: dict[str, Any] = {
-        f"{key}_cores": round((after[key] - before[key]) / window, 2)
+        f"{key}_cores": round((after[key] - before[key]) / window, 3)
         for key in before
-        if key in after
+        if key in after and key != "transactions"
     }
+    usage["transactions"] = int(after["transactions"] - before["transactions"])
     usage["cores"] = os.cpu_count()
     return usage
 
@@ -559,30 +691,45 @@ def _stderr(config: Config) -> Any:
     return sys.stderr if config.progress else io.StringIO()
 
 
-def _check_tasks(tasks: list[asyncio.Task[None]]) -> None:
-    for task in tasks:
-        if task.done() and task.exception() is not None:
-            raise BenchError(f"a match task failed: {task.exception()!r}")
+def _load_figures(
+    parts: list[dict[str, Any]], cpu: dict[str, Any], window: float
+) -> dict[str, Any]:
+    lat = sorted(x for p in parts for x in p["latencies"])
+    errors: Counter[str] = Counter()
+    setup: Counter[str] = Counter()
+    for p in parts:
+        errors.update(p["errors"])
+        setup.update(p["setup_errors"])
+    commands = len(lat)
+    cpu["generator_cores"] = round(sum(p["cpu_s"] for p in parts) / window, 3)
 
+    def per_command(key: str) -> float | None:
+        if key not in cpu or not commands:
+            return None
+        return round(float(cpu[key]) * window / commands * 1000, 3)
 
-def _load_figures(load: _Load) -> dict[str, Any]:
-    lat = sorted(load.latencies)
-    window = max(load.window, 1e-9)
     return {
-        "commands": len(lat),
-        "commands_per_s": round(len(lat) / window, 1),
-        "requests_per_s": round(load.requests / window, 1),
+        "commands": commands,
+        "commands_per_s": round(commands / window, 1),
+        "requests_per_s": round(sum(p["requests"] for p in parts) / window, 1),
         "p50_ms": round(percentile(lat, 0.50) * 1000, 2),
         "p99_ms": round(percentile(lat, 0.99) * 1000, 2),
         "max_ms": round(lat[-1] * 1000, 2) if lat else None,
-        "errors": sum(load.errors.values()),
-        "error_kinds": dict(load.errors.most_common(10)),
-        "setup_errors": dict(load.setup_errors.most_common(5)),
-        "window_s": round(load.window, 2),
-        "cpu": load.cpu,
-        "matches_started": load.matches_started,
-        "matches_finished": load.matches_finished,
-        "finished_match_ids": load.finished_ids,
+        "errors": sum(errors.values()),
+        "error_kinds": dict(errors.most_common(10)),
+        "setup_errors": dict(setup.most_common(5)),
+        "window_s": round(window, 2),
+        "generators": len(parts),
+        "cpu": cpu,
+        "cpu_ms_per_command": {
+            "service": per_command("service_cores"),
+            "postgresql": per_command("postgresql_cores"),
+            "generator": per_command("generator_cores"),
+        },
+        "transactions_per_command": round(cpu["transactions"] / commands, 2) if commands else None,
+        "matches_started": sum(p["matches_started"] for p in parts),
+        "matches_finished": sum(p["matches_finished"] for p in parts),
+        "finished_match_ids": [m for p in parts for m in p["finished_ids"]],
     }
 
 
@@ -671,6 +818,10 @@ def _met(ok: bool | None) -> str:
     return "-" if ok is None else ("met" if ok else "NOT MET")
 
 
+def _at_most(value: float | None, target: float) -> dict[str, Any]:
+    return {"target": f"<= {target:g}", "met": None if value is None else value <= target}
+
+
 def _result(
     config: Config,
     load: dict[str, Any],
@@ -703,6 +854,13 @@ def _result(
                 "target": f"< {TARGET_REBUILD_P50_MS:g}",
                 "met": None if rebuild is None else rebuild["p50_ms"] < TARGET_REBUILD_P50_MS,
             },
+            "service_cpu_ms": _at_most(
+                load["cpu_ms_per_command"]["service"], TARGET_SERVICE_CPU_MS
+            ),
+            "postgresql_cpu_ms": _at_most(
+                load["cpu_ms_per_command"]["postgresql"], TARGET_POSTGRESQL_CPU_MS
+            ),
+            "transactions": _at_most(load["transactions_per_command"], TARGET_TRANSACTIONS),
         },
     }
 
@@ -716,7 +874,7 @@ def print_table(r: dict[str, Any]) -> None:
     )
     rows: list[tuple[str, str, str, str]] = [
         ("commands/s (roll+move, 200)", f"{load['commands_per_s']:,.1f}", "", ""),
-        ("  all requests/s (incl. GET /moves, set-up)", f"{load['requests_per_s']:,.1f}", "", ""),
+        ("  all requests/s (incl. set-up)", f"{load['requests_per_s']:,.1f}", "", ""),
         ("command latency p50", f"{load['p50_ms']:.1f} ms", "", ""),
         (
             "command latency p99",
@@ -759,6 +917,30 @@ def print_table(r: dict[str, Any]) -> None:
             )
         )
         rows.append(("rebuild p99", f"{rb['p99_ms']:.2f} ms", "", ""))
+    per = load["cpu_ms_per_command"]
+    for name, key, target in (
+        ("service CPU per command", "service", "service_cpu_ms"),
+        ("PostgreSQL CPU per command", "postgresql", "postgresql_cpu_ms"),
+        ("load generator CPU per command", "generator", None),
+    ):
+        value = per[key]
+        rows.append(
+            (
+                name,
+                "-" if value is None else f"{value:.3f} ms",
+                t[target]["target"] + " ms" if target else "",
+                _met(t[target]["met"]) if target else "",
+            )
+        )
+    tx = load["transactions_per_command"]
+    rows.append(
+        (
+            "PostgreSQL transactions per command",
+            "-" if tx is None else f"{tx:.2f}",
+            t["transactions"]["target"],
+            _met(t["transactions"]["met"]),
+        )
+    )
     width = max(len(row[0]) for row in rows) + 2
     print(f"{'figure':<{width}}{'value':>14}  {'target':<10}{'':>8}")
     for name, value, target, met in rows:
@@ -769,14 +951,27 @@ def print_table(r: dict[str, Any]) -> None:
             f"{name} {cpu[key]:.2f}"
             for name, key in (
                 ("service", "service_cores"),
-                ("load generator", "client_cores"),
+                ("PostgreSQL", "postgresql_cores"),
+                ("load generator", "generator_cores"),
                 ("whole machine busy", "machine_busy_cores"),
             )
             if key in cpu
         ]
-        print(f"CPU during the window (cores of {cpu['cores']}): " + ", ".join(parts))
+        print(
+            f"CPU during the window (cores of {cpu['cores']}; {load['generators']} generator "
+            "process(es)): " + ", ".join(parts)
+        )
         print(f"load average before the run: {r['loadavg_before']}")
     if load["error_kinds"]:
         print(f"error kinds: {load['error_kinds']}")
     if load["setup_errors"]:
         print(f"set-up errors: {load['setup_errors']}")
+
+
+BENCH = Bench(
+    name="service",
+    help="match-service commands/s and p50/p99 over HTTP vs pgbench INSERTs; rebuild time",
+    options=_options,
+    measure=measure,
+    table=print_table,
+)

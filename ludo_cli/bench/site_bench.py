@@ -34,43 +34,26 @@ import msgspec
 from ludo_cli.arguments import positive_int
 from ludo_cli.bench import service_bench
 from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
-from ludo_cli.bench.common import scratch_db
+from ludo_cli.bench.common import BenchError, scratch_db
+from ludo_cli.bench.harness import Bench, Figures, Say
 
-__all__ = ["register", "run"]
+__all__ = ["BENCH", "bench", "measure", "print_table"]
 
 TARGET_KB = 150.0
 TARGET_PLAYABLE_MS = 500.0
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "site", help="page weight of every page, and ms from navigation to a playable table"
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--loads", type=positive_int, default=20, help="timed table loads")
     parser.add_argument(
         "--url", default=None, help="a running service (loopback only), e.g. http://127.0.0.1:8000"
     )
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     if not os.path.exists(CHROMIUM):
-        print(
-            f"ludo bench site: no {CHROMIUM}; install Debian's chromium (apt-get install chromium)",
-            file=sys.stderr,
-        )
-        return 1
-    try:
-        result = bench(args.loads, args.url)
-    except service_bench.BenchError as exc:
-        print(f"ludo bench site: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        print_table(result)
-    return 0
+        raise BenchError(f"no {CHROMIUM}; install Debian's chromium (apt-get install chromium)")
+    return bench(args.loads, args.url)
 
 
 def bench(loads: int, url: str | None) -> dict[str, Any]:
@@ -198,3 +181,12 @@ def print_table(r: dict[str, Any]) -> None:
         f"baseline, navigation → /healthz answered (ms): p50 {bm['p50']}  p90 {bm['p90']}  "
         f"max {bm['max']}"
     )
+
+
+BENCH = Bench(
+    name="site",
+    help="page weight of every page, and ms from navigation to a playable table",
+    options=_options,
+    measure=measure,
+    table=print_table,
+)

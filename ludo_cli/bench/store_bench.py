@@ -4,8 +4,8 @@ On a scratch database (the real schema: the migrations, their indexes and trigge
 through the project's `EventStore`:
 
 - *append*: `--clients` tasks append one event at a time to their own match streams with
-  `append_statement` (the head check, the event and the command record in one statement,
-  then NOTIFY: the match service's HTTP path), `--events` events to each of `--streams`
+  `append` given the head's hash (the head check, the event and the command record in one
+  statement, then NOTIFY: the match service's HTTP path), `--events` events to each of `--streams`
   streams, interleaved as concurrent matches are;
 - *stream reads* of those streams: `read_stream` from version 0 (every column, what
   replay export and the chain check read), `read_events` from 0 (a rebuild) and from the
@@ -47,9 +47,10 @@ import msgspec
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
+from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
-__all__ = ["Config", "bench", "print_table", "register", "run"]
+__all__ = ["BENCH", "Config", "bench", "measure", "print_table"]
 
 PARTITION_SCHEMA: Final = "ludo_part"
 _TAIL: Final = 5  # events a tail read asks for (a state cache a few commands behind)
@@ -73,11 +74,7 @@ class Config(msgspec.Struct, kw_only=True):
     seed: int = 0
 
 
-def register(targets: Any) -> None:
-    parser = targets.add_parser(
-        "store",
-        help="event store append/read/global-read latency, empty vs filled, plain vs partitioned",
-    )
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=positive_int, default=100_000, help="rows to fill to")
     parser.add_argument("--streams", type=positive_int, default=8, help="measured streams")
     parser.add_argument("--events", type=positive_int, default=300, help="events per stream")
@@ -96,11 +93,9 @@ def register(targets: Any) -> None:
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", action="store_true", help="print figures as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace, say: Say) -> Figures:
     config = Config(
         rows=args.rows,
         streams=args.streams,
@@ -114,17 +109,9 @@ def run(args: argparse.Namespace) -> int:
         replica_url=args.replica,
         keep=args.keep,
         seed=args.seed,
+        progress=not args.json,
     )
-    try:
-        result = bench(config)
-    except BenchError as exc:
-        print(f"ludo bench store: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        print_table(result)
-    return 0
+    return bench(config)
 
 
 def _say(config: Config, line: str) -> None:
@@ -151,20 +138,11 @@ def _partitioned_ddl(partitions: int) -> list[str]:
     s = PARTITION_SCHEMA
     ddl = [
         f"CREATE SCHEMA {s}",
+        # The columns, their defaults, checks and identity come from the real table, so
+        # the copy follows every migration; only the keys are this table's own.
         f"""
         CREATE TABLE {s}.events (
-            global_position bigint GENERATED ALWAYS AS IDENTITY,
-            tx              xid8        NOT NULL DEFAULT pg_current_xact_id(),
-            stream_id       text        NOT NULL CHECK (length(stream_id) BETWEEN 1 AND 200),
-            stream_version  integer     NOT NULL CHECK (stream_version >= 0),
-            event_id        uuid        NOT NULL,
-            type            text        NOT NULL,
-            schema_version  integer     NOT NULL CHECK (schema_version >= 1),
-            data            json        NOT NULL,
-            metadata        jsonb       NOT NULL DEFAULT '{{}}'::jsonb,
-            recorded_at     timestamptz NOT NULL DEFAULT now(),
-            prev_hash       bytea       NOT NULL CHECK (length(prev_hash) = 32),
-            hash            bytea       NOT NULL CHECK (length(hash) = 32),
+            LIKE public.events INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING IDENTITY,
             PRIMARY KEY (global_position, stream_id),
             CONSTRAINT events_stream_version_key UNIQUE (stream_id, stream_version),
             CONSTRAINT events_event_id_key UNIQUE (event_id, stream_id)
@@ -315,7 +293,7 @@ def _events_for(version: int) -> Any:
 
 async def _appends(table: _Table, config: Config, tag: str) -> tuple[dict[str, Any], list[str]]:
     """`--clients` tasks, each appending one event at a time to its share of the streams,
-    round-robin over them; the latency of each `append_statement`."""
+    round-robin over them; the latency of each `append`."""
     from domain.chain import GENESIS
     from services.shared.eventstore import EventStore
 
@@ -333,13 +311,13 @@ async def _appends(table: _Table, config: Config, tag: str) -> tuple[dict[str, A
                 event = _events_for(version)
                 command = f"bench:{stream}:{version}"
                 start = time.perf_counter()
-                result = await store.append_statement(
+                result = await store.append(
                     stream,
                     version,
-                    heads[stream],
                     [event],
                     command_id=command,
                     metadata={"actor": "player-bench", "correlation_id": command},
+                    prev_hash=heads[stream],
                 )
                 latencies.append(time.perf_counter() - start)
                 heads[stream] = result.events[-1].hash
@@ -799,7 +777,7 @@ async def _phases(tables: list[_Table], config: Config) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ output
 
 _FIGURES: Final = (
-    ("append", "append (append_statement, 1 event)"),
+    ("append", "append (one statement, 1 event)"),
     ("read_stream", "read_stream from 0 (whole stream)"),
     ("read_events", "read_events from 0 (rebuild)"),
     ("read_events_tail", f"read_events from v ({_TAIL} events)"),
@@ -915,3 +893,12 @@ def print_table(r: dict[str, Any]) -> None:
         for tag in ("empty", "filled"):
             a = r[tag]["plain"]["append"]
             print(f"  appends/s ({tag}, plain) / pgbench TPS: {a['appends_per_s'] / pg['tps']:.3f}")
+
+
+BENCH = Bench(
+    name="store",
+    help="event store append/read/global-read latency, empty vs filled, plain vs partitioned",
+    options=_options,
+    measure=measure,
+    table=print_table,
+)

@@ -11,12 +11,12 @@ handlers and the deadline scheduler alike:
    whatever the command carried;
 4. `decide` -> a rejection raises (nothing is written) or events; a finishing command also
    gets `SeedRevealed`;
-5. the append: from an HTTP request, ONE autocommit statement
-   (`EventStore.append_statement`) that locks the match's deadline row (so a scheduler
-   holding it is waited for), appends the events at the folded version after the hash
-   the fold ended on, records the command id and sets the deadline row; then NOTIFY on
-   the same connection. From the scheduler, the same writes inside its transaction
-   (`append_in`), committed by it.
+5. the append (`EventStore.append`): from an HTTP request, ONE autocommit statement that
+   locks the match's deadline row (so a scheduler holding it is waited for), appends the
+   events at the folded version after the hash the fold ended on, records the command id
+   and sets the deadline row; then NOTIFY on
+   the same connection. From the scheduler, the same append inside its transaction
+   (`append(conn=…)`), committed by it.
 
 The server seed is read from `match_seeds` only to roll and to reveal; it is never logged
 and never leaves this module before `SeedRevealed`. It is kept in this process's memory
@@ -155,7 +155,7 @@ _DELETE_DEADLINE = sa.text("DELETE FROM turn_deadlines WHERE stream_id = :stream
 # Held while a player's leave or reclaim is decided and appended (see `act`): the
 # scheduler claims this row with SKIP LOCKED, so it waits its turn instead of racing.
 _HOLD_DEADLINE = sa.text("SELECT 1 FROM turn_deadlines WHERE stream_id = :stream_id FOR UPDATE")
-# The same two writes as side writes of `EventStore.append_statement` (driver-level SQL).
+# The same two writes as side writes of `EventStore.append` (driver-level SQL).
 _SET_DEADLINE_SIDE = """
     INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
     SELECT %(dl_stream)s, now() + make_interval(secs => %(dl_secs)s), %(dl_version)s,
@@ -404,13 +404,13 @@ class MatchService:
             raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
         async with self.engine.connect() as conn:
             async with conn.begin():
-                result = await self.store.append_in(
-                    conn,
+                result = await self.store.append(
                     stream,
                     state.version,
                     decided,
                     command_id=command_id,
                     metadata=_metadata(player.id, command_id, request),
+                    conn=conn,
                 )
                 if result.duplicate:  # the same key won a race meanwhile
                     _same_request(result, request)
@@ -494,13 +494,13 @@ class MatchService:
         row = MatchRow(party_id, state.turn_limit, state.ranked)
         async with self.engine.connect() as conn:
             async with conn.begin():
-                party_result = await self.store.append_in(
-                    conn,
+                party_result = await self.store.append(
                     stream,
                     state.version,
                     decided,
                     command_id=command_id,
                     metadata=_metadata(player.id, command_id, "rematch" if rematch else "start"),
+                    conn=conn,
                 )
                 await conn.execute(
                     sa.text("INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"),
@@ -514,8 +514,8 @@ class MatchService:
                     {"s": mstream, "p": party_id, "t": row.turn_limit, "r": row.ranked},
                 )
                 await self._set_deadline(conn, mstream, match_state, row)
-                match_result = await self.store.append_in(
-                    conn, mstream, 0, match_events, metadata={"actor": player.id}
+                match_result = await self.store.append(
+                    mstream, 0, match_events, metadata={"actor": player.id}, conn=conn
                 )
                 pd.fold(decided, state)
                 await self._save_party_listing(conn, party_id, state)
@@ -708,18 +708,18 @@ class MatchService:
                     conn, stream, state, command, actor, command_id, request
                 )
         # No caller's transaction: the events, the command record and the deadline row
-        # go in as one statement, which is atomic on its own (`append_statement`).
+        # go in as one statement, which is atomic on its own.
         events, after, command = await self._decide(None, stream, state, command)
         if (row := self._rows.get(stream)) is None:
             async with self._reader.connect() as reader:
                 row = await self._load_row(reader, stream) or _NO_ROW
-        result = await self.store.append_statement(
+        result = await self.store.append(
             stream,
             state.version,
-            head,
             events,
             command_id=command_id,
             metadata=_metadata(actor, command_id, request),
+            prev_hash=head,
             side=[self._deadline_write(stream, after, row)],
         )
         if result.duplicate:  # the same key won a race since `find_command`
@@ -776,20 +776,17 @@ class MatchService:
         actor: str,
         command_id: str | None,
         request: str = "",
-        *,
-        savepoint: bool = True,
     ) -> AppendResult:
         events, after, command = await self._decide(conn, stream, state, command)
         row = await self._match_row_in(conn, stream)
         await self._set_deadline(conn, stream, after, row)
-        result = await self.store.append_in(
-            conn,
+        result = await self.store.append(
             stream,
             state.version,
             events,
             command_id=command_id,
             metadata=_metadata(actor, command_id, request),
-            savepoint=savepoint,
+            conn=conn,
         )
         if result.duplicate:
             _same_request(result, request)
@@ -811,7 +808,7 @@ class MatchService:
         return None
 
     def _deadline_write(self, stream: str, state: MatchState, row: MatchRow) -> SideWrite:
-        """`_set_deadline` as a side write of `append_statement`."""
+        """`_set_deadline` as a side write of the append."""
         timing = self.deadline_timing(state, row)
         if timing is None:
             return SideWrite(_DELETE_DEADLINE_SIDE, {"dl_stream": stream}, _LOCK_DEADLINE)

@@ -1,7 +1,7 @@
 """The ranking consumer: finished ranked matches -> rating changes, exactly once.
 
 It follows the global cursor (DESIGN.md §3: `(tx, global_position)`, only rows with
-`tx < pg_snapshot_xmin(pg_current_snapshot())`, the rule of `EventStore.read_all`), woken
+`tx < pg_snapshot_xmin(pg_current_snapshot())`, the store's `global_order_page`), woken
 by the NOTIFY hints and polling as a fallback. For each batch, ONE transaction:
 
 1. locks its checkpoint row (`consumer_checkpoints`, `SELECT … FOR UPDATE`) and reads the
@@ -53,7 +53,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
 from services.ranking.ratings import MODELS, Skill, rate_match
-from services.shared.eventstore import START, Cursor, EventStore
+from services.shared.eventstore import (
+    START,
+    Cursor,
+    EventStore,
+    global_order_held_back,
+    global_order_page,
+    global_order_params,
+)
 from services.shared.logging import describe_exception
 
 __all__ = [
@@ -186,22 +193,20 @@ async def _driver(conn: AsyncConnection) -> Any:
     return raw.driver_connection
 
 
-# Every event after the cursor whose transaction is older than every running one
-# (`EventStore.read_all`'s rule, DESIGN.md §3), cheap columns only: the live consumer
-# needs the cursor of every event (its checkpoint) but the data of none. In the same
-# statement (same snapshot), whether committed events after the cursor were left out by
-# that rule; the one-row `h` on the left keeps that answer when the page is empty.
+# Every event after the cursor in the store's commit-safe global order (the rule of
+# `read_all`, DESIGN.md §3, written once in the store), cheap columns only: the live
+# consumer needs the cursor of every event (its checkpoint) but the data of none. In the
+# same statement (same snapshot), whether committed events after the cursor were held
+# back by that rule; the one-row `h` on the left keeps that answer when the page is empty.
 # (Order by `tx8`, the xid8 itself: `tx` is its text, and "999" sorts after "1000".)
 _LIVE_PAGE: Final = (
     "SELECT p.tx, p.global_position, p.stream_id, p.type, p.recorded_at, h.held FROM"
-    " (SELECT EXISTS (SELECT FROM events e WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
-    " AND e.tx >= pg_snapshot_xmin(pg_current_snapshot())) AS held) h"
-    " LEFT JOIN LATERAL (SELECT e.tx AS tx8, e.tx::text AS tx, e.global_position,"
-    " e.stream_id, e.type, e.recorded_at FROM events e"
-    " WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
-    " AND e.tx < pg_snapshot_xmin(pg_current_snapshot())"
-    " ORDER BY e.tx, e.global_position LIMIT %s) p ON true"
-    " ORDER BY p.tx8, p.global_position"
+    f" (SELECT {global_order_held_back()} AS held) h"
+    " LEFT JOIN LATERAL ("
+    + global_order_page(
+        "e.tx AS tx8, e.tx::text AS tx, e.global_position, e.stream_id, e.type, e.recorded_at"
+    )
+    + ") p ON true ORDER BY p.tx8, p.global_position"
 )
 # The recompute: only match ends, up to a head whose transactions have all ended.
 _FINISH_PAGE: Final = (
@@ -217,9 +222,8 @@ _HELD_BACK_FIRST: Final = 0.01  # s: the first look again at held-back events
 
 
 async def _live_page(driver: Any, after: Cursor, limit: int) -> _Page:
-    cursor = (str(after.tx), after.position)
     async with driver.cursor() as cur:
-        await cur.execute(_LIVE_PAGE, (*cursor, *cursor, limit))
+        await cur.execute(_LIVE_PAGE, global_order_params(after, limit))
         rows = await cur.fetchall()
     held = bool(rows and rows[0][5])
     if not rows or rows[0][0] is None:

@@ -70,7 +70,7 @@ async def write_match(
             opened = MatchOpened(
                 match_id=match_id, first_seat=0, game=1, ranked=ranked, turn_limit=None
             )
-            await store.append_in(conn, f"party-{party_id}", 0, [opened])
-        await store.append_in(conn, stream, 0, events[:2])
+            await store.append(f"party-{party_id}", 0, [opened], conn=conn)
+        await store.append(stream, 0, events[:2], conn=conn)
     await store.append(stream, 2, events[2:])
     return stream

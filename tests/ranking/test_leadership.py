@@ -172,7 +172,7 @@ async def write_matches(engine: AsyncEngine, store: EventStore, n: int) -> None:
                 ev.MatchFinished(placements=rng.choice(((1, 2), (2, 1), (1, 1)))),
                 ev.SeedRevealed(server_seed="00"),
             ]
-            await store.append_in(conn, stream, 0, events)
+            await store.append(stream, 0, events, conn=conn)
         await conn.execute(
             text(
                 "INSERT INTO matches (stream_id, party_id, turn_limit, ranked)"

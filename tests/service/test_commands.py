@@ -63,7 +63,7 @@ async def test_service_level_race_gives_conflict(api: Api) -> None:
 
     me = Player(players[0]["id"], "alice")
     gate = anyio.Event()
-    original = service.store.append_statement  # the append of HTTP commands
+    original = service.store.append
     arrived = 0
 
     async def slow_append(*args: Any, **kwargs: Any) -> Any:
@@ -74,7 +74,7 @@ async def test_service_level_race_gives_conflict(api: Api) -> None:
         await gate.wait()  # both have decided on the same version before either appends
         return await original(*args, **kwargs)
 
-    service.store.append_statement = slow_append
+    service.store.append = slow_append
     outcomes: list[Any] = []
 
     async def roll() -> None:
@@ -86,7 +86,7 @@ async def test_service_level_race_gives_conflict(api: Api) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(roll)
         tg.start_soon(roll)
-    service.store.append_statement = original
+    service.store.append = original
     errors = [o for o in outcomes if isinstance(o, Exception)]
     assert len(errors) == 1 and type(errors[0]).__name__ == "ConcurrencyError"
     assert await api.stream_length(f"match-{match_id}") == 3  # created, started, one roll

@@ -59,7 +59,7 @@ async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) ->
     the first to look goes on, and the others wait until it has committed."""
     count = len(calls)
     store = api.store
-    find, append, notify = store.find_command, store.append_statement, store.notify
+    find, append, notify = store.find_command, store.append, store.notify
     committed, all_looked = anyio.Event(), anyio.Event()
     looked = 0
 
@@ -77,15 +77,16 @@ async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) ->
         return found
 
     async def append_then_open(*args: Any, **kw: Any) -> Any:
-        result = await append(*args, **kw)  # committed when it returns
-        committed.set()
+        result = await append(*args, **kw)
+        if kw.get("conn") is None:  # committed when it returns (else: at `notify`)
+            committed.set()
         return result
 
     async def notify_then_open(*args: Any, **kw: Any) -> Any:
         await notify(*args, **kw)  # called after the commit
         committed.set()
 
-    store.find_command, store.append_statement = late_find, append_then_open
+    store.find_command, store.append = late_find, append_then_open
     store.notify = notify_then_open
     responses: list[Any] = []
 
@@ -97,7 +98,7 @@ async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) ->
             for method, url, kwargs in calls:
                 tg.start_soon(one, method, url, kwargs)
     finally:
-        store.find_command, store.append_statement, store.notify = find, append, notify
+        store.find_command, store.append, store.notify = find, append, notify
     return responses
 
 

@@ -31,7 +31,16 @@ def test_bench_reports_commands_and_its_keys(
     for key in ("p50_ms", "p99_ms", "errors", "requests_per_s", "cpu"):
         assert key in load
     assert result["rebuild"]["rebuilds"] == 5
-    assert set(result["targets"]) == {"ratio", "p99_ms", "rebuild_p50_ms"}
+    assert set(result["targets"]) == {
+        "ratio",
+        "p99_ms",
+        "rebuild_p50_ms",
+        "service_cpu_ms",
+        "postgresql_cpu_ms",
+        "transactions",
+    }
+    assert load["cpu_ms_per_command"]["service"] > 0
+    assert load["transactions_per_command"] > 0
     if result["pgbench"] is not None and "tps" in result["pgbench"]:
         assert result["ratio"] is not None
     print_table(result)

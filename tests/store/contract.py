@@ -2,9 +2,11 @@
 
 `EventStoreContract` is abstract (its name does not start with `Test`, so pytest does not
 collect it); a concrete test class inherits it and provides the `store` fixture, the way
-the `eventsourcing` library tests each of its recorders against one shared suite. Only the
-public `EventStore` API is used here; what is specific to PostgreSQL (triggers, roles,
-transaction ids) is tested next to the concrete class.
+the `eventsourcing` library tests each of its recorders against one shared suite: the
+PostgreSQL store (test_postgres_store.py) and the in-memory one (test_memory_store.py).
+Only the `EventLog` protocol is used here, so the one append path is covered with and
+without the head's hash; what is specific to PostgreSQL (side writes, the caller's
+transaction, triggers, roles, transaction ids) is tested next to its concrete class.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from services.shared.eventstore import (
     ConcurrencyError,
     Cursor,
     EventData,
-    EventStore,
+    EventLog,
     IdempotencyKeyReused,
     StoredEvent,
     event_ids_for,
@@ -45,7 +47,7 @@ def turn(seat: int, n: int, value: int = 3) -> list[ev.Event]:
 
 
 async def read_everything(
-    store: EventStore,
+    store: EventLog,
     limit: int = 1000,
     *,
     after: Cursor = START,
@@ -73,12 +75,12 @@ class EventStoreContract:
     """Append, read, concurrency, idempotency, hash chain, global order and hints."""
 
     @pytest.fixture
-    def store(self) -> EventStore:
+    def store(self) -> EventLog:
         raise NotImplementedError("a concrete test class provides the store")
 
     # ------------------------------------------------------------------ append / read
 
-    async def test_append_then_read_stream(self, store: EventStore) -> None:
+    async def test_append_then_read_stream(self, store: EventLog) -> None:
         """Appended events come back in version order with their exact bytes and metadata."""
         sid = new_stream()
         events = turn(0, 0)
@@ -98,7 +100,7 @@ class EventStoreContract:
         assert len({e.event_id for e in stored}) == 3
         assert all(e.recorded_at is not None for e in stored)
 
-    async def test_append_continues_at_expected_version(self, store: EventStore) -> None:
+    async def test_append_continues_at_expected_version(self, store: EventLog) -> None:
         """A second append at the stream's length gets the next versions."""
         sid = new_stream()
         await store.append(sid, 0, turn(0, 0))
@@ -107,20 +109,20 @@ class EventStoreContract:
         assert [e.version for e in await store.read_stream(sid)] == list(range(6))
         assert await store.stream_version(sid) == 6
 
-    async def test_unknown_stream_is_empty(self, store: EventStore) -> None:
+    async def test_unknown_stream_is_empty(self, store: EventLog) -> None:
         """A stream nobody appended to reads as empty, at version 0."""
         sid = new_stream()
         assert await store.read_stream(sid) == []
         assert await store.stream_version(sid) == 0
 
-    async def test_read_stream_from_version(self, store: EventStore) -> None:
+    async def test_read_stream_from_version(self, store: EventLog) -> None:
         """read_stream starts at `from_version` and honours `limit`."""
         sid = new_stream()
         await store.append(sid, 0, turn(0, 0) + turn(1, 1))
         assert [e.version for e in await store.read_stream(sid, 4)] == [4, 5]
         assert [e.version for e in await store.read_stream(sid, 1, limit=2)] == [1, 2]
 
-    async def test_exact_bytes_are_kept(self, store: EventStore) -> None:
+    async def test_exact_bytes_are_kept(self, store: EventLog) -> None:
         """Stored data comes back byte for byte: key order, spacing and UTF-8 untouched."""
         sid = new_stream()
         raw = b'{"type":"Note",  "z":1,"a":"\xc3\xa9\xe2\x9c\x9a \\u0000","z2":[ ]}'
@@ -129,7 +131,7 @@ class EventStoreContract:
         assert stored.data == raw
         assert (stored.type, stored.schema_version) == ("Note", 3)
 
-    async def test_bad_arguments_are_rejected(self, store: EventStore) -> None:
+    async def test_bad_arguments_are_rejected(self, store: EventLog) -> None:
         """Empty appends, negative versions and empty ids raise ValueError."""
         with pytest.raises(ValueError):
             await store.append(new_stream(), 0, [])
@@ -140,7 +142,7 @@ class EventStoreContract:
         with pytest.raises(ValueError):
             await store.append(new_stream(), 0, turn(0, 0), command_id="")
 
-    async def test_upcast_on_read(self, store: EventStore, monkeypatch: Any) -> None:
+    async def test_upcast_on_read(self, store: EventLog, monkeypatch: Any) -> None:
         """`.event` upcasts a row stored at an older schema version; the row is unchanged."""
         sid = new_stream()
         await store.append(sid, 0, [MatchFinished(placements=(1, 2))])
@@ -157,7 +159,7 @@ class EventStoreContract:
     # ------------------------------------------------------------------- concurrency
 
     @pytest.mark.parametrize("expected", [0, 2, 4])
-    async def test_wrong_expected_version_raises(self, store: EventStore, expected: int) -> None:
+    async def test_wrong_expected_version_raises(self, store: EventLog, expected: int) -> None:
         """An expected version behind or ahead of the stream is a typed conflict."""
         sid = new_stream()
         await store.append(sid, 0, turn(0, 0))
@@ -170,7 +172,7 @@ class EventStoreContract:
         )
         assert await store.stream_version(sid) == 3
 
-    async def test_racing_writers_one_wins(self, store: EventStore) -> None:
+    async def test_racing_writers_one_wins(self, store: EventLog) -> None:
         """Of many appends racing for the same version exactly one lands; none is lost."""
         sid = new_stream()
         await store.append(sid, 0, turn(0, 0))
@@ -189,7 +191,7 @@ class EventStoreContract:
 
     # ------------------------------------------------------------------- idempotency
 
-    async def test_retry_returns_first_outcome(self, store: EventStore) -> None:
+    async def test_retry_returns_first_outcome(self, store: EventLog) -> None:
         """A retried command returns the stored events and appends nothing."""
         sid = new_stream()
         first = await store.append(sid, 0, turn(0, 0), command_id=f"{sid}:roll")
@@ -204,7 +206,7 @@ class EventStoreContract:
         assert found is not None and found.events == first.events
         assert await store.find_command(f"{sid}:other", sid) is None
 
-    async def test_event_ids_derive_from_command_id(self, store: EventStore) -> None:
+    async def test_event_ids_derive_from_command_id(self, store: EventLog) -> None:
         """Event ids are uuid5 of the command id and index; without one they are random."""
         sid = new_stream()
         result = await store.append(sid, 0, turn(0, 0), command_id="player-1:key-1")
@@ -213,7 +215,7 @@ class EventStoreContract:
         plain = await store.append(sid, 3, turn(1, 1))
         assert all(e.event_id.version == 4 for e in plain.events)
 
-    async def test_concurrent_identical_retries_append_once(self, store: EventStore) -> None:
+    async def test_concurrent_identical_retries_append_once(self, store: EventLog) -> None:
         """Identical retries racing each other store the events once and all get them."""
         sid = new_stream()
         await store.append(sid, 0, turn(0, 0))
@@ -224,7 +226,7 @@ class EventStoreContract:
         assert all(o.events == outcomes[0].events for o in outcomes)
         assert [e.version for e in await store.read_stream(sid)] == list(range(6))
 
-    async def test_command_id_on_another_stream_is_refused(self, store: EventStore) -> None:
+    async def test_command_id_on_another_stream_is_refused(self, store: EventLog) -> None:
         """A command id that appended to one stream cannot append to another."""
         sid, other = new_stream(), new_stream()
         await store.append(sid, 0, turn(0, 0), command_id="dup-key")
@@ -235,7 +237,7 @@ class EventStoreContract:
 
     # -------------------------------------------------------------------- hash chain
 
-    async def test_hash_chain_is_continuous(self, store: EventStore) -> None:
+    async def test_hash_chain_is_continuous(self, store: EventLog) -> None:
         """Each hash is sha256(prev_hash ‖ canonical bytes); prev_hash links the stream."""
         sid = new_stream()
         for i in range(4):
@@ -248,7 +250,7 @@ class EventStoreContract:
             prev = e.hash
         assert await store.verify_stream(sid) == 12
 
-    async def test_streams_have_separate_chains(self, store: EventStore) -> None:
+    async def test_streams_have_separate_chains(self, store: EventLog) -> None:
         """Every stream's chain starts at GENESIS; equal events hash differently per stream."""
         a, b = new_stream(), new_stream()
         ra = await store.append(a, 0, turn(0, 0))
@@ -256,9 +258,66 @@ class EventStoreContract:
         assert ra.events[0].prev_hash == rb.events[0].prev_hash == GENESIS
         assert ra.events[0].hash != rb.events[0].hash
 
+    # ------------------------------------------------------- append given the head's hash
+
+    async def test_head_hash_extends_the_chain(self, store: EventLog) -> None:
+        """Appends given the head's hash store what appends without it would."""
+        sid = new_stream()
+        first = await store.append(sid, 0, turn(0, 0), prev_hash=GENESIS)
+        second = await store.append(sid, 3, turn(1, 1), prev_hash=first.events[-1].hash)
+        assert (second.first_version, second.last_version) == (3, 5)
+        assert await store.read_stream(sid) == [*first.events, *second.events]
+        events, head = await store.read_events_and_hash(sid)
+        assert events == turn(0, 0) + turn(1, 1) and head == second.events[-1].hash
+        assert await store.read_events(sid, 3) == turn(1, 1)
+        assert await store.read_events_and_hash(new_stream()) == ([], None)
+        assert await store.verify_stream(sid) == 6
+
+    async def test_wrong_head_hash_writes_nothing(self, store: EventLog) -> None:
+        """A caller whose idea of the head's hash is wrong cannot fork the chain."""
+        sid = new_stream()
+        await store.append(sid, 0, turn(0, 0))
+        with pytest.raises(ValueError, match="prev_hash is not the hash"):
+            await store.append(sid, 3, turn(1, 1), prev_hash=bytes(32))
+        with pytest.raises(ValueError, match="32 bytes"):
+            await store.append(sid, 3, turn(1, 1), prev_hash=b"short")
+        assert await store.stream_version(sid) == 3
+
+    async def test_head_hash_of_a_taken_version_is_a_conflict(self, store: EventLog) -> None:
+        """A head hash that was right before another writer appended: ConcurrencyError,
+        for a new stream too."""
+        sid = new_stream()
+        first = await store.append(sid, 0, turn(0, 0), prev_hash=GENESIS)
+        await store.append(sid, 3, turn(1, 1))
+        with pytest.raises(ConcurrencyError) as caught:
+            await store.append(sid, 3, turn(2, 2), prev_hash=first.events[-1].hash)
+        assert (caught.value.expected, caught.value.actual) == (3, 6)
+        with pytest.raises(ConcurrencyError):
+            await store.append(sid, 0, turn(2, 2), prev_hash=GENESIS)
+
+    async def test_head_hash_retry_returns_first_outcome(self, store: EventLog) -> None:
+        """A retried command given the head's hash returns its first outcome."""
+        sid = new_stream()
+        first = await store.append(sid, 0, turn(0, 0), prev_hash=GENESIS, command_id=f"{sid}:c")
+        again = await store.append(sid, 0, turn(0, 0), prev_hash=GENESIS, command_id=f"{sid}:c")
+        assert again.duplicate and again.events == first.events
+        assert await store.stream_version(sid) == 3
+
+    async def test_head_hash_racers_one_wins(self, store: EventLog) -> None:
+        """Eight appends at the same version with the same head hash: exactly one lands."""
+        sid = new_stream()
+        head = (await store.append(sid, 0, turn(0, 0))).events[-1].hash
+        results = await asyncio.gather(
+            *(store.append(sid, 3, turn(1, 1), prev_hash=head) for _ in range(8)),
+            return_exceptions=True,
+        )
+        assert sum(not isinstance(r, BaseException) for r in results) == 1
+        assert all(isinstance(r, ConcurrencyError) for r in results if isinstance(r, BaseException))
+        assert await store.verify_stream(sid) == 6
+
     # ------------------------------------------------------------------- global order
 
-    async def test_read_all_pages_through_every_event_once(self, store: EventStore) -> None:
+    async def test_read_all_pages_through_every_event_once(self, store: EventLog) -> None:
         """read_all pages through all streams in cursor order, each event exactly once."""
         streams = [new_stream() for _ in range(3)]
         appended: list[StoredEvent] = []
@@ -271,7 +330,7 @@ class EventStoreContract:
             cursors = [e.cursor for e in seen]
             assert cursors == sorted(cursors) and len(set(cursors)) == len(cursors)
 
-    async def test_read_all_after_last_cursor_is_empty(self, store: EventStore) -> None:
+    async def test_read_all_after_last_cursor_is_empty(self, store: EventLog) -> None:
         """From the last event's cursor read_all returns nothing until the next append."""
         sid = new_stream()
         first = await store.append(sid, 0, turn(0, 0))
@@ -283,7 +342,7 @@ class EventStoreContract:
 
     # ------------------------------------------------------------------------- hints
 
-    async def test_listen_receives_a_hint_after_append(self, store: EventStore) -> None:
+    async def test_listen_receives_a_hint_after_append(self, store: EventLog) -> None:
         """After an append, listeners get a {stream_id, version} hint; none on a retry."""
         sid = new_stream()
         async with store.listen() as listener:
@@ -294,7 +353,7 @@ class EventStoreContract:
             await store.append(sid, 0, turn(0, 0), command_id=f"{sid}:a")
             assert await listener.wait(0.2) == []
 
-    async def test_listener_iterates_hints(self, store: EventStore) -> None:
+    async def test_listener_iterates_hints(self, store: EventLog) -> None:
         """`async for` over a listener yields one hint per append, in commit order."""
         sid = new_stream()
         async with store.listen() as listener:

@@ -111,8 +111,8 @@ async def hold_append(
     tx = await conn.begin()
     if take_xid_first:
         await conn.execute(sa.select(sa.func.pg_current_xact_id()))
-    result = await store.append_in(
-        conn, stream_id, version, [DieRolled(seat=0, n=0, value=1)], command_id=command_id
+    result = await store.append(
+        stream_id, version, [DieRolled(seat=0, n=0, value=1)], command_id=command_id, conn=conn
     )
     return conn, tx, result.events[0]
 
@@ -173,7 +173,7 @@ async def test_retry_racing_an_open_first_attempt_gets_its_outcome(
     assert await pg_store.stream_version(sid) == 1
 
 
-async def test_append_in_rolls_back_with_the_callers_transaction(pg_store: EventStore) -> None:
+async def test_append_rolls_back_with_the_callers_transaction(pg_store: EventStore) -> None:
     """Events appended inside a transaction the caller rolls back are not stored."""
     sid = new_stream()
     conn, tx, _ = await hold_append(pg_store, sid, 0, command_id=f"{sid}:x")
@@ -183,8 +183,8 @@ async def test_append_in_rolls_back_with_the_callers_transaction(pg_store: Event
     assert await pg_store.find_command(f"{sid}:x", sid) is None
 
 
-async def test_append_in_conflict_keeps_the_callers_transaction(pg_store: EventStore) -> None:
-    """A conflict inside append_in leaves the caller's transaction usable."""
+async def test_append_conflict_keeps_the_callers_transaction(pg_store: EventStore) -> None:
+    """A conflict inside the caller's transaction leaves that transaction usable."""
     sid = new_stream()
     await pg_store.append(sid, 0, turn(0, 0))
     async with pg_store.engine.begin() as conn:
@@ -192,8 +192,8 @@ async def test_append_in_conflict_keeps_the_callers_transaction(pg_store: EventS
             sa.text("INSERT INTO turn_deadlines VALUES (:s, now(), 3, 'roll')"), {"s": sid}
         )
         with pytest.raises(ConcurrencyError):
-            await pg_store.append_in(conn, sid, 2, turn(1, 1))
-        result = await pg_store.append_in(conn, sid, 3, turn(1, 1))
+            await pg_store.append(sid, 2, turn(1, 1), conn=conn)
+        result = await pg_store.append(sid, 3, turn(1, 1), conn=conn)
     await pg_store.notify(result)
     assert await pg_store.stream_version(sid) == 6
     async with pg_store.engine.connect() as conn:
@@ -229,7 +229,7 @@ async def test_read_all_orders_by_transaction_then_position(pg_store: EventStore
     tx = await conn.begin()
     await conn.execute(sa.select(sa.func.pg_current_xact_id()))  # the older transaction id
     young = await pg_store.append(young_stream, 0, turn(0, 0))
-    late = await pg_store.append_in(conn, old_stream, 0, turn(1, 1))
+    late = await pg_store.append(old_stream, 0, turn(1, 1), conn=conn)
     await tx.commit()
     await conn.close()
     assert late.events[0].global_position > young.events[-1].global_position
@@ -265,7 +265,7 @@ async def test_follower_misses_nothing_and_repeats_nothing(engine: AsyncEngine) 
                     if n % 2:
                         await conn.execute(sa.select(sa.func.pg_current_xact_id()))
                         await asyncio.sleep(rng.uniform(0, 0.004))
-                    result = await store.append_in(conn, sid, version, events)
+                    result = await store.append(sid, version, events, conn=conn)
                     await asyncio.sleep(rng.uniform(0, 0.008))
                 await store.notify(result)
             else:

@@ -1,0 +1,320 @@
+"""The PostgreSQL event store: one append-only `events` table (DESIGN.md §3,
+docs/event-store.md), through an async SQLAlchemy engine on psycopg 3."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain import events as domain_events
+from domain.chain import GENESIS
+from services.shared.database import libpq_url
+from services.shared.logging import describe_exception
+
+from . import _sql
+from ._errors import ConcurrencyError, IdempotencyKeyReused
+from ._listener import CHANNEL, Listener
+from ._prepare import AnyEvent, check_chain, link, prepare
+from ._records import (
+    START,
+    AppendResult,
+    Cursor,
+    EventData,
+    Notification,
+    SideWrite,
+    StoredEvent,
+)
+
+__all__ = ["EventStore"]
+
+_log = structlog.get_logger("services.shared.eventstore")  # the package, as logs name it
+
+
+class EventStore:
+    """Append to and read from the `events` table through an async SQLAlchemy engine.
+
+    The store expects the default READ COMMITTED isolation on the connections it gets.
+    """
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        # Single statements (and reads of rows that never change once committed): in
+        # autocommit they cost one round trip instead of three (BEGIN, the statement,
+        # COMMIT), with the same consistency (one statement sees one snapshot).
+        self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
+
+    # ------------------------------------------------------------------------- append
+
+    async def append(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[AnyEvent],
+        *,
+        command_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        prev_hash: bytes | None = None,
+        side: Sequence[SideWrite] = (),
+        conn: AsyncConnection | None = None,
+    ) -> AppendResult:
+        """Append `events` to `stream_id` as versions `expected_version…`: ONE statement
+        inserts them with the command record and the `side` writes, or nothing at all.
+
+        - `ConcurrencyError` when the stream's length is not `expected_version`;
+          `IdempotencyKeyReused` when `command_id` already appended to another stream; a
+          `command_id` that already appended to this stream returns that first outcome
+          (`duplicate=True`) and writes nothing.
+        - `prev_hash`: the hash of the stream's last event (`GENESIS` for a new stream),
+          when the caller knows it (a service that keeps folded streams): it saves the
+          head read. The statement inserts only if the event at `expected_version - 1`
+          still has that hash, so a stale caller cannot fork the chain; a hash that is
+          not the head's at the right version is a `ValueError`.
+        - `side`: `SideWrite`s that run in the same statement, only when the events go in.
+        - Without `conn` the statement runs on its own (autocommit) and the NOTIFY hint
+          follows. With `conn` it runs inside the caller's transaction, in a savepoint (a
+          lost race leaves that transaction usable), and the caller commits, then calls
+          `notify(result, conn)`.
+        """
+        items, meta = prepare(stream_id, expected_version, events, command_id, metadata, prev_hash)
+        if conn is not None:
+            return await self._append(
+                conn, stream_id, expected_version, items, meta, command_id, prev_hash, side, True
+            )
+        async with self._reader.connect() as own:
+            result = await self._append(
+                own, stream_id, expected_version, items, meta, command_id, prev_hash, side, False
+            )
+            await own.commit()  # ends SQLAlchemy's autobegun block; nothing is sent
+            if not result.duplicate:
+                await self._notify(own, result)
+        return result
+
+    async def _append(
+        self,
+        conn: AsyncConnection,
+        stream_id: str,
+        expected_version: int,
+        items: list[EventData],
+        meta: dict[str, Any],
+        command_id: str | None,
+        prev_hash: bytes | None,
+        side: Sequence[SideWrite],
+        savepoint: bool,
+    ) -> AppendResult:
+        if prev_hash is None:
+            found, earlier = await self._head_and_outcome(conn, stream_id, command_id)
+            if earlier is not None:
+                return earlier
+            actual = 0 if found.stream_version is None else found.stream_version + 1
+            if actual != expected_version:
+                raise ConcurrencyError(stream_id, expected_version, actual)
+            prev_hash = GENESIS if found.hash is None else bytes(found.hash)
+        links = link(stream_id, expected_version, prev_hash, items, command_id)
+        last_version = links[-1].version
+        params: dict[str, Any] = {
+            "stream": stream_id,
+            "meta": msgspec.json.encode(meta).decode(),
+            "prev_version": expected_version - 1,
+            "head_hash": prev_hash,
+        }
+        for i, row in enumerate(links):
+            params |= {
+                f"v{i}": row.version,
+                f"id{i}": row.event_id,
+                f"t{i}": row.item.type,
+                f"s{i}": row.item.schema_version,
+                f"d{i}": row.item.data.decode("utf-8"),
+                f"p{i}": row.prev_hash,
+                f"h{i}": row.hash,
+            }
+        if command_id is not None:
+            params |= {"command": command_id, "first": expected_version, "last": last_version}
+        for write in side:
+            params |= write.params
+        sql = _sql.append_statement(
+            len(links),
+            expected_version == 0,
+            command_id is not None,
+            [(write.sql, write.lock) for write in side],
+        )
+        try:
+            if savepoint:
+                async with conn.begin_nested():
+                    rows = (await conn.exec_driver_sql(sql, params)).all()
+            else:
+                rows = (await conn.exec_driver_sql(sql, params)).all()
+        except sa.exc.IntegrityError as exc:
+            if not _sql.is_unique_violation(exc):
+                raise
+            return await self._resolve(conn, stream_id, expected_version, command_id)
+        if not rows:
+            # The head moved since it was read (or the caller's prev_hash is wrong):
+            # nothing was written.
+            try:
+                return await self._resolve(conn, stream_id, expected_version, command_id)
+            except ConcurrencyError as exc:
+                if exc.actual != expected_version:
+                    raise
+            raise ValueError(f"prev_hash is not the hash of {stream_id}'s last event")
+        stored = sorted((_sql.stored_event(row) for row in rows), key=lambda e: e.version)
+        return AppendResult(
+            stream_id=stream_id,
+            first_version=expected_version,
+            last_version=last_version,
+            events=tuple(stored),
+        )
+
+    async def _resolve(
+        self,
+        conn: AsyncConnection,
+        stream_id: str,
+        expected_version: int,
+        command_id: str | None,
+    ) -> AppendResult:
+        """After a lost race: the same command won (its outcome) or another did."""
+        found, earlier = await self._head_and_outcome(conn, stream_id, command_id)
+        if earlier is not None:
+            return earlier
+        actual = 0 if found.stream_version is None else found.stream_version + 1
+        raise ConcurrencyError(stream_id, expected_version, actual)
+
+    async def _head_and_outcome(
+        self, conn: AsyncConnection, stream_id: str, command_id: str | None
+    ) -> tuple[Any, AppendResult | None]:
+        """One round trip for the stream's head, then the first outcome of `command_id`
+        when it was already recorded (None when it was not, or there is no id)."""
+        found = (
+            await conn.exec_driver_sql(
+                _sql.HEAD_AND_COMMAND, {"stream": stream_id, "command": command_id}
+            )
+        ).one()
+        if found.command_stream is None:
+            return found, None
+        assert command_id is not None
+        if found.command_stream != stream_id:
+            raise IdempotencyKeyReused(command_id, stream_id, found.command_stream)
+        first, last = found.first_version, found.last_version
+        rows = await conn.exec_driver_sql(
+            _sql.READ_RANGE, {"stream": stream_id, "first": first, "last": last}
+        )
+        return found, AppendResult(
+            stream_id=stream_id,
+            first_version=first,
+            last_version=last,
+            events=tuple(_sql.stored_event(row) for row in rows),
+            duplicate=True,
+        )
+
+    async def find_command(self, command_id: str, stream_id: str) -> AppendResult | None:
+        """The outcome of `command_id` if it already appended (to `stream_id`), else None.
+
+        Lets a service answer a retried command before deciding it again. (Autocommit:
+        the command record and its events commit together and never change.)
+        """
+        async with self._reader.connect() as conn:
+            _, earlier = await self._head_and_outcome(conn, stream_id, command_id)
+            return earlier
+
+    # ------------------------------------------------------------------------- notify
+
+    async def notify(self, result: AppendResult, conn: AsyncConnection | None = None) -> None:
+        """Send the NOTIFY hint for an append committed in the caller's transaction
+        (no-op for duplicates).
+
+        With `conn` (the append's connection, its transaction committed, none begun since)
+        the hint goes out on it, which saves a pool checkout; the NOTIFY still runs in its
+        own autocommit transaction, after the append's commit.
+        """
+        if result.duplicate:
+            return
+        if conn is not None:
+            if conn.in_transaction():
+                raise RuntimeError("notify after the append's transaction has ended")
+            await self._notify(conn, result)
+            return
+        async with self.engine.connect() as own:
+            await self._notify(own, result)
+
+    async def _notify(self, conn: AsyncConnection, result: AppendResult) -> None:
+        # In its own (autocommit) transaction after the data committed: NOTIFY takes a
+        # database-wide lock from its commit until its end, which must not span the
+        # append's WAL flush (that would serialize the commits of all appends). A
+        # notify-only transaction writes no WAL of its own, so it commits without a flush.
+        # A hint lost between the two commits only delays readers, who poll as a fallback.
+        # The events are committed whatever happens here, so a failure is logged, never
+        # raised: the caller must not take a lost hint for a failed append and retry it.
+        payload = msgspec.json.encode(Notification(result.stream_id, result.last_version))
+        try:
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await auto.execute(sa.select(sa.func.pg_notify(CHANNEL, payload.decode())))
+            await auto.commit()  # ends SQLAlchemy's autobegun block; nothing is sent
+        except (sa.exc.SQLAlchemyError, OSError) as exc:
+            _log.warning("notify_failed", stream_id=result.stream_id, **describe_exception(exc))
+
+    # --------------------------------------------------------------------------- read
+
+    async def read_stream(
+        self, stream_id: str, from_version: int = 0, *, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """The events of `stream_id` from `from_version` on, in version order."""
+        params = {"stream": stream_id, "from": from_version, "limit": limit}
+        async with self._reader.connect() as conn:
+            rows = await conn.exec_driver_sql(_sql.READ_STREAM, params)
+            return [_sql.stored_event(row) for row in rows]
+
+    async def read_events(self, stream_id: str, from_version: int = 0) -> list[domain_events.Event]:
+        """The match events of `stream_id` from `from_version` on, decoded and upcast, in
+        version order: what folding needs, and nothing else (no ids, hashes, metadata).
+
+        Cheaper per row than `read_stream`: a few columns, no `StoredEvent`. Use
+        `read_stream` to check the hash chain or to show stored events.
+        """
+        return (await self.read_events_and_hash(stream_id, from_version))[0]
+
+    async def read_events_and_hash(
+        self, stream_id: str, from_version: int = 0
+    ) -> tuple[list[domain_events.Event], bytes | None]:
+        """`read_events`, plus the hash of the last event read (None when none was): the
+        `prev_hash` of the caller's next append."""
+        async with self._reader.connect() as conn:
+            rows = (await conn.exec_driver_sql(_sql.READ_EVENTS, (stream_id, from_version))).all()
+        decode = domain_events.decode_event
+        events = [
+            decode(data.encode(), type_name=kind, schema_version=schema)
+            for kind, schema, data, _hash in rows
+        ]
+        return events, (bytes(rows[-1][3]) if rows else None)
+
+    async def stream_version(self, stream_id: str) -> int:
+        """The stream's length: the `expected_version` of its next append (0: no stream)."""
+        async with self._reader.connect() as conn:
+            length = (
+                await conn.exec_driver_sql(_sql.STREAM_LENGTH, {"stream": stream_id})
+            ).scalar_one()
+        return int(length)
+
+    async def read_all(self, after: Cursor = START, limit: int = 1000) -> list[StoredEvent]:
+        """Up to `limit` events of all streams after `after`, in commit-safe global order
+        (`_sql.global_order_page`: continuing from the last event's `cursor` misses
+        nothing and repeats nothing)."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        sql = _sql.global_order_page(_sql.EVENT_COLUMNS)
+        async with self._reader.connect() as conn:
+            rows = await conn.exec_driver_sql(sql, _sql.global_order_params(after, limit))
+            return [_sql.stored_event(row) for row in rows]
+
+    async def verify_stream(self, stream_id: str) -> int:
+        """Recompute the stream's hash chain; its length if intact, else `ChainBroken`."""
+        return check_chain(stream_id, await self.read_stream(stream_id))
+
+    # ------------------------------------------------------------------------- listen
+
+    def listen(self) -> Listener:
+        """A `Listener` for the NOTIFY hints, on its own connection (use `async with`)."""
+        return Listener(libpq_url(self.engine.url))

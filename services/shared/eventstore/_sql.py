@@ -1,0 +1,182 @@
+"""The SQL of the PostgreSQL store, as driver-level text (psycopg `%(name)s` parameters):
+the append statement, the reads, the global-order rule, and the one row builder.
+
+Every statement that returns events selects `EVENT_COLUMNS` from `events e`, so one
+function (`stored_event`) turns any of their rows into a `StoredEvent`. The tables
+themselves are declared by the migrations (migrations/versions/0001_event_store.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ._records import Cursor, StoredEvent
+
+__all__ = [
+    "EVENT_COLUMNS",
+    "HEAD_AND_COMMAND",
+    "READ_EVENTS",
+    "READ_RANGE",
+    "READ_STREAM",
+    "STREAM_LENGTH",
+    "append_statement",
+    "global_order_held_back",
+    "global_order_page",
+    "global_order_params",
+    "is_unique_violation",
+    "stored_event",
+]
+
+# `tx` and `data` as text: xid8 has no cast to bigint, and `json` text is the exact bytes.
+EVENT_COLUMNS: Final = (
+    "e.global_position, e.tx::text AS tx, e.stream_id, e.stream_version, e.event_id,"
+    " e.type, e.schema_version, e.data::text AS data, e.metadata, e.recorded_at,"
+    " e.prev_hash, e.hash"
+)
+
+
+def stored_event(row: Any) -> StoredEvent:
+    """The `StoredEvent` of a row of `EVENT_COLUMNS` (the one row builder)."""
+    return StoredEvent(
+        global_position=row.global_position,
+        tx=int(row.tx),
+        stream_id=row.stream_id,
+        version=row.stream_version,
+        event_id=row.event_id,
+        type=row.type,
+        schema_version=row.schema_version,
+        data=row.data.encode("utf-8"),
+        metadata=row.metadata,
+        recorded_at=row.recorded_at,
+        prev_hash=bytes(row.prev_hash),
+        hash=bytes(row.hash),
+    )
+
+
+# ------------------------------------------------------------------------------ reads
+
+READ_STREAM: Final = (
+    f"SELECT {EVENT_COLUMNS} FROM events e"
+    " WHERE e.stream_id = %(stream)s AND e.stream_version >= %(from)s"
+    " ORDER BY e.stream_version LIMIT %(limit)s"
+)
+READ_RANGE: Final = (
+    f"SELECT {EVENT_COLUMNS} FROM events e"
+    " WHERE e.stream_id = %(stream)s AND e.stream_version BETWEEN %(first)s AND %(last)s"
+    " ORDER BY e.stream_version"
+)
+# What folding needs and nothing else (see `EventStore.read_events`).
+READ_EVENTS: Final = (
+    "SELECT type, schema_version, data::text, hash FROM events"
+    " WHERE stream_id = %s AND stream_version >= %s ORDER BY stream_version"
+)
+STREAM_LENGTH: Final = (
+    "SELECT coalesce(max(stream_version) + 1, 0) FROM events WHERE stream_id = %(stream)s"
+)
+# One round trip: the stream's last (version, hash) and the command's record, if any.
+HEAD_AND_COMMAND: Final = (
+    "SELECT h.stream_version, h.hash, c.stream_id AS command_stream, c.first_version,"
+    " c.last_version FROM (SELECT 1) AS one"
+    " LEFT JOIN (SELECT stream_version, hash FROM events WHERE stream_id = %(stream)s"
+    " ORDER BY stream_version DESC LIMIT 1) AS h ON true"
+    " LEFT JOIN commands c ON c.command_id = %(command)s"
+)
+
+# ----------------------------------------------------------------- the global order
+#
+# DESIGN.md §3: follow `(tx, global_position)`, and read only rows whose transaction is
+# older than every transaction still running. Identity values are handed out at insert
+# time but transactions commit in any order; a row that becomes visible later has a `tx`
+# at or above today's xmin, so it sorts after every row returned now: a follower never
+# skips a late commit and never sees an event twice. Written here once, for `read_all`
+# and the ranking consumer.
+
+_AFTER: Final = "({a}.tx, {a}.global_position) > (%(after_tx)s::xid8, %(after_position)s)"
+_SETTLED: Final = "{a}.tx < pg_snapshot_xmin(pg_current_snapshot())"
+
+
+def global_order_page(columns: str, *, alias: str = "e") -> str:
+    """`SELECT columns` of the events after the cursor in commit-safe global order, at
+    most `%(limit)s` of them (parameters: `global_order_params`). `columns` name the
+    table as `alias`."""
+    a = alias
+    return (
+        f"SELECT {columns} FROM events {a}"
+        f" WHERE {_AFTER.format(a=a)} AND {_SETTLED.format(a=a)}"
+        f" ORDER BY {a}.tx, {a}.global_position LIMIT %(limit)s"
+    )
+
+
+def global_order_held_back(*, alias: str = "h") -> str:
+    """A boolean expression: whether committed events after the cursor are held back by
+    the rule (a transaction older than theirs still runs). In the statement of a page, it
+    answers as of the page's snapshot."""
+    a = alias
+    return (
+        f"EXISTS (SELECT FROM events {a} WHERE {_AFTER.format(a=a)} AND NOT {_SETTLED.format(a=a)})"
+    )
+
+
+def global_order_params(after: Cursor, limit: int) -> dict[str, Any]:
+    """The parameters of `global_order_page` and `global_order_held_back`."""
+    return {"after_tx": str(after.tx), "after_position": after.position, "limit": limit}
+
+
+# ---------------------------------------------------------------------------- append
+
+RECORD_COMMAND: Final = (
+    "command_record AS (INSERT INTO commands (command_id, stream_id, first_version,"
+    " last_version) SELECT %(command)s, %(stream)s, %(first)s, %(last)s FROM appended)"
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _append_statement(
+    count: int, new_stream: bool, record_command: bool, sides: tuple[tuple[str, str | None], ...]
+) -> str:
+    head = (
+        "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM events WHERE stream_id = %(stream)s)"
+        if new_stream
+        else "SELECT 1 FROM events WHERE stream_id = %(stream)s"
+        " AND stream_version = %(prev_version)s AND hash = %(head_hash)s"
+    )
+    # Evaluated while `head` yields its row, so before any event row is inserted.
+    for _sql, lock in sides:
+        if lock:
+            head += f" AND (SELECT count(*) FROM ({lock}) AS locked) >= 0"
+    values = ", ".join(
+        f"(%(v{i})s::integer, %(id{i})s::uuid, %(t{i})s::text, %(s{i})s::integer,"
+        f" %(d{i})s::json, %(p{i})s::bytea, %(h{i})s::bytea)"
+        for i in range(count)
+    )
+    ctes = [RECORD_COMMAND] if record_command else []
+    ctes += [f"side{n} AS ({sql})" for n, (sql, _lock) in enumerate(sides)]
+    extra = "".join(f", {cte}" for cte in ctes)
+    return (
+        f"WITH head AS ({head}),"
+        " inserted AS (INSERT INTO events AS e (stream_id, stream_version, event_id, type,"
+        " schema_version, data, metadata, prev_hash, hash)"
+        " SELECT %(stream)s, v.version, v.id, v.type, v.schema, v.data, %(meta)s::jsonb,"
+        " v.prev, v.hash"
+        f" FROM (VALUES {values}) AS v (version, id, type, schema, data, prev, hash), head"
+        f" RETURNING {EVENT_COLUMNS}),"
+        f" appended AS (SELECT 1 FROM inserted LIMIT 1){extra}"
+        " SELECT * FROM inserted"
+    )
+
+
+def append_statement(
+    count: int, new_stream: bool, record_command: bool, sides: Sequence[tuple[str, str | None]]
+) -> str:
+    """The ONE statement of an append of `count` events (cached by shape): it inserts them
+    only if the stream's head is still the one they were chained to (`%(prev_version)s`
+    with `%(head_hash)s`; none for a new stream), records the command id with them, runs
+    the side writes `(sql, lock)` when they go in, and returns the rows it inserted."""
+    return _append_statement(count, new_stream, record_command, tuple(sides))
+
+
+def is_unique_violation(exc: BaseException) -> bool:
+    """Whether a DBAPI error is a unique violation (a lost append race)."""
+    return getattr(getattr(exc, "orig", None), "sqlstate", None) == "23505"
