@@ -204,6 +204,10 @@ def _match_created_v1(data: dict[str, Any]) -> dict[str, Any]:
     ruleset = data.get("ruleset")
     if not isinstance(ruleset, dict):
         return data  # not a MatchCreated of either version: decoding it names the fault
+    if "revision" in ruleset:
+        # No code ever wrote this: a v1 claiming a revision would verify under revision 1
+        # while its header showed another.
+        raise ValueError("MatchCreated v1 has no revision in its ruleset")
     return {**data, "ruleset": {**ruleset, "revision": 1}}
 
 

@@ -232,6 +232,13 @@ class TestMatchCreatedRevision:
         data = encode_event(start_events(rules())[0])
         assert b'"quick_start":false,"revision":2}' in data
 
+    def test_a_v1_claiming_a_revision_is_refused(self) -> None:
+        """No v1 ever held a revision: one that does is refused, not silently read as 1."""
+        forged = self.V1.replace(b'"quick_start":false}', b'"quick_start":false,"revision":2}')
+        assert forged != self.V1
+        with pytest.raises(ValueError, match="MatchCreated v1 has no revision"):
+            decode_event(forged, type_name="MatchCreated", schema_version=1)
+
     @pytest.mark.parametrize("data", [b"[]", b'{"type":"MatchCreated","ruleset":7}'])
     def test_a_malformed_v1_is_a_decode_error(self, data: bytes) -> None:
         """Bytes that are no v1 MatchCreated are refused as such, not a crash."""
