@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Final
 
-from domain.rules import Ruleset, RulesetError
+from domain.rules import Ruleset, RulesetError, entering_value_ends_tries
 
 __all__ = [
     "ARM",
@@ -48,6 +48,7 @@ class Board:
         "colours",
         "empty_course",
         "enter_on",
+        "entering_ends_tries",
         "exact_finish",
         "goal",
         "goal_bonus",
@@ -78,6 +79,7 @@ class Board:
         self.exact_finish: bool = ruleset.exact_finish
         self.blocks: str = ruleset.blocks
         self.empty_course: str = ruleset.empty_course
+        self.entering_ends_tries: bool = entering_value_ends_tries(ruleset)
         self.three_sixes: bool = ruleset.three_sixes
         self.capture_bonus: bool = ruleset.capture_bonus
         self.goal_bonus: bool = ruleset.goal_bonus

@@ -515,9 +515,13 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
         # are exactly the moves of the state one version on.
         state.moves_memo = (state.version + 1, die, tuple(found))
         return [rolled]
+    # RULES.md §3 three_tries: a passed roll of a seat with nothing on the course tries
+    # again, up to three rolls, until an entering value comes (revision 2 on: even one that
+    # cannot be played ends the tries; `rules.entering_value_ends_tries`).
     retry = (
         board.empty_course == "three_tries"
         and state.tries < _THREE_TRIES - 1
+        and not (board.entering_ends_tries and die in board.enter_on)
         and not has_course_piece(board, state.pieces, seat)
     )
     events: list[Event] = [rolled, _ROLL_PASSED(seat=seat, reason="no_legal_move", retry=retry)]

@@ -61,7 +61,13 @@ class _Event(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field="typ
 
 
 class MatchCreated(_Event, frozen=True):
-    """The match exists: rules pinned in full, seats, the dice commitment, the first seat."""
+    """The match exists: rules pinned in full, seats, the dice commitment, the first seat.
+
+    Version 2: `ruleset` also pins the rules' `revision` (domain.rules.REVISIONS). A
+    version-1 event was played under revision 1 and is read so (`_match_created_v1`).
+    """
+
+    schema_version: ClassVar[int] = 2
 
     ruleset: dict[str, Any]
     seats: tuple[SeatSpec, ...]
@@ -190,9 +196,24 @@ EVENT_TYPES: dict[str, type[_Event]] = {
 }
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
-# (type, stored version) -> pure function from that version's data to the next version's.
-# Empty while every event is at version 1; see docs/events.md for how to add one.
-UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+
+def _match_created_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """MatchCreated v1 -> v2: every match recorded before rules revisions existed was played
+    under revision 1, so its ruleset gets `revision: 1` (the stored bytes stay as they are)."""
+    ruleset = data.get("ruleset")
+    if not isinstance(ruleset, dict):
+        return data  # not a MatchCreated of either version: decoding it names the fault
+    if "revision" in ruleset:
+        # No code ever wrote this: a v1 claiming a revision would verify under revision 1
+        # while its header showed another.
+        raise ValueError("MatchCreated v1 has no revision in its ruleset")
+    return {**data, "ruleset": {**ruleset, "revision": 1}}
+
+
+# (type, stored version) -> pure function from that version's data to the next version's;
+# see docs/events.md for how to add one.
+UPCASTERS: dict[tuple[str, int], Upcaster] = {("MatchCreated", 1): _match_created_v1}
 
 _encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
@@ -218,7 +239,9 @@ def decode_event(
         raise ValueError(
             f"{type_name} v{schema_version} is newer than this code (v{cls.schema_version})"
         )
-    raw: dict[str, Any] = msgspec.json.decode(data)
+    raw = msgspec.json.decode(data)
+    if not isinstance(raw, dict):
+        raise ValueError(f"{type_name} v{schema_version} data is not a JSON object")
     for version in range(schema_version, cls.schema_version):
         upcast = UPCASTERS.get((type_name, version))
         if upcast is None:

@@ -21,7 +21,7 @@ import msgspec
 
 from domain.dice import ClientSeedError, check_client_seed
 from domain.events import CpuLevel, SeatSpec
-from domain.rules import RulesetError, parse_ruleset, ruleset_to_dict
+from domain.rules import RulesetError, options_to_dict, parse_settings
 
 __all__ = [
     "MAX_SEATS",
@@ -71,7 +71,8 @@ class _PartyEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field
 
 
 class PartyCreated(_PartyEvent, frozen=True):
-    """A table exists: its host, seat count and settings (`ruleset` spelled out in full)."""
+    """A table exists: its host, seat count and settings (`ruleset`: every option spelled
+    out; no revision, which each match pins as it is created)."""
 
     host_id: str
     seats: int
@@ -434,8 +435,10 @@ def _check_limit(limit: int | None) -> PartyRejection | None:
 
 
 def _ruleset(spec: dict[str, Any] | None) -> dict[str, Any] | PartyRejection:
+    # The options alone: the revision is the match's to pin when it is created, so a table
+    # opened today plays its rematches under whatever revision is current then.
     try:
-        return ruleset_to_dict(parse_ruleset(spec))
+        return options_to_dict(parse_settings(spec))
     except RulesetError as error:
         return PartyRejection("bad_ruleset", str(error), f"ruleset.{error.field}")
 

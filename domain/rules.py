@@ -4,26 +4,36 @@ A ruleset is data, not code: every variant of the game is one frozen `Ruleset` v
 engine reads it. `parse_ruleset` is the single entry point for untrusted input (the rules
 oracle, party settings): it takes a preset name plus overrides and rejects anything unknown or
 out of range with a `RulesetError` that names the field.
+
+A ruleset also says which *revision* of the engine's reading of RULES.md it is played under
+(`REVISIONS`). A match pins its revision in `MatchCreated`, so a reading corrected later never
+changes how a match already recorded verifies or folds; new matches get `CURRENT_REVISION`.
+The revision is not an option: party settings never carry it (`parse_settings` refuses it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 import msgspec
 
 __all__ = [
+    "CURRENT_REVISION",
     "OPTION_KEYS",
     "PRESETS",
+    "REVISIONS",
     "BlockRule",
     "BoardKind",
     "EmptyCourseRule",
     "Ruleset",
     "RulesetError",
     "SafeSquares",
+    "entering_value_ends_tries",
     "option_values",
+    "options_to_dict",
     "parse_ruleset",
+    "parse_settings",
     "ruleset_to_dict",
 ]
 
@@ -45,8 +55,18 @@ class RulesetError(ValueError):
         self.message = message
 
 
+# The engine's readings of RULES.md, oldest first: a match is played, folded and verified
+# under the revision it pinned. Add one only to correct a reading; never change an old one.
+REVISIONS: dict[int, str] = {
+    1: "the first reading (every match recorded before revisions existed)",
+    2: "three_tries: an entering value ends the tries, even when no move can play it",
+}
+CURRENT_REVISION: Final = 2
+
+
 class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
-    """Every option of RULES.md §5. Defaults are the `standard` preset (our site's defaults)."""
+    """Every option of RULES.md §5, defaults the `standard` preset (our site's defaults),
+    and the revision of the rules' reading (last, so the options keep their order)."""
 
     board: BoardKind = "cross"
     enter_on: frozenset[int] = frozenset({6})
@@ -60,9 +80,10 @@ class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
     play_to_end: bool = False
     rotate_first: bool = True
     quick_start: bool = False
+    revision: int = CURRENT_REVISION
 
 
-OPTION_KEYS: tuple[str, ...] = Ruleset.__struct_fields__
+OPTION_KEYS: tuple[str, ...] = tuple(f for f in Ruleset.__struct_fields__ if f != "revision")
 
 PRESETS: dict[str, Ruleset] = {
     "standard": Ruleset(),
@@ -129,11 +150,18 @@ def _enter_on(value: object) -> frozenset[int]:
     return frozenset(faces)
 
 
+def _revision(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in REVISIONS:
+        raise RulesetError("revision", f"expected one of {list(REVISIONS)}, got {_shown(value)}")
+    return value
+
+
 def parse_ruleset(spec: Mapping[str, Any] | None) -> Ruleset:
     """Build a ruleset from `{"preset": name, **overrides}` (preset defaults to `standard`).
 
     Raises `RulesetError` naming the first bad field: an unknown key, a value of the wrong
-    type, a choice outside its list, or an empty/out-of-range `enter_on`.
+    type, a choice outside its list, or an empty/out-of-range `enter_on`. `revision` (one of
+    `REVISIONS`, default `CURRENT_REVISION`) is read too, so a pinned ruleset parses back.
     """
     if spec is None:
         return PRESETS["standard"]
@@ -148,9 +176,11 @@ def parse_ruleset(spec: Mapping[str, Any] | None) -> Ruleset:
     for key, value in spec.items():
         if key == "preset":
             continue
-        if key not in OPTION_KEYS:
+        if key == "revision":
+            changes[key] = _revision(value)
+        elif key not in OPTION_KEYS:
             raise RulesetError(key, f"unknown option; known options are {', '.join(OPTION_KEYS)}")
-        if key == "enter_on":
+        elif key == "enter_on":
             changes[key] = _enter_on(value)
         elif key in _SWITCHES:
             changes[key] = _switch(key, value)
@@ -161,11 +191,40 @@ def parse_ruleset(spec: Mapping[str, Any] | None) -> Ruleset:
     return msgspec.structs.replace(PRESETS[preset_name], **changes)
 
 
+def parse_settings(spec: Mapping[str, Any] | None) -> Ruleset:
+    """The ruleset a party's host chooses: `parse_ruleset`, but a `revision` is refused, since
+    every new match is played under the current one (`CURRENT_REVISION`)."""
+    if isinstance(spec, Mapping) and "revision" in spec:
+        raise RulesetError(
+            "revision",
+            f"not a setting: every new match is played under the current revision "
+            f"({CURRENT_REVISION})",
+        )
+    return parse_ruleset(spec)
+
+
 def ruleset_to_dict(ruleset: Ruleset) -> dict[str, Any]:
-    """The canonical JSON form: every option spelled out, `enter_on` as a sorted list.
+    """The canonical JSON form: every option spelled out, `enter_on` as a sorted list, and the
+    `revision` last.
 
     This is what events pin, so a match keeps its rules even if a preset changes later.
     """
     out: dict[str, Any] = msgspec.structs.asdict(ruleset)
     out["enter_on"] = sorted(ruleset.enter_on)
     return out
+
+
+def options_to_dict(ruleset: Ruleset) -> dict[str, Any]:
+    """`ruleset_to_dict` without the revision: the options alone, as party settings and the
+    presets of a settings form hold them."""
+    out = ruleset_to_dict(ruleset)
+    del out["revision"]
+    return out
+
+
+def entering_value_ends_tries(ruleset: Ruleset) -> bool:
+    """RULES.md §3 `three_tries`: "up to three rolls until an entering value comes; that roll
+    is played normally". From revision 2 an entering value ends the tries even when no move
+    can play it (it is passed, and a passed roll adds nothing). Revision 1 granted another
+    try for it, as for any other passed roll."""
+    return ruleset.revision >= 2

@@ -12,7 +12,9 @@ A replay file is one JSON object (docs/replays.md has the full description):
 `data` is the event's JSON *text* exactly as stored and hashed, kept as a string so no JSON
 tool can reorder or re-space the bytes the hash chain covers. The header repeats what the
 events say (the verifier checks that it agrees with them); only the events are evidence.
-`server_seed` and `placements` are null until the match has ended.
+`server_seed` and `placements` are null until the match has ended. The header's `ruleset` is
+the MatchCreated's as stored, not as upcast (`stored_ruleset`): a match recorded before rules
+revisions existed has none there, and was played under revision 1.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "dump_replay",
     "load_replay",
     "replay_from_events",
+    "stored_ruleset",
 ]
 
 FORMAT: Final = "ludo-replay"
@@ -176,12 +179,14 @@ def build_replay(
     started: MatchStarted | None = None
     finished: MatchFinished | None = None
     revealed: SeedRevealed | None = None
+    ruleset: dict[str, Any] = {}
     for stored in events:
         if stored.type not in _HEADER_TYPES:
             continue
         event = stored.event()
         if isinstance(event, MatchCreated):
             created = event
+            ruleset = stored_ruleset(stored.data.encode("utf-8"))
         elif isinstance(event, MatchStarted):
             started = event
         elif isinstance(event, MatchFinished):
@@ -193,7 +198,7 @@ def build_replay(
     return ReplayFile(
         match_id=match_id,
         stream_id=stream_id,
-        ruleset=created.ruleset,
+        ruleset=ruleset,
         seats=created.seats,
         first_seat=created.first_seat,
         seed_hash=created.seed_hash,
@@ -205,6 +210,14 @@ def build_replay(
         exported_at=exported_at,
         exported_by=exported_by,
     )
+
+
+def stored_ruleset(data: bytes) -> dict[str, Any]:
+    """The ruleset in a MatchCreated's stored bytes, as stored: upcasting the event adds the
+    revision a version-1 event leaves out, and a file's header must not change with the
+    code that exports it. The bytes must hold a MatchCreated (one decoded already)."""
+    ruleset: dict[str, Any] = msgspec.json.decode(data)["ruleset"]
+    return ruleset
 
 
 _HEADER_TYPES = frozenset({"MatchCreated", "MatchStarted", "MatchFinished", "SeedRevealed"})

@@ -70,7 +70,7 @@ from domain.events import (
 )
 from domain.rules import RulesetError, parse_ruleset
 from domain.streams import match_stream
-from replays.format import ReplayFile
+from replays.format import ReplayFile, stored_ruleset
 
 __all__ = ["CHECKS", "Failure", "Verdict", "verify_links", "verify_replay"]
 
@@ -183,7 +183,7 @@ def verify_links(
     try:
         events, kinds = _decode(stream_id, links)
         if header is not None:
-            _check_header(header, events, kinds)
+            _check_header(header, events, kinds, links[0][4])
         seed = _seed(events, kinds, kept_seed)
         _replay(events, state, seed, counts)
         if require_finished and (state.status != "finished" or state.server_seed is None):
@@ -279,7 +279,9 @@ def _first(events: list[Event], kinds: list[type], kind: type[_E]) -> tuple[int,
     return at, cast(_E, events[at])
 
 
-def _check_header(header: ReplayFile, events: list[Event], kinds: list[type]) -> None:
+def _check_header(
+    header: ReplayFile, events: list[Event], kinds: list[type], first_data: bytes
+) -> None:
     # The match id is not hashed, the stream id is (every event's hash covers it): the
     # file's `match_id` must be the one its stream names, or a file could pass for
     # another match.
@@ -298,7 +300,7 @@ def _check_header(header: ReplayFile, events: list[Event], kinds: list[type]) ->
     finished = _first(events, kinds, MatchFinished)[1]
     revealed = _first(events, kinds, SeedRevealed)[1]
     expected = {
-        "ruleset": first.ruleset,
+        "ruleset": stored_ruleset(first_data),  # as stored: the header repeats that form
         "seats": first.seats,
         "first_seat": first.first_seat,
         "seed_hash": first.seed_hash,

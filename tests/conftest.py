@@ -37,7 +37,7 @@ from domain.commands import Command, MovePiece, Rejection, Roll
 from domain.decider import STATE_FIELDS, MatchState, apply, decide, fold
 from domain.events import Event, MatchCreated, MatchStarted, PieceMoved, SeatSpec, TurnEnded
 from domain.moves import Move, legal_moves
-from domain.rules import Ruleset, parse_ruleset, ruleset_to_dict
+from domain.rules import REVISIONS, Ruleset, parse_ruleset, ruleset_to_dict
 from domain.selfplay import MatchRecord, play_match
 from ludo_cli.bench import engine_form
 
@@ -76,11 +76,14 @@ def _option_strategy(field: msgspec.structs.FieldInfo) -> st.SearchStrategy[Any]
         return st.sampled_from(typing.get_args(field.type))
     if field.name == "enter_on":
         return st.frozensets(st.integers(1, 6), min_size=1)
+    if field.name == "revision":
+        return st.sampled_from(sorted(REVISIONS))
     raise AssertionError(f"no strategy for new option {field.name}: {field.type}")
 
 
 def rulesets() -> st.SearchStrategy[Ruleset]:
-    """Any valid ruleset: every option of `Ruleset` drawn over its whole range."""
+    """Any valid ruleset: every option of `Ruleset` drawn over its whole range, under any
+    revision of the rules."""
     return st.fixed_dictionaries(
         {f.name: _option_strategy(f) for f in msgspec.structs.fields(Ruleset)}
     ).map(lambda options: Ruleset(**options))
@@ -224,6 +227,19 @@ def ref_moves(
             captures = tuple(sorted((s, j) for s, j, sq in others if s != seat and sq == landing))
         out.append((i, frm, to, captures))
     return out
+
+
+def ref_tries_again(
+    ruleset: Ruleset, goal: int, row: Sequence[int], die: int | None, tries: int
+) -> bool:
+    """RULES.md §3 `three_tries` read literally: whether a passed roll (`die`, after `tries`
+    failed tries this turn) grants another. "Up to three rolls until an entering value
+    comes": only with no own piece on the course (each in the nest or the goal), and from
+    revision 2 not once the entering value has come, even if it could not be played (a
+    passed roll adds nothing). Revision 1 tried again after any passed roll."""
+    empty_course = all(p in (NEST, goal) for p in row)
+    came = ruleset.revision >= 2 and die in ruleset.enter_on
+    return ruleset.empty_course == "three_tries" and empty_course and tries < 2 and not came
 
 
 # ------------------------------------------------------------------------------ positions

@@ -128,6 +128,8 @@ class TestCreateAndStart:
             Ruleset(enter_on=frozenset()),
             Ruleset(board="hex"),  # type: ignore[arg-type]
             Ruleset(blocks="triple"),  # type: ignore[arg-type]
+            Ruleset(revision=3),
+            Ruleset(revision=0),
         ],
     )
     def test_create_with_an_invalid_ruleset_value_is_rejected(self, ruleset: Ruleset) -> None:

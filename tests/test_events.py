@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import SEED_HASH, SERVER_SEED, rules, seat_specs
+from conftest import SEED_HASH, SERVER_SEED, rules, seat_specs, start_events
 
 import domain.events
 from domain.events import (
@@ -29,7 +29,7 @@ from domain.events import (
     decode_event,
     encode_event,
 )
-from domain.rules import ruleset_to_dict
+from domain.rules import parse_ruleset, ruleset_to_dict
 from domain.selfplay import play_match
 
 # At least one instance of every event type, with every optional field set somewhere.
@@ -194,3 +194,53 @@ class TestUpcasting:
             for version in range(1, cls.schema_version)
         }
         assert set(UPCASTERS) == expected
+
+
+class TestMatchCreatedRevision:
+    """MatchCreated v2 pins the rules' revision; a stored v1 was played under revision 1."""
+
+    # MatchCreated as schema version 1 stored it: a ruleset of options only.
+    V1 = (
+        b'{"type":"MatchCreated","ruleset":{"board":"cross","enter_on":[6],'
+        b'"empty_course":"three_tries","three_sixes":true,"capture_bonus":true,'
+        b'"goal_bonus":false,"safe_squares":"start_and_star","blocks":"double",'
+        b'"exact_finish":true,"play_to_end":false,"rotate_first":true,"quick_start":false},'
+        b'"seats":[{"name":"p0","player_id":"player-0","cpu":null},'
+        b'{"name":"p1","player_id":"player-1","cpu":null}],"seed_hash":"'
+        + SEED_HASH.encode()
+        + b'",'
+        b'"first_seat":0}'
+    )
+
+    def test_a_stored_v1_decodes_to_revision_1(self) -> None:
+        """The upcaster adds `revision: 1` to the ruleset and changes nothing else."""
+        assert MatchCreated.schema_version == 2
+        got = decode_event(self.V1, type_name="MatchCreated", schema_version=1)
+        assert isinstance(got, MatchCreated)
+        assert got.ruleset == {**msgspec.json.decode(self.V1)["ruleset"], "revision": 1}
+        assert parse_ruleset(got.ruleset) == rules(empty_course="three_tries", revision=1)
+
+    def test_the_upcaster_is_pure(self) -> None:
+        """The stored form it is given is left as it was (a new dict comes back)."""
+        raw = msgspec.json.decode(self.V1)
+        before = msgspec.json.encode(raw)
+        UPCASTERS[("MatchCreated", 1)](raw)
+        assert msgspec.json.encode(raw) == before
+
+    def test_a_new_match_pins_the_current_revision(self) -> None:
+        """MatchCreated written today carries the revision inside its ruleset."""
+        data = encode_event(start_events(rules())[0])
+        assert b'"quick_start":false,"revision":2}' in data
+
+    def test_a_v1_claiming_a_revision_is_refused(self) -> None:
+        """No v1 ever held a revision: one that does is refused, not silently read as 1."""
+        forged = self.V1.replace(b'"quick_start":false}', b'"quick_start":false,"revision":2}')
+        assert forged != self.V1
+        with pytest.raises(ValueError, match="MatchCreated v1 has no revision"):
+            decode_event(forged, type_name="MatchCreated", schema_version=1)
+
+    @pytest.mark.parametrize("data", [b"[]", b'{"type":"MatchCreated","ruleset":7}'])
+    def test_a_malformed_v1_is_a_decode_error(self, data: bytes) -> None:
+        """Bytes that are no v1 MatchCreated are refused as such, not a crash."""
+        with pytest.raises((ValueError, msgspec.ValidationError)):
+            decode_event(data, type_name="MatchCreated", schema_version=1)

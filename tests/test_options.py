@@ -398,6 +398,41 @@ class TestEmptyCourseThreeTries:
         state = at_position(self.TRIES, 2, {"yellow": [56, 56, 56, NEST]})
         assert roll(state, 4)[1].retry is True
 
+    @pytest.mark.parametrize("revision", [1, 2])
+    def test_three_tries_non_entering_rolls_are_retried_under_every_revision(
+        self, revision: int
+    ) -> None:
+        """The revisions part only on entering values: a passed 4 is a failed try in both."""
+        state = new_match(rules(empty_course="three_tries", revision=revision))
+        assert roll(state, 4) == [
+            DieRolled(seat=0, n=0, value=4),
+            RollPassed(seat=0, reason="no_legal_move", retry=True),
+        ]
+
+    def test_revision_2_entering_value_stopped_by_a_block_ends_the_tries(self) -> None:
+        """Revision 2 (RULES.md §3): the entering value has come, so the tries are over; with
+        an opponent's block on the start square it is passed, and a passed roll adds nothing:
+        the turn ends."""
+        state = at_position(rules(empty_course="three_tries", revision=2), 2, {"red": row_on(0, 0)})
+        assert roll(state, 2)[1].retry is True  # a non-entering value: a failed try
+        events = roll(state, 6)
+        assert events == [
+            DieRolled(seat=0, n=1, value=6),
+            RollPassed(seat=0, reason="no_legal_move", retry=False),
+            TurnEnded(seat=0, next_seat=1),
+        ]
+        assert (state.turn, state.rolls_left, state.tries) == (1, 1, 0)
+
+    def test_revision_1_entering_value_stopped_by_a_block_was_a_failed_try(self) -> None:
+        """Revision 1, which every match recorded before revisions is played under, counted
+        that roll as a failed try and granted another, as those matches recorded it."""
+        state = at_position(rules(empty_course="three_tries", revision=1), 2, {"red": row_on(0, 0)})
+        assert roll(state, 6) == [
+            DieRolled(seat=0, n=0, value=6),
+            RollPassed(seat=0, reason="no_legal_move", retry=True),
+        ]
+        assert (state.turn, state.rolls_left, state.tries) == (0, 1, 1)
+
     def test_three_tries_not_used_with_a_piece_on_the_course(self) -> None:
         """A piece in the home column is on the course: one roll, passed, turn over."""
         state = at_position(self.TRIES, 2, {"yellow": [54, 56, NEST, NEST]})

@@ -54,6 +54,16 @@ class TestAnswerQuery:
         assert after["pieces"]["yellow"] == [0, -1, -1, -1]
         assert (after["turn"], after["sixes"], after["rolls_left"]) == ("yellow", 1, 1)
 
+    def test_a_pinned_ruleset_is_a_query_and_its_revision_changes_no_move(self) -> None:
+        """A match's rules as pinned (with `revision`) can be asked about as they are; no
+        revision so far changes which moves are legal."""
+        blocked = _position({"yellow": [-1] * 4, "red": [26, 26, -1, -1]})  # red blocks square 0
+        for revision in (1, 2):
+            rules = {**ruleset_to_dict(PRESETS["standard"]), "revision": revision}
+            assert answer_query({"rules": rules, "position": blocked, "die": 6}) == {"moves": []}
+            got = answer_query({"rules": rules, "position": _position(NESTS2), "die": 6})
+            assert [m["piece"] for m in got["moves"]] == [0, 1, 2, 3]
+
     def test_no_legal_move_gives_an_empty_list(self) -> None:
         """A non-entering die with every piece in the nest has no move."""
         assert answer_query({"rules": {}, "position": _position(NESTS2), "die": 3}) == {"moves": []}
@@ -102,6 +112,7 @@ class TestAnswerQuery:
                 "rules.blocks",
             ),
             ({"rules": {}, "position": _position(NESTS2), "die": 7}, "die"),
+            ({"rules": {"revision": 3}, "position": _position(NESTS2), "die": 6}, "rules.revision"),
             (
                 {"rules": {}, "position": {**_position(NESTS2), "players": 5}, "die": 1},
                 "position.players",

@@ -23,6 +23,7 @@ from conftest import (
     ref_moves,
     ref_safe,
     ref_square,
+    ref_tries_again,
     rulesets,
     snapshot,
 )
@@ -89,6 +90,50 @@ def squares_of(board: str, players: int, pieces: list[list[int]]) -> dict[int, l
 def standing(goal: int, row: list[int]) -> tuple[int, int, int]:
     out = [p for p in row if p != NEST]
     return (sum(p == goal for p in out), len(out), sum(out))
+
+
+def check_turn_flow(setup: MatchSetup) -> None:
+    """Walk a match: dice n = 0, 1, … from the seed; the seat to act acts; bonuses, passes
+    (and whether a pass tries again, by `ref_tries_again`), the next seat as ruled."""
+    r, n = setup.ruleset, setup.players
+    record = setup.play()
+    goal = ref_goal(r.board, n)
+    client_seed = "|".join(setup.client_seeds or ("",) * n)
+    rolls = tries = 0
+    for state, event in walk(record.events):
+        kind = type(event)
+        if kind in (DieRolled, PieceMoved, RollPassed, TurnEnded):
+            assert event.seat == state.turn
+        if kind is DieRolled:
+            assert event.n == rolls == state.rolls_made
+            assert event.value == die_for_roll(setup.server_seed, client_seed, rolls)
+            rolls += 1
+        elif kind is PieceMoved:
+            expected = 0
+            if event.die is not None:
+                expected = (
+                    (event.die == 6)
+                    + (r.capture_bonus and bool(event.captures))
+                    + (r.goal_bonus and event.to == goal)
+                )
+            assert event.bonus == expected
+        elif kind is RollPassed:
+            if event.reason == "three_sixes":
+                assert r.three_sixes and state.die == 6 and state.sixes == 3
+            else:
+                assert ref_moves(r, n, state.pieces, event.seat, state.die) == []
+                row = state.pieces[event.seat]
+                assert event.retry == ref_tries_again(r, goal, row, state.die, tries)
+                tries += event.retry
+        elif kind is TurnEnded:
+            tries = 0
+            expected_next = next(
+                (state.turn + k) % n
+                for k in range(1, n + 1)
+                if (state.turn + k) % n not in state.finished
+            )
+            assert event.next_seat == expected_next
+    assert rolls == record.state.rolls_made
 
 
 class TestMatchInvariants:
@@ -203,42 +248,18 @@ class TestMatchInvariants:
     @MATCHES
     @given(match_setups())
     def test_turn_flow_dice_and_bonuses_follow_the_rules(self, setup: MatchSetup) -> None:
-        """Dice n = 0, 1, … from the seed; seat to act acts; bonuses, passes, next seat as ruled."""
-        r, n = setup.ruleset, setup.players
-        record = setup.play()
-        goal = ref_goal(r.board, n)
-        client_seed = "|".join(setup.client_seeds or ("",) * n)
-        rolls = 0
-        for state, event in walk(record.events):
-            kind = type(event)
-            if kind in (DieRolled, PieceMoved, RollPassed, TurnEnded):
-                assert event.seat == state.turn
-            if kind is DieRolled:
-                assert event.n == rolls == state.rolls_made
-                assert event.value == die_for_roll(setup.server_seed, client_seed, rolls)
-                rolls += 1
-            elif kind is PieceMoved:
-                expected = 0
-                if event.die is not None:
-                    expected = (
-                        (event.die == 6)
-                        + (r.capture_bonus and bool(event.captures))
-                        + (r.goal_bonus and event.to == goal)
-                    )
-                assert event.bonus == expected
-            elif kind is RollPassed:
-                if event.reason == "three_sixes":
-                    assert r.three_sixes and state.die == 6 and state.sixes == 3
-                else:
-                    assert ref_moves(r, n, state.pieces, event.seat, state.die) == []
-            elif kind is TurnEnded:
-                expected_next = next(
-                    (state.turn + k) % n
-                    for k in range(1, n + 1)
-                    if (state.turn + k) % n not in state.finished
-                )
-                assert event.next_seat == expected_next
-        assert rolls == record.state.rolls_made
+        """Dice n = 0, 1, … from the seed; seat to act acts; bonuses, passes (and whether a
+        pass tries again, per revision), next seat as ruled."""
+        check_turn_flow(setup)
+
+    @MATCHES
+    @given(forced(empty_course="three_tries", blocks="double", enter_on=[6]))
+    def test_three_tries_passes_try_again_as_each_revision_reads_the_rules(
+        self, setup: MatchSetup
+    ) -> None:
+        """Under three_tries, with blocks that can stand on a start square, every passed roll
+        tries again exactly as RULES.md §3 reads under the match's revision."""
+        check_turn_flow(setup)
 
     @MATCHES
     @given(match_setups())

@@ -11,11 +11,16 @@ from hypothesis import given
 
 from domain.board import Board, board_for
 from domain.rules import (
+    CURRENT_REVISION,
     OPTION_KEYS,
     PRESETS,
+    REVISIONS,
     Ruleset,
     RulesetError,
+    entering_value_ends_tries,
+    options_to_dict,
     parse_ruleset,
+    parse_settings,
     ruleset_to_dict,
 )
 
@@ -66,12 +71,13 @@ class TestPresets:
 
     def test_standard_preset_is_our_default_column(self) -> None:
         """`standard` matches the table's standard column, and is what no preset means."""
-        assert ruleset_to_dict(PRESETS["standard"]) == STANDARD
+        assert options_to_dict(PRESETS["standard"]) == STANDARD
+        assert ruleset_to_dict(PRESETS["standard"]) == {**STANDARD, "revision": CURRENT_REVISION}
         assert parse_ruleset(None) == parse_ruleset({}) == Ruleset() == PRESETS["standard"]
 
     def test_bga_preset_matches_its_column(self) -> None:
         """`bga` matches the table: by_players, enter on any value, blocks none, quick start…"""
-        assert ruleset_to_dict(parse_ruleset({"preset": "bga"})) == BGA
+        assert options_to_dict(parse_ruleset({"preset": "bga"})) == BGA
 
     def test_bga_preset_has_no_blocks(self) -> None:
         """Decision: BGA describes no blocks, so `bga` uses blocks = none and start_and_star."""
@@ -104,9 +110,10 @@ class TestPresets:
         assert rules(enter_on=(3,)).enter_on == frozenset({3})
 
     def test_ruleset_to_dict_spells_every_option_with_enter_on_sorted(self) -> None:
-        """The canonical dict has every key and enter_on as a sorted list."""
+        """The canonical dict has every option, then the revision; enter_on a sorted list."""
         out = ruleset_to_dict(rules(enter_on=[6, 2, 4]))
-        assert list(out) == list(OPTION_KEYS)
+        assert list(out) == [*OPTION_KEYS, "revision"]
+        assert list(options_to_dict(rules())) == list(OPTION_KEYS)
         assert out["enter_on"] == [2, 4, 6]
 
     @given(rulesets())
@@ -114,6 +121,41 @@ class TestPresets:
         """parse_ruleset(ruleset_to_dict(r)) == r for every ruleset (events pin rules so)."""
         assert parse_ruleset(ruleset_to_dict(ruleset)) == ruleset
         assert parse_ruleset(msgspec.json.decode(msgspec.json.encode(ruleset_to_dict(ruleset))))
+
+
+class TestRevisions:
+    """The revision of the rules' reading a ruleset is played under (domain.rules.REVISIONS)."""
+
+    def test_new_rulesets_get_the_current_revision(self) -> None:
+        """Naming no revision means the current one: both presets, and any spec."""
+        assert CURRENT_REVISION == max(REVISIONS) == 2
+        assert {r.revision for r in PRESETS.values()} == {CURRENT_REVISION}
+        assert rules(blocks="none").revision == CURRENT_REVISION
+
+    @pytest.mark.parametrize("revision", sorted(REVISIONS))
+    def test_a_pinned_revision_parses_back(self, revision: int) -> None:
+        """A ruleset as a match pins it keeps its revision."""
+        ruleset = rules("bga", revision=revision)
+        assert ruleset.revision == revision
+        assert parse_ruleset(ruleset_to_dict(ruleset)) == ruleset
+
+    @pytest.mark.parametrize("value", [0, 3, -1, True, "2", 2.0, None, [2]])
+    def test_unknown_revision_is_rejected(self, value: Any) -> None:
+        """Only the revisions listed exist."""
+        assert TestValidation.field_of({"revision": value}) == "revision"
+
+    def test_settings_refuse_a_revision(self) -> None:
+        """A party's settings are options only: a revision, even the current one, is refused
+        naming `revision`, since new matches always get the current one."""
+        for value in (1, CURRENT_REVISION):
+            with pytest.raises(RulesetError) as caught:
+                parse_settings({"preset": "standard", "revision": value})
+            assert caught.value.field == "revision"
+        assert parse_settings({"preset": "bga"}) == PRESETS["bga"]
+
+    def test_only_revision_2_on_ends_the_tries_at_an_entering_value(self) -> None:
+        """The one rule the revisions part on is keyed on the revision alone."""
+        assert [entering_value_ends_tries(rules(revision=r)) for r in (1, 2)] == [False, True]
 
 
 class TestValidation:

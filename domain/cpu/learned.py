@@ -28,13 +28,19 @@ from collections.abc import Sequence
 from importlib.resources import files
 from typing import Final
 
+import msgspec
+
 from domain.board import Board
 from domain.cpu.weights import Array, load
-from domain.rules import PRESETS
+from domain.rules import PRESETS, REVISIONS
 
 __all__ = ["HIDDEN", "INPUTS", "SHAPES", "WEIGHTS", "applies", "encode", "win_chance"]
 
-_STANDARD: Final = PRESETS["standard"]
+# The standard rules under every revision: the revisions differ only under three_tries,
+# which the standard rules do not use, so the network knows the game under each.
+_STANDARD: Final = frozenset(
+    msgspec.structs.replace(PRESETS["standard"], revision=r) for r in REVISIONS
+)
 _QUARTER: Final = 13  # squares between two seats' starts on the 4-player cross board
 _OWN: Final = 58 * 4  # inputs for the seat's own pieces: 58 places x 4 units
 _THEIRS: Final = 59 * 4  # per opponent: 52 squares, nest, 6 home places, x 4 units
@@ -74,7 +80,7 @@ _HAND: Final[float] = _ARRAYS["HAND"].values[0]
 
 def applies(board: Board) -> bool:
     """Whether the network knows this game: four players under the `standard` rules."""
-    return board.players == 4 and board.ruleset == _STANDARD
+    return board.players == 4 and board.ruleset in _STANDARD
 
 
 def encode(pieces: Sequence[Sequence[int]], me: int) -> list[int]:

@@ -11,7 +11,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from domain.dice import die_for_roll
 from domain.errors import Invalid
 from domain.notation import NotationError, answer_query
-from domain.rules import PRESETS, option_values, ruleset_to_dict
+from domain.rules import PRESETS, option_values, options_to_dict
 from services.match.ids import check_id
 from services.match.parties import IdempotencyKey
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
@@ -209,7 +209,7 @@ class RulesController(Controller):
     def options(self) -> RuleOptionsOut:
         return RuleOptionsOut(
             default="standard",
-            presets={name: ruleset_to_dict(r) for name, r in PRESETS.items()},
+            presets={name: options_to_dict(r) for name, r in PRESETS.items()},
             values=option_values(),
         )
 

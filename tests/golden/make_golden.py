@@ -1,10 +1,17 @@
-"""Regenerate tests/golden/matches.json: the engine's "perft" — whole CPU matches pinned.
+"""Regenerate the engine's "perft" — whole CPU matches pinned: tests/golden/matches.json and
+tests/golden/matches-r2.json.
 
 Each case fixes a ruleset (preset + overrides), a player count, a server seed (hex), the
 seats' client seeds and the first seat; every seat is CPU "easy". For each case the file
 records what the engine produced: the event count, the number of dice rolled, the final
-pieces, the placements, and the sha256 of all events' `encode_event` bytes concatenated.
-tests/test_golden.py replays every case and compares.
+pieces, the placements, and the sha256 of all events' bytes as a store holds them
+(`stored_bytes`) concatenated. tests/test_golden.py replays every case and compares.
+
+Rules revisions (domain.rules.REVISIONS): matches.json was written before revisions existed,
+so its cases name none and are played under revision 1, their MatchCreated hashed in the
+schema-1 form that recorded them. Every case of matches-r2.json names its revision, so a
+later revision leaves it as it is. Never regenerate matches.json itself: it is history, and
+`main` refuses to change it.
 
 Run this ONLY when the engine's behaviour deliberately changes (a rule fix, a new event
 field, a change to the easy CPU or to the dice), never to make a failing golden test pass
@@ -22,11 +29,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from domain.events import encode_event
-from domain.rules import parse_ruleset
-from domain.selfplay import play_match
+import msgspec
 
-OUT = Path(__file__).with_name("matches.json")
+from domain.events import Event, MatchCreated, decode_event, encode_event
+from domain.rules import parse_ruleset
+from domain.selfplay import MatchRecord, play_match
+
+HERE = Path(__file__).parent
 
 # (name, rules spec, players, first seat, client seeds). The server seed is sha256(name).
 # Together the cases cover both presets, 2/3/4 players and every non-default option value.
@@ -82,48 +91,107 @@ CASES: list[tuple[str, dict[str, Any], int, int, list[str] | None]] = [
 ]
 
 
-def record(
-    name: str, spec: dict[str, Any], players: int, first_seat: int, client_seeds: list[str] | None
-) -> dict[str, Any]:
-    """Play one case and describe the result as it is stored in matches.json."""
-    server_seed = hashlib.sha256(name.encode()).hexdigest()
-    match = play_match(
-        parse_ruleset(spec),
-        ["easy"] * players,
-        server_seed=bytes.fromhex(server_seed),
-        client_seeds=client_seeds,
-        first_seat=first_seat,
+# Cases of the revisions: the rules spelled with their revision, and (last) the name whose
+# sha256 is the server seed, so a pair can play one seed under two revisions. The seed and
+# client seed were searched for a match where a seat with nothing on the course rolls a 6
+# while an opponent's block stands on its start square (event 464): revision 2 passes it
+# and ends the tries; revision 1 tried again, and from there the two matches part.
+# standard-4p-r2 is matches.json's standard-4p under revision 2: the same match.
+BLOCKED = "three-tries-blocked-start-4p"
+REVISION_CASES: list[tuple[str, dict[str, Any], int, int, list[str] | None, str]] = [
+    (BLOCKED, {"empty_course": "three_tries", "revision": 2}, 4, 1, ["s137", "", "", ""], BLOCKED),
+    (
+        f"{BLOCKED}-r1",
+        {"empty_course": "three_tries", "revision": 1},
+        4,
+        1,
+        ["s137", "", "", ""],
+        BLOCKED,
+    ),
+    ("standard-4p-r2", {"preset": "standard", "revision": 2}, 4, 3, None, "standard-4p"),
+]
+
+# file name -> the cases it holds
+FILES: dict[str, list[Any]] = {"matches.json": CASES, "matches-r2.json": REVISION_CASES}
+
+
+def play(case: dict[str, Any]) -> MatchRecord:
+    """Play a case as its file describes it (a case naming no revision: revision 1)."""
+    return play_match(
+        parse_ruleset({"revision": 1, **case["rules"]}),
+        ["easy"] * case["players"],
+        server_seed=bytes.fromhex(case["server_seed"]),
+        client_seeds=case["client_seeds"],
+        first_seat=case["first_seat"],
         keep_events=True,
     )
-    stream = b"".join(encode_event(event) for event in match.events)
+
+
+def stored_bytes(event: Event) -> bytes:
+    """The bytes a store holds for `event`. A revision-1 match was recorded by MatchCreated
+    schema version 1, whose ruleset has no `revision` (the upcaster puts `revision: 1` back
+    on read, and that round trip is checked here)."""
+    if isinstance(event, MatchCreated) and event.ruleset.get("revision") == 1:
+        ruleset = {k: v for k, v in event.ruleset.items() if k != "revision"}
+        data = encode_event(msgspec.structs.replace(event, ruleset=ruleset))
+        assert decode_event(data, type_name="MatchCreated", schema_version=1) == event
+        return data
+    return encode_event(event)
+
+
+def expected(match: MatchRecord) -> dict[str, Any]:
+    """What a file records of a case's match."""
+    stream = b"".join(stored_bytes(event) for event in match.events)
     return {
-        "name": name,
-        "rules": spec,
-        "players": players,
-        "server_seed": server_seed,
-        "client_seeds": client_seeds,
-        "first_seat": first_seat,
-        "expected": {
-            "event_count": match.event_count,
-            "rolls": match.state.rolls_made,
-            "pieces": match.state.pieces,
-            "placements": list(match.state.placements or ()),
-            "events_sha256": hashlib.sha256(stream).hexdigest(),
-        },
+        "event_count": match.event_count,
+        "rolls": match.state.rolls_made,
+        "pieces": match.state.pieces,
+        "placements": list(match.state.placements or ()),
+        "events_sha256": hashlib.sha256(stream).hexdigest(),
     }
 
 
-def main() -> int:
-    cases = [record(*case) for case in CASES]
-    old = {c["name"]: c for c in json.loads(OUT.read_text())["cases"]} if OUT.exists() else {}
-    for case in cases:
-        before = old.get(case["name"])
-        if before != case:
-            print(f"{'changed' if before else 'new'}: {case['name']}", file=sys.stderr)
+def record(
+    name: str,
+    spec: dict[str, Any],
+    players: int,
+    first_seat: int,
+    client_seeds: list[str] | None,
+    seed_name: str | None = None,
+) -> dict[str, Any]:
+    """Play one case and describe the result as it is stored in its file."""
+    case: dict[str, Any] = {
+        "name": name,
+        "rules": spec,
+        "players": players,
+        "server_seed": hashlib.sha256((seed_name or name).encode()).hexdigest(),
+        "client_seeds": client_seeds,
+        "first_seat": first_seat,
+    }
+    case["expected"] = expected(play(case))
+    return case
+
+
+def render(cases: list[dict[str, Any]]) -> str:
     # One case per line: readable, and a behaviour change shows as a diff of just its cases.
     lines = ",\n".join(" " + json.dumps(case, ensure_ascii=False) for case in cases)
-    OUT.write_text('{"cases": [\n' + lines + "\n]}\n")
-    print(f"wrote {len(cases)} cases to {OUT}", file=sys.stderr)
+    return '{"cases": [\n' + lines + "\n]}\n"
+
+
+def main() -> int:
+    for name, specs in FILES.items():
+        out = HERE / name
+        cases = [record(*case) for case in specs]
+        old = {c["name"]: c for c in json.loads(out.read_text())["cases"]} if out.exists() else {}
+        for case in cases:
+            before = old.get(case["name"])
+            if before != case:
+                print(f"{'changed' if before else 'new'}: {name} {case['name']}", file=sys.stderr)
+        if name == "matches.json" and out.exists() and out.read_text() != render(cases):
+            print("refused: matches.json is history and must not change", file=sys.stderr)
+            return 1
+        out.write_text(render(cases))
+        print(f"wrote {len(cases)} cases to {out}", file=sys.stderr)
     return 0
 
 

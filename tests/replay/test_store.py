@@ -3,7 +3,9 @@ must find and name a row altered behind the service's back."""
 
 from __future__ import annotations
 
+import json
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -12,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.chain import GENESIS, event_hash
+from domain.decider import fold
 from domain.events import DieRolled, Event, encode_event
 from domain.rules import parse_ruleset
 from replay.conftest import scripted_match, server_seed
@@ -31,6 +34,7 @@ from services.shared.eventstore import EventStore
 pytestmark = pytest.mark.anyio
 
 MATCH_ID = "9d3b7f61-4c2a-4e8b-a1f0-2e6c8d4b7a10"
+GOLDEN_REPLAYS = Path(__file__).parents[1] / "golden" / "replays"
 
 
 def a_match(name: str = "store") -> tuple[list[Event], list[str], bytes]:
@@ -159,6 +163,32 @@ class TestImport:
         with pytest.raises(ImportRefused, match=f"event {i} .*dice"):
             await import_replay(pg_store, replay_from_events(MATCH_ID, events, actors=actors))
         assert await pg_store.read_stream(stream_of(MATCH_ID)) == []
+
+
+@pytest.mark.parametrize(
+    "stem", ["v1-three-tries-blocked-start-4p-r1", "v2-three-tries-blocked-start-4p"]
+)
+async def test_a_match_of_either_revision_imports_audits_and_folds_as_recorded(
+    pg_store: EventStore, stem: str
+) -> None:
+    """Stored rows of either revision (a v1 MatchCreated among them) audit clean, fold to
+    the recorded position and export again with the same header and event bytes."""
+    path = GOLDEN_REPLAYS / f"{stem}.ludo-replay.json"
+    replay = load_replay(path.read_bytes())
+    await import_replay(pg_store, replay)
+    assert (await audit_match(pg_store, replay.match_id)).ok
+    state = fold(await pg_store.read_events(replay.stream_id))
+    expected = json.loads((GOLDEN_REPLAYS / "expected-v2.json").read_text())[stem]
+    assert (state.pieces, list(state.placements or ())) == (
+        expected["pieces"],
+        expected["placements"],
+    )
+    exported = await export_match(pg_store, replay.match_id)
+    header = msgspec.structs.replace(exported, exported_at=None, exported_by=None, events=[])
+    assert dump_replay(header) == dump_replay(msgspec.structs.replace(replay, events=[]))
+    assert [(e.schema_version, e.data, e.hash) for e in exported.events] == [
+        (e.schema_version, e.data, e.hash) for e in replay.events
+    ]
 
 
 class TestAudit:

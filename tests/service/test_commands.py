@@ -8,6 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
+from domain.rules import CURRENT_REVISION
+
 from .conftest import Api
 
 pytestmark = pytest.mark.anyio
@@ -339,6 +341,31 @@ async def test_party_errors_and_flow(api: Api) -> None:
     assert (await api.call("GET", "/api/parties")).json()["parties"] == []
     me = await api.call("GET", "/api/players/me", headers=api.h(guest))
     assert me.json() == {"id": guest["id"], "name": "guest"}
+
+
+async def test_the_revision_is_pinned_by_the_match_never_chosen_by_the_party(api: Api) -> None:
+    """A party's settings are options only: a `revision` is refused (422 naming
+    `rules.revision`, nothing appended); the match it starts pins the current revision."""
+    host = await api.player("host")
+    for body in ({"rules": {"revision": 1}}, {"rules": {"preset": "bga", "revision": 2}}):
+        bad = await api.call("POST", "/api/parties", json=body, headers=api.h(host))
+        assert bad.status_code == 422 and bad.json()["field"] == "rules.revision", bad.text
+    party = await api.party(host, seats=2, rules={"empty_course": "three_tries"})
+    assert "revision" not in party["rules"]
+    stream = f"party-{party['id']}"
+    length = await api.stream_length(stream)
+    r = await api.call(
+        "POST",
+        f"/api/parties/{party['id']}/settings",
+        json={"rules": {"empty_course": "three_tries", "revision": 1}},
+        headers=api.h(host),
+    )
+    assert r.status_code == 422 and r.json()["field"] == "rules.revision", r.text
+    assert await api.stream_length(stream) == length
+    r = await api.call("POST", f"/api/parties/{party['id']}/cpus", json={}, headers=api.h(host))
+    assert r.status_code == 200
+    match = await api.match(await api.start(party["id"], host))
+    assert match["rules"] == {**party["rules"], "revision": CURRENT_REVISION}
 
 
 async def test_rules_oracle_endpoint(api: Api) -> None:

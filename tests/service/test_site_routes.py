@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from domain.rules import OPTION_KEYS, PRESETS, parse_ruleset, ruleset_to_dict
+from domain.rules import OPTION_KEYS, PRESETS, options_to_dict, parse_ruleset
 
 from .conftest import Api
 
@@ -16,17 +16,19 @@ pytestmark = pytest.mark.anyio
 
 async def test_the_rule_options_list_both_presets_and_every_value(api: Api) -> None:
     """GET /api/rules/options spells out both presets and every value each option takes,
-    and every combination it offers is a ruleset the party form can send."""
+    and every combination it offers is a ruleset the party form can send. The presets are
+    options only: the revision is no setting."""
     r = await api.call("GET", "/api/rules/options")
     assert r.status_code == 200
     body = r.json()
     assert body["default"] == "standard"
-    assert body["presets"] == {name: ruleset_to_dict(rules) for name, rules in PRESETS.items()}
+    assert body["presets"] == {name: options_to_dict(rules) for name, rules in PRESETS.items()}
+    assert all("revision" not in preset for preset in body["presets"].values())
     assert list(body["values"]) == list(OPTION_KEYS)
     for key, values in body["values"].items():
         for value in values:
             chosen = [value] if key == "enter_on" else value
-            assert ruleset_to_dict(parse_ruleset({"preset": "bga", key: chosen}))[key] == chosen
+            assert options_to_dict(parse_ruleset({"preset": "bga", key: chosen}))[key] == chosen
 
 
 @pytest.mark.parametrize("path", ["/", "/leaderboard"])
