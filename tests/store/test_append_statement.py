@@ -9,6 +9,7 @@ import asyncio
 
 import pytest
 import sqlalchemy as sa
+from pg_waits import backend_pid, wait_until_blocked
 
 from domain.chain import GENESIS
 from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
@@ -135,7 +136,7 @@ async def test_waits_for_a_transaction_holding_the_side_row(pg_store: EventStore
         racer = asyncio.create_task(
             pg_store.append_statement(sid, 3, head.events[-1].hash, turn(2, 2), side=[side(sid, 9)])
         )
-        await asyncio.sleep(0.3)
+        await wait_until_blocked(pg_store.engine, by=await backend_pid(conn))
         assert not racer.done()
         await pg_store.append_in(conn, sid, 3, turn(1, 1))
         await tx.commit()
