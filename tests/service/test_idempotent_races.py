@@ -85,8 +85,9 @@ async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) ->
         await notify(*args, **kw)  # called after the commit
         committed.set()
 
-    store.find_command, store.append_statement = late_find, append_then_open
-    store.notify = notify_then_open
+    # The store of the app under test, patched for this call only (restored below).
+    store.find_command, store.append_statement = late_find, append_then_open  # type: ignore[method-assign]
+    store.notify = notify_then_open  # type: ignore[method-assign]
     responses: list[Any] = []
 
     async def one(method: str, url: str, kwargs: dict[str, Any]) -> None:
@@ -97,7 +98,7 @@ async def _at_once(api: Served, calls: list[tuple[str, str, dict[str, Any]]]) ->
             for method, url, kwargs in calls:
                 tg.start_soon(one, method, url, kwargs)
     finally:
-        store.find_command, store.append_statement, store.notify = find, append, notify
+        store.find_command, store.append_statement, store.notify = find, append, notify  # type: ignore[method-assign]
     return responses
 
 

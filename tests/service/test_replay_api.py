@@ -175,7 +175,7 @@ async def test_steps_give_the_board_options_and_fairness(api: Api) -> None:
     for s in rolls:
         after = steps[s["version"] + 1]
         if after["type"] == "RollPassed":
-            expected = None if "third six" in after["text"] else []
+            expected: list[Any] | None = None if "third six" in after["text"] else []
             assert s["options"] == expected and s["chosen"] is None
     captures = [s for s in steps if s["captures"]]
     assert all("capture" in s["marks"] for s in captures)

@@ -141,7 +141,7 @@ def _schema(base: str) -> Any:
     return schema
 
 
-_SETTINGS = {
+_SETTINGS: dict[str, Any] = {
     "deadline": None,
     "database": None,
     "derandomize": True,

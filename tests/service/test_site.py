@@ -144,9 +144,10 @@ async def play_my_turns(page: Page, until_version: int | None = None, act: Act =
 
 
 async def logged_versions(page: Page) -> list[int]:
-    return await page.locator("#log li").evaluate_all(
+    versions: list[int] = await page.locator("#log li").evaluate_all(
         "lis => lis.map(li => Number(li.dataset.version))"
     )
+    return versions
 
 
 async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser: Browser) -> None:

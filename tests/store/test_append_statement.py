@@ -33,10 +33,11 @@ def side(stream: str, version: int) -> SideWrite:
 
 async def deadline_version(store: EventStore, stream: str) -> int | None:
     async with store.engine.connect() as conn:
-        return await conn.scalar(
+        version: int | None = await conn.scalar(
             sa.text("SELECT expected_version FROM turn_deadlines WHERE stream_id = :s"),
             {"s": stream},
         )
+    return version
 
 
 async def test_appends_extend_the_chain_like_append(pg_store: EventStore) -> None:
