@@ -27,7 +27,7 @@ from services.shared.settings import Settings
 
 from .test_live import Instance, Table
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 OUTAGE_SECONDS = 5.0
 OPERATOR = "operator-token-for-the-outage-tests"

@@ -31,7 +31,7 @@ from .test_live import Instance
 
 TOKEN = "op-secret"
 
-pytestmark = [pytest.mark.anyio, requires_chromium]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 
 class Site:

@@ -30,7 +30,7 @@ from services.shared.settings import Settings
 
 from .test_live import Instance
 
-pytestmark = [pytest.mark.anyio, requires_chromium]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 # What the page waits on may take a while on a loaded 2-core machine: a bound, not a time
 # the tests assert.
