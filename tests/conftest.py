@@ -26,7 +26,7 @@ import hashlib
 import os
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from hypothesis import settings
@@ -40,6 +40,8 @@ from domain.moves import Move, legal_moves
 from domain.rules import REVISIONS, Ruleset, parse_ruleset, ruleset_to_dict
 from domain.selfplay import MatchRecord, play_match
 from ludo_cli.bench import engine_form
+
+E = TypeVar("E", bound=Event)  # one kind of event, for `event_as`
 
 # ------------------------------------------------------------------------------ rulesets
 
@@ -399,6 +401,12 @@ def kinds(events: Sequence[Event]) -> list[str]:
     return [type(e).__name__ for e in events]
 
 
+def event_as(kind: type[E], event: Event) -> E:
+    """`event`, checked to be a `kind` (so a test may read that kind's fields)."""
+    assert isinstance(event, kind), f"{event!r} is not a {kind.__name__}"
+    return event
+
+
 def moves_for(
     ruleset: Ruleset, players: int, pieces: Pieces, who: int | str, die: int
 ) -> dict[int, Move]:
@@ -408,7 +416,9 @@ def moves_for(
     return {m.piece: m for m in legal_moves(board, rows, seat_index(ruleset, players, who), die)}
 
 
-def targets(ruleset: Ruleset, players: int, pieces: Pieces, who: int | str, die: int) -> dict:
+def targets(
+    ruleset: Ruleset, players: int, pieces: Pieces, who: int | str, die: int
+) -> dict[int, int]:
     """`{piece: to}` of the legal moves (a compact view of `moves_for`)."""
     return {i: m.to for i, m in moves_for(ruleset, players, pieces, who, die).items()}
 

@@ -18,6 +18,8 @@ from compiled_probe import fingerprint
 
 from ludo_cli.bench import engine_form
 
+pytestmark = pytest.mark.slow  # builds the engine with mypyc (about a minute)
+
 ROOT = Path(__file__).parents[1]
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from conftest import row_on, rules, to_move
@@ -32,7 +34,9 @@ from ludo_cli.main import main
 LEVELS = tuple(CPU_LEVELS)
 
 
-def _decisions(ruleset: Ruleset, players: int, seed: bytes, limit: int = 400):
+def _decisions(
+    ruleset: Ruleset, players: int, seed: bytes, limit: int = 400
+) -> Iterator[tuple[MatchState, tuple[Move, ...]]]:
     """States from a real match (levels rotate through the seats) whenever a seat must
     choose among two or more moves, with those moves."""
     levels = [LEVELS[i % len(LEVELS)] for i in range(players)]
@@ -90,7 +94,7 @@ def test_choice_is_a_function_of_state_and_seed() -> None:
 @pytest.mark.parametrize("preset", ["standard", "bga"])
 def test_whole_cpu_match_is_reproducible(preset: str) -> None:
     """Two runs of one CPU match (same server and CPU seeds) produce identical events."""
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "server_seed": hashlib.sha256(b"replay").digest(),
         "cpu_seed": "cpu",
         "keep_events": True,
@@ -235,7 +239,7 @@ def test_pick_index_is_blake2b_of_seed_and_roll_number() -> None:
 # (the golden matches only play `easy`). Update only when a CPU's play changes on purpose:
 # "0:1" was re-recorded when `hard` took its learned value under `standard` with four
 # players (docs/cpu.md, "A learned value"); every other case stayed as it was.
-_PLAY_RULES = [
+_PLAY_RULES: list[dict[str, Any]] = [
     {"preset": "standard"},
     {"preset": "bga"},
     {"preset": "standard", "blocks": "no_overtaking"},

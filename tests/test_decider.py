@@ -12,6 +12,7 @@ from conftest import (
     SEED_HASH,
     SERVER_SEED,
     at_position,
+    event_as,
     kinds,
     move,
     new_match,
@@ -448,10 +449,10 @@ class TestTimeouts:
     def test_two_timeouts_in_one_turn_count_once(self) -> None:
         """A second expiry within the same turn does not count a new timed-out turn."""
         state = at_position(rules(), 2, {"yellow": [3, *N[1:]]}, rolls_left=2)
-        assert play(state, TimeOut(seat=0))[0].consecutive == 1
+        assert event_as(TurnTimedOut, play(state, TimeOut(seat=0))[0]).consecutive == 1
         roll(state, 1)
         move(state, 0)
-        assert play(state, TimeOut(seat=0))[0].consecutive == 1
+        assert event_as(TurnTimedOut, play(state, TimeOut(seat=0))[0]).consecutive == 1
 
     def test_timeouts_after_the_stand_in_add_no_second_stand_in(self) -> None:
         """A fourth timeout of a stood-in seat is recorded without another SeatStoodIn."""

@@ -53,9 +53,9 @@ def test_golden_cases_cover_presets_player_counts_and_every_option_value() -> No
     for field in default.__struct_fields__:
         values = {getattr(r, field) for r in used}
         assert values - {getattr(default, field)}, f"no golden case changes {field}"
-    for field in msgspec.structs.fields(Ruleset):
-        if typing.get_origin(field.type) is typing.Literal:
-            assert {getattr(r, field.name) for r in used} == set(typing.get_args(field.type))
+    for option in msgspec.structs.fields(Ruleset):
+        if typing.get_origin(option.type) is typing.Literal:
+            assert {getattr(r, option.name) for r in used} == set(typing.get_args(option.type))
 
 
 def test_matches_json_cases_name_no_revision() -> None:

@@ -12,6 +12,7 @@ from conftest import (
     NEST,
     PLAYER_COUNTS,
     at_position,
+    event_as,
     kinds,
     move,
     moves_for,
@@ -121,7 +122,7 @@ class TestBlocksNone:
         """Landing on a red pair on an unsafe square sends both home."""
         state = at_position(NONE, 2, {"yellow": [3, *N[1:]], "red": row_on(6, 6)})
         roll(state, 3)
-        assert move(state, 0)[0].captures == ((1, 0), (1, 1))
+        assert event_as(PieceMoved, move(state, 0)[0]).captures == ((1, 0), (1, 1))
         assert state.pieces[1] == N
 
     def test_landing_on_a_stack_on_a_safe_square_captures_nothing(self) -> None:
@@ -295,7 +296,7 @@ class TestEmptyCourseNormal:
         """A 6 enters a piece and earns its bonus roll."""
         state = at_position(rules(empty_course="normal"), 2, {"yellow": [56, 56, NEST, NEST]})
         roll(state, 6)
-        assert move(state, 2)[0].bonus == 1
+        assert event_as(PieceMoved, move(state, 2)[0]).bonus == 1
 
 
 class TestEmptyCourseAutoEnter:
@@ -320,7 +321,7 @@ class TestEmptyCourseAutoEnter:
         """Nest and goal only (at least one in the nest) counts as an empty course."""
         state = at_position(self.AUTO, 2, {"yellow": [56, 56, NEST, NEST]})
         assert not needs_die(state)
-        assert roll(state, None)[0].piece == 2
+        assert event_as(PieceMoved, roll(state, None)[0]).piece == 2
 
     def test_auto_enter_not_used_with_a_piece_on_the_track(self) -> None:
         """A piece on the track: the seat rolls a die as usual."""
@@ -338,7 +339,7 @@ class TestEmptyCourseAutoEnter:
         r = rules(empty_course="auto_enter", safe_squares="none")
         state = at_position(r, 2, {"red": row_on(0)})
         events = roll(state, None)
-        assert events[0].captures == ((1, 0),)
+        assert event_as(PieceMoved, events[0]).captures == ((1, 0),)
         assert kinds(events) == ["PieceMoved", "TurnEnded"]
 
     def test_auto_enter_ends_the_turn_even_with_bonus_rolls_in_hand(self) -> None:
@@ -370,7 +371,7 @@ class TestEmptyCourseThreeTries:
             assert (state.turn, state.rolls_left) == (0, 1)
         events = roll(state, 3)
         assert kinds(events) == ["DieRolled", "RollPassed", "TurnEnded"]
-        assert events[1].retry is False
+        assert event_as(RollPassed, events[1]).retry is False
         assert (state.turn, state.rolls_made) == (1, 3)
 
     def test_three_tries_entering_value_is_played_normally_and_a_six_keeps_its_bonus(
@@ -380,7 +381,7 @@ class TestEmptyCourseThreeTries:
         state = new_match(self.TRIES)
         roll(state, 2)
         assert kinds(roll(state, 6)) == ["DieRolled"]
-        assert move(state, 0)[0].bonus == 1
+        assert event_as(PieceMoved, move(state, 0)[0]).bonus == 1
         assert (state.turn, state.rolls_left) == (0, 1)
         roll(state, 3)
         assert kinds(move(state, 0)) == ["PieceMoved", "TurnEnded"]
@@ -396,7 +397,7 @@ class TestEmptyCourseThreeTries:
     def test_three_tries_applies_with_pieces_in_nest_and_goal(self) -> None:
         """Nest and goal only counts as an empty course: the failed roll is retried."""
         state = at_position(self.TRIES, 2, {"yellow": [56, 56, 56, NEST]})
-        assert roll(state, 4)[1].retry is True
+        assert event_as(RollPassed, roll(state, 4)[1]).retry is True
 
     @pytest.mark.parametrize("revision", [1, 2])
     def test_three_tries_non_entering_rolls_are_retried_under_every_revision(
@@ -414,7 +415,7 @@ class TestEmptyCourseThreeTries:
         an opponent's block on the start square it is passed, and a passed roll adds nothing:
         the turn ends."""
         state = at_position(rules(empty_course="three_tries", revision=2), 2, {"red": row_on(0, 0)})
-        assert roll(state, 2)[1].retry is True  # a non-entering value: a failed try
+        assert event_as(RollPassed, roll(state, 2)[1]).retry  # not entering: a failed try
         events = roll(state, 6)
         assert events == [
             DieRolled(seat=0, n=1, value=6),
@@ -438,7 +439,7 @@ class TestEmptyCourseThreeTries:
         state = at_position(self.TRIES, 2, {"yellow": [54, 56, NEST, NEST]})
         events = roll(state, 5)
         assert kinds(events) == ["DieRolled", "RollPassed", "TurnEnded"]
-        assert events[1].retry is False
+        assert event_as(RollPassed, events[1]).retry is False
 
 
 class TestQuickStart:
@@ -460,4 +461,4 @@ class TestQuickStart:
         """The started piece lets a non-entering first roll be played."""
         state = new_match(rules(quick_start=True))
         roll(state, 3)
-        assert move(state, 0)[0].to == 3
+        assert event_as(PieceMoved, move(state, 0)[0]).to == 3

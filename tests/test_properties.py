@@ -17,6 +17,7 @@ import pytest
 from conftest import (
     NEST,
     MatchSetup,
+    event_as,
     match_setups,
     ref_goal,
     ref_length,
@@ -121,6 +122,7 @@ def check_turn_flow(setup: MatchSetup) -> None:
             if event.reason == "three_sixes":
                 assert r.three_sixes and state.die == 6 and state.sixes == 3
             else:
+                assert state.die is not None
                 assert ref_moves(r, n, state.pieces, event.seat, state.die) == []
                 row = state.pieces[event.seat]
                 assert event.retry == ref_tries_again(r, goal, row, state.die, tries)
@@ -186,7 +188,7 @@ class TestMatchInvariants:
                 assert event.to == 0
                 assert event.die is None or event.die in r.enter_on
             else:
-                assert event.frm < event.to <= goal
+                assert event.frm < event.to <= goal and event.die is not None
                 assert event.to == event.frm + event.die or (
                     not r.exact_finish and event.to == goal < event.frm + event.die
                 )
@@ -273,7 +275,7 @@ class TestMatchInvariants:
             range(1, len(finished) + 1)
         )
         assert len(finished) == (n - 1 if r.play_to_end else 1)
-        places = record.events[-1].placements
+        places = event_as(MatchFinished, record.events[-1]).placements
         assert len(places) == n
         pieces = record.state.pieces
         for place, seat in enumerate(finished, start=1):

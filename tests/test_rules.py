@@ -13,6 +13,7 @@ from conftest import (
     NEST,
     SEED_HASH,
     at_position,
+    event_as,
     kinds,
     move,
     moves_for,
@@ -79,7 +80,7 @@ class TestTurn:
         roll(state, 6)
         events = move(state, 0)
         assert kinds(events) == ["PieceMoved"]
-        assert events[0].bonus == 1
+        assert event_as(PieceMoved, events[0]).bonus == 1
         assert (state.turn, state.phase, state.rolls_left) == (0, "roll", 1)
 
     def test_capture_adds_one_roll_when_capture_bonus_is_on(self) -> None:
@@ -88,7 +89,8 @@ class TestTurn:
         roll(state, 2)
         events = move(state, 0)
         assert kinds(events) == ["PieceMoved"]
-        assert (events[0].captures, events[0].bonus) == (((1, 0),), 1)
+        moved = event_as(PieceMoved, events[0])
+        assert (moved.captures, moved.bonus) == (((1, 0),), 1)
         assert state.rolls_left == 1
 
     def test_capture_adds_nothing_when_capture_bonus_is_off(self) -> None:
@@ -98,7 +100,7 @@ class TestTurn:
         roll(state, 2)
         events = move(state, 0)
         assert kinds(events) == ["PieceMoved", "TurnEnded"]
-        assert events[0].bonus == 0
+        assert event_as(PieceMoved, events[0]).bonus == 0
 
     def test_reaching_the_goal_adds_one_roll_when_goal_bonus_is_on(self) -> None:
         """ゴールでもう1回: a piece reaching the goal earns one more roll when goal_bonus is on."""
@@ -106,7 +108,8 @@ class TestTurn:
         roll(state, 3)
         events = move(state, 0)
         assert kinds(events) == ["PieceMoved"]
-        assert (events[0].to, events[0].bonus) == (56, 1)
+        moved = event_as(PieceMoved, events[0])
+        assert (moved.to, moved.bonus) == (56, 1)
 
     def test_reaching_the_goal_adds_nothing_when_goal_bonus_is_off(self) -> None:
         """Standard has goal_bonus off: reaching the goal with a non-6 ends the turn."""
@@ -119,7 +122,8 @@ class TestTurn:
         state = at_position(STD, 2, {"yellow": [3, NEST, NEST, NEST], "red": row_on(9)})
         roll(state, 6)
         events = move(state, 0)
-        assert (events[0].captures, events[0].bonus, state.rolls_left) == (((1, 0),), 2, 2)
+        moved = event_as(PieceMoved, events[0])
+        assert (moved.captures, moved.bonus, state.rolls_left) == (((1, 0),), 2, 2)
         roll(state, 1)
         assert kinds(move(state, 0)) == ["PieceMoved"]
         roll(state, 1)
@@ -130,14 +134,16 @@ class TestTurn:
         state = at_position(rules(goal_bonus=True), 2, {"yellow": [50, 56, 56, NEST]})
         roll(state, 6)
         events = move(state, 0)
-        assert (events[0].to, events[0].bonus, state.rolls_left) == (56, 2, 2)
+        moved = event_as(PieceMoved, events[0])
+        assert (moved.to, moved.bonus, state.rolls_left) == (56, 2, 2)
 
     def test_bonuses_from_one_move_stack_when_entering_captures(self) -> None:
         """Entering on a 6 onto an opponent on an unsafe start earns 6 + capture = two rolls."""
         state = at_position(rules(safe_squares="none"), 2, {"red": row_on(0)})
         roll(state, 6)
         events = move(state, 0)
-        assert (events[0].captures, events[0].bonus, state.rolls_left) == (((1, 0),), 2, 2)
+        moved = event_as(PieceMoved, events[0])
+        assert (moved.captures, moved.bonus, state.rolls_left) == (((1, 0),), 2, 2)
 
     def test_passed_six_gives_no_bonus(self) -> None:
         """Decision: a 6 that cannot be played is passed and earns nothing; the turn ends."""
@@ -278,7 +284,8 @@ class TestEnter:
         state = at_position(rules(enter_on=[1, 4, 6]), 2, {"yellow": [NEST, 20, NEST, NEST]})
         roll(state, die)
         events = move(state, 0)
-        assert (events[0].frm, events[0].to) == (NEST, 0)
+        moved = event_as(PieceMoved, events[0])
+        assert (moved.frm, moved.to) == (NEST, 0)
         assert state.pieces[0] == [0, 20, NEST, NEST]
 
 
@@ -426,7 +433,7 @@ class TestEnd:
         roll(state, 3)
         events = move(state, 0)
         assert kinds(events) == ["PieceMoved", "PlayerFinished", "MatchFinished"]
-        assert events[-1].placements[0] == 1
+        assert event_as(MatchFinished, events[-1]).placements[0] == 1
         assert state.status == "finished"
         assert rejected(state, Roll(seat=state.turn, die=1)).code == "match_finished"
 

@@ -102,7 +102,8 @@ class TestPresets:
     def test_switches_accept_booleans_and_on_off(self, key: str) -> None:
         """On/off options take true/false or the pages' "on"/"off"."""
         for spelled, value in ((True, True), (False, False), ("on", True), ("off", False)):
-            assert getattr(rules(**{key: spelled}), key) is value
+            option: dict[str, Any] = {key: spelled}
+            assert getattr(rules(**option), key) is value
 
     def test_enter_on_accepts_any_non_empty_set_of_die_values(self) -> None:
         """enter_on is a set: duplicates collapse, order does not matter."""

@@ -148,6 +148,7 @@ async def test_dashboard_page_is_self_contained(client: AsyncTestClient[Any]) ->
     assert "https://" not in page.text and "<script src" not in page.text
 
 
+@pytest.mark.slow
 async def test_cli_recompute_prints_the_live_hash(
     engine: AsyncEngine, pg_store: EventStore, database_url: str
 ) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
 from domain.chain import GENESIS
@@ -197,8 +199,9 @@ async def test_run_leader_and_standby_take_over(engine: AsyncEngine, pg_store: E
     second = RankingConsumer(engine, EventStore(engine), poll=0.05, standby_poll=0.05)
     t1 = asyncio.create_task(first.run())
     await wait_for(lambda: first.active)
+    refusals = count_refusals(second)
     t2 = asyncio.create_task(second.run())
-    await asyncio.sleep(0.2)
+    await wait_for(lambda: refusals[0] >= 3)  # three polls for the lock, each refused
     assert first.active and not second.active
     await write_match(engine, pg_store, ["a", "b"], [1, 2])
     await wait_for_ratings(engine, 2)
@@ -222,6 +225,22 @@ async def test_run_leader_and_standby_take_over(engine: AsyncEngine, pg_store: E
             {"k": CONSUMER_LOCK & 0xFFFFFFFF},
         )
     assert held == 0
+
+
+def count_refusals(consumer: RankingConsumer) -> list[int]:
+    """Counts, in the returned one-item list, the times `consumer` asks for the advisory
+    lock and is refused (it then stands by for a poll)."""
+    refusals = [0]
+    leadership = consumer._leadership
+
+    @contextlib.asynccontextmanager
+    async def counted() -> AsyncIterator[AsyncConnection | None]:
+        async with leadership() as lock_conn:
+            refusals[0] += lock_conn is None
+            yield lock_conn
+
+    consumer._leadership = counted  # type: ignore[method-assign]
+    return refusals
 
 
 async def wait_for(cond: Any, seconds: float = 5.0) -> None:
@@ -363,9 +382,8 @@ async def test_held_back_events_are_looked_at_again_soon(
         async with engine.connect() as blocker:
             await blocker.scalar(sa.text("SELECT pg_current_xact_id()"))  # an older xid
             await write_match(engine, pg_store, ["a", "b"], [1, 2])
-            await asyncio.sleep(0.3)
-            assert await change_count(engine) == 0  # held back
-            assert consumer.held_back
+            await wait_for(lambda: consumer.held_back)  # a batch saw the match, held back
+            assert await change_count(engine) == 0
             await blocker.rollback()
         started = asyncio.get_running_loop().time()
         await wait_for_ratings(engine, 2)

@@ -27,7 +27,7 @@ from .conftest import CPU, write_match
 
 TOKEN = "op-secret"
 
-pytestmark = [pytest.mark.anyio, requires_chromium]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from services.ranking.consumer import CHECKPOINT, head_cursor
 from services.ranking.consumer import leader_name as leader
 from services.shared.eventstore import EventStore
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = [f"p{i}" for i in range(24)]

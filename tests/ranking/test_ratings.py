@@ -223,7 +223,9 @@ def test_draw_between_equals_leaves_player_rating_exactly_unchanged(
         assert m.player_rating(s) == m.player_rating(skill)
 
 
-_REASONS = st.sampled_from(["left", "disconnected", "timeouts"])
+_REASONS: st.SearchStrategy[ev.StandInReason] = st.sampled_from(
+    ["left", "disconnected", "timeouts"]
+)
 
 
 @pytest.mark.parametrize("model", ALL)

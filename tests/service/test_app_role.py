@@ -75,7 +75,7 @@ async def test_the_match_service_plays_as_the_app_role_which_cannot_rewrite_the_
             "UPDATE match_seeds SET server_seed = server_seed",
         ):
             with pytest.raises(errors.InsufficientPrivilege):
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
         assert conn.execute("SELECT count(*) FROM events").fetchone() != (0,)
 
 

@@ -26,7 +26,7 @@ from ludo_cli.cluster import Cluster, free_port
 from services.ranking.consumer import leader_name
 from services.shared.database import create_engine
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TIMEOUT = 120.0  # s: generous for a loaded machine; nothing here asserts a duration
 GUEST_LIMIT = 4  # guests an hour per client address and instance

@@ -24,7 +24,7 @@ from domain.board import PIECES, SYMBOLS, board_for
 from domain.rules import Ruleset
 from services.shared.pages import inline_html
 
-pytestmark = [pytest.mark.anyio, requires_chromium]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 URL = "http://board.test/"
 PAGE = """<!doctype html>

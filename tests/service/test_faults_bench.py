@@ -4,7 +4,11 @@ full run). Figures are printed, never asserted as times."""
 
 from __future__ import annotations
 
+import pytest
+
 from ludo_cli.bench.faults_bench import bench
+
+pytestmark = pytest.mark.slow
 
 
 def test_the_fault_bench_finds_nothing_lost_or_doubled() -> None:

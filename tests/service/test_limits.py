@@ -13,13 +13,14 @@ import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import msgspec
 import pytest
 import sqlalchemy as sa
 import websockets
+from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -46,7 +47,7 @@ async def _client(
     engine: AsyncEngine, tmp_path: Path, ranking: bool = False, **settings: Any
 ) -> AsyncIterator[AsyncTestClient[Any]]:
     make = create_ranking_app if ranking else create_app
-    app = make(_app_settings(tmp_path, **settings), engine=engine)  # type: ignore[operator]
+    app = make(_app_settings(tmp_path, **settings), engine=engine)
     async with AsyncTestClient(app) as client:
         yield client
 
@@ -152,7 +153,7 @@ async def test_unknown_tokens_in_hello_are_limited_too(database_url: str, tmp_pa
     with Instance(settings) as server:
         async with httpx.AsyncClient(base_url=server.http, timeout=30) as http:
             table = await Table(http).open()
-        engine = server.server.config.app.state.service.engine
+        engine = cast(Litestar, server.server.config.app).state.service.engine
         with _token_queries(engine) as queries:
             async with websockets.connect(server.ws(table.match_id), max_size=None) as ws:
                 errors = []

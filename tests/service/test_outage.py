@@ -27,7 +27,7 @@ from services.shared.settings import Settings
 
 from .test_live import Instance, Table
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 OUTAGE_SECONDS = 5.0
 OPERATOR = "operator-token-for-the-outage-tests"
@@ -283,7 +283,7 @@ async def test_every_route_answers_503_while_the_database_is_down(
         events_before = private_pg.scalar("SELECT count(*) FROM events")
 
         async with private_pg.down():
-            calls = [
+            calls: list[tuple[str, str, str, dict[str, Any]]] = [
                 ("match", "GET", url, {}),
                 ("match", "GET", f"{url}/events", {}),
                 ("match", "GET", "/api/parties", {}),

@@ -45,6 +45,7 @@ async def test_two_humans_play_a_whole_match(api: Api) -> None:
     assert fairness["verified"] is True and len(fairness["rolls"]) == len(rolls)
 
 
+@pytest.mark.slow
 async def test_one_human_and_three_cpus_play_to_the_end(scheduled_api: Api) -> None:
     """With the deadline worker running, three CPUs and a human finish a match."""
     api = scheduled_api
@@ -92,6 +93,7 @@ async def test_one_human_and_three_cpus_play_to_the_end(scheduled_api: Api) -> N
     assert left == 0
 
 
+@pytest.mark.slow
 async def test_rematch_rotates_the_first_seat(api: Api) -> None:
     """After a finished match, rematch opens a new match whose first seat moved one on."""
     match_id, players, party_id = await api.duel()

@@ -132,6 +132,7 @@ async def test_audit_passes_then_names_the_altered_event(api: Api) -> None:
     assert failure["check"] == "hash_chain" and failure["message"]
 
 
+@pytest.mark.slow
 async def test_steps_give_the_board_options_and_fairness(api: Api) -> None:
     """The viewer's model of a duel: board, seats, dice, choices and each event's fields."""
     match_id, players, _ = await api.duel(rules={"preset": "standard"})
@@ -176,7 +177,7 @@ async def test_steps_give_the_board_options_and_fairness(api: Api) -> None:
     for s in rolls:
         after = steps[s["version"] + 1]
         if after["type"] == "RollPassed":
-            expected = None if "third six" in after["text"] else []
+            expected: list[Any] | None = None if "third six" in after["text"] else []
             assert s["options"] == expected and s["chosen"] is None
     captures = [s for s in steps if s["captures"]]
     assert all("capture" in s["marks"] for s in captures)
@@ -218,6 +219,7 @@ async def test_report_needs_the_operator_token(op_api: Api, api: Api) -> None:
     assert refused.status_code == 401
 
 
+@pytest.mark.slow
 async def test_report_shows_turns_choices_timeouts_stand_ins_and_connections(
     op_api: Api,
 ) -> None:

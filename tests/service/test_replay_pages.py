@@ -31,7 +31,7 @@ from .test_live import Instance
 
 TOKEN = "op-secret"
 
-pytestmark = [pytest.mark.anyio, requires_chromium]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 
 class Site:
@@ -298,9 +298,10 @@ def shown(model: dict[str, Any], step: dict[str, Any], lang: str) -> str:
 
 
 async def progresses(page: Page) -> list[str]:
-    return await page.locator("#board g.piece").evaluate_all(
+    pieces: list[str] = await page.locator("#board g.piece").evaluate_all(
         "cs => cs.map(c => `${c.dataset.seat}:${c.dataset.piece}:${c.dataset.progress}`)"
     )
+    return pieces
 
 
 async def go_to(page: Page, index: int) -> None:

@@ -58,6 +58,7 @@ async def open_rules(page: Page, site: str) -> None:
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
 
 
+@pytest.mark.slow
 @requires_chromium
 async def test_the_rules_page_in_japanese(site: str, browser: Browser) -> None:
     """In a ja-JP browser the Japanese rules show: the heading, the defaults, the 11 local
@@ -85,6 +86,7 @@ async def test_the_rules_page_in_japanese(site: str, browser: Browser) -> None:
         assert errors == []
 
 
+@pytest.mark.slow
 @requires_chromium
 async def test_the_rules_page_in_english_and_the_language_button(
     site: str, browser: Browser
@@ -110,6 +112,7 @@ async def test_the_rules_page_in_english_and_the_language_button(
         assert errors == []
 
 
+@pytest.mark.slow
 @requires_chromium
 @pytest.mark.parametrize("locale", ["ja-JP", "en-GB"])
 async def test_the_rules_page_fits_a_phone(site: str, browser: Browser, locale: str) -> None:

@@ -36,6 +36,7 @@ async def _cpu_only_match(api: Api) -> str:
     return match_id
 
 
+@pytest.mark.slow
 async def test_three_scheduler_instances_play_cpu_matches_once_each(
     api: Api, engine: AsyncEngine, tmp_path: Path
 ) -> None:

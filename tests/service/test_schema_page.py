@@ -64,6 +64,7 @@ async def opened(service: tuple[str, str]) -> AsyncIterator[tuple[Page, list[str
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 @requires_chromium
 async def test_schema_renders_its_operations_offline(
     service: tuple[str, str], opened: tuple[Page, list[str], list[str]]
@@ -79,6 +80,7 @@ async def test_schema_renders_its_operations_offline(
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 @requires_chromium
 async def test_schema_search_runs_under_the_csp(
     service: tuple[str, str], opened: tuple[Page, list[str], list[str]]

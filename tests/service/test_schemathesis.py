@@ -56,6 +56,8 @@ from services.shared.settings import Settings
 
 from .test_live import Instance
 
+pytestmark = pytest.mark.slow
+
 OPERATOR = "op-secret-for-schemathesis"
 EXAMPLES = 25  # per operation (half positive, half negative data); the module runs in ~15 s
 STEPS = 10  # stateful: steps per scenario
@@ -141,7 +143,7 @@ def _schema(base: str) -> Any:
     return schema
 
 
-_SETTINGS = {
+_SETTINGS: dict[str, Any] = {
     "deadline": None,
     "database": None,
     "derandomize": True,

@@ -9,6 +9,7 @@ import pytest
 from ludo_cli.bench.service_bench import BenchError, Config, bench, print_table
 
 
+@pytest.mark.slow
 def test_bench_reports_commands_and_its_keys(
     database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -30,7 +30,7 @@ from services.shared.settings import Settings
 
 from .test_live import Instance
 
-pytestmark = [pytest.mark.anyio, requires_chromium]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 # What the page waits on may take a while on a loaded 2-core machine: a bound, not a time
 # the tests assert.
@@ -144,9 +144,10 @@ async def play_my_turns(page: Page, until_version: int | None = None, act: Act =
 
 
 async def logged_versions(page: Page) -> list[int]:
-    return await page.locator("#log li").evaluate_all(
+    versions: list[int] = await page.locator("#log li").evaluate_all(
         "lis => lis.map(li => Number(li.dataset.version))"
     )
+    return versions
 
 
 async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser: Browser) -> None:

@@ -14,7 +14,7 @@ from services.shared.settings import Settings
 
 from .test_live import Instance
 
-pytestmark = requires_chromium
+pytestmark = [pytest.mark.slow, requires_chromium]
 
 
 def test_bench_weighs_every_page_and_times_each_load(

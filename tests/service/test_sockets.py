@@ -140,6 +140,7 @@ async def _play(
     return version
 
 
+@pytest.mark.slow
 async def test_a_whole_match_is_played_over_two_sockets(server: Instance) -> None:
     """Two guests play a bga match to the end over their sockets, choosing from the state
     frames' moves: every result names its events, events arrive once and in order, and
@@ -167,6 +168,7 @@ async def test_a_whole_match_is_played_over_two_sockets(server: Instance) -> Non
     assert sorted(results, key=lambda e: e["version"]) == stored[2:]
 
 
+@pytest.mark.slow
 async def test_every_refused_command_is_an_error_frame_that_appends_nothing(
     server: Instance,
 ) -> None:

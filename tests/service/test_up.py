@@ -76,6 +76,7 @@ class Up:
         return self.process.returncode
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="tests the embedded database")
 def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
     """`ludo up` migrates, serves the API at the printed URL (ratings through the match

@@ -55,7 +55,7 @@ def admin(url: str, *statements: str) -> None:
     """Run `statements` in autocommit mode on the database of `url`."""
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         for statement in statements:
-            conn.execute(statement)  # type: ignore[arg-type]
+            conn.execute(statement)
 
 
 @pytest.fixture(scope="session")

@@ -54,7 +54,7 @@ from services.shared.settings import Settings
 
 from .conftest import admin, with_database
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "operations.md"

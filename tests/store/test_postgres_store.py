@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from pg_waits import backend_pid, wait_until_blocked
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.events import DieRolled
@@ -133,7 +134,7 @@ async def test_conflict_waits_for_the_open_writer(pg_store: EventStore) -> None:
     sid = new_stream()
     conn, tx, _ = await hold_append(pg_store, sid, 0)
     second = asyncio.create_task(pg_store.append(sid, 0, turn(1, 1)))
-    await asyncio.sleep(0.2)
+    await wait_until_blocked(pg_store.engine, by=await backend_pid(conn))
     assert not second.done()
     await tx.commit()
     await conn.close()
@@ -147,7 +148,7 @@ async def test_writer_proceeds_when_the_open_writer_rolls_back(pg_store: EventSt
     sid = new_stream()
     conn, tx, _ = await hold_append(pg_store, sid, 0)
     second = asyncio.create_task(pg_store.append(sid, 0, turn(1, 1)))
-    await asyncio.sleep(0.1)
+    await wait_until_blocked(pg_store.engine, by=await backend_pid(conn))
     await tx.rollback()
     await conn.close()
     result = await second
@@ -164,7 +165,7 @@ async def test_retry_racing_an_open_first_attempt_gets_its_outcome(
     retry = asyncio.create_task(
         pg_store.append(sid, 0, [DieRolled(seat=0, n=0, value=1)], command_id=f"{sid}:k")
     )
-    await asyncio.sleep(0.2)
+    await wait_until_blocked(pg_store.engine, by=await backend_pid(conn))
     assert not retry.done()
     await tx.commit()
     await conn.close()

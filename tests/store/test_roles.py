@@ -130,7 +130,7 @@ def test_the_app_role_cannot_change_the_log_nor_its_triggers(
     """As the app role, each forbidden statement fails with permission denied (42501)."""
     _, url = app_role
     with psycopg.connect(libpq_url(url)) as conn, pytest.raises(errors.InsufficientPrivilege):
-        conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute(statement)
 
 
 def test_the_app_role_reads_and_writes_seeds_once(app_role: tuple[str, str]) -> None:
@@ -145,7 +145,7 @@ def test_the_app_role_reads_and_writes_seeds_once(app_role: tuple[str, str]) -> 
             "DELETE FROM match_seeds",
         ):
             with pytest.raises(errors.InsufficientPrivilege):
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
 
 
 @pytest.mark.parametrize(
@@ -164,7 +164,7 @@ def test_commands_are_append_only_for_the_owner_too(database_url: str, statement
             " VALUES ('c-1', 's-1', 0, 0)"
         )
         with pytest.raises(errors.RestrictViolation, match="commands are append-only"):
-            conn.execute(statement)  # type: ignore[arg-type]
+            conn.execute(statement)
 
 
 def test_the_owner_cannot_be_named_the_app_role(database_url: str) -> None:

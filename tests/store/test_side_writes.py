@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
+from pg_waits import wait_until_blocked
 
 from domain.chain import GENESIS
 from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
@@ -31,27 +31,13 @@ def side(stream: str, version: int) -> SideWrite:
     return SideWrite(_SIDE.sql, {"dl_stream": stream, "dl_version": version}, _SIDE.lock)
 
 
-async def blocked_on_a_lock(engine: AsyncEngine, timeout: float = 10.0) -> None:
-    """Returns once a session of this database waits for a lock (`pg_stat_activity`)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    async with engine.connect() as conn:
-        auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        while not await auto.scalar(
-            sa.text(
-                "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock')"
-            )
-        ):
-            assert asyncio.get_running_loop().time() < deadline, "no session waits for a lock"
-            await asyncio.sleep(0.01)
-
-
 async def deadline_version(store: EventStore, stream: str) -> int | None:
     async with store.engine.connect() as conn:
-        return await conn.scalar(
+        version = await conn.scalar(
             sa.text("SELECT expected_version FROM turn_deadlines WHERE stream_id = :s"),
             {"s": stream},
         )
+    return None if version is None else int(version)
 
 
 async def test_side_write_lands_only_with_the_events(pg_store: EventStore) -> None:
@@ -121,7 +107,7 @@ async def test_waits_for_a_transaction_holding_the_side_row(pg_store: EventStore
         racer = asyncio.create_task(
             pg_store.append(sid, 3, turn(2, 2), prev_hash=head.events[-1].hash, side=[side(sid, 9)])
         )
-        await blocked_on_a_lock(pg_store.engine)
+        await wait_until_blocked(pg_store.engine)
         assert not racer.done()
         await pg_store.append(sid, 3, turn(1, 1), conn=conn)
         await tx.commit()

@@ -14,6 +14,8 @@ from services.shared.database import libpq_url
 
 from .conftest import admin, with_database
 
+pytestmark = pytest.mark.slow
+
 READS = (
     "read_stream",
     "read_events",

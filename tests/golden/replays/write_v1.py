@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from replay.conftest import scripted_match, server_seed
 
@@ -21,7 +22,7 @@ from domain.rules import parse_ruleset
 from replays.format import dump_replay, replay_from_events
 
 HERE = Path(__file__).parent
-CASES = [
+CASES: list[tuple[str, str, dict[str, Any], int, int, int]] = [
     # (file stem, match id, rules, players, cpu seats, rng seed)
     (
         "v1-standard-2p-standins",
