@@ -670,8 +670,9 @@ def _postmaster_pid(db_url: str) -> int | None:
         return None
     with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    with contextlib.suppress(psutil.Error):
-        return int(psutil.Process(int(row[0])).ppid()) if row else None
+        # Asked while the session lives: its backend process exits with the connection.
+        with contextlib.suppress(psutil.Error):
+            return int(psutil.Process(int(row[0])).ppid()) if row else None
     return None
 
 

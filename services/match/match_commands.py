@@ -235,7 +235,36 @@ class MatchCommands:
         expected_version: int | None,
         conn: AsyncConnection | None,
     ) -> AppendResult:
-        state, head = await self.reads.state_and_head(stream)
+        # A command from a request may be decided on this instance's trusted fold, with no
+        # read (`MatchReads.state_for_command`); if that fold was stale, the refusal or
+        # the lost race says so, and it is decided once more on a fresh read.
+        trusting = conn is None and expected_version is None
+        while True:
+            if trusting:
+                state, head, trusted = await self.reads.state_for_command(stream)
+            else:
+                (state, head), trusted = await self.reads.state_and_head(stream), False
+            try:
+                return await self._decide_and_append(
+                    stream, state, head, make, actor, command_id, request, expected_version, conn
+                )
+            except (AppError, ConcurrencyError):
+                if not trusted:
+                    raise
+                self.reads.distrust(stream)
+
+    async def _decide_and_append(
+        self,
+        stream: str,
+        state: MatchState,
+        head: bytes,
+        make: MakeCommand,
+        actor: str,
+        command_id: str | None,
+        request: str,
+        expected_version: int | None,
+        conn: AsyncConnection | None,
+    ) -> AppendResult:
         if state.status == "new":
             raise NotFound("no such match")
         if expected_version is not None and state.version != expected_version:
@@ -254,15 +283,18 @@ class MatchCommands:
             conn=conn,
         )
         if result.duplicate:  # the same key appended before: its first outcome
+            self.reads.distrust(stream)
             same_request(result, request)
-        else:
-            _log.info(
-                "match_command",
-                command=type(command).__name__,
-                actor=actor,
-                version=result.next_version,
-                events=[type(e).__name__ for e in events],
-            )
+            return result
+        if conn is None:  # committed: the fold at the new head is this instance's own
+            self.reads.appended(stream, after, result.events[-1].hash)
+        _log.info(
+            "match_command",
+            command=type(command).__name__,
+            actor=actor,
+            version=result.next_version,
+            events=[type(e).__name__ for e in events],
+        )
         return result
 
     async def _decide(

@@ -1,11 +1,17 @@
 """Reading matches: the folded state (cached), the stored events, the `matches` row and
 the server seed.
 
-The state cache (`_states`) only saves reading and folding old events again: the events
-after the cached version always come from the database, so a state is never staler than a
-fresh read, and every append still checks the version it was decided on. The server seed
-(`_seeds`, never logged: it leaves only through `SeedRevealed`) and the `matches` row
-(`_rows`) never change once written, so they are kept once read."""
+The state cache (`_states`) saves reading and folding old events again. For reads, the
+events after the cached version always come from the database, so what a reader sees is
+never staler than a fresh read. A command may be decided on the cached fold with no read
+at all (`state_for_command`) while that fold is *trusted*: this instance appended the last
+event itself or read it, its NOTIFY listener is up, and no hint of a newer event has come
+(`heard`). A hint can come late, so a trusted fold may still be stale; that costs nothing
+but a retry, because every append checks the version and the hash it was decided on and
+the command is then decided again on a fresh read (`MatchCommands`).
+
+The server seed (`_seeds`, never logged: it leaves only through `SeedRevealed`) and the
+`matches` row (`_rows`) never change once written, so they are kept once read."""
 
 from __future__ import annotations
 
@@ -49,6 +55,8 @@ class MatchReads:
         self._states: OrderedDict[str, tuple[MatchState, bytes]] = OrderedDict()
         self._seeds: OrderedDict[str, bytes] = OrderedDict()
         self._rows: OrderedDict[str, MatchRow] = OrderedDict()
+        self._trusted: set[str] = set()  # streams whose cached fold is known to be the head
+        self._listening = False
 
     async def load_match(self, match_id: str) -> tuple[MatchState, list[StoredEvent]]:
         """The folded state and stored events of a match (404 if unknown)."""
@@ -81,11 +89,47 @@ class MatchReads:
         if last_hash is not None:
             head = last_hash
         if state.version:
-            self._states[stream] = (state.copy(), head)
-            self._states.move_to_end(stream)
-            while len(self._states) > _STATE_CACHE:
-                self._states.popitem(last=False)
+            self._keep(stream, state.copy(), head)
         return state, head
+
+    async def state_for_command(self, stream: str) -> tuple[MatchState, bytes, bool]:
+        """The fold a command is decided on and its head hash: the trusted cached fold
+        without a read (True), else a fresh read (False). See the module docstring."""
+        if stream in self._trusted:
+            state, head = self._states[stream]
+            self._states.move_to_end(stream)
+            return state.copy(), head, True
+        state, head = await self.state_and_head(stream)
+        return state, head, False
+
+    def appended(self, stream: str, after: MatchState, head: bytes) -> None:
+        """This instance appended to `stream`: `after` is the fold at its new head."""
+        self._keep(stream, after.copy(), head)
+
+    def distrust(self, stream: str) -> None:
+        """The cached fold of `stream` turned out stale: read before the next command."""
+        self._trusted.discard(stream)
+
+    def heard(self, stream: str, version: int) -> None:
+        """A NOTIFY hint: `stream` has events up to `version` (the last one's)."""
+        cached = self._states.get(stream)
+        if cached is not None and version >= cached[0].version:
+            self._trusted.discard(stream)
+
+    def listening(self, up: bool) -> None:
+        """The NOTIFY listener is up (True) or lost (False). Hints may have been missed
+        either way, so no cached fold stays trusted."""
+        self._listening = up
+        self._trusted.clear()
+
+    def _keep(self, stream: str, state: MatchState, head: bytes) -> None:
+        self._states[stream] = (state, head)
+        self._states.move_to_end(stream)
+        if self._listening:
+            self._trusted.add(stream)
+        while len(self._states) > _STATE_CACHE:
+            dropped, _ = self._states.popitem(last=False)
+            self._trusted.discard(dropped)
 
     async def match_row(self, match_id: str) -> MatchRow | None:
         stream = match_stream(match_id)
