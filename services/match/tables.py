@@ -74,9 +74,7 @@ parties: Final = sa.Table(
     TABLES,
     sa.Column("party_id", sa.Text, primary_key=True),
     sa.Column("status", sa.Text, nullable=False),
-    sa.Column(
-        "settings", postgresql.JSONB, nullable=False, server_default=sa.text("'{}'::jsonb")
-    ),
+    sa.Column("settings", postgresql.JSONB, nullable=False, server_default=sa.text("'{}'::jsonb")),
     sa.Column("updated_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
 )
 

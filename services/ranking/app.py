@@ -429,9 +429,10 @@ class RankingController(Controller):
                 await conn.execute(
                     sa.text(
                         "SELECT c.*, r.name FROM rating_changes c JOIN ratings r "
-                        "ON r.model = c.model AND r.player_id = c.player_id WHERE c.model = :m AND (CAST(:days AS integer) "
-                        "IS NULL OR c.finished_at >= now() - make_interval(days => "
-                        "CAST(:days AS integer))) ORDER BY abs(c.rating_after - c.rating_before) "
+                        "ON r.model = c.model AND r.player_id = c.player_id "
+                        "WHERE c.model = :m AND (CAST(:days AS integer) IS NULL OR "
+                        "c.finished_at >= now() - make_interval(days => CAST(:days AS integer))) "
+                        "ORDER BY abs(c.rating_after - c.rating_before) "
                         "DESC, c.position, c.player_id LIMIT :limit"
                     ),
                     {"m": model, "days": days, "limit": limit},

@@ -362,8 +362,7 @@ _CHANGE_COLUMNS: Final = _Columns(
 )
 _RATING_COLUMNS: Final = _Columns(
     _column_names(tables.ratings),
-    ("text", "text", "float8", "float8", "float8", "float8", "bool", "int4", "timestamptz")
-    + ("text",),
+    ("text", "text", "float8", "float8", "float8", "float8", "bool", "int4", "timestamptz", "text"),
 )
 # Each model's parameters in jsonb's binary wire format: version byte 1, then the JSON
 # text (what `jsonb_recv` reads). Encoded once, not once per row.
@@ -516,7 +515,7 @@ async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables)
     outcomes = await _outcomes(driver, finishes)
     if not outcomes:
         return 0
-    ids = sorted({p.player_id for players in outcomes.values() for p in players})
+    ids = sorted({p.player_id for outcome in outcomes.values() for p in outcome.players})
     book = _Book()
     async with driver.cursor() as cur:
         await cur.execute(

@@ -244,7 +244,8 @@ class PublicRatingsController(Controller):
                         "WHERE e.player_id = c.player_id AND e.model = c.model "
                         "AND e.position <= c.position) AS matches "
                         "FROM rating_changes c JOIN ratings r "
-                        "ON r.model = c.model AND r.player_id = c.player_id WHERE c.model = :m AND c.match_stream = :s "
+                        "ON r.model = c.model AND r.player_id = c.player_id "
+                        "WHERE c.model = :m AND c.match_stream = :s "
                         "ORDER BY c.place, c.player_id"
                     ),
                     {"m": model, "s": stream},

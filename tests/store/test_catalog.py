@@ -102,7 +102,9 @@ def test_a_schema_change_without_its_catalog_is_seen(migrated_url: str) -> None:
     finally:
         engine.dispose()
     got_columns, got_keys = database_shape(migrated_url)
-    differ = {c for c in got_columns.keys() | want[0].keys() if got_columns.get(c) != want[0].get(c)}
+    differ = {
+        c for c in got_columns.keys() | want[0].keys() if got_columns.get(c) != want[0].get(c)
+    }
     assert differ == {
         ("ratings", "matches"),
         ("players", "name"),

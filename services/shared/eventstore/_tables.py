@@ -41,9 +41,7 @@ events_table: Final = sa.Table(
     sa.Column("schema_version", sa.Integer, nullable=False),
     # `json`, not `jsonb`: the exact text that was hashed (0001).
     sa.Column("data", sa.JSON, nullable=False),
-    sa.Column(
-        "metadata", postgresql.JSONB, nullable=False, server_default=sa.text("'{}'::jsonb")
-    ),
+    sa.Column("metadata", postgresql.JSONB, nullable=False, server_default=sa.text("'{}'::jsonb")),
     sa.Column("recorded_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
     sa.Column("prev_hash", sa.LargeBinary, nullable=False),
     sa.Column("hash", sa.LargeBinary, nullable=False),
