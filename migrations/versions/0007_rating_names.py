@@ -24,6 +24,9 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 UPGRADE = [
+    # Nullable: a consumer of the previous release, still running after this migration
+    # (docs/operations.md, Upgrades), inserts ratings without a name; its rows show no name
+    # until the player's next rated match under this release.
     "ALTER TABLE ratings ADD COLUMN name text",
     # MatchCreated is version 0 of its stream (the events' unique key finds it).
     """
@@ -39,10 +42,6 @@ UPGRADE = [
     ) latest
     WHERE latest.model = r.model AND latest.player_id = r.player_id
     """,
-    # A rating with no rated match in the log cannot come from the consumer; should one
-    # exist (written by hand), it shows its id rather than stop the upgrade.
-    "UPDATE ratings SET name = player_id WHERE name IS NULL",
-    "ALTER TABLE ratings ALTER COLUMN name SET NOT NULL",
 ]
 
 DOWNGRADE = ["ALTER TABLE ratings DROP COLUMN name"]

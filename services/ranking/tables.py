@@ -20,7 +20,8 @@ _TIMESTAMPTZ: Final = sa.DateTime(timezone=True)
 TABLES: Final = sa.MetaData()
 
 # Current rating per (model, player); `rating` is the displayed number (1500 scale).
-# `name`: the name the player played their latest rated match under (its MatchCreated).
+# `name`: the name the player played their latest rated match under (its MatchCreated);
+# NULL only for a row written by a release before 0007 (docs/ranking.md, Names).
 ratings: Final = sa.Table(
     "ratings",
     TABLES,
@@ -33,7 +34,7 @@ ratings: Final = sa.Table(
     sa.Column("provisional", sa.Boolean, nullable=False),
     sa.Column("matches", sa.Integer, nullable=False),
     sa.Column("last_match_at", _TIMESTAMPTZ, nullable=False),
-    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("name", sa.Text, nullable=True),
 )
 
 # One row per rated player per finished ranked match per model.
