@@ -107,12 +107,12 @@ class RatedPlayer(msgspec.Struct, frozen=True):
 class Tables(msgspec.Struct, frozen=True):
     """The rating tables to write: the live ones, or the ones a recompute builds."""
 
-    ratings: str = "ratings"
-    changes: str = "rating_changes"
+    ratings: str = tables.ratings.name
+    changes: str = tables.rating_changes.name
 
 
 LIVE: Final = Tables()
-NEXT: Final = Tables("ratings_next", "rating_changes_next")
+NEXT: Final = Tables(f"{LIVE.ratings}_next", f"{LIVE.changes}_next")
 
 
 class RecomputeBusy(RuntimeError):
