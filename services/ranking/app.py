@@ -202,7 +202,7 @@ MAX_DAYS = 36_500  # a century
 MAX_OFFSET = 1_000_000_000
 
 _RATING_COLUMNS = (
-    "r.player_id, p.name, r.model, r.rating, r.mu, r.sigma, r.provisional, r.matches, "
+    "r.player_id, r.name, r.model, r.rating, r.mu, r.sigma, r.provisional, r.matches, "
     "r.last_match_at"
 )
 
@@ -262,7 +262,7 @@ class RankingController(Controller):
     ) -> Leaderboard:
         model = _model(model)
         query = (
-            f"SELECT {_RATING_COLUMNS} FROM ratings r LEFT JOIN players p ON p.id = r.player_id "
+            f"SELECT {_RATING_COLUMNS} FROM ratings r "
             "WHERE r.model = :m AND r.matches >= :min "
             "AND (CAST(:days AS integer) IS NULL OR "
             "r.last_match_at >= now() - make_interval(days => CAST(:days AS integer))) "
@@ -307,8 +307,8 @@ class RankingController(Controller):
             rows = (
                 await conn.execute(
                     sa.text(
-                        f"SELECT {_RATING_COLUMNS} FROM ratings r LEFT JOIN players p "
-                        "ON p.id = r.player_id WHERE r.player_id = :p ORDER BY r.model"
+                        f"SELECT {_RATING_COLUMNS} FROM ratings r "
+                        "WHERE r.player_id = :p ORDER BY r.model"
                     ),
                     {"p": player_id},
                 )
@@ -428,10 +428,11 @@ class RankingController(Controller):
             rows = (
                 await conn.execute(
                     sa.text(
-                        "SELECT c.*, p.name FROM rating_changes c LEFT JOIN players p "
-                        "ON p.id = c.player_id WHERE c.model = :m AND (CAST(:days AS integer) "
-                        "IS NULL OR c.finished_at >= now() - make_interval(days => "
-                        "CAST(:days AS integer))) ORDER BY abs(c.rating_after - c.rating_before) "
+                        "SELECT c.*, r.name FROM rating_changes c JOIN ratings r "
+                        "ON r.model = c.model AND r.player_id = c.player_id "
+                        "WHERE c.model = :m AND (CAST(:days AS integer) IS NULL OR "
+                        "c.finished_at >= now() - make_interval(days => CAST(:days AS integer))) "
+                        "ORDER BY abs(c.rating_after - c.rating_before) "
                         "DESC, c.position, c.player_id LIMIT :limit"
                     ),
                     {"m": model, "days": days, "limit": limit},

@@ -9,8 +9,10 @@ by the NOTIFY hints and polling as a fallback. For each batch, ONE transaction:
 2. reads the events after that cursor (cursor columns only); for all the `MatchFinished`
    of ranked matches among them it reads what rating needs in two queries, locks the
    players' `ratings` rows in one, rates the matches in order in memory (every model),
-   and writes with one upsert (`ratings`) and one COPY (`rating_changes`): a fixed
-   number of statements per batch, not per match;
+   and writes with one upsert (`ratings`, with the name each player played their
+   latest rated match under: `MatchCreated`'s seat names, never the match service's
+   `players` table) and one COPY (`rating_changes`): a fixed number of statements per
+   batch, not per match;
 3. moves the checkpoint to the last event read, and commits.
 
 Effects and checkpoint commit together, so a crash at any point leaves either both or
@@ -54,6 +56,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain import events as ev
 from domain.decider import MatchState, apply
 from domain.streams import MATCH_PREFIX, PARTY_PREFIX, is_match_stream, match_id_of
+from services.ranking import tables
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared.eventstore import (
     START,
@@ -105,12 +108,12 @@ class RatedPlayer(msgspec.Struct, frozen=True):
 class Tables(msgspec.Struct, frozen=True):
     """The rating tables to write: the live ones, or the ones a recompute builds."""
 
-    ratings: str = "ratings"
-    changes: str = "rating_changes"
+    ratings: str = tables.ratings.name
+    changes: str = tables.rating_changes.name
 
 
 LIVE: Final = Tables()
-NEXT: Final = Tables("ratings_next", "rating_changes_next")
+NEXT: Final = Tables(f"{LIVE.ratings}_next", f"{LIVE.changes}_next")
 
 
 class RecomputeBusy(RuntimeError):
@@ -282,9 +285,25 @@ def _decode_events(
     return out
 
 
-async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, list[RatedPlayer]]:
-    """The rated players of every ranked match among `finishes` that has something to
-    rate (two queries, whatever the number of matches); the others are absent."""
+class _Outcome(NamedTuple):
+    """What rating one match takes: its rated players, and the names they played under."""
+
+    players: list[RatedPlayer]
+    names: dict[str, str]  # player id -> its seat's `SeatSpec.name`
+
+
+def _seat_names(events: Sequence[ev.Event]) -> dict[str, str]:
+    """Each seated player's name in the match's `MatchCreated` (the name the ranking
+    shows: the ranking service keeps its own, docs/ranking.md "Names")."""
+    for event in events:
+        if isinstance(event, ev.MatchCreated):
+            return {s.player_id: s.name for s in event.seats if s.player_id is not None}
+    return {}
+
+
+async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, _Outcome]:
+    """The outcome of every ranked match among `finishes` that has something to rate
+    (two queries, whatever the number of matches); the others are absent."""
     streams = list(dict.fromkeys(f.stream_id for f in finishes))
     if not streams:
         return {}
@@ -301,11 +320,12 @@ async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, list[
     if not ranked:
         return {}
     events = _decode_events(rows, set(ranked))
-    out: dict[str, list[RatedPlayer]] = {}
+    out: dict[str, _Outcome] = {}
     for stream in ranked:
-        players = match_outcome(events.get(stream, ()))
+        stream_events = events.get(stream, ())
+        players = match_outcome(stream_events)
         if players is not None:
-            out[stream] = players
+            out[stream] = _Outcome(players, _seat_names(stream_events))
     return out
 
 
@@ -319,10 +339,14 @@ class _Columns(NamedTuple):
     types: tuple[str, ...]
 
 
+def _column_names(table: sa.Table) -> str:
+    """The table's columns in catalog order (services/ranking/tables.py): the order of
+    the rows `_Book` makes."""
+    return ", ".join(c.name for c in table.columns)
+
+
 _CHANGE_COLUMNS: Final = _Columns(
-    "model, match_stream, player_id, position, place, players, left_match, mu_before, "
-    "sigma_before, rating_before, mu_after, sigma_after, rating_after, params, library, "
-    "finished_at",
+    _column_names(tables.rating_changes),
     # `params` goes as ready-made jsonb wire bytes (see `_PARAMS`), hence "bytea" here:
     # in binary COPY the server reads each field with its column's own input (jsonb);
     # the type named here only picks how psycopg writes the Python value (bytes as is).
@@ -331,8 +355,8 @@ _CHANGE_COLUMNS: Final = _Columns(
     + ("bytea", "text", "timestamptz"),
 )
 _RATING_COLUMNS: Final = _Columns(
-    "model, player_id, mu, sigma, volatility, rating, provisional, matches, last_match_at",
-    ("text", "text", "float8", "float8", "float8", "float8", "bool", "int4", "timestamptz"),
+    _column_names(tables.ratings),
+    ("text", "text", "float8", "float8", "float8", "float8", "bool", "int4", "timestamptz", "text"),
 )
 # Each model's parameters in jsonb's binary wire format: version byte 1, then the JSON
 # text (what `jsonb_recv` reads). Encoded once, not once per row.
@@ -351,10 +375,12 @@ class _Book:
     def __init__(self) -> None:
         self.skills: dict[str, dict[str, Skill]] = {name: {} for name in MODELS}
         self.last_match: dict[str, datetime] = {}  # player -> last rated match's end
+        self.names: dict[str, str] = {}  # player -> name in their last rated match
         self.changes: list[tuple[Any, ...]] = []
         self._initial = {name: m.initial() for name, m in MODELS.items()}
 
-    def rate(self, finish: _Finish, players: Sequence[RatedPlayer]) -> None:
+    def rate(self, finish: _Finish, outcome: _Outcome) -> None:
+        players = outcome.players
         ids = [p.player_id for p in players]
         places = [p.place for p in players]
         left = [p.left for p in players]
@@ -391,6 +417,7 @@ class _Book:
                 )
         for pid in ids:
             self.last_match[pid] = at
+            self.names[pid] = outcome.names[pid]
 
     def rating_rows(self) -> list[tuple[Any, ...]]:
         """The `ratings` rows of every player rated since the book was made, in the
@@ -411,6 +438,7 @@ class _Book:
                         model.provisional(s),
                         s.matches,
                         self.last_match[pid],
+                        self.names[pid],
                     )
                 )
         return rows
@@ -440,11 +468,11 @@ async def _copy(
 _UPSERT: Final = (
     "INSERT INTO {table} (" + _RATING_COLUMNS.names + ") SELECT * FROM unnest("
     "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::float8[], %s::float8[],"
-    " %s::bool[], %s::int[], %s::timestamptz[])"
+    " %s::bool[], %s::int[], %s::timestamptz[], %s::text[])"
     " ON CONFLICT (model, player_id) DO UPDATE SET mu = EXCLUDED.mu, sigma = EXCLUDED.sigma,"
     " volatility = EXCLUDED.volatility, rating = EXCLUDED.rating,"
     " provisional = EXCLUDED.provisional, matches = EXCLUDED.matches,"
-    " last_match_at = EXCLUDED.last_match_at"
+    " last_match_at = EXCLUDED.last_match_at, name = EXCLUDED.name"
 )
 
 
@@ -481,7 +509,7 @@ async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables)
     outcomes = await _outcomes(driver, finishes)
     if not outcomes:
         return 0
-    ids = sorted({p.player_id for players in outcomes.values() for p in players})
+    ids = sorted({p.player_id for outcome in outcomes.values() for p in outcome.players})
     book = _Book()
     async with driver.cursor() as cur:
         await cur.execute(
@@ -496,9 +524,9 @@ async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables)
                 )
     rated = 0
     for finish in finishes:
-        players = outcomes.get(finish.stream_id)
-        if players is not None:
-            book.rate(finish, players)
+        outcome = outcomes.get(finish.stream_id)
+        if outcome is not None:
+            book.rate(finish, outcome)
             rated += 1
     columns = list(zip(*book.rating_rows(), strict=True))
     async with driver.cursor() as cur:
@@ -774,17 +802,18 @@ async def _first_of(*work: Any) -> None:
 
 
 async def ratings_hash(engine: AsyncEngine, table: str = "ratings") -> tuple[str, int]:
-    """sha256 over every rating row (exact float bits), and the number of rows."""
+    """sha256 over every rating row (exact float bits, the name included), and the number
+    of rows."""
     digest = hashlib.sha256()
     async with engine.connect() as conn:
         auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
         async with (await _driver(auto)).cursor() as cur:
             await cur.execute(
                 "SELECT model, player_id, mu, sigma, volatility, rating, provisional, "
-                f"matches, last_match_at FROM {table} ORDER BY model, player_id"
+                f"matches, last_match_at, name FROM {table} ORDER BY model, player_id"
             )
             rows = await cur.fetchall()
-    for model, player, mu, sigma, volatility, rating, provisional, matches, at in rows:
+    for model, player, mu, sigma, volatility, rating, provisional, matches, at, name in rows:
         line = "|".join(
             (
                 model,
@@ -796,6 +825,7 @@ async def ratings_hash(engine: AsyncEngine, table: str = "ratings") -> tuple[str
                 str(int(provisional)),
                 str(matches),
                 at.isoformat(),
+                msgspec.json.encode(name).decode(),  # quoted: a name may hold "|"
             )
         )
         digest.update(line.encode() + b"\n")
@@ -908,7 +938,7 @@ async def _rebuild(engine: AsyncEngine, head: Cursor, batch: int) -> int:
         reader = await _driver(await read_conn.execution_options(isolation_level="AUTOCOMMIT"))
         writer = await _driver(await write_conn.execution_options(isolation_level="AUTOCOMMIT"))
 
-        async def fetch(after: Cursor) -> tuple[_Page, dict[str, list[RatedPlayer]]]:
+        async def fetch(after: Cursor) -> tuple[_Page, dict[str, _Outcome]]:
             page = await _finish_page(reader, after, head, batch)
             return page, await _outcomes(reader, page.finishes)
 
@@ -924,9 +954,9 @@ async def _rebuild(engine: AsyncEngine, head: Cursor, batch: int) -> int:
                 fetching = asyncio.create_task(fetch(page.last))
                 pending.append(fetching)
                 for i, finish in enumerate(page.finishes, 1):
-                    players = outcomes.get(finish.stream_id)
-                    if players is not None:
-                        book.rate(finish, players)
+                    outcome = outcomes.get(finish.stream_id)
+                    if outcome is not None:
+                        book.rate(finish, outcome)
                         rated += 1
                     if i % _YIELD_EVERY == 0:
                         await asyncio.sleep(0)

@@ -125,8 +125,8 @@ class PublicRatingsController(Controller):
         m = _model(model)
         # player_rating increases with mu in every model: ordering by mu is by rating.
         query = sa.text(
-            "SELECT r.player_id, p.name, r.mu, r.provisional, r.matches FROM ratings r "
-            "LEFT JOIN players p ON p.id = r.player_id WHERE r.model = :m "
+            "SELECT r.player_id, r.name, r.mu, r.provisional, r.matches FROM ratings r "
+            "WHERE r.model = :m "
             "ORDER BY r.provisional, r.mu DESC, r.player_id LIMIT :limit OFFSET :offset"
         )
         async with _engine(state).connect() as conn:
@@ -168,8 +168,7 @@ class PublicRatingsController(Controller):
             row = (
                 await conn.execute(
                     sa.text(
-                        "SELECT r.mu, r.provisional, r.matches, p.name FROM ratings r "
-                        "LEFT JOIN players p ON p.id = r.player_id "
+                        "SELECT r.mu, r.provisional, r.matches, r.name FROM ratings r "
                         "WHERE r.player_id = :p AND r.model = :m"
                     ),
                     {"p": player_id, "m": model},
@@ -232,16 +231,20 @@ class PublicRatingsController(Controller):
         stream = match_stream(bare)
         async with _engine(state).connect() as conn:
             known = await conn.scalar(
-                sa.text("SELECT 1 FROM matches WHERE stream_id = :s"), {"s": stream}
+                # A match stream begins with MatchCreated (version 0), from the log: the
+                # match service's `matches` table is its own.
+                sa.text("SELECT 1 FROM events WHERE stream_id = :s AND stream_version = 0"),
+                {"s": stream},
             )
             rows = (
                 await conn.execute(
                     sa.text(
-                        "SELECT c.player_id, p.name, c.place, c.mu_before, c.mu_after, "
+                        "SELECT c.player_id, r.name, c.place, c.mu_before, c.mu_after, "
                         "c.sigma_after, (SELECT count(*) FROM rating_changes e "
                         "WHERE e.player_id = c.player_id AND e.model = c.model "
                         "AND e.position <= c.position) AS matches "
-                        "FROM rating_changes c LEFT JOIN players p ON p.id = c.player_id "
+                        "FROM rating_changes c JOIN ratings r "
+                        "ON r.model = c.model AND r.player_id = c.player_id "
                         "WHERE c.model = :m AND c.match_stream = :s "
                         "ORDER BY c.place, c.player_id"
                     ),

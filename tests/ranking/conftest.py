@@ -38,8 +38,10 @@ async def write_match(
     reclaimed: Sequence[int] = (),
     party_event: bool = True,
     table_ranked: bool | None = None,
+    names: dict[str, str] | None = None,
 ) -> str:
-    """A finished match: `seats` are player ids (None: a CPU). Returns the stream id.
+    """A finished match: `seats` are player ids (None: a CPU), seated under their id or
+    under `names[id]`. Returns the stream id.
 
     The `matches` row and (with `party_event`) the party's `MatchOpened` go in with
     `MatchCreated`, as the match service writes them."""
@@ -47,7 +49,11 @@ async def write_match(
     party_id = str(uuid.uuid4())
     stream = f"match-{match_id}"
     specs = tuple(
-        ev.SeatSpec(name=p or f"cpu-{i}", player_id=p, cpu=None if p else "easy")
+        ev.SeatSpec(
+            name=(names or {}).get(p, p) if p else f"cpu-{i}",
+            player_id=p,
+            cpu=None if p else "easy",
+        )
         for i, p in enumerate(seats)
     )
     events: list[ev.Event] = [

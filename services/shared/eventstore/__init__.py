@@ -35,8 +35,9 @@ Errors:
 Bad arguments raise `ValueError`; database failures surface as SQLAlchemy's `DBAPIError`.
 
 Inside: `_errors`, `_records` (the values), `_prepare` (an append's pure half: checks, ids,
-chain), `_sql` (the PostgreSQL statements and the one row builder), `_postgres` (the
-store), `_listener` (LISTEN), `_memory` (the in-memory store), `_protocol` (the contract).
+chain), `_tables` (the store's tables, declared once: `events_table`, `commands_table`),
+`_sql` (the PostgreSQL statements and the one row builder), `_postgres` (the store),
+`_listener` (LISTEN), `_memory` (the in-memory store), `_protocol` (the contract).
 """
 
 from ._errors import ChainBroken, ConcurrencyError, EventStoreError, IdempotencyKeyReused
@@ -56,6 +57,7 @@ from ._records import (
     event_ids_for,
 )
 from ._sql import global_order_held_back, global_order_page, global_order_params
+from ._tables import commands_table, events_table
 
 __all__ = [
     "CHANNEL",
@@ -76,7 +78,9 @@ __all__ = [
     "Notification",
     "SideWrite",
     "StoredEvent",
+    "commands_table",
     "event_ids_for",
+    "events_table",
     "global_order_held_back",
     "global_order_page",
     "global_order_params",

@@ -2,8 +2,8 @@
 the append statement, the reads, the global-order rule, and the one row builder.
 
 Every statement that returns events selects `EVENT_COLUMNS` from `events e`, so one
-function (`stored_event`) turns any of their rows into a `StoredEvent`. The tables
-themselves are declared by the migrations (migrations/versions/0001_event_store.py).
+function (`stored_event`) turns any of their rows into a `StoredEvent`. The tables are
+declared in `_tables` (and made by the migrations, migrations/versions/0001_event_store.py).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ._records import Cursor, StoredEvent
+from ._tables import events_table
 
 __all__ = [
     "EVENT_COLUMNS",
@@ -29,11 +30,12 @@ __all__ = [
     "stored_event",
 ]
 
-# `tx` and `data` as text: xid8 has no cast to bigint, and `json` text is the exact bytes.
-EVENT_COLUMNS: Final = (
-    "e.global_position, e.tx::text AS tx, e.stream_id, e.stream_version, e.event_id,"
-    " e.type, e.schema_version, e.data::text AS data, e.metadata, e.recorded_at,"
-    " e.prev_hash, e.hash"
+# Every column of `events`, `tx` and `data` as text: xid8 has no cast to bigint, and
+# `json` text is the exact bytes.
+_AS_TEXT: Final = frozenset({"tx", "data"})
+EVENT_COLUMNS: Final = ", ".join(
+    f"e.{c.name}::text AS {c.name}" if c.name in _AS_TEXT else f"e.{c.name}"
+    for c in events_table.columns
 )
 
 

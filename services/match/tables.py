@@ -1,0 +1,101 @@
+"""The match service's tables, declared once (made by the migrations 0001, 0002, 0003 and
+0005; tests/store/test_catalog.py checks that the two agree). Only this service reads
+or writes them: the ranking service has its own (services/ranking/tables.py).
+
+Checks, indexes and triggers live in the migrations only.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+__all__ = [
+    "TABLES",
+    "match_seeds",
+    "matches",
+    "parties",
+    "players",
+    "seat_connections",
+    "seat_presence",
+    "turn_deadlines",
+]
+
+_TIMESTAMPTZ: Final = sa.DateTime(timezone=True)
+_NOW: Final = sa.text("now()")
+
+TABLES: Final = sa.MetaData()
+
+# Guests: the token itself is never stored, only its sha256.
+players: Final = sa.Table(
+    "players",
+    TABLES,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("token_hash", sa.LargeBinary, nullable=False, unique=True),
+    sa.Column("created_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+)
+
+# Table settings a match needs but its rules do not (written with MatchCreated).
+matches: Final = sa.Table(
+    "matches",
+    TABLES,
+    sa.Column("stream_id", sa.Text, primary_key=True),
+    sa.Column("party_id", sa.Text, nullable=False),
+    sa.Column("turn_limit", sa.Integer, nullable=True),
+    sa.Column("ranked", sa.Boolean, nullable=False),
+    sa.Column("created_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+)
+
+# The server seed, out of the public stream until SeedRevealed (DESIGN.md §4).
+match_seeds: Final = sa.Table(
+    "match_seeds",
+    TABLES,
+    sa.Column("stream_id", sa.Text, primary_key=True),
+    sa.Column("server_seed", sa.LargeBinary, nullable=False),
+    sa.Column("created_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+)
+
+# One pending deadline per match (DESIGN.md §5).
+turn_deadlines: Final = sa.Table(
+    "turn_deadlines",
+    TABLES,
+    sa.Column("stream_id", sa.Text, primary_key=True),
+    sa.Column("due_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("expected_version", sa.Integer, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+)
+
+# The lobby listing: a read model of the party streams.
+parties: Final = sa.Table(
+    "parties",
+    TABLES,
+    sa.Column("party_id", sa.Text, primary_key=True),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("settings", postgresql.JSONB, nullable=False, server_default=sa.text("'{}'::jsonb")),
+    sa.Column("updated_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+)
+
+# Live connections per seat over all instances, and the disconnect grace deadline.
+seat_presence: Final = sa.Table(
+    "seat_presence",
+    TABLES,
+    sa.Column("stream_id", sa.Text, primary_key=True),
+    sa.Column("seat", sa.Integer, primary_key=True),
+    sa.Column("connections", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Column("disconnected_at", _TIMESTAMPTZ, nullable=True),
+    sa.Column("grace_due", _TIMESTAMPTZ, nullable=True),
+)
+
+# Every live connection opened and closed (append-only: rows are only inserted).
+seat_connections: Final = sa.Table(
+    "seat_connections",
+    TABLES,
+    sa.Column("id", sa.BigInteger, sa.Identity(always=True), primary_key=True),
+    sa.Column("stream_id", sa.Text, nullable=False),
+    sa.Column("seat", sa.Integer, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+)

@@ -1,0 +1,71 @@
+"""The ranking service's tables, declared once (made by the migrations 0004 and 0007;
+tests/store/test_catalog.py checks that the two agree). The service reads the event
+log and these; no table of the match service (names come from `MatchCreated`, 0007).
+
+`ludo ranking recompute` builds copies of `ratings` and `rating_changes` (CREATE TABLE …
+LIKE) and swaps them in; indexes live in the migrations only.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+__all__ = ["TABLES", "consumer_checkpoints", "rating_changes", "ratings"]
+
+_TIMESTAMPTZ: Final = sa.DateTime(timezone=True)
+
+TABLES: Final = sa.MetaData()
+
+# Current rating per (model, player); `rating` is the displayed number (1500 scale).
+# `name`: the name the player played their latest rated match under (its MatchCreated);
+# NULL only for a row written by a release before 0007 (docs/ranking.md, Names).
+ratings: Final = sa.Table(
+    "ratings",
+    TABLES,
+    sa.Column("model", sa.Text, primary_key=True),
+    sa.Column("player_id", sa.Text, primary_key=True),
+    sa.Column("mu", sa.Double, nullable=False),
+    sa.Column("sigma", sa.Double, nullable=False),
+    sa.Column("volatility", sa.Double, nullable=False, server_default=sa.text("0")),
+    sa.Column("rating", sa.Double, nullable=False),
+    sa.Column("provisional", sa.Boolean, nullable=False),
+    sa.Column("matches", sa.Integer, nullable=False),
+    sa.Column("last_match_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("name", sa.Text, nullable=True),
+)
+
+# One row per rated player per finished ranked match per model.
+rating_changes: Final = sa.Table(
+    "rating_changes",
+    TABLES,
+    sa.Column("model", sa.Text, primary_key=True),
+    sa.Column("match_stream", sa.Text, primary_key=True),
+    sa.Column("player_id", sa.Text, primary_key=True),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("place", sa.Integer, nullable=False),
+    sa.Column("players", sa.Integer, nullable=False),
+    sa.Column("left_match", sa.Boolean, nullable=False),
+    sa.Column("mu_before", sa.Double, nullable=False),
+    sa.Column("sigma_before", sa.Double, nullable=False),
+    sa.Column("rating_before", sa.Double, nullable=False),
+    sa.Column("mu_after", sa.Double, nullable=False),
+    sa.Column("sigma_after", sa.Double, nullable=False),
+    sa.Column("rating_after", sa.Double, nullable=False),
+    sa.Column("params", postgresql.JSONB, nullable=False),
+    sa.Column("library", sa.Text, nullable=False),
+    sa.Column("finished_at", _TIMESTAMPTZ, nullable=False),
+)
+
+# Where a consumer is in the global order: (tx, position) of the last event it has taken
+# into account, written in the same transaction as its effects.
+consumer_checkpoints: Final = sa.Table(
+    "consumer_checkpoints",
+    TABLES,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("tx", sa.BigInteger, nullable=False),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("updated_at", _TIMESTAMPTZ, nullable=False, server_default=sa.text("now()")),
+)

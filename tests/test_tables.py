@@ -1,0 +1,111 @@
+"""Every table the product code names in its SQL is declared in a catalog (the `sa.Table`
+declarations of services/shared/eventstore/_tables.py, services/match/tables.py and
+services/ranking/tables.py), and the ranking service names no table of the match
+service. Read from the string literals of the source's syntax trees (docstrings left
+out), so SQL assembled from f-string pieces counts too."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from services.match import tables as match_tables
+from services.ranking import tables as ranking_tables
+from services.shared.eventstore import events_table
+from services.shared.eventstore._sql import append_statement
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCT = ("domain", "replays", "services", "ludo_cli")  # migrations are history
+
+CATALOGED = frozenset(events_table.metadata.tables) | frozenset(match_tables.TABLES.tables)
+CATALOGED |= frozenset(ranking_tables.TABLES.tables)
+MATCH_TABLES = frozenset(match_tables.TABLES.tables)
+# Tables that are no one's catalog: Alembic's own.
+NOT_OURS = frozenset({"alembic_version"})
+# CTEs of the store's one append statement, which side writes (`SideWrite`, written as
+# separate strings) select from: checked below to be CTEs of that statement.
+APPEND_CTES = frozenset({"appended", "inserted"})
+# The one match-service table the ranking service still reads: the consumer's `matches`
+# lookup (party link and the `ranked` flag, docs/ranking.md "What counts"), which the
+# events alone do not give without a scan of every party stream.
+RANKING_READS = {("services/ranking/consumer.py", "matches")}
+
+# A relation named after FROM / JOIN / INTO / UPDATE / TABLE in upper-case SQL (a name
+# followed by "(" is a function: unnest(...), LATERAL (...)); "epoch FROM x" is extract().
+_RELATION = re.compile(
+    r"(?<!epoch )\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(?:ONLY\s+|IF\s+(?:NOT\s+)?EXISTS\s+)?"
+    r"([a-z_][a-z0-9_]*)\b(?!\s*\()(?!\.)"
+)
+# Names a statement defines itself: WITH head AS (...), inserted AS (...).
+_CTE = re.compile(r"\b([a-z_][a-z0-9_]*)\s+AS\s+(?:MATERIALIZED\s+)?\(")
+
+
+def relations(sql: str) -> set[str]:
+    """The tables `sql` reads or writes, system catalogs and its own CTEs left out."""
+    ctes = set(_CTE.findall(sql))
+    return {
+        name
+        for name in _RELATION.findall(sql)
+        if name not in ctes and not name.startswith("pg_") and name != "stdin"
+    }
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def named_tables() -> Iterator[tuple[str, int, str]]:
+    """(file, line, table) of every table named in a string literal of the product."""
+    for folder in PRODUCT:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            skip = _docstrings(tree)
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and id(node) not in skip
+                ):
+                    for table in relations(node.value):
+                        yield path.relative_to(ROOT).as_posix(), node.lineno, table
+
+
+def test_the_scanner_finds_tables_and_only_tables() -> None:
+    """Tables after FROM, JOIN, INTO, UPDATE and TABLE count; CTEs, functions, system
+    catalogs, extract() and COPY's STDIN do not."""
+    sql = (
+        "WITH head AS (SELECT 1 FROM events e JOIN commands c ON true),"
+        " x AS (INSERT INTO seat_presence SELECT * FROM unnest(%s)) UPDATE parties SET"
+        " a = extract(epoch FROM due_at) FROM head, pg_locks; COPY ratings FROM STDIN;"
+        " ALTER TABLE IF EXISTS matches"
+    )
+    assert relations(sql) == {"events", "commands", "seat_presence", "parties", "matches"}
+
+
+def test_every_table_in_the_sql_is_in_a_catalog() -> None:
+    """No SQL string of the product names a table that no catalog declares."""
+    found = list(named_tables())
+    assert {"events", "commands", "ratings", "players", "seat_presence"} <= {t for _, _, t in found}
+    append = append_statement(1, False, True, [("SELECT 1", None)])
+    assert set(_CTE.findall(append)) >= APPEND_CTES
+    known = CATALOGED | NOT_OURS | APPEND_CTES
+    unknown = [(f, line, t) for f, line, t in found if t not in known]
+    assert unknown == []
+
+
+def test_the_ranking_service_names_no_match_service_table() -> None:
+    """The ranking service keeps its own names (ratings.name) and reads no `players`."""
+    crossing = {
+        (f, t)
+        for f, _, t in named_tables()
+        if f.startswith("services/ranking/") and t in MATCH_TABLES
+    }
+    assert crossing == RANKING_READS
