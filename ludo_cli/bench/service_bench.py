@@ -632,9 +632,15 @@ def _cpu_snapshot(
 
 
 def _tree_cpu(psutil: Any, pid: int, *, children: bool) -> float:
+    """CPU seconds of `pid` and (`children`) of every process under it, living or gone:
+    a PostgreSQL backend whose connection closed has exited, and its CPU is then in its
+    parent's `children_user`/`children_system` (the kernel adds it when it is reaped)."""
     total = 0.0
     with contextlib.suppress(psutil.Error):
         root = psutil.Process(pid)
+        if children:
+            t = root.cpu_times()
+            total += t.children_user + t.children_system
         for proc in [root, *(root.children(recursive=True) if children else [])]:
             with contextlib.suppress(psutil.Error):
                 t = proc.cpu_times()

@@ -63,7 +63,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     data_dir: Path
     database_url: str | None = None
-    db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 10
+    # Beyond the pool, a connection is opened for one use and closed after it: under load
+    # that churn cost PostgreSQL twice the CPU per command (docs/benchmarks.md).
+    db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 20
     db_max_overflow: Annotated[int, msgspec.Meta(ge=0)] = 10
     db_app_role: str | None = None
     cpu_delay: Annotated[float, msgspec.Meta(ge=0)] = 0.5
