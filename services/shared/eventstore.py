@@ -49,7 +49,7 @@ import msgspec
 import psycopg
 import sqlalchemy as sa
 import structlog
-from sqlalchemy.dialects.postgresql import JSON, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as domain_events
@@ -815,6 +815,21 @@ class EventStore:
                 sa.select(sa.func.max(_E.stream_version)).where(_E.stream_id == stream_id)
             )
         return 0 if last is None else int(last) + 1
+
+    async def stream_versions(self, stream_ids: Sequence[str]) -> dict[str, int]:
+        """`stream_version` of many streams in one query (absent streams: 0). The live hub's
+        safety poll asks this for every stream it follows at once."""
+        if not stream_ids:
+            return {}
+        query = (
+            sa.select(_E.stream_id, sa.func.max(_E.stream_version))
+            # One array parameter, however many streams (an IN list binds one each).
+            .where(_E.stream_id == sa.any_(sa.literal(list(stream_ids), ARRAY(sa.Text))))
+            .group_by(_E.stream_id)
+        )
+        async with self._reader.connect() as conn:
+            found = {stream: int(last) + 1 for stream, last in await conn.execute(query)}
+        return {stream: found.get(stream, 0) for stream in stream_ids}
 
     async def read_all(self, after: Cursor = START, limit: int = 1000) -> list[StoredEvent]:
         """Up to `limit` events of all streams after `after`, in commit-safe global order.
