@@ -64,6 +64,7 @@ class LiveHub:
         self.store = store
         self.poll_seconds = poll_seconds
         self.polls = 0  # poll queries sent (diagnostics)
+        self.listening = asyncio.Event()  # set while the LISTEN connection is up
         self._followers: dict[str, StreamFollower] = {}
         self._views: dict[str, LiveView] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -92,12 +93,14 @@ class LiveHub:
             try:
                 async with self.store.listen() as listener:
                     # After a (re)connect hints may have been missed: wake everyone once.
+                    self.listening.set()
                     self._wake_all()
                     async for note in listener:
                         self._wake(note.stream_id)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database restarted or the connection dropped
+                self.listening.clear()
                 _log.warning("live_listener_reconnecting", **describe_exception(exc))
                 self._wake_all()
                 await asyncio.sleep(1.0)
