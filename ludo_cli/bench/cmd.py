@@ -13,6 +13,7 @@ def register(subparsers: Any) -> None:
     from ludo_cli.bench import (
         domain_bench,
         faults_bench,
+        live_bench,
         oracle_bench,
         ranking_bench,
         replay_bench,
@@ -23,6 +24,7 @@ def register(subparsers: Any) -> None:
 
     domain_bench.register(targets)
     faults_bench.register(targets)
+    live_bench.register(targets)
     oracle_bench.register(targets)
     service_bench.register(targets)
     ranking_bench.register(targets)
