@@ -265,7 +265,9 @@ def _run_one(
                 f"{ws}/ws/matches/{idle_ids[i % len(idle_ids)]}?from=0" for i in range(config.idle)
             ]
             opened = clients.open("idle", urls, config.connect_concurrency)
-            time.sleep(2 * SETTLE)  # past the connects' own reads
+            if not all(a["ok"] for a in clients.ask(("settled", 120.0))):
+                raise BenchError("idle sockets had no first frame within 120 s")
+            time.sleep(SETTLE)  # past the connects' own reads
             cpu_before = _cpu(pid, clients)
             window = counter.window(lambda: time.sleep(config.seconds))
             cpu = _cpu_delta(cpu_before, _cpu(pid, clients), window["seconds"])

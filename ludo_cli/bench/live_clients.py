@@ -7,6 +7,7 @@ pipe, one request and one answer at a time:
     ("mark",)                         -> {}   the delivery figures start over
     ("wait", version, seconds)        -> {"ok": bool}   every follower has had `version`
                                                         (an event, or a state frame past it)
+    ("settled", seconds)              -> {"ok": bool}   every idle socket has had a frame
     ("stats",)                        -> {"frames", "events", "latencies_ms", "cpu_s",
                                           "open", "closed"}
     ("close", kind)                   -> {}   close the sockets of `kind`
@@ -59,6 +60,7 @@ class _Holder:
         self.events = 0
         self.latencies: list[float] = []
         self.closed = {"follower": 0, "idle": 0}  # closed by the server (or the link)
+        self.frames_of: dict[int, int] = {}  # idle sockets that have had their first frame
 
     async def open(self, kind: str, urls: list[str], concurrency: int) -> dict[str, Any]:
         from websockets.asyncio.client import connect
@@ -110,8 +112,25 @@ class _Holder:
     async def _drain(self, ws: Any) -> None:
         with contextlib.suppress(Exception):
             async for _ in ws:
+                if not self.frames_of.get(id(ws)):
+                    self.frames_of[id(ws)] = 1
+                    self.progress.set()
                 self.frames += 1
         self.closed["idle"] += 1
+        self.frames_of[id(ws)] = 1  # closed: nothing more to wait for
+        self.progress.set()
+
+    async def settled(self, seconds: float) -> dict[str, Any]:
+        """Every idle socket has had a frame (its catch-up: the server is done with it)."""
+        deadline = time.monotonic() + seconds
+        while len(self.frames_of) < len(self.sockets["idle"]):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return {"ok": False}
+            self.progress.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.progress.wait(), left)
+        return {"ok": True}
 
     async def wait(self, version: int, seconds: float) -> dict[str, Any]:
         deadline = time.monotonic() + seconds
@@ -151,6 +170,8 @@ class _Holder:
         self.closed[kind] = 0
         if kind == "follower":
             self.last = {}
+        else:
+            self.frames_of = {}
         return {}
 
 
@@ -166,6 +187,8 @@ async def _serve(conn: Any) -> None:
             answer = holder.mark()
         elif verb == "wait":
             answer = await holder.wait(*args)
+        elif verb == "settled":
+            answer = await holder.settled(*args)
         elif verb == "stats":
             answer = holder.stats()
         elif verb == "close":
