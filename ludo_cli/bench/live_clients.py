@@ -9,7 +9,7 @@ pipe, one request and one answer at a time:
                                                         (an event, or a state frame past it)
     ("settled", seconds)              -> {"ok": bool}   every idle socket has had a frame
     ("stats",)                        -> {"frames", "events", "latencies_ms", "cpu_s",
-                                          "open", "closed"}
+                                          "open", "closed", "close_codes"}
     ("close", kind)                   -> {}   close the sockets of `kind`
     ("exit",)                         -> {}
 
@@ -61,6 +61,7 @@ class _Holder:
         self.latencies: list[float] = []
         self.closed = {"follower": 0, "idle": 0}  # closed by the server (or the link)
         self.frames_of: dict[int, int] = {}  # idle sockets that have had their first frame
+        self.close_codes: dict[str, int] = {}  # of the sockets the server closed
 
     async def open(self, kind: str, urls: list[str], concurrency: int) -> dict[str, Any]:
         from websockets.asyncio.client import connect
@@ -107,6 +108,7 @@ class _Holder:
             pass
         self.last.pop(index, None)  # a closed socket holds no wait back: it is counted
         self.closed["follower"] += 1
+        self.close_codes[str(ws.close_code)] = self.close_codes.get(str(ws.close_code), 0) + 1
         self.progress.set()
 
     async def _drain(self, ws: Any) -> None:
@@ -117,6 +119,7 @@ class _Holder:
                     self.progress.set()
                 self.frames += 1
         self.closed["idle"] += 1
+        self.close_codes[str(ws.close_code)] = self.close_codes.get(str(ws.close_code), 0) + 1
         self.frames_of[id(ws)] = 1  # closed: nothing more to wait for
         self.progress.set()
 
@@ -157,6 +160,7 @@ class _Holder:
             "cpu_s": usage.ru_utime + usage.ru_stime,
             "open": sum(len(s) for s in self.sockets.values()) - sum(self.closed.values()),
             "closed": dict(self.closed),
+            "close_codes": dict(self.close_codes),
         }
 
     async def close(self, kind: str) -> dict[str, Any]:
@@ -168,6 +172,7 @@ class _Holder:
         await asyncio.gather(*self.tasks[kind], return_exceptions=True)
         self.sockets[kind], self.tasks[kind] = [], []
         self.closed[kind] = 0
+        self.close_codes = {}
         if kind == "follower":
             self.last = {}
         else:
