@@ -108,7 +108,7 @@ class _Holder:
             pass
         self.last.pop(index, None)  # a closed socket holds no wait back: it is counted
         self.closed["follower"] += 1
-        self.close_codes[str(ws.close_code)] = self.close_codes.get(str(ws.close_code), 0) + 1
+        self._closed_with(ws)
         self.progress.set()
 
     async def _drain(self, ws: Any) -> None:
@@ -119,9 +119,13 @@ class _Holder:
                     self.progress.set()
                 self.frames += 1
         self.closed["idle"] += 1
-        self.close_codes[str(ws.close_code)] = self.close_codes.get(str(ws.close_code), 0) + 1
+        self._closed_with(ws)
         self.frames_of[id(ws)] = 1  # closed: nothing more to wait for
         self.progress.set()
+
+    def _closed_with(self, ws: Any) -> None:
+        key = f"{ws.close_code} {ws.close_reason or ''}".strip()
+        self.close_codes[key] = self.close_codes.get(key, 0) + 1
 
     async def settled(self, seconds: float) -> dict[str, Any]:
         """Every idle socket has had a frame (its catch-up: the server is done with it)."""
