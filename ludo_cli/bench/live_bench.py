@@ -1,25 +1,26 @@
 """`ludo bench live`: what live sockets cost the database, against the code before the fan-out.
 
-The match service runs under uvicorn in a subprocess on a scratch database, twice in one
-run: first from a `git worktree` of `--baseline-ref` (default: the last commit whose every
-socket read its own stream), then from this source tree; the same phases on each:
+The match service runs under uvicorn in a subprocess on a private PostgreSQL (an embedded
+server of the bench's own, restarted with `pg_stat_statements` loaded), twice in one run,
+each on its own scratch database: first from a `git worktree` of `--baseline-ref`
+(default: the last commit whose every socket read its own stream), then from this source
+tree; the same phases on each:
 
-1. **quiet**: no socket; the database's transactions/s (the service's own background).
+1. **quiet**: no socket; the database's statements/s (the service's own background).
 2. **control**: `--commands` commands over HTTP on a match nobody follows: what a command
-   costs the database by itself (transactions per command).
+   costs the database by itself (statements, and reads of a stream, per command).
 3. **followers**: `--followers` sockets on one match, then `--commands` commands on it,
    each sent once every follower has had the previous one's events. Printed: events/s
    delivered (event frames received by all followers / the phase's time), p50/p99
-   delivery latency, and database transactions per appended event net of the commands'
-   own (phase 2) and of the background (phase 1).
+   delivery latency, and stream reads (and statements) per appended event net of the
+   commands' own (phase 2).
 4. **idle**: `--idle` sockets spread over `--idle-matches` matches nobody plays, held for
-   `--seconds`: database transactions/s, and net of the background.
+   `--seconds` once each has had its first frame: database statements/s, and net of the
+   background.
 
-Database queries are counted as PostgreSQL counts transactions (`pg_stat_database`
-xact_commit + xact_rollback of the scratch database, read from another database so the
-bench's own reads are not counted): the service's reads are autocommit statements, one
-transaction each. Those counters are flushed by each backend within a second, so each
-phase starts and ends after 1.5 s without traffic of its own.
+Database queries are `pg_stat_statements` calls in the scratch database (BEGIN/COMMIT not
+counted: `track_utility` off), read from the `postgres` database so that the bench's own
+reads are not counted; a stream read is a statement `FROM events … stream_version >=`.
 
 Delivery latency: the event's `recorded_at` (PostgreSQL's `now()` in the appending
 transaction: a little before the commit) to the frame's arrival at the client, same
