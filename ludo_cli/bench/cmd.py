@@ -13,6 +13,7 @@ def register(subparsers: Any) -> None:
     from ludo_cli.bench import (
         domain_bench,
         faults_bench,
+        live_bench,
         oracle_bench,
         ranking_bench,
         replay_bench,
@@ -25,6 +26,7 @@ def register(subparsers: Any) -> None:
     for module in (
         domain_bench,
         faults_bench,
+        live_bench,
         oracle_bench,
         service_bench,
         ranking_bench,

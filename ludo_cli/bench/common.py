@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -51,9 +52,11 @@ def scratch_db(
     *,
     keep: bool = False,
     say: Callable[[str], None] | None = None,
+    root: Path | None = None,
 ) -> Iterator[str]:
-    """A fresh database on the server of `server_url`, migrated; dropped afterwards
-    unless `keep`."""
+    """A fresh database on the server of `server_url`, migrated (by the source tree `root`
+    in a subprocess when given: another checkout's schema); dropped afterwards unless
+    `keep`."""
     import psycopg
     from psycopg import sql
     from sqlalchemy.engine import make_url
@@ -71,7 +74,10 @@ def scratch_db(
         ) from exc
     url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
     try:
-        migrate(url)
+        if root is None:
+            migrate(url)
+        else:
+            _migrate_from(root, url)
         yield url
     finally:
         if keep:
@@ -82,6 +88,21 @@ def scratch_db(
                 conn.execute(
                     sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
                 )
+
+
+def _migrate_from(root: Path, url: str) -> None:
+    code = "import sys; from services.shared.database import migrate; migrate(sys.argv[1])"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, url],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise BenchError(f"migrating with {root} failed:\n{proc.stderr[-2000:]}")
 
 
 # ------------------------------------------------------------------------------ pgbench

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -222,12 +222,21 @@ def _tail(path: Path, lines: int = _STDERR_TAIL) -> str:
 
 
 @contextlib.contextmanager
-def _service(db_url: str, config: Config) -> Iterator[tuple[str, int]]:
-    """The match service under uvicorn in a subprocess on a free loopback port."""
+def _service(
+    db_url: str,
+    config: Config,
+    *,
+    root: Path | None = None,
+    port: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[tuple[str, int]]:
+    """The match service under uvicorn in a subprocess on a loopback port (default: a free
+    one), run from the source tree `root` (default: this one; `ludo bench live` runs a
+    baseline from another checkout), with `env`: more settings."""
     import httpx
 
-    port = _free_port()
-    root = Path(__file__).resolve().parents[2]
+    port = _free_port() if port is None else port
+    root = Path(__file__).resolve().parents[2] if root is None else root
     env = {
         **os.environ,
         "DATABASE_URL": db_url,
@@ -238,6 +247,7 @@ def _service(db_url: str, config: Config) -> Iterator[tuple[str, int]]:
         "LUDO_RATE_LIMIT": "0",
         "LUDO_GUEST_LIMIT": "0",
         "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
+        **(env or {}),
     }
     cmd = [
         sys.executable,

@@ -1,14 +1,21 @@
-"""The process's live hub: LISTEN/NOTIFY hints wake the sockets that follow a stream.
+"""The process's live hub: one follower per followed stream, fed by LISTEN/NOTIFY hints.
 
 Any instance serves any match or party: appends on other instances reach this one through
 PostgreSQL LISTEN/NOTIFY. A hint is only a wake-up (one can be lost between commit and
-NOTIFY, or during a listener reconnect), so every follower also re-reads after
-`poll_seconds` without a hint. Reading always starts at the follower's own next version,
-which is why a lost hint delays an event but never loses it.
+NOTIFY, or during a listener reconnect), so the hub also polls every `poll_seconds`: ONE
+query for the heads of all the streams it follows (`stream_versions`), waking the
+followers that are behind. Reading always starts at the follower's own head, which is why
+a lost hint delays an event but never loses it.
 
-Two kinds of followers: `follow(stream_id, from_version)` (the match and party sockets)
-reads one stream; `changes(prefix)` (the lobby socket) only learns that some stream whose
-id starts with `prefix` changed, and re-reads what it shows itself.
+What the database sees does not grow with the sockets: per followed stream one read per
+hint (`stream_follower.py`: the follower feeds every local socket of its stream from
+memory), per view one re-read per change (`live_view.py`: the lobby's listing), and one
+poll query every `poll_seconds` in all. A socket's own reads are its catch-up at connect
+(when it asks from before the follower's head) and a resync when it fell too far behind.
+
+Two kinds of feeds: `follow(stream_id, from_version)` (the match and party sockets),
+the events of one stream; `view(prefix, load, min_interval)` (the lobby socket), the
+latest value of `load()`, re-read when some stream whose id starts with `prefix` changed.
 
 The sockets themselves: `match_socket.py`, `party_socket.py` (with the lobby), and what
 they share, `sockets.py`.
@@ -18,14 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
 import structlog
 
+from services.match.live_view import LiveView
+from services.match.stream_follower import StreamFollower, Subscription
 from services.shared.eventstore import EventStore, StoredEvent
 from services.shared.logging import describe_exception
 
@@ -50,107 +57,157 @@ def event_message(stored: StoredEvent) -> bytes:
 
 
 class LiveHub:
-    """One per process: listens for NOTIFY hints and wakes the followers of that stream
-    (and those of any stream id prefix it starts with)."""
+    """One per process: listens for NOTIFY hints, polls for the lost ones, and keeps one
+    follower per followed stream and one task per view."""
 
     def __init__(self, store: EventStore, *, poll_seconds: float = 2.0) -> None:
         self.store = store
         self.poll_seconds = poll_seconds
-        self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
-        self._prefix_waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
-        self._task: asyncio.Task[None] | None = None
+        self.polls = 0  # poll queries sent (diagnostics)
+        self.listening = asyncio.Event()  # set while the LISTEN connection is up
+        self._followers: dict[str, StreamFollower] = {}
+        self._views: dict[str, LiveView] = {}
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._listen(), name="live-hub")
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._listen(), name="live-hub"),
+                asyncio.create_task(self._poll(), name="live-hub-poll"),
+            ]
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
             task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        for feed in self._feeds():
+            await feed.stop()
+
+    # ------------------------------------------------------------------ waking the feeds
 
     async def _listen(self) -> None:
         while True:
             try:
                 async with self.store.listen() as listener:
                     # After a (re)connect hints may have been missed: wake everyone once.
+                    self.listening.set()
                     self._wake_all()
                     async for note in listener:
                         self._wake(note.stream_id)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database restarted or the connection dropped
+                self.listening.clear()
                 _log.warning("live_listener_reconnecting", **describe_exception(exc))
                 self._wake_all()
                 await asyncio.sleep(1.0)
 
+    async def _poll(self) -> None:
+        """Every `poll_seconds`, one query for the heads of all followed streams; the views
+        keep their own timer (one re-read each)."""
+        while True:
+            await asyncio.sleep(self.poll_seconds)  # a timer, not synchronisation
+            if not self._followers:
+                continue
+            self.polls += 1
+            try:
+                heads = await self.store.stream_versions(list(self._followers))
+            except Exception:  # the database: the followers' own reads fail and say so
+                self._wake_all()
+                continue
+            for stream_id, head in heads.items():
+                follower = self._followers.get(stream_id)
+                if follower is not None and head > follower.head:
+                    follower.wake()
+
     def _wake(self, stream_id: str) -> None:
-        for waiter in self._waiters.get(stream_id, ()):
-            waiter.set()
-        for prefix, waiters in self._prefix_waiters.items():
+        follower = self._followers.get(stream_id)
+        if follower is not None:
+            follower.wake()
+        for prefix, view in self._views.items():
             if stream_id.startswith(prefix):
-                for waiter in waiters:
-                    waiter.set()
+                view.wake()
 
     def _wake_all(self) -> None:
-        for table in (self._waiters, self._prefix_waiters):
-            for waiters in table.values():
-                for waiter in waiters:
-                    waiter.set()
+        for feed in self._feeds():
+            feed.wake()
+
+    def _feeds(self) -> list[StreamFollower | LiveView]:
+        return [*self._followers.values(), *self._views.values()]
+
+    # ----------------------------------------------------------------------- the feeds
 
     async def follow(self, stream_id: str, from_version: int) -> AsyncIterator[list[StoredEvent]]:
         """The events of `stream_id` from `from_version` on, forever (until cancelled), as
-        the batches the reads returned: the first batch at once (possibly empty: nothing
-        to catch up), then every non-empty one."""
-        waiter = asyncio.Event()
-        self._waiters[stream_id].add(waiter)
+        batches: the first at once (possibly empty: nothing to catch up), then every
+        non-empty one; each event once, in version order."""
+        follower = self._followers.get(stream_id)
+        catch_up = follower is not None and from_version < follower.head
+        subscription = Subscription(from_version, first=not catch_up)
+        if follower is None:
+            # Its first read, from this socket's version, is this socket's catch-up.
+            follower = StreamFollower(self.store, stream_id, from_version, self._ended)
+            self._followers[stream_id] = follower
+        follower.add(subscription)
+        if not catch_up:
+            follower.wake()  # the next shared read is this socket's first batch
         try:
-            next_version = from_version
-            first = True
+            if catch_up:
+                # Joined behind the follower: read what it has passed, once; the shared
+                # batches queue meanwhile and are filtered by the subscription's version.
+                batch = subscription.fresh(await self.store.read_stream(stream_id, from_version))
+                if subscription.next < follower.head:
+                    # The follower started where its first socket asked, past the stream's
+                    # end: pull it back so it reads what comes next from here.
+                    follower.head = subscription.next
+                    follower.wake()
+                yield batch or []
             while True:
-                waiter.clear()
-                batch = await self.store.read_stream(stream_id, next_version)
-                if batch or first:
-                    first = False
-                    if batch:
-                        next_version = batch[-1].version + 1
-                    yield batch
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.wait(), self.poll_seconds)
+                if subscription.error is not None:
+                    raise subscription.error
+                if subscription.behind:
+                    subscription.behind = False
+                    batch = await self.store.read_stream(stream_id, subscription.next)
+                    subscription.queue.appendleft(batch)
+                if not subscription.queue:
+                    subscription.ready.clear()
+                    await subscription.ready.wait()
+                    continue
+                fresh = subscription.fresh(subscription.queue.popleft())
+                if fresh is None:  # a gap (cannot happen while reads are contiguous)
+                    subscription.behind = True
+                elif fresh or subscription.first:
+                    subscription.first = False
+                    yield fresh
         finally:
-            _discard(self._waiters, stream_id, waiter)
+            if follower.remove(subscription):
+                self._ended(follower)
 
-    async def changes(self, prefix: str, min_interval: float) -> AsyncIterator[None]:
-        """Yields at once, then after each hint for a stream whose id starts with `prefix`
-        (or `poll_seconds` without one, for lost hints): at most once per `min_interval`,
-        however many hints arrive, and never missing the last (a hint during the wait or
-        while the caller works sets the waiter again, so one more round follows)."""
-        waiter = asyncio.Event()
-        self._prefix_waiters[prefix].add(waiter)
-        try:
-            while True:
-                started = time.monotonic()
-                waiter.clear()
-                yield
-                # Rate limit, not synchronisation: hints meanwhile coalesce into one round.
-                await asyncio.sleep(max(0.0, started + min_interval - time.monotonic()))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.wait(), self.poll_seconds)
-        finally:
-            _discard(self._prefix_waiters, prefix, waiter)
+    async def view(
+        self, prefix: str, load: Callable[[], Awaitable[Any]], min_interval: float
+    ) -> AsyncIterator[Any]:
+        """The latest value of `load()` now, then after each change of a stream whose id
+        starts with `prefix` (`live_view.py`). Every socket of one prefix shares one
+        task: they must pass the same `load` (the first one's is used)."""
+        view = self._views.get(prefix)
+        if view is None:
+            view = LiveView(prefix, load, min_interval, self.poll_seconds, self._ended)
+            self._views[prefix] = view
+        async for value in view.values():
+            yield value
+
+    def _ended(self, feed: StreamFollower | LiveView) -> None:
+        if isinstance(feed, StreamFollower):
+            if self._followers.get(feed.stream_id) is feed:
+                del self._followers[feed.stream_id]
+        elif self._views.get(feed.prefix) is feed:
+            del self._views[feed.prefix]
 
     def watching(self) -> dict[str, Any]:
-        """How many sockets follow each stream or prefix (for diagnostics)."""
-        counts = {stream: len(waiters) for stream, waiters in self._waiters.items()}
-        counts.update({f"{p}*": len(w) for p, w in self._prefix_waiters.items()})
+        """How many sockets follow each stream or view (for diagnostics)."""
+        counts = {stream: len(f.subscriptions) for stream, f in self._followers.items()}
+        counts.update({f"{p}*": v.watchers for p, v in self._views.items()})
         return counts
-
-
-def _discard(table: dict[str, set[asyncio.Event]], key: str, waiter: asyncio.Event) -> None:
-    waiters = table.get(key)
-    if waiter is not None and waiters is not None:
-        waiters.discard(waiter)
-        if not waiters:
-            del table[key]

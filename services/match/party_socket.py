@@ -5,7 +5,8 @@ again after every batch of new events on the party's stream (seats, settings, th
 it plays), folded with `domain.party`. The lobby socket sends `{"type": "parties",
 "parties": <GET /api/parties's list>}` on connect and again whenever a party changes: any
 hint for a `party-` stream wakes it, bursts coalesce into at most one re-read per
-`LOBBY_INTERVAL`, and a re-read that finds the same list sends nothing. Both answer
+`LOBBY_INTERVAL`, made once for every lobby socket of the process, and a re-read that
+finds the same list sends nothing. Both answer
 `ping` with `pong`.
 """
 
@@ -86,11 +87,14 @@ async def lobby_socket(
     await socket.accept()
     channel = Channel(socket)
 
+    async def listing() -> bytes:
+        parties = party_list_view(await service.parties.list_open()).parties
+        return msgspec.json.encode(PartiesFrame(parties=parties))
+
     async def pump() -> None:
         sent = b""
-        async for _ in hub.changes(PARTY_PREFIX, LOBBY_INTERVAL):
-            listing = party_list_view(await service.parties.list_open())
-            frame = msgspec.json.encode(PartiesFrame(parties=listing.parties))
+        # One re-read per change for all the lobby sockets of this process (live_view.py).
+        async for frame in hub.view(PARTY_PREFIX, listing, LOBBY_INTERVAL):
             if frame != sent:
                 await channel.send(frame)
                 sent = frame

@@ -115,6 +115,20 @@ class EventStoreContract:
         assert await store.read_stream(sid) == []
         assert await store.stream_version(sid) == 0
 
+    async def test_stream_versions_of_many_streams_at_once(self, store: EventLog) -> None:
+        """`stream_versions` gives each asked stream's length (0 for an unknown one), as
+        `stream_version` would one by one."""
+        long, short, unknown = new_stream(), new_stream(), new_stream()
+        await store.append(long, 0, turn(0, 0))
+        await store.append(long, 3, turn(1, 1))
+        await store.append(short, 0, turn(0, 0))
+        assert await store.stream_versions([long, short, unknown]) == {
+            long: 6,
+            short: 3,
+            unknown: 0,
+        }
+        assert await store.stream_versions([]) == {}
+
     async def test_read_stream_from_version(self, store: EventLog) -> None:
         """read_stream starts at `from_version` and honours `limit`."""
         sid = new_stream()

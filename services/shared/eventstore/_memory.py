@@ -135,6 +135,10 @@ class InMemoryEventStore:
         """The stream's length: the `expected_version` of its next append (0: no stream)."""
         return len(self._streams.get(stream_id, []))
 
+    async def stream_versions(self, stream_ids: Sequence[str]) -> dict[str, int]:
+        """`stream_version` of many streams (absent streams: 0)."""
+        return {stream: len(self._streams.get(stream, [])) for stream in stream_ids}
+
     async def read_all(self, after: Cursor = START, limit: int = 1000) -> list[StoredEvent]:
         """Up to `limit` events of all streams after `after`, in global order (every
         append has ended, so none is held back)."""

@@ -298,6 +298,16 @@ class EventStore:
             ).scalar_one()
         return int(length)
 
+    async def stream_versions(self, stream_ids: Sequence[str]) -> dict[str, int]:
+        """`stream_version` of many streams in one query (absent streams: 0). The live
+        hub's safety poll asks it for every stream it follows at once."""
+        if not stream_ids:
+            return {}
+        async with self._reader.connect() as conn:
+            rows = await conn.exec_driver_sql(_sql.STREAM_LENGTHS, {"streams": list(stream_ids)})
+            found = {row.stream_id: int(row.length) for row in rows}
+        return {stream: found.get(stream, 0) for stream in stream_ids}
+
     async def read_all(self, after: Cursor = START, limit: int = 1000) -> list[StoredEvent]:
         """Up to `limit` events of all streams after `after`, in commit-safe global order
         (`_sql.global_order_page`: continuing from the last event's `cursor` misses

@@ -22,6 +22,7 @@ __all__ = [
     "READ_RANGE",
     "READ_STREAM",
     "STREAM_LENGTH",
+    "STREAM_LENGTHS",
     "append_statement",
     "global_order_held_back",
     "global_order_page",
@@ -73,6 +74,11 @@ READ_RANGE: Final = (
 READ_EVENTS: Final = (
     "SELECT type, schema_version, data::text, hash FROM events"
     " WHERE stream_id = %s AND stream_version >= %s ORDER BY stream_version"
+)
+# Many streams at once, as one array parameter however many there are (absent ones: no row).
+STREAM_LENGTHS: Final = (
+    "SELECT stream_id, max(stream_version) + 1 AS length FROM events"
+    " WHERE stream_id = ANY(%(streams)s::text[]) GROUP BY stream_id"
 )
 STREAM_LENGTH: Final = (
     "SELECT coalesce(max(stream_version) + 1, 0) FROM events WHERE stream_id = %(stream)s"
