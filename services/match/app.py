@@ -78,7 +78,12 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             store = EventStore(own)
             service = MatchService(own, store, settings)
             app.state.service = service
-            hub = LiveHub(store)
+            reads = service.matches
+            hub = LiveHub(
+                store,
+                on_hint=lambda note: reads.heard(note.stream_id, note.version),
+                on_listening=reads.listening,
+            )
             await hub.start()
             stack.push_async_callback(hub.stop)
             app.state.hub = hub

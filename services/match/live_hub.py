@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -33,7 +33,7 @@ import structlog
 
 from services.match.live_view import LiveView
 from services.match.stream_follower import StreamFollower, Subscription
-from services.shared.eventstore import EventStore, StoredEvent
+from services.shared.eventstore import EventStore, Notification, StoredEvent
 from services.shared.logging import describe_exception
 
 __all__ = ["LiveHub", "event_message"]
@@ -60,9 +60,20 @@ class LiveHub:
     """One per process: listens for NOTIFY hints, polls for the lost ones, and keeps one
     follower per followed stream and one task per view."""
 
-    def __init__(self, store: EventStore, *, poll_seconds: float = 2.0) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        *,
+        poll_seconds: float = 2.0,
+        on_hint: Callable[[Notification], None] | None = None,
+        on_listening: Callable[[bool], None] | None = None,
+    ) -> None:
         self.store = store
         self.poll_seconds = poll_seconds
+        # Told of every hint, and of the listener coming up (True) or going down (False):
+        # the match service's state cache trusts its folds only while it hears them all.
+        self._on_hint = on_hint
+        self._on_listening = on_listening
         self.polls = 0  # poll queries sent (diagnostics)
         self.listening = asyncio.Event()  # set while the LISTEN connection is up
         self._followers: dict[str, StreamFollower] = {}
@@ -94,13 +105,19 @@ class LiveHub:
                 async with self.store.listen() as listener:
                     # After a (re)connect hints may have been missed: wake everyone once.
                     self.listening.set()
+                    if self._on_listening is not None:
+                        self._on_listening(True)
                     self._wake_all()
                     async for note in listener:
+                        if self._on_hint is not None:
+                            self._on_hint(note)
                         self._wake(note.stream_id)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database restarted or the connection dropped
                 self.listening.clear()
+                if self._on_listening is not None:
+                    self._on_listening(False)
                 _log.warning("live_listener_reconnecting", **describe_exception(exc))
                 self._wake_all()
                 await asyncio.sleep(1.0)
@@ -140,10 +157,16 @@ class LiveHub:
 
     # ----------------------------------------------------------------------- the feeds
 
-    async def follow(self, stream_id: str, from_version: int) -> AsyncIterator[list[StoredEvent]]:
+    async def follow(
+        self, stream_id: str, from_version: int
+    ) -> AsyncGenerator[list[StoredEvent], None]:
         """The events of `stream_id` from `from_version` on, forever (until cancelled), as
         batches: the first at once (possibly empty: nothing to catch up), then every
-        non-empty one; each event once, in version order."""
+        non-empty one; each event once, in version order.
+
+        Consume it inside `contextlib.aclosing`: a consumer cancelled while it is not
+        waiting on the generator (it is sending a frame, say) leaves the generator paused
+        at its `yield`, and its socket would stay subscribed until garbage collection."""
         follower = self._followers.get(stream_id)
         catch_up = follower is not None and from_version < follower.head
         subscription = Subscription(from_version, first=not catch_up)
@@ -188,16 +211,18 @@ class LiveHub:
 
     async def view(
         self, prefix: str, load: Callable[[], Awaitable[Any]], min_interval: float
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """The latest value of `load()` now, then after each change of a stream whose id
         starts with `prefix` (`live_view.py`). Every socket of one prefix shares one
-        task: they must pass the same `load` (the first one's is used)."""
+        task: they must pass the same `load` (the first one's is used). Consume it inside
+        `contextlib.aclosing`, as `follow`."""
         view = self._views.get(prefix)
         if view is None:
             view = LiveView(prefix, load, min_interval, self.poll_seconds, self._ended)
             self._views[prefix] = view
-        async for value in view.values():
-            yield value
+        async with contextlib.aclosing(view.values()) as values:
+            async for value in values:
+                yield value
 
     def _ended(self, feed: StreamFollower | LiveView) -> None:
         if isinstance(feed, StreamFollower):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 __all__ = ["LiveView"]
@@ -54,7 +54,7 @@ class LiveView:
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
 
-    async def values(self) -> AsyncIterator[Any]:
+    async def values(self) -> AsyncGenerator[Any, None]:
         """The latest value now (after the first load), then each newer one."""
         seen = 0
         self.watchers += 1

@@ -15,6 +15,7 @@ its events arrive as event frames like anyone else's.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -293,11 +294,13 @@ async def match_socket(
     session = _Session(service, match_id, socket.app.state.limits, client_key(socket.scope))
 
     async def pump() -> None:
-        async for batch in hub.follow(match_stream(match_id), from_version):
-            for stored in batch:
-                await channel.send(event_message(stored))
-            await feed.advance(batch)
-            await channel.send(feed.frame())
+        batches_of = hub.follow(match_stream(match_id), from_version)
+        async with contextlib.aclosing(batches_of) as batches:
+            async for batch in batches:
+                for stored in batch:
+                    await channel.send(event_message(stored))
+                await feed.advance(batch)
+                await channel.send(feed.frame())
 
     try:
         await serve(channel, pump, session.handle, f"live-{match_id}")

@@ -12,6 +12,7 @@ finds the same list sends nothing. Both answer
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Literal
 
 import msgspec
@@ -68,9 +69,13 @@ async def party_socket(
 
     async def pump() -> None:
         # The first batch (what changed since the load, often nothing) sends the first frame.
-        async for batch in hub.follow(party_stream(party_id), state.version):
-            pd.fold([pd.decode_party_event(e.data) for e in batch], state)
-            await channel.send(msgspec.json.encode(PartyFrame(party=party_view(party_id, state))))
+        async with contextlib.aclosing(
+            hub.follow(party_stream(party_id), state.version)
+        ) as batches:
+            async for batch in batches:
+                pd.fold([pd.decode_party_event(e.data) for e in batch], state)
+                frame = PartyFrame(party=party_view(party_id, state))
+                await channel.send(msgspec.json.encode(frame))
 
     try:
         await serve(channel, pump, ping_only, party_stream(party_id))
@@ -94,9 +99,10 @@ async def lobby_socket(
     async def pump() -> None:
         sent = b""
         # One re-read per change for all the lobby sockets of this process (live_view.py).
-        async for frame in hub.view(PARTY_PREFIX, listing, LOBBY_INTERVAL):
-            if frame != sent:
-                await channel.send(frame)
-                sent = frame
+        async with contextlib.aclosing(hub.view(PARTY_PREFIX, listing, LOBBY_INTERVAL)) as frames:
+            async for frame in frames:
+                if frame != sent:
+                    await channel.send(frame)
+                    sent = frame
 
     await serve(channel, pump, ping_only, "lobby")

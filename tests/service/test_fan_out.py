@@ -9,9 +9,10 @@ own cost and nothing else.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, cast
 
 import pytest
@@ -77,11 +78,12 @@ class Collector:
         self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
-        async for batch in self._feed:
-            self.batches += 1
-            self.versions += [stored.version for stored in batch]
-            async with self._changed:
-                self._changed.notify_all()
+        async with contextlib.aclosing(self._feed) as feed:
+            async for batch in feed:
+                self.batches += 1
+                self.versions += [stored.version for stored in batch]
+                async with self._changed:
+                    self._changed.notify_all()
 
 
 def _all_at(followers: Sequence[Collector], version: int) -> bool:
@@ -202,7 +204,7 @@ async def test_a_slow_socket_does_not_delay_the_others(
     assert got == list(range(appends))
     assert fast.versions == list(range(appends))
     assert counting.reads - before <= appends + 1  # the shared reads, and one resync
-    await cast(AsyncGenerator[list[StoredEvent], None], slow).aclose()
+    await slow.aclose()
     await _stop([fast])
 
 
@@ -249,10 +251,11 @@ async def test_lobby_sockets_share_one_re_read_per_change(
     seen: list[list[int]] = [[] for _ in range(50)]
 
     async def watch(mine: list[int]) -> None:
-        async for value in hub.view("party-", load, 0.0):
-            mine.append(value)
-            async with changed:
-                changed.notify_all()
+        async with contextlib.aclosing(hub.view("party-", load, 0.0)) as values:
+            async for value in values:
+                mine.append(value)
+                async with changed:
+                    changed.notify_all()
 
     tasks = [asyncio.create_task(watch(mine)) for mine in seen]
     await until(changed, lambda: all(seen))

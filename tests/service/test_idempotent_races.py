@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.app import create_app
+from services.match.match_reads import MatchReads
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 
@@ -34,9 +35,11 @@ ROUNDS = 8
 
 
 class Served(Api):
-    """`Api` over real HTTP to the app under uvicorn, with the app's event store."""
+    """`Api` over real HTTP to the app under uvicorn, with the app's event store and the
+    service's match reads."""
 
     store: EventStore
+    reads: MatchReads
 
 
 @pytest.fixture
@@ -48,6 +51,7 @@ async def served(database_url: str, engine: AsyncEngine, tmp_path: Path) -> Asyn
         async with httpx.AsyncClient(base_url=instance.http, timeout=30) as client:
             api = Served(client, engine)  # type: ignore[arg-type]
             api.store = app.state.service.store
+            api.reads = app.state.service.matches
             yield api
 
 
@@ -64,11 +68,14 @@ async def _at_once(
     """The requests sent at once; their responses. Every request reaches the gate before
     the first to get there goes on, and the others pass it only once that one has
     committed. At `gate="append"` each has decided on the state before the winner's events
-    (and loses at its append); at `gate="read"` (match commands) each later one reads the
-    state the winner changed (and its command is refused there)."""
+    (and loses at its append); at `gate="read"` (match commands: where the state to decide
+    on is taken, read or trusted) each later one gets the state the winner changed (and its
+    command is refused there)."""
     count = len(calls)
     store = api.store
-    append, notify, read = store.append, store.notify, store.read_events_and_hash
+    append, notify = store.append, store.notify
+    reads = api.reads
+    read = reads.state_for_command
     committed, all_arrived = anyio.Event(), anyio.Event()
     arrived = 0
 
@@ -102,7 +109,7 @@ async def _at_once(
 
     store.append, store.notify = gated_append, notify_then_open  # type: ignore[method-assign]
     if gate == "read":
-        store.read_events_and_hash = gated_read  # type: ignore[method-assign]
+        reads.state_for_command = gated_read  # type: ignore[method-assign]
     responses: list[Any] = []
 
     async def one(method: str, url: str, kwargs: dict[str, Any]) -> None:
@@ -114,7 +121,7 @@ async def _at_once(
                 tg.start_soon(one, method, url, kwargs)
     finally:
         store.append, store.notify = append, notify  # type: ignore[method-assign]
-        store.read_events_and_hash = read  # type: ignore[method-assign]
+        reads.state_for_command = read  # type: ignore[method-assign]
     return responses
 
 
