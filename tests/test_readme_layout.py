@@ -159,7 +159,6 @@ def test_no_file_is_named_twice() -> None:
 
 
 def test_the_grammar_reads_this_block() -> None:
-    """The parser finds every folder the layout must describe, so the checks above cannot
-    pass on a block they failed to read."""
+    """The parser finds every folder the layout describes (the other checks read its output)."""
     folders = {entry.path for entry in _entries() if entry.is_folder}
     assert REQUIRED_FOLDERS - folders == set()
