@@ -1,12 +1,14 @@
-"""`ludo bench service`: commands/s and latency of the match service over HTTP.
+"""`ludo bench service`: commands/s and latency of the match service, over HTTP or over
+the match socket (`--over socket`, `service_socket.py`).
 
 K matches are played at once against the real service (the app under uvicorn in a
 subprocess on a free 127.0.0.1 port, `LUDO_CPU_DELAY=0`, on a scratch database of the
 same PostgreSQL; or `--url` for a service that is already running on a loopback address).
 Each match is two guests at a 2-seat party; one asyncio task per match makes the seat to
 act roll, or play its first legal move (`GET /moves`), until the match ends (then a new
-match starts) or the time is up. Only roll and move POSTs that returned 200 count as
-commands; the warm-up is not measured.
+match starts) or the time is up. Only roll and move POSTs that returned 200 (over the
+socket: roll and move messages answered by a `result` frame) count as commands; the
+warm-up is not measured.
 
 In the same run, and on the same PostgreSQL, at the same concurrency:
 
@@ -37,7 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -56,7 +58,7 @@ __all__ = ["BENCH", "BenchError", "Config", "bench", "measure"]
 TARGET_RATIO = 0.15
 TARGET_P99_MS = 50.0
 TARGET_REBUILD_P50_MS = 5.0
-TARGET_SERVICE_CPU_MS = 0.5  # per roll or move over HTTP
+TARGET_SERVICE_CPU_MS = {"http": 0.5, "socket": 0.3}  # per roll or move
 TARGET_POSTGRESQL_CPU_MS = 0.5
 TARGET_TRANSACTIONS = 2.0
 
@@ -68,6 +70,7 @@ class Config(msgspec.Struct, kw_only=True):
     scratch database on the server of `DATABASE_URL` / the embedded PostgreSQL)."""
 
     matches: int = 32
+    over: Literal["http", "socket"] = "http"  # socket: the commands over the match socket
     seconds: float = 20.0
     warmup: float = 3.0
     workers: int = 1
@@ -92,6 +95,12 @@ class Config(msgspec.Struct, kw_only=True):
 
 def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matches", type=positive_int, default=32, help="concurrent matches (K)")
+    parser.add_argument(
+        "--over",
+        choices=("http", "socket"),
+        default="http",
+        help="send the commands as HTTP POSTs or over the match socket",
+    )
     parser.add_argument("--seconds", type=positive_float, default=20.0, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds first")
     parser.add_argument("--workers", type=positive_int, default=1, help="uvicorn worker processes")
@@ -130,6 +139,7 @@ def measure(args: argparse.Namespace, say: Say) -> Figures:
     rules = msgspec.json.decode(args.rules)  # valid: checked by `rules_json`
     config = Config(
         matches=args.matches,
+        over=args.over,
         seconds=args.seconds,
         warmup=args.warmup,
         workers=args.workers,
@@ -246,6 +256,7 @@ def _service(
         # The bench measures capacity from one address: the per-client budgets are off.
         "LUDO_RATE_LIMIT": "0",
         "LUDO_GUEST_LIMIT": "0",
+        "LUDO_WS_MESSAGE_RATE": "0",
         "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
         **(env or {}),
     }
@@ -583,13 +594,18 @@ async def _generate(
             if count[0] >= cap:
                 load.stop = True
 
+        def play(client: Any) -> Any:
+            if config.over == "socket":
+                from ludo_cli.bench.service_socket import play_over_socket
+
+                ws_base = "ws" + base.removeprefix("http")  # https -> wss
+                return play_over_socket(
+                    client, ws_base, load, config.rules, config.match_commands, on_command
+                )
+            return _play(client, load, config.rules, config.match_commands, on_command)
+
         await asyncio.sleep(max(0.0, begin - time.time()))
-        tasks = [
-            asyncio.create_task(
-                _play(client, load, config.rules, config.match_commands, on_command)
-            )
-            for client in per_match
-        ]
+        tasks = [asyncio.create_task(play(client)) for client in per_match]
         await asyncio.sleep(max(0.0, window_from - time.time()))
         load.measuring = True
         cpu = time.process_time()
@@ -855,6 +871,7 @@ def _result(
         "service": config.url or f"started here, {config.workers} uvicorn worker(s)",
         "workers": config.workers if config.url is None else None,
         "matches": config.matches,
+        "over": config.over,
         "seconds": config.seconds,
         "warmup": config.warmup,
         "rules": config.rules,
@@ -873,7 +890,7 @@ def _result(
                 "met": None if rebuild is None else rebuild["p50_ms"] < TARGET_REBUILD_P50_MS,
             },
             "service_cpu_ms": _at_most(
-                load["cpu_ms_per_command"]["service"], TARGET_SERVICE_CPU_MS
+                load["cpu_ms_per_command"]["service"], TARGET_SERVICE_CPU_MS[config.over]
             ),
             "postgresql_cpu_ms": _at_most(
                 load["cpu_ms_per_command"]["postgresql"], TARGET_POSTGRESQL_CPU_MS
@@ -885,13 +902,14 @@ def _result(
 
 def print_table(r: dict[str, Any]) -> None:
     load, t = r["load"], r["targets"]
+    answered = "result" if r["over"] == "socket" else "200"
     print(
         f"ludo bench service — Python {r['python']}, {r['cpus']} CPUs, service: {r['service']}, "
-        f"{r['matches']} concurrent matches, {r['seconds']:g} s measured after "
+        f"{r['matches']} concurrent matches over {r['over']}, {r['seconds']:g} s measured after "
         f"{r['warmup']:g} s warm-up, rules {msgspec.json.encode(r['rules']).decode()}"
     )
     rows: list[tuple[str, str, str, str]] = [
-        ("commands/s (roll+move, 200)", f"{load['commands_per_s']:,.1f}", "", ""),
+        (f"commands/s (roll+move, {answered})", f"{load['commands_per_s']:,.1f}", "", ""),
         ("  all requests/s (incl. set-up)", f"{load['requests_per_s']:,.1f}", "", ""),
         ("command latency p50", f"{load['p50_ms']:.1f} ms", "", ""),
         (
@@ -900,7 +918,7 @@ def print_table(r: dict[str, Any]) -> None:
             t["p99_ms"]["target"] + " ms",
             _met(t["p99_ms"]["met"]),
         ),
-        ("errors (roll/move not 200)", f"{load['errors']:,}", "", ""),
+        (f"errors (roll/move not {answered})", f"{load['errors']:,}", "", ""),
         (
             "matches started / finished",
             f"{load['matches_started']} / {load['matches_finished']}",
@@ -988,7 +1006,8 @@ def print_table(r: dict[str, Any]) -> None:
 
 BENCH = Bench(
     name="service",
-    help="match-service commands/s and p50/p99 over HTTP vs pgbench INSERTs; rebuild time",
+    help="match-service commands/s, p50/p99 and CPU per command over HTTP or the match socket"
+    " vs pgbench INSERTs; rebuild time",
     options=_options,
     measure=measure,
     table=print_table,

@@ -1,6 +1,7 @@
 """`ludo bench service` end to end, briefly: the real service under uvicorn in a subprocess
-on the test's database, two matches for about two seconds. Figures are not checked (the
-machine decides them), only that commands went through and the report has its keys."""
+on the test's database, two matches for about two seconds, over HTTP and over the match
+socket. Figures are not checked (the machine decides them), only that commands went through
+and the report has its keys."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ludo_cli.bench.service_bench import BenchError, Config, bench, print_table
 def test_bench_reports_commands_and_its_keys(
     database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Over HTTP, commands are counted with their CPU per command, beside the targets."""
     config = Config(
         matches=2,
         seconds=2.0,
@@ -42,12 +44,49 @@ def test_bench_reports_commands_and_its_keys(
     }
     assert load["cpu_ms_per_command"]["service"] > 0
     assert load["transactions_per_command"] > 0
+    assert result["over"] == "http"
+    assert result["targets"]["service_cpu_ms"]["target"] == "<= 0.5"
     if result["pgbench"] is not None and "tps" in result["pgbench"]:
         assert result["ratio"] is not None
     print_table(result)
     assert "commands/s" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_bench_over_the_socket_reports_commands_and_its_keys(
+    database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Over the match socket, commands are answered by result frames and counted, with the
+    CPU per command, the transactions and the socket's own service CPU target."""
+    config = Config(
+        matches=2,
+        over="socket",
+        seconds=2.0,
+        warmup=0.5,
+        database_url=database_url,
+        pgbench=False,
+        rebuild_matches=1,
+        rebuilds=5,
+        progress=False,
+    )
+    result = bench(config)
+    assert result["over"] == "socket"
+    load = result["load"]
+    assert load["commands"] > 0
+    assert load["errors"] == 0, load["error_kinds"]
+    assert load["matches_started"] >= 2
+    for key in ("p50_ms", "p99_ms", "requests_per_s", "cpu", "transactions_per_command"):
+        assert key in load
+    assert load["cpu_ms_per_command"]["service"] > 0
+    assert load["cpu_ms_per_command"]["generator"] > 0
+    assert result["targets"]["service_cpu_ms"]["target"] == "<= 0.3"
+    print_table(result)
+    out = capsys.readouterr().out
+    assert "over socket" in out
+    assert "roll+move, result" in out
+
+
 def test_bench_refuses_a_remote_url() -> None:
+    """A --url that is not a loopback address is refused before any load is sent."""
     with pytest.raises(BenchError, match="loopback"):
         bench(Config(url="http://192.0.2.1:8000", progress=False))
