@@ -84,6 +84,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
                 on_hint=lambda note: reads.heard(note.stream_id, note.version),
                 on_listening=reads.listening,
             )
+            service.commands.on_appended = hub.committed
             await hub.start()
             stack.push_async_callback(hub.stop)
             app.state.hub = hub

@@ -33,7 +33,7 @@ import structlog
 
 from services.match.live_view import LiveView
 from services.match.stream_follower import StreamFollower, Subscription
-from services.shared.eventstore import EventStore, Notification, StoredEvent
+from services.shared.eventstore import AppendResult, EventStore, Notification, StoredEvent
 from services.shared.logging import describe_exception
 
 __all__ = ["LiveHub", "event_message"]
@@ -111,7 +111,7 @@ class LiveHub:
                     async for note in listener:
                         if self._on_hint is not None:
                             self._on_hint(note)
-                        self._wake(note.stream_id)
+                        self._wake(note.stream_id, note.version)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database restarted or the connection dropped
@@ -140,13 +140,20 @@ class LiveHub:
                 if follower is not None and head > follower.head:
                     follower.wake()
 
-    def _wake(self, stream_id: str) -> None:
+    def _wake(self, stream_id: str, version: int) -> None:
         follower = self._followers.get(stream_id)
-        if follower is not None:
+        if follower is not None and version >= follower.head:  # else: already offered
             follower.wake()
         for prefix, view in self._views.items():
             if stream_id.startswith(prefix):
                 view.wake()
+
+    def committed(self, result: AppendResult) -> None:
+        """This process appended `result` (committed): its stream's follower, if any,
+        offers the events without reading them back."""
+        follower = self._followers.get(result.stream_id)
+        if follower is not None and not result.duplicate:
+            follower.committed(list(result.events))
 
     def _wake_all(self) -> None:
         for feed in self._feeds():

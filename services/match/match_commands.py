@@ -73,6 +73,9 @@ class MatchCommands:
         self.store = store
         self.reads = reads
         self.deadlines = deadlines
+        # Told of every append this instance committed on its own (the live hub offers
+        # the events to the stream's sockets without reading them back).
+        self.on_appended: Callable[[AppendResult], None] | None = None
 
     # ------------------------------------------------------------------ a player's commands
 
@@ -272,6 +275,14 @@ class MatchCommands:
         command = make(state)
         events, after, command = await self._decide(conn, stream, state, command)
         row = await self.reads.row(stream, conn)
+
+        def committed(result: AppendResult) -> None:
+            # Before the NOTIFY hint: the fold at the new head is this instance's own, and
+            # the stream's sockets here get the events without reading them back.
+            self.reads.appended(stream, after, result.events[-1].hash)
+            if self.on_appended is not None:
+                self.on_appended(result)
+
         result = await self.store.append(
             stream,
             state.version,
@@ -281,13 +292,12 @@ class MatchCommands:
             prev_hash=head,
             side=[self.deadlines.side_write(stream, after, row)],
             conn=conn,
+            on_commit=committed if conn is None else None,
         )
         if result.duplicate:  # the same key appended before: its first outcome
             self.reads.distrust(stream)
             same_request(result, request)
             return result
-        if conn is None:  # committed: the fold at the new head is this instance's own
-            self.reads.appended(stream, after, result.events[-1].hash)
         _log.info(
             "match_command",
             command=type(command).__name__,

@@ -1,10 +1,12 @@
 """One reader per followed stream, feeding every local socket of that stream from memory.
 
 A `StreamFollower` is the only task of this process that reads new events of its stream
-(`read_stream` from its `head`, when the hub wakes it: a NOTIFY hint, the safety poll, a
-socket joining). Each read's batch is offered to every `Subscription` of the stream; a
-subscription keeps its own next version, so a socket that joined from an older version
-(its one catch-up read is its own) filters what it has already sent and never skips.
+(`read_stream` from its `head`, when the hub wakes it: a NOTIFY hint of an event past its
+head, the safety poll, a socket joining). Events this process appended itself are handed
+to it as they commit (`committed`), so they cost no read at all. Each batch is offered to
+every `Subscription` of the stream; a subscription keeps its own next version, so a socket
+that joined from an older version (its one catch-up read is its own) filters what it has
+already sent and never skips.
 
 Offering never waits: a subscription holds at most `MAX_QUEUED` batches. One whose socket
 does not keep up (a client that stops reading, a slow link) overflows: its queue is
@@ -88,6 +90,14 @@ class StreamFollower:
     def wake(self) -> None:
         self._wake.set()
 
+    def committed(self, events: list[StoredEvent]) -> None:
+        """Events this process just appended: offered at once, without a read, when they
+        start at `head` (otherwise a read in order will bring them)."""
+        if events and events[0].version == self.head:
+            self.head = events[-1].version + 1
+            for subscription in list(self.subscriptions):
+                subscription.offer(events)
+
     def add(self, subscription: Subscription) -> None:
         self.subscriptions.add(subscription)
 
@@ -111,7 +121,9 @@ class StreamFollower:
                 self.reads += 1
                 batch = await self.store.read_stream(self.stream_id, self.head)
                 if batch:
-                    self.head = batch[-1].version + 1
+                    # `committed` may have moved the head on during the read; the
+                    # subscriptions drop what they already have.
+                    self.head = max(self.head, batch[-1].version + 1)
                 for subscription in list(self.subscriptions):
                     if batch or subscription.first:
                         subscription.offer(batch)

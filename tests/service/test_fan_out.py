@@ -128,6 +128,28 @@ async def _stop(collectors: Sequence[Collector]) -> None:
     await asyncio.gather(*(c.task for c in collectors), return_exceptions=True)
 
 
+async def test_this_processs_own_appends_cost_no_read(
+    hub: LiveHub, counting: CountingStore
+) -> None:
+    """Appends this process committed are handed to the follower before their hints go out
+    (`LiveHub.committed` as the append's `on_commit`): every follower gets them once, in
+    order, and nothing is read back; an append of another process is still read."""
+    stream, changed = _stream(), asyncio.Condition()
+    followers = [Collector(hub, stream, 0, changed) for _ in range(20)]
+    await until(changed, lambda: all(f.batches for f in followers))
+    before = counting.reads
+    for version in range(10):
+        note = EventData("Note", 1, b'{"n":%d}' % version)
+        await counting.store.append(stream, version, [note], on_commit=hub.committed)
+        await until(changed, functools.partial(_all_at, followers, version))
+    assert counting.reads == before
+    await _append(counting, stream, 10)  # another process's: its hint wakes a read
+    await until(changed, functools.partial(_all_at, followers, 10))
+    assert counting.reads == before + 1
+    assert all(f.versions == list(range(11)) for f in followers)
+    await _stop(followers)
+
+
 async def test_many_sockets_on_one_stream_cost_one_read_per_append(
     hub: LiveHub, counting: CountingStore
 ) -> None:

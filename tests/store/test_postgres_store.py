@@ -118,6 +118,20 @@ async def hold_append(
     return conn, tx, result.events[0]
 
 
+async def test_on_commit_is_told_of_the_committed_events(pg_store: EventStore) -> None:
+    """`on_commit` gets the result of an append once its events are committed (the hint
+    follows); a retried command (duplicate) does not call it again."""
+    sid = new_stream()
+    told: list[Any] = []
+    key = f"{sid}:a"
+    async with pg_store.listen() as listener:
+        first = await pg_store.append(sid, 0, turn(0, 0), command_id=key, on_commit=told.append)
+        again = await pg_store.append(sid, 0, turn(0, 0), command_id=key, on_commit=told.append)
+        hints = await listener.wait(5.0)
+    assert again.duplicate and told == [first]
+    assert [(h.stream_id, h.version) for h in hints] == [(sid, 2)]
+
+
 async def test_appends_to_different_streams_do_not_block(pg_store: EventStore) -> None:
     """While one append's transaction stays open, appends to other streams complete."""
     conn, tx, _ = await hold_append(pg_store, new_stream(), 0)

@@ -3,7 +3,7 @@ docs/event-store.md), through an async SQLAlchemy engine on psycopg 3."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -61,6 +61,7 @@ class EventStore:
         prev_hash: bytes | None = None,
         side: Sequence[SideWrite] = (),
         conn: AsyncConnection | None = None,
+        on_commit: Callable[[AppendResult], None] | None = None,
     ) -> AppendResult:
         """Append `events` to `stream_id` as versions `expected_version…`: ONE statement
         inserts them with the command record and the `side` writes, or nothing at all.
@@ -79,6 +80,9 @@ class EventStore:
           follows. With `conn` it runs inside the caller's transaction, in a savepoint (a
           lost race leaves that transaction usable), and the caller commits, then calls
           `notify(result, conn)`.
+        - `on_commit` (without `conn`): called with the result once the events are
+          committed and before the NOTIFY hint goes out, so that this process learns of
+          its own events before its listener hears of them (not for a duplicate).
         """
         items, meta = prepare(stream_id, expected_version, events, command_id, metadata, prev_hash)
         if conn is not None:
@@ -91,6 +95,8 @@ class EventStore:
             )
             await own.commit()  # ends SQLAlchemy's autobegun block; nothing is sent
             if not result.duplicate:
+                if on_commit is not None:
+                    on_commit(result)
                 await self._notify(own, result)
         return result
 
