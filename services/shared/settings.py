@@ -64,8 +64,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     data_dir: Path
     database_url: str | None = None
     # Beyond the pool, a connection is opened for one use and closed after it: under load
-    # that churn cost PostgreSQL twice the CPU per command (docs/benchmarks.md).
-    db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 20
+    # that churn cost PostgreSQL twice the CPU per command (docs/benchmarks.md). A pool
+    # opens its connections only as they are needed, up to this size, and keeps them.
+    db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 32
     db_max_overflow: Annotated[int, msgspec.Meta(ge=0)] = 10
     db_app_role: str | None = None
     cpu_delay: Annotated[float, msgspec.Meta(ge=0)] = 0.5
