@@ -33,12 +33,12 @@ HEAD = ScriptDirectory.from_config(alembic_config("postgresql+psycopg:///x")).ge
 
 
 def test_settings_defaults() -> None:
-    """With no variables set: embedded database in the user data directory, pool of 10."""
+    """With no variables set: embedded database in the user data directory, pool of 32 (overflow 10)."""
     settings = Settings.from_env({})
     assert settings.database_url is None
     assert settings.data_dir == default_data_dir()
     assert settings.embedded_pgdata == default_data_dir() / "pg"
-    assert (settings.db_pool_size, settings.db_max_overflow, settings.db_app_role) == (10, 10, None)
+    assert (settings.db_pool_size, settings.db_max_overflow, settings.db_app_role) == (32, 10, None)
 
 
 def test_settings_from_variables(tmp_path: Path) -> None:

@@ -32,6 +32,8 @@ from ._records import (
 
 __all__ = ["EventStore"]
 
+_NOTIFY = "SELECT pg_notify(%s, %s)"
+
 _log = structlog.get_logger("services.shared.eventstore")  # the package, as logs name it
 
 
@@ -257,7 +259,9 @@ class EventStore:
         payload = msgspec.json.encode(Notification(result.stream_id, result.last_version))
         try:
             auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            await auto.execute(sa.select(sa.func.pg_notify(CHANNEL, payload.decode())))
+            # Driver-level SQL: a compiled `select(func.pg_notify(…))` cost a tenth of the
+            # service's CPU per command in a profile.
+            await auto.exec_driver_sql(_NOTIFY, (CHANNEL, payload.decode()))
             await auto.commit()  # ends SQLAlchemy's autobegun block; nothing is sent
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             _log.warning("notify_failed", stream_id=result.stream_id, **describe_exception(exc))
