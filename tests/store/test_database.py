@@ -33,7 +33,7 @@ HEAD = ScriptDirectory.from_config(alembic_config("postgresql+psycopg:///x")).ge
 
 
 def test_settings_defaults() -> None:
-    """With no variables set: embedded database in the user data directory, pool of 32 (overflow 10)."""
+    """With no variables set: the embedded database in the user data directory, pool 32."""
     settings = Settings.from_env({})
     assert settings.database_url is None
     assert settings.data_dir == default_data_dir()
