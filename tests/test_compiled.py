@@ -14,13 +14,14 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from compiled_probe import fingerprint
 
 from ludo_cli.bench import engine_form
+from tests import paths
+from tests.compiled_probe import fingerprint
 
 pytestmark = pytest.mark.slow  # builds the engine with mypyc (about a minute)
 
-ROOT = Path(__file__).parents[1]
+ROOT = paths.ROOT
 
 
 # The engine's own tests, run a second time against the compiled build: the fingerprint
@@ -28,17 +29,17 @@ ROOT = Path(__file__).parents[1]
 # function checks its argument types at the call, which once turned a bad die into a
 # TypeError instead of a rejection).
 ENGINE_TESTS = (
-    "test_board.py",
-    "test_decider.py",
-    "test_dice.py",
-    "test_events.py",
-    "test_golden.py",
-    "test_options.py",
-    "test_oracle.py",
-    "test_properties.py",
-    "test_rules.py",
-    "test_ruleset.py",
-    "replay/test_verify.py",
+    "domain/test_board.py",
+    "domain/test_decider.py",
+    "domain/test_dice.py",
+    "domain/test_events.py",
+    "domain/test_golden.py",
+    "domain/test_options.py",
+    "domain/test_oracle.py",
+    "domain/test_properties.py",
+    "domain/test_rules.py",
+    "domain/test_ruleset.py",
+    "replays/test_verify.py",
 )
 
 
@@ -101,6 +102,9 @@ def test_the_engine_tests_pass_against_the_compiled_engine(compiled_copy: Path) 
         "-q",
         "-p",
         "no:cacheprovider",
+        # Appended, not prepended: the tests are a package, and the repository's root put
+        # first on sys.path would import the source engine instead of the compiled copy.
+        "--import-mode=append",
         "-c",
         str(ROOT / "pyproject.toml"),
         "--rootdir",
