@@ -68,12 +68,17 @@ def compiled_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _in_copy(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run Python in `root`, where the compiled packages come before the source's."""
+    """Run Python in `root`, where the compiled packages come before the source's (and the
+    repository after them, for the `tests` package)."""
     return subprocess.run(
         [sys.executable, *args],
         check=False,
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root), "LUDO_EXPECT_ENGINE": "compiled"},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join((str(root), str(ROOT))),
+            "LUDO_EXPECT_ENGINE": "compiled",
+        },
         capture_output=True,
         text=True,
         timeout=900,
@@ -83,7 +88,9 @@ def _in_copy(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_compiled_engine_plays_the_same_events(compiled_copy: Path) -> None:
     """The compiled copy's fingerprint of matches and verdicts equals this process's (the
     source's)."""
-    probe = _in_copy(compiled_copy, str(Path(__file__).with_name("compiled_probe.py")))
+    # As a module: run as a script, its folder (tests/, with tests/domain and
+    # tests/replays) would come first on sys.path and shadow the engine's packages.
+    probe = _in_copy(compiled_copy, "-m", "tests.compiled_probe")
     assert probe.returncode == 0, probe.stderr[-3000:]
     compiled = json.loads(probe.stdout)
     assert compiled["form"] == "compiled"
