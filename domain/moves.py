@@ -5,7 +5,7 @@ iterates what it returns. The walk is eager, not a lazy generator: every caller 
 the moves, and as a generator the walk costs 8% more CPU on this hot path (interpreted, over
 positions from real matches). `explain_move` gives a piece's move or says why it cannot move
 (`decide` uses it for its rejection text): the move comes from that walk, the reason from
-`why_not`, and tests/test_properties.py pins that the two agree. `push` applies a move
+`why_not`, and tests/domain/test_properties.py pins that the two agree. `push` applies a move
 without checking it, like python-chess's `push`: callers pass only moves this module
 generated. `decide` in `domain.decider` is the one place that validates player input.
 
@@ -97,7 +97,7 @@ class _Occupancy:
 def why_not(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> str | None:
     """The rule of RULES.md §3 that stops `piece` moving `die`, as a sentence; None when
     no rule does. Rule by rule, for rejection texts: `legal_moves` alone decides what is
-    legal, and tests/test_properties.py pins that the two agree in every position."""
+    legal, and tests/domain/test_properties.py pins that the two agree in every position."""
     rules = board.ruleset
     occ = _Occupancy(board, pieces, seat)
     frm = pieces[seat][piece]

@@ -1,7 +1,7 @@
 """The site's processes: match and ranking instances, and HAProxy in front of several.
 
 One place starts and watches them, for `ludo up` (one instance of each, or `--instances N`
-behind HAProxy), the balancer test (tests/service/test_balancer.py) and `ludo bench
+behind HAProxy), the balancer test (tests/test_balancer.py) and `ludo bench
 faults`. With one instance of each and no balancer, the match service listens on the port
 the user asked for. With a balancer, HAProxy (Debian's `haproxy` package, 2.6 or newer)
 listens there and on the ranking port, and each instance on a free loopback port of its own:

@@ -104,7 +104,7 @@ async def person(
 async def shot(page: Page, name: str) -> None:
     """A full-page screenshot saved as name in LUDO_SCREENSHOTS, when it is set (the
     pages' screenshots in docs/ are taken this way:
-    `LUDO_SCREENSHOTS=docs/screenshots python3 -m pytest tests/service`); otherwise none."""
+    `LUDO_SCREENSHOTS=docs/screenshots python3 -m pytest tests/services`); otherwise none."""
     folder = os.environ.get("LUDO_SCREENSHOTS")
     if folder:
         await page.screenshot(path=str(Path(folder) / name), full_page=True)

@@ -1,6 +1,6 @@
 """What tests/test_compiled.py compares: a fingerprint of many whole matches and replay
-verdicts, computed by whichever `domain` and `replays` are importable (run as a script, it
-prints it with the engine's form)."""
+verdicts, computed by whichever `domain` and `replays` are importable (run as
+`python3 -m tests.compiled_probe`, it prints it with the engine's form)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ Everything a test needs to set up a match lives here, once:
 Hypothesis profiles: `ludo` (default: 100 examples, no deadline) keeps the suite fast;
 `HYPOTHESIS_PROFILE=thorough` runs 3,000 examples per property for a bug hunt.
 
-Tests import these with `from conftest import ...` (pytest puts tests/ on sys.path).
+Tests import these with `from tests.conftest import ...`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ may not have reached the server yet. `wait_until_blocked` waits for the real con
 the session waiting on a lock in `pg_stat_activity`, so the assertion that follows it
 means the statement is held by the lock, and the test then releases it.
 
-Tests import it with `from pg_waits import ...` (pytest puts tests/ on sys.path).
+Tests import it with `from tests.pg_waits import ...`.
 """
 
 from __future__ import annotations

@@ -14,13 +14,14 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from compiled_probe import fingerprint
 
 from ludo_cli.bench import engine_form
+from tests import paths
+from tests.compiled_probe import fingerprint
 
 pytestmark = pytest.mark.slow  # builds the engine with mypyc (about a minute)
 
-ROOT = Path(__file__).parents[1]
+ROOT = paths.ROOT
 
 
 # The engine's own tests, run a second time against the compiled build: the fingerprint
@@ -28,17 +29,17 @@ ROOT = Path(__file__).parents[1]
 # function checks its argument types at the call, which once turned a bad die into a
 # TypeError instead of a rejection).
 ENGINE_TESTS = (
-    "test_board.py",
-    "test_decider.py",
-    "test_dice.py",
-    "test_events.py",
-    "test_golden.py",
-    "test_options.py",
-    "test_oracle.py",
-    "test_properties.py",
-    "test_rules.py",
-    "test_ruleset.py",
-    "replay/test_verify.py",
+    "domain/test_board.py",
+    "domain/test_decider.py",
+    "domain/test_dice.py",
+    "domain/test_events.py",
+    "domain/test_golden.py",
+    "domain/test_options.py",
+    "domain/test_oracle.py",
+    "domain/test_properties.py",
+    "domain/test_rules.py",
+    "domain/test_ruleset.py",
+    "replays/test_verify.py",
 )
 
 
@@ -67,12 +68,17 @@ def compiled_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _in_copy(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run Python in `root`, where the compiled packages come before the source's."""
+    """Run Python in `root`, where the compiled packages come before the source's (and the
+    repository after them, for the `tests` package)."""
     return subprocess.run(
         [sys.executable, *args],
         check=False,
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root), "LUDO_EXPECT_ENGINE": "compiled"},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join((str(root), str(ROOT))),
+            "LUDO_EXPECT_ENGINE": "compiled",
+        },
         capture_output=True,
         text=True,
         timeout=900,
@@ -82,7 +88,9 @@ def _in_copy(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_compiled_engine_plays_the_same_events(compiled_copy: Path) -> None:
     """The compiled copy's fingerprint of matches and verdicts equals this process's (the
     source's)."""
-    probe = _in_copy(compiled_copy, str(Path(__file__).with_name("compiled_probe.py")))
+    # As a module: run as a script, its folder (tests/, with tests/domain and
+    # tests/replays) would come first on sys.path and shadow the engine's packages.
+    probe = _in_copy(compiled_copy, "-m", "tests.compiled_probe")
     assert probe.returncode == 0, probe.stderr[-3000:]
     compiled = json.loads(probe.stdout)
     assert compiled["form"] == "compiled"
@@ -101,6 +109,9 @@ def test_the_engine_tests_pass_against_the_compiled_engine(compiled_copy: Path) 
         "-q",
         "-p",
         "no:cacheprovider",
+        # Appended, not prepended: the tests are a package, and the repository's root put
+        # first on sys.path would import the source engine instead of the compiled copy.
+        "--import-mode=append",
         "-c",
         str(ROOT / "pyproject.toml"),
         "--rootdir",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -16,8 +15,9 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from ludo_cli.cluster import COMPOSE_HAPROXY_CFG, compose_haproxy_config, haproxy_path
+from tests import paths
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 
 
 @pytest.fixture(scope="module")

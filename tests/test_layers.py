@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import paths
+
+ROOT = paths.ROOT
 
 # A folder -> the project's folders it may import (itself included).
 ALLOWED: dict[str, frozenset[str]] = {

@@ -8,7 +8,9 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import paths
+
+ROOT = paths.ROOT
 DOC = ROOT / "docs" / "operations.md"
 
 # What ships: the packages, the build script and the deployment files (tests are not).

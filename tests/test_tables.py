@@ -9,14 +9,14 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 from services.match import tables as match_tables
 from services.ranking import tables as ranking_tables
 from services.shared.eventstore import events_table
 from services.shared.eventstore._sql import append_statement
+from tests import paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 PRODUCT = ("domain", "replays", "services", "ludo_cli")  # migrations are history
 
 CATALOGED = frozenset(events_table.metadata.tables) | frozenset(match_tables.TABLES.tables)

@@ -5,8 +5,9 @@ migrated, dropped afterwards unless `--keep`):
 
 1. writes a backlog of N finished ranked matches straight into the event store (the party's
    `MatchOpened`, then `MatchCreated`, `MatchStarted`, `MatchFinished`, with the `matches`
-   row, as `tests/ranking/conftest.py` writes them), in batches: one transaction and one
-   COPY per batch, hash chain computed with the store's own `event_hash`;
+   row, as `tests/services/ranking/finished_matches.py` writes them), in batches: one
+   transaction and one COPY per batch, hash chain computed with the store's own
+   `event_hash`;
 2. runs one consumer until it has caught up with that backlog (matches/s);
 3. runs `recompute` from scratch (matches/s), and compares its hash with the live one;
 4. with the consumer running as its own asyncio task (NOTIFY + poll), appends finished

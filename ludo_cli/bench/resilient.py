@@ -4,7 +4,7 @@ What docs/api.md asks of a client, done strictly: every command carries an
 `Idempotency-Key` of its own and is sent again with the same key after a connection error,
 a 502/503/504 or a timeout, until an answer below 500 comes; a match socket that closes or
 drops is opened again from `?from=<last + 1>`. The balancer test
-(tests/service/test_balancer.py) and `ludo bench faults` play through these, then check
+(tests/test_balancer.py) and `ludo bench faults` play through these, then check
 the books against PostgreSQL (`check_matches`): every acknowledged command's events are in
 its stream, at the versions the answer gave, every other event of the stream came from a
 deadline (none applied twice, none lost), every socket saw each version once and in order,

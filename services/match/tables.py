@@ -1,5 +1,5 @@
 """The match service's tables, declared once (made by the migrations 0001, 0002, 0003 and
-0005; tests/store/test_catalog.py checks that the two agree). Only this service reads
+0005; tests/migrations/test_catalog.py checks that the two agree). Only this service reads
 or writes them: the ranking service has its own (services/ranking/tables.py).
 
 Checks, indexes and triggers live in the migrations only.

@@ -32,7 +32,7 @@ Leavers: a player flagged `left` never gains mu from the match (their mu after i
 their mu before; sigma, RD and volatility are updated as computed). Without this rule a
 leaver tied for last with a stronger leaver scores a pairwise draw against them and can
 gain (openskill 18 -> 18.28, elo 1300 -> 1303, glicko2 1300 -> 1331 in
-tests/ranking/test_ratings.py): an abandonment must never pay.
+tests/services/ranking/test_ratings.py): an abandonment must never pay.
 
 What players see is `Model.player_rating`, a rating on mu alone, because in all three
 models the mu update has the sign of the sum over opponents of (actual - expected)
@@ -49,7 +49,7 @@ Glicko-2: 173.7178 * phi'^2 * g(phi_j)). Hence, for every model, to the last bit
 
 The ordinal (`display`) has none of these: a new player's ordinal rises after a loss,
 because sigma falls faster than mu. It stays the operators' conservative leaderboard (the
-`rating` columns of `ratings` and `rating_changes`). tests/ranking/test_ratings.py pins the
+`rating` columns of `ratings` and `rating_changes`). tests/services/ranking/test_ratings.py pins the
 properties with hypothesis, through `rate` and through `match_outcome`.
 
 Every `RatingChange` records the model, its parameters and the library version.
@@ -175,7 +175,7 @@ def _openskill_direct(skills: Sequence[Skill], places: Sequence[int]) -> list[Sk
     order (`limit_sigma` is off by default). This does exactly those steps on re-used
     rating objects and calls the library's own `_compute` for the model. It is used only
     while it gives bit-identical results to `rate` (checked when this module loads, and
-    by tests/ranking/test_ratings.py on random inputs)."""
+    by tests/services/ranking/test_ratings.py on random inputs)."""
     n = len(skills)
     teams = _TEAMS.by_count.get(n)
     if teams is None:

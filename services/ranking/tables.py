@@ -1,5 +1,5 @@
 """The ranking service's tables, declared once (made by the migrations 0004 and 0007;
-tests/store/test_catalog.py checks that the two agree). The service reads the event
+tests/migrations/test_catalog.py checks that the two agree). The service reads the event
 log and these; no table of the match service (names come from `MatchCreated`, 0007).
 
 `ludo ranking recompute` builds copies of `ratings` and `rating_changes` (CREATE TABLE …

@@ -1,6 +1,6 @@
 """How every service process is served: the uvicorn options (no heavy imports, so the CLI
 can read them). `ludo up`, the service bench and the tests' in-process servers use these;
-the Dockerfile and compose.yaml spell the same flags (tests/service/test_limits.py checks).
+the Dockerfile and compose.yaml spell the same flags (tests/services/shared/test_limits.py checks).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Each case fixes a ruleset (preset + overrides), a player count, a server seed (h
 seats' client seeds and the first seat; every seat is CPU "easy". For each case the file
 records what the engine produced: the event count, the number of dice rolled, the final
 pieces, the placements, and the sha256 of all events' bytes as a store holds them
-(`stored_bytes`) concatenated. tests/test_golden.py replays every case and compares.
+(`stored_bytes`) concatenated. tests/domain/test_golden.py replays every case and compares.
 
 Rules revisions (domain.rules.REVISIONS): matches.json was written before revisions existed,
 so its cases name none and are played under revision 1, their MatchCreated hashed in the

@@ -1,5 +1,5 @@
-"""The contract every event store keeps (tests/store/contract.py checks it against each):
-what a caller may rely on whatever the store behind it."""
+"""The contract every event store keeps (tests/services/shared/eventstore/contract.py
+checks it against each): what a caller may rely on whatever the store behind it."""
 
 from __future__ import annotations
 

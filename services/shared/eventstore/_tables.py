@@ -1,5 +1,5 @@
 """The event store's tables, declared once (the schema itself is made by the migrations:
-0001, 0006; tests/store/test_catalog.py checks that the two agree).
+0001, 0006; tests/migrations/test_catalog.py checks that the two agree).
 
 Checks, indexes and the append-only triggers live in the migrations only: the catalog
 says what the code reads and writes (names, types, nullability, keys).

@@ -3,10 +3,10 @@
 Golden replays are history: they stand for files users already hold. Never rerun this to
 "fix" a failing test, and never edit the files it wrote. When the format or an event's
 schema version changes, add a new writer (write_v2.py …) next to this one and keep the
-old files: tests/replay/test_golden_replays.py requires every one of them to keep
+old files: tests/replays/test_golden_replays.py requires every one of them to keep
 verifying and folding to the result recorded in expected.json.
 
-    PYTHONPATH=.:tests python3 tests/golden/replays/write_v1.py
+    PYTHONPATH=. python3 tests/golden/replays/write_v1.py
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from replay.conftest import scripted_match, server_seed
-
 from domain.decider import fold
 from domain.rules import parse_ruleset
 from replays.format import dump_replay, replay_from_events
+from tests.replays.scripted import scripted_match, server_seed
 
 HERE = Path(__file__).parent
 CASES: list[tuple[str, str, dict[str, Any], int, int, int]] = [

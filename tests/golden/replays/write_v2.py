@@ -15,7 +15,7 @@ opponent's block stands on its start square.
 Like write_v1.py, this is history: never rerun it to "fix" a failing test, and never edit
 the files it wrote.
 
-    PYTHONPATH=.:tests python3 tests/golden/replays/write_v2.py
+    PYTHONPATH=. python3 tests/golden/replays/write_v2.py
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from golden.make_golden import BLOCKED, play, stored_bytes
-
 from domain.chain import GENESIS, event_hash
 from domain.decider import fold
 from domain.events import Event, SeedRevealed, encode_event
 from replays.format import ReplayEvent, ReplayFile, build_replay, dump_replay
+from tests.golden.make_golden import BLOCKED, play, stored_bytes
 
 HERE = Path(__file__).parent
 CASES = [

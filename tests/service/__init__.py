@@ -1,1 +1,0 @@
-"""Match-service tests over HTTP on a real PostgreSQL (fixtures from tests/store)."""

@@ -1,0 +1,81 @@
+"""Turn deadlines: timeouts, the CPU stand-in after three, reclaiming the seat."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.services.conftest import Api
+
+pytestmark = pytest.mark.anyio
+
+
+async def _types_since(api: Api, match_id: str, version: int) -> list[str]:
+    r = await api.call("GET", f"/api/matches/{match_id}/events", params={"from": version})
+    return [e["type"] for e in r.json()["events"]]
+
+
+async def _play_turn(api: Api, match_id: str, players: list[dict[str, str]], seat: int) -> None:
+    """Seat `seat` plays its whole turn by hand."""
+    for _ in range(200):
+        state = await api.match(match_id)
+        if state["turn"] != seat or state["status"] != "playing":
+            return
+        await api.step(match_id, players)
+    raise AssertionError("the turn did not end")
+
+
+async def _time_out(api: Api, match_id: str) -> dict[str, Any]:
+    state = await api.match(match_id)
+    assert state["deadline"]["kind"] == "turn"
+    await api.past_due(match_id)
+    fired = await api.scheduler.run_due()
+    assert fired >= 1
+    return state
+
+
+async def test_a_timed_out_turn_is_played_by_the_cpu(api: Api) -> None:
+    """An expired 30 s turn appends TurnTimedOut and the CPU plays the rest of that turn."""
+    match_id, _, _ = await api.duel(turn_limit=30)
+    state = await api.match(match_id)
+    assert state["turn_limit"] == 30 and state["deadline"]["kind"] == "turn"
+    assert await api.scheduler.run_due() == 0  # not due yet: nothing fires
+    before = state["version"]
+    await _time_out(api, match_id)
+    types = await _types_since(api, match_id, before)
+    assert types[0] == "TurnTimedOut" and "DieRolled" in types and "TurnEnded" in types
+    after = await api.match(match_id)
+    assert after["turn"] == 1 and after["deadline"]["kind"] == "turn"
+    assert after["seats"][0]["timeouts"] == 1 and after["seats"][0]["stood_in"] is None
+
+
+async def test_three_timeouts_stand_in_then_reclaim(api: Api) -> None:
+    """Three expired turns in a row bring the stand-in; the same token reclaims the seat."""
+    match_id, players, _ = await api.duel(turn_limit=30)
+    for n in (1, 2, 3):
+        state = await _time_out(api, match_id)
+        types = await _types_since(api, match_id, state["version"])
+        assert types[0] == "TurnTimedOut"
+        if n < 3:
+            assert "SeatStoodIn" not in types
+            await _play_turn(api, match_id, players, 1)
+        else:
+            assert types[1] == "SeatStoodIn"
+    state = await api.match(match_id)
+    assert state["seats"][0]["stood_in"] == "timeouts"
+    # While stood in, the CPU plays seat 0's turns as soon as they come.
+    await _play_turn(api, match_id, players, 1)
+    state = await api.match(match_id)
+    if state["turn"] == 0:
+        assert state["deadline"]["kind"] == "cpu"
+        r = await api.call("POST", f"/api/matches/{match_id}/roll", headers=api.h(players[0]))
+        assert r.status_code == 409 and r.json()["error"] == "stood_in"
+        await api.scheduler.run_due()
+    other = await api.call("POST", f"/api/matches/{match_id}/reclaim", headers=api.h(players[1]))
+    assert other.status_code == 409 and other.json()["error"] == "not_stood_in"
+    r = await api.call("POST", f"/api/matches/{match_id}/reclaim", headers=api.h(players[0]))
+    assert r.status_code == 200, r.text
+    assert [e["type"] for e in r.json()["events"]] == ["SeatReclaimed"]
+    state = await api.match(match_id)
+    assert state["seats"][0]["stood_in"] is None and state["seats"][0]["timeouts"] == 0

@@ -1,0 +1,653 @@
+"""The replay viewer and the dispute report page in a real browser: Debian's Chromium
+driven by Playwright, as in tests/services/ranking/test_dashboard.py.
+
+The match service runs under uvicorn on a loopback port (the live tests' `Instance`) with
+its deadline worker on, so CPU seats play whole matches by themselves. No Playwright-managed
+browser download: the system's /usr/bin/chromium (CI installs it, see .ci/run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Page, expect
+from websockets.sync.client import connect
+
+from domain.dice import die_for_roll
+from services.shared.settings import Settings
+from tests.browser import console_errors, new_page, requires_chromium
+from tests.services.match.test_live import Instance
+
+TOKEN = "op-secret"
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
+
+
+class Site:
+    """The running service plus a plain HTTP client for setting matches up."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        self.http = httpx.Client(base_url=instance.http, timeout=30)
+
+    def player(self, name: str) -> dict[str, str]:
+        r = self.http.post("/api/players", json={"name": name})
+        assert r.status_code == 201, r.text
+        body = r.json()
+        return {"id": body["id"], "token": body["token"]}
+
+    def start(
+        self,
+        host: dict[str, str],
+        seats: int,
+        rules: dict[str, Any],
+        cpus: int,
+        level: str = "easy",
+        client_seed: str = "host-seed",
+    ) -> str:
+        """A table of `seats`: the host, `cpus` CPU seats of `level` and guests for the rest."""
+        auth = {"Authorization": f"Bearer {host['token']}"}
+        party = self.http.post(
+            "/api/parties",
+            json={"seats": seats, "rules": rules, "client_seed": client_seed},
+            headers=auth,
+        ).json()
+        for i in range(seats - 1):
+            if i < cpus:
+                r = self.http.post(
+                    f"/api/parties/{party['id']}/cpus", json={"level": level}, headers=auth
+                )
+            else:
+                guest = self.player(f"guest{i}")
+                r = self.http.post(
+                    f"/api/parties/{party['id']}/join",
+                    json={},
+                    headers={"Authorization": f"Bearer {guest['token']}"},
+                )
+            assert r.status_code == 200, r.text
+        r = self.http.post(f"/api/parties/{party['id']}/start", headers=auth)
+        assert r.status_code == 201, r.text
+        match_id: str = r.json()["match_id"]
+        return match_id
+
+    def wait_finished(self, match_id: str) -> dict[str, Any]:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            state: dict[str, Any] = self.http.get(f"/api/matches/{match_id}").json()
+            if state["status"] == "finished":
+                return state
+            time.sleep(0.1)
+        raise AssertionError("the CPU match did not finish")
+
+    def steps(self, match_id: str) -> dict[str, Any]:
+        model: dict[str, Any] = self.http.get(f"/api/matches/{match_id}/steps").json()
+        return model
+
+
+@pytest.fixture
+def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=database_url,
+        operator_token=TOKEN,
+        cpu_delay=0,
+        scheduler=True,
+        scheduler_poll=0.01,
+        db_pool_size=4,
+    )
+    with Instance(settings) as instance:
+        site = Site(instance)
+        yield site
+        site.http.close()
+
+
+def played_out(site: Site, level: str) -> str:
+    """A finished 4-seat cross-board match played by CPUs of `level`: the host opens a
+    live connection, leaves the match (a CPU stands in), and the connection closes."""
+    host = site.player("hostess")
+    match_id = site.start(host, 4, {"preset": "standard"}, cpus=3, level=level)
+    with connect(site.instance.ws(match_id)) as ws:
+        ws.send(json.dumps({"type": "hello", "token": host["token"]}))
+        while True:
+            frame = ws.recv(timeout=10)
+            if '"hello"' in frame:
+                assert '"seat":0' in frame
+                break
+        r = site.http.post(
+            f"/api/matches/{match_id}/leave",
+            headers={"Authorization": f"Bearer {host['token']}"},
+        )
+        assert r.status_code == 200, r.text
+    site.wait_finished(match_id)
+    return match_id
+
+
+@pytest.fixture
+def cpu_match(site: Site) -> str:
+    """A finished match of easy CPUs and a host who left (see `played_out`)."""
+    return played_out(site, "easy")
+
+
+@pytest.fixture
+def normal_cpu_match(site: Site) -> str:
+    """A finished match of normal CPUs and a host who left (see `played_out`)."""
+    return played_out(site, "normal")
+
+
+@pytest.fixture
+async def browser_page() -> AsyncIterator[tuple[Page, list[str]]]:
+    """A Chromium page of an en-GB browser and the console errors it logs (CSP violations
+    among them)."""
+    async with new_page(locale="en-GB") as page:
+        yield page, console_errors(page)
+
+
+@pytest.fixture
+async def ja_page() -> AsyncIterator[tuple[Page, list[str]]]:
+    """A Chromium page of a ja-JP browser and the console errors it logs."""
+    async with new_page(locale="ja-JP") as page:
+        yield page, console_errors(page)
+
+
+# The words the viewer shows an event in, as site.js's `ev.*` and replay_words.js have
+# them: written out here again so the page is checked against them, not against itself.
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "yellow": "Yellow",
+        "blue": "Blue",
+        "red": "Red",
+        "green": "Green",
+        "easy": "CPU (easy)",
+        "normal": "CPU (normal)",
+        "hard": "CPU (hard)",
+        "created": "The table is set. The dice seed is sealed (hash {hash}…).",
+        "started": "The match begins. {who} plays first.",
+        "rolled": "{who} rolled {die}",
+        "entered": "{who}'s piece {piece} came out of the nest.",
+        "moved": "{who}'s piece {piece} moved {n} squares.",
+        "moved_one": "{who}'s piece {piece} moved 1 square.",
+        "to_home": "{who}'s piece {piece} turned into its home column.",
+        "to_goal": "{who}'s piece {piece} reached the goal.",
+        "auto_enter": "(entered without rolling)",
+        "captured": "It captured {who}'s piece and sent it home.",
+        "bonus": "One more roll.",
+        "bonus_n": "{n} more rolls.",
+        "pass_none": "{who}: no piece can move; the turn ends.",
+        "pass_retry": "{who}: no entering value; roll again.",
+        "pass_sixes": "{who}: a third six in a row ends the turn.",
+        "turn": "{who} to play.",
+        "timeout": "{who}'s time ran out; a CPU plays the rest of the turn.",
+        "stand_in": "A CPU plays for {who} ({why}).",
+        "why_timeouts": "three timeouts in a row",
+        "why_disconnected": "did not come back",
+        "why_left": "left",
+        "reclaimed": "{who} is back.",
+        "finished_player": "{who} finished in place {n}.",
+        "over": "The match is over.",
+        "seed": "The dice seed is revealed: the replay checks every die.",
+    },
+    "ja": {
+        "yellow": "黄",
+        "blue": "青",
+        "red": "赤",
+        "green": "緑",
+        "easy": "CPU（弱い）",
+        "normal": "CPU（ふつう）",
+        "hard": "CPU（強い）",
+        "created": "対局の準備ができました。サイコロの種は封印済みです（ハッシュ {hash}…）。",
+        "started": "対局開始。先手は{who}です。",
+        "rolled": "{who}: {die}",
+        "entered": "{who}のコマ{piece}が巣から出ました。",
+        "moved": "{who}のコマ{piece}が{n}マス進みました。",
+        "moved_one": "{who}のコマ{piece}が1マス進みました。",
+        "to_home": "{who}のコマ{piece}がゴールの道に入りました。",
+        "to_goal": "{who}のコマ{piece}がゴールに入りました。",
+        "auto_enter": "（振らずに出ました）",
+        "captured": "{who}のコマを取って巣へ戻しました。",
+        "bonus": "もう1回振れます。",
+        "bonus_n": "あと{n}回振れます。",
+        "pass_none": "{who}: 動かせるコマが無いので番が終わります。",
+        "pass_retry": "{who}: 出せる目が出ませんでした。もう一度振れます。",
+        "pass_sixes": "{who}: 6が3回続いたので番が終わります。",
+        "turn": "{who}の番です。",
+        "timeout": "{who}の時間切れ。CPUが続きを打ちます。",
+        "stand_in": "{who}の代わりにCPUが打ちます（{why}）。",
+        "why_timeouts": "3回続けて時間切れ",
+        "why_disconnected": "接続が戻らない",
+        "why_left": "抜けた",
+        "reclaimed": "{who}が席に戻りました。",
+        "finished_player": "{who}が{n}位で上がりました。",
+        "over": "対局終了。",
+        "seed": "サイコロの種が公開されました。リプレイで全部の目を確かめられます。",
+    },
+}
+SYMBOLS = {"yellow": "○", "blue": "□", "red": "△", "green": "✚"}
+
+
+def shown(model: dict[str, Any], step: dict[str, Any], lang: str) -> str:
+    """The text the viewer should show for `step` in `lang`, from the step's fields."""
+    w = WORDS[lang]
+
+    def who(seat: int) -> str:
+        s = model["seats"][seat]
+        name = w[s["cpu"]] if s["cpu"] else s["name"]
+        return f"{SYMBOLS[s['colour']]}{w[s['colour']]} {name}"
+
+    kind = step["type"]
+    me = who(step["seat"]) if step["seat"] is not None else ""
+    board = model["board"]
+    if kind == "MatchCreated":
+        return w["created"].format(hash=model["fairness"]["seed_hash"][:16])
+    if kind == "MatchStarted":
+        return w["started"].format(who=who(model["first_seat"]))
+    if kind == "DieRolled":
+        return w["rolled"].format(who=me, die=step["die"])
+    if kind == "PieceMoved":
+        frm, to, piece = step["from"], step["to"], step["chosen"] + 1
+        if frm < 0:
+            text = w["entered"].format(who=me, piece=piece)
+        elif to >= board["goal"]:
+            text = w["to_goal"].format(who=me, piece=piece)
+        elif to >= board["home"] > frm:
+            text = w["to_home"].format(who=me, piece=piece)
+        else:
+            text = w["moved_one" if to - frm == 1 else "moved"].format(
+                who=me, piece=piece, n=to - frm
+            )
+        if step["die"] is None:
+            text += " " + w["auto_enter"]
+        for seat, _ in step["captures"]:
+            text += " " + w["captured"].format(who=who(seat))
+        if step["bonus"]:
+            text += " " + (
+                w["bonus"] if step["bonus"] == 1 else w["bonus_n"].format(n=step["bonus"])
+            )
+        return text
+    if kind == "RollPassed":
+        key = (
+            "pass_sixes"
+            if step["reason"] == "three_sixes"
+            else ("pass_retry" if step["retry"] else "pass_none")
+        )
+        return w[key].format(who=me)
+    if kind == "TurnEnded":
+        return w["turn"].format(who=who(step["next_seat"]))
+    if kind == "TurnTimedOut":
+        return w["timeout"].format(who=me)
+    if kind == "SeatStoodIn":
+        return w["stand_in"].format(who=me, why=w[f"why_{step['reason']}"])
+    if kind == "SeatReclaimed":
+        return w["reclaimed"].format(who=me)
+    if kind == "PlayerFinished":
+        return w["finished_player"].format(who=me, n=step["place"])
+    if kind == "MatchFinished":
+        return w["over"]
+    assert kind == "SeedRevealed", kind
+    return w["seed"]
+
+
+async def progresses(page: Page) -> list[str]:
+    pieces: list[str] = await page.locator("#board g.piece").evaluate_all(
+        "cs => cs.map(c => `${c.dataset.seat}:${c.dataset.piece}:${c.dataset.progress}`)"
+    )
+    return pieces
+
+
+async def go_to(page: Page, index: int) -> None:
+    await page.locator("#scrub").evaluate(
+        "(el, i) => { el.value = String(i); el.dispatchEvent(new Event('input')); }", index
+    )
+
+
+async def test_viewer_steps_through_a_finished_cpu_match(
+    site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
+) -> None:
+    """An en-GB browser steps through a CPU match in English, the dice checked in the page."""
+    page, errors = browser_page
+    model = site.steps(cpu_match)
+    steps = model["steps"]
+    n = len(steps)
+    await page.goto(f"{site.instance.http}/replay/{cpu_match}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+
+    # The board (services/shared/board.js): 52 squares with 8 safe ones, 4 home columns
+    # of 5, 4 nests, 16 pieces.
+    assert await page.locator("#board rect[data-track]").count() == 52
+    assert await page.locator("#board rect.cell.safe").count() == 8
+    assert await page.locator("#board rect[data-home]").count() == 20
+    assert await page.locator("#board [data-nest]").count() == 4
+    await expect(page.locator("#board g.piece")).to_have_count(16)
+    await expect(page.locator("#events li")).to_have_count(n)
+    await expect(page.locator("html")).to_have_attribute("lang", "en")
+    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings", "Rules"])
+    await expect(page.locator("#lang")).to_have_text("日本語")
+    # Every event of the list in English, worded from the step's fields.
+    texts = await page.locator("#events li").all_inner_texts()
+    for step, text in zip(steps, texts, strict=True):
+        assert text.startswith(f"{step['version']} {shown(model, step, 'en')}"), text
+    # CPU seats named as the table names them; places once the match is over.
+    seats = await page.locator("#seats li").all_inner_texts()
+    assert (
+        seats[1].startswith(f"{SYMBOLS[model['seats'][1]['colour']]}") and "CPU (easy)" in seats[1]
+    )
+    assert all("Place " in text for text in seats)
+    await expect(page.locator("#status")).to_have_text("finished")
+
+    # Stepping with the buttons and the keyboard changes the event text.
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[0], "en"))
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+    await page.click("#next")
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[1], "en"))
+    await page.keyboard.press("ArrowRight")
+    await expect(page.locator("#counter")).to_have_text(f"3 / {n}")
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[2], "en"))
+    await page.keyboard.press("ArrowLeft")
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[1], "en"))
+    await page.keyboard.press("End")
+    await expect(page.locator("#event-text")).to_have_text(shown(model, steps[-1], "en"))
+    await page.click("#first")
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+    # The current event stays in view in the list (it scrolled past it before).
+    assert await page.evaluate(
+        """() => { const box = document.querySelector('#events').getBoundingClientRect();
+                   const li = document.querySelector('#events li.current').getBoundingClientRect();
+                   return li.top >= box.top && li.bottom <= box.bottom; }"""
+    )
+    # Editing the address's #N (or Back) moves the viewer there.
+    await page.evaluate("location.hash = '#5'")
+    await expect(page.locator("#counter")).to_have_text(f"6 / {n}")
+    await page.go_back()
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+
+    # Scrubbing to a move puts the board where the model says, and moves one piece.
+    move = next(s for s in steps if s["type"] == "PieceMoved" and s["pieces"] != steps[2]["pieces"])
+    await go_to(page, 2)
+    before = await progresses(page)
+    await go_to(page, move["version"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, move, "en"))
+    after = await progresses(page)
+    assert after != before
+    expected = sorted(
+        f"{seat}:{piece}:{p}"
+        for seat, row in enumerate(move["pieces"])
+        for piece, p in enumerate(row)
+    )
+    assert sorted(after) == expected
+    await expect(page.locator("#board g.piece.moved")).to_have_count(1)
+
+    # A roll with a choice: every legal move listed, the one played highlighted.
+    roll = next(s for s in steps if s["type"] == "DieRolled" and len(s["options"] or []) >= 2)
+    await go_to(page, roll["version"])
+    await expect(page.locator("#options li")).to_have_count(len(roll["options"]))
+    chosen = page.locator("#options li.chosen")
+    await expect(chosen).to_have_count(1)
+    assert await chosen.get_attribute("data-piece") == str(roll["chosen"])
+    await expect(page.locator("#board .target")).to_have_count(len(roll["options"]))
+    await expect(page.locator("#board .target.chosen")).to_have_count(1)
+    chosen_target = page.locator("#board .target.chosen")
+    assert await chosen_target.get_attribute("data-piece") == str(roll["chosen"])
+    # the pieces that could move are marked, each its own token; none is pickable here
+    await expect(page.locator("#board g.piece.movable")).to_have_count(
+        len({o["piece"] for o in roll["options"]})
+    )
+    await expect(page.locator("#board g.piece[tabindex]")).to_have_count(0)
+    await expect(page.locator("#die-value")).to_have_text(str(roll["die"]))
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT"], full_page=True)
+
+    # Marks on the timeline: the stand-in of the host who left, every capture.
+    assert await page.locator("#timeline line.m-stand-in").count() == 1
+    captures = sum(1 for s in steps if "capture" in s["marks"])
+    assert await page.locator("#timeline line.m-capture").count() == captures
+    await expect(page.locator("#events li .badge.m-stand-in")).to_have_count(1)
+
+    # Fairness: the seed hashes to the commitment, every die re-derived in the page.
+    rolls = [s for s in steps if s["type"] == "DieRolled"]
+    await expect(page.locator("#fair-seed-status")).to_contain_text("matches the commitment")
+    await expect(page.locator("#fair-seed-status")).to_have_class("ok")
+    await expect(page.locator("#fair-dice tbody tr")).to_have_count(len(rolls))
+    await expect(page.locator("#fair-dice tbody tr.ok")).to_have_count(len(rolls))
+    await expect(page.locator("#fair-summary")).to_have_text(
+        f"{len(rolls)} of {len(rolls)} dice match the revealed seed ✓"
+    )
+    derived = await page.locator("#fair-dice tbody td.derived").all_inner_texts()
+    seed = bytes.fromhex(model["fairness"]["server_seed"])
+    client = model["fairness"]["client_seed"]
+    assert derived == [str(die_for_roll(seed, client, r["n"])) for r in rolls]
+    await expect(page.locator("#audit")).to_contain_text("every check holds")
+    # The page's own SHA-256 agrees with hashlib on lengths around the block boundaries.
+    for size in (0, 3, 55, 56, 64, 119, 1000):
+        data = bytes((7 * i + size) % 256 for i in range(size))
+        ours = await page.evaluate(
+            "b => ludoFair.hex(ludoFair.sha256(new Uint8Array(b)))", list(data)
+        )
+        assert ours == hashlib.sha256(data).hexdigest()
+    # On a phone the page is no wider than the screen: long seeds wrap, the dice table
+    # scrolls in its own box.
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT_PHONE_EN"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_PHONE_EN"], full_page=True)
+    assert errors == []
+
+
+async def test_viewer_shows_the_client_seed_exactly(
+    site: Site, browser_page: tuple[Page, list[str]]
+) -> None:
+    """A client seed with `\\`, `"` and spaces is shown as itself (not JSON-escaped), so the
+    text shown, copied into the page's own derivation, gives every recorded die."""
+    page, errors = browser_page
+    seed_text = 'h(@/_Y\\sP "q"  z\\ '
+    host = site.player("host")
+    match_id = site.start(host, 2, {"preset": "bga"}, cpus=1, client_seed=seed_text)
+    r = site.http.post(
+        f"/api/matches/{match_id}/leave", headers={"Authorization": f"Bearer {host['token']}"}
+    )
+    assert r.status_code == 200, r.text
+    site.wait_finished(match_id)
+    model = site.steps(match_id)
+    client = model["fairness"]["client_seed"]
+    assert client.startswith(seed_text + "|")
+    await page.goto(f"{site.instance.http}/replay/{match_id}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    shown = await page.locator("#fair-client-seed").text_content()
+    assert shown == client
+    rolls = [s for s in model["steps"] if s["type"] == "DieRolled"]
+    derived = await page.evaluate(
+        """([ns, server]) => {
+          const text = document.querySelector("#fair-client-seed").textContent;
+          const seed = ludoFair.unhex(server);
+          return ns.map((n) => ludoFair.dieFor(seed, text, n));
+        }""",
+        [[s["n"] for s in rolls], model["fairness"]["server_seed"]],
+    )
+    assert derived == [s["die"] for s in rolls]
+    seed = bytes.fromhex(model["fairness"]["server_seed"])
+    assert derived == [die_for_roll(seed, client, s["n"]) for s in rolls]
+    await expect(page.locator("#fair-dice tbody tr.ok")).to_have_count(len(rolls))
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    ("rules", "players", "squares"),
+    [
+        ({"preset": "bga"}, 2, 26),
+        ({"preset": "bga"}, 3, 39),
+        ({"preset": "bga"}, 4, 52),
+        ({"preset": "standard"}, 3, 52),
+    ],
+)
+async def test_viewer_draws_every_board_and_waits_for_the_seed(
+    site: Site,
+    browser_page: tuple[Page, list[str]],
+    rules: dict[str, Any],
+    players: int,
+    squares: int,
+) -> None:
+    """A match being played by guests (nobody acts): the board of its ruleset and player
+    count, and no dice to check until the seed is revealed."""
+    page, errors = browser_page
+    host = site.player("host")
+    match_id = site.start(host, players, rules, cpus=0)
+    await page.goto(f"{site.instance.http}/replay/{match_id}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    assert await page.locator("#board rect[data-track]").count() == squares
+    assert await page.locator("#board rect[data-home]").count() == 5 * players
+    assert await page.locator("#board [data-nest]").count() == players
+    await expect(page.locator("#board g.piece")).to_have_count(4 * players)
+    await expect(page.locator("#fair-summary")).to_contain_text("checkable after the match ends")
+    await expect(page.locator("#fair-seed")).to_have_text("not revealed yet")
+    await expect(page.locator("#fair-dice-wrap")).to_be_hidden()
+    await expect(page.locator("#message")).to_contain_text("still being played")
+    assert errors == []
+
+
+async def test_viewer_speaks_japanese_and_switches_to_english(
+    site: Site, normal_cpu_match: str, ja_page: tuple[Page, list[str]]
+) -> None:
+    """A ja-JP browser gets the viewer in Japanese; the switch flips it to English for good."""
+    page, errors = ja_page
+    model = site.steps(normal_cpu_match)
+    steps = model["steps"]
+    await page.goto(f"{site.instance.http}/replay/{normal_cpu_match}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("html")).to_have_attribute("lang", "ja")
+    await expect(page.locator("header.site nav a")).to_have_text(["ロビー", "ランキング", "ルール"])
+    await expect(page.locator("header.site nav a").first).to_have_attribute("href", "/")
+    await expect(page.locator("h1")).to_have_text("リプレイ")
+    await expect(page.locator("#step-title")).to_have_text("対局を1手ずつ見る")
+    await expect(page.locator("#status")).to_have_text("終了")
+    await expect(page.locator("#first")).to_have_attribute("title", "最初のイベント（Home）")
+
+    # A piece coming out of its nest, in the table's words; a CPU seat as CPU（ふつう）.
+    entry = next(s for s in steps if s["type"] == "PieceMoved" and s["from"] < 0)
+    await go_to(page, entry["version"])
+    text = shown(model, entry, "ja")
+    assert "が巣から出ました。" in text
+    await expect(page.locator("#event-text")).to_have_text(text)
+    await expect(page.locator("#event-meta")).to_contain_text("決めたのは")
+    cpu = model["seats"][1]
+    await expect(page.locator("#seats li[data-seat='1']")).to_contain_text(
+        f"{SYMBOLS[cpu['colour']]}{WORDS['ja'][cpu['colour']]}: CPU（ふつう）"
+    )
+    await expect(page.locator("#seats li[data-seat='0'] .place")).to_have_text(re.compile(r"^\d位"))
+    # Every event of the list in Japanese; the host's leaving among them.
+    texts = await page.locator("#events li").all_inner_texts()
+    for step, line in zip(steps, texts, strict=True):
+        assert line.startswith(f"{step['version']} {shown(model, step, 'ja')}"), line
+    assert any("の代わりにCPUが打ちます（抜けた）" in line for line in texts)
+    await expect(page.locator("#events li .badge.m-stand-in")).to_have_text("CPUが代わり")
+    # A roll with a choice: its moves listed in Japanese.
+    roll = next(s for s in steps if s["type"] == "DieRolled" and len(s["options"] or []) >= 2)
+    await go_to(page, roll["version"])
+    await expect(page.locator("#options-title")).to_contain_text("で動かせるコマ")
+    await expect(page.locator("#options li.chosen .chosen-mark")).to_have_text("← 選んだ手")
+    # The fairness panel and the audit verdict.
+    await expect(page.locator("#fairness h2")).to_have_text("サイコロの公正さ")
+    await expect(page.locator("#fair-seed-status")).to_contain_text("✓ 約束と一致します")
+    rolls = sum(1 for s in steps if s["type"] == "DieRolled")
+    await expect(page.locator("#fair-summary")).to_have_text(
+        f"{rolls}回中{rolls}回の目が公開された種と一致します ✓"
+    )
+    await expect(page.locator("#audit")).to_contain_text("すべての確認に合格しました")
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT_JA"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_JA"], full_page=True)
+
+    # The switch: English at once, at the same step, and still after a reload.
+    await page.click("#lang")
+    await expect(page.locator("html")).to_have_attribute("lang", "en")
+    await expect(page.locator("#lang")).to_have_text("日本語")
+    await expect(page.locator("#step-title")).to_have_text("Step through the match")
+    await expect(page.locator("#counter")).to_have_text(f"{roll['version'] + 1} / {len(steps)}")
+    await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
+    await expect(page.locator("#options-title")).to_contain_text("Legal moves for")
+    await expect(page.locator("#seats li[data-seat='1']")).to_contain_text("CPU (normal)")
+    await expect(page.locator("#fair-summary")).to_have_text(
+        f"{rolls} of {rolls} dice match the revealed seed ✓"
+    )
+    await expect(page.locator("#audit")).to_contain_text("every check holds")
+    assert await page.evaluate("() => localStorage.getItem('ludo.lang')") == "en"
+    await page.reload()
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("#step-title")).to_have_text("Step through the match")
+    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings", "Rules"])
+    await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
+    # On a phone the Japanese page is no wider than the screen either.
+    await page.click("#lang")
+    await expect(page.locator("#step-title")).to_have_text("対局を1手ずつ見る")
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    if os.environ.get("LUDO_REPLAY_SCREENSHOT_PHONE"):
+        await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_PHONE"], full_page=True)
+    assert errors == []
+
+
+async def test_viewer_of_an_unknown_match_is_404(
+    site: Site, browser_page: tuple[Page, list[str]]
+) -> None:
+    page, _ = browser_page
+    response = await page.goto(f"{site.instance.http}/replay/{uuid.uuid4()}")
+    assert response is not None and response.status == 404
+    await expect(page.locator("h1")).to_have_text("No such match")
+
+
+async def test_report_page_shows_the_timeline_with_the_operator_token(
+    site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
+) -> None:
+    page, errors = browser_page
+    report = site.http.get(
+        f"/api/matches/{cpu_match}/report", headers={"Authorization": f"Bearer {TOKEN}"}
+    ).json()
+    await page.goto(f"{site.instance.http}/report/{cpu_match}")
+    await expect(page.locator("#token")).to_be_visible()
+    await expect(page.locator("#report")).to_be_hidden()
+
+    await page.fill("#token", "not-the-token")
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("#message")).to_contain_text("Wrong or missing operator token")
+    await expect(page.locator("#report")).to_be_hidden()
+
+    await page.fill("#token", TOKEN)
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("#message")).to_be_hidden()
+    await expect(page.locator("#summary tbody tr")).to_have_count(4)
+    await expect(page.locator("#turns .turn")).to_have_count(len(report["turns"]))
+    # The host's live connection and its close, the stand-in, who chose each move.
+    await expect(page.locator("tr.connected")).to_have_count(1)
+    await expect(page.locator("tr.disconnected")).to_have_count(1)
+    await expect(page.locator("tr.m-stand-in")).to_have_count(1)
+    assert await page.locator(".chooser.by-stand-in").count() > 0
+    assert await page.locator(".chooser.by-cpu").count() > 0
+    assert await page.locator("ul.options li.chosen").count() > 0
+    host = page.locator("#summary tbody tr[data-seat='0'] td")
+    cells = await host.all_inner_texts()
+    assert cells[-2:] == ["1", "1"]  # one connect, one disconnect
+    assert cells[7] == "1"  # one stand-in
+
+    if os.environ.get("LUDO_REPORT_SCREENSHOT"):
+        await page.screenshot(path=os.environ["LUDO_REPORT_SCREENSHOT"], full_page=False)
+    # Only the flagged turns: the one where the host left (and its connection changed).
+    await page.check("#only-flagged")
+    visible = page.locator("#turns .turn:visible")
+    assert 1 <= await visible.count() < len(report["turns"])
+    # On a phone the page is no wider than the screen (the seat table scrolls in its box).
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+    await page.set_viewport_size({"width": 1280, "height": 1000})
+    # The token is kept for the tab: a reload goes straight to the report.
+    await page.reload()
+    await expect(page.locator("#turns .turn")).to_have_count(len(report["turns"]))
+    await expect(page.locator("#login")).to_be_hidden()
+    # The one error logged is the refused wrong token; nothing broke the CSP.
+    assert [e for e in errors if "status of 401" not in e] == []
