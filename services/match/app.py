@@ -75,7 +75,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             own = await service_engine(stack, settings, engine)
-            store = EventStore(own)
+            store = EventStore(own, group_commit=settings.group_commit)
+            stack.push_async_callback(store.close)
             service = MatchService(own, store, settings)
             app.state.service = service
             reads = service.matches

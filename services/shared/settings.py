@@ -5,8 +5,10 @@
   started, with its data in `LUDO_DATA_DIR/pg`.
 - `LUDO_DATA_DIR`: where local state lives (the embedded PostgreSQL's `pg/`). Default: the
   user data directory, `platformdirs.user_data_dir("ludo")` (`~/.local/share/ludo` on Linux).
-- `LUDO_DB_POOL_SIZE` (10) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
+- `LUDO_DB_POOL_SIZE` (32) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
   in its SQLAlchemy pool, and the extra ones it may open under load.
+- `LUDO_GROUP_COMMIT` (true): the match service commits the appends that arrive together
+  in one transaction, on one more connection of its own (docs/event-store.md).
 - `LUDO_DB_APP_ROLE`: the database role the services run as (not the schema's owner).
   When set, `ludo db upgrade`, run as the owner, grants it what the services need and no
   more (migrations/grants.py, docs/event-store.md: Roles). A service connected as a role
@@ -68,6 +70,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # opens its connections only as they are needed, up to this size, and keeps them.
     db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 32
     db_max_overflow: Annotated[int, msgspec.Meta(ge=0)] = 10
+    # The match service's appends in batches, one transaction each (eventstore/_group.py).
+    group_commit: bool = True
     db_app_role: str | None = None
     cpu_delay: Annotated[float, msgspec.Meta(ge=0)] = 0.5
     scheduler: bool = True
@@ -125,6 +129,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "data_dir": ("LUDO_DATA_DIR", "local state (embedded PostgreSQL data in pg/)"),
     "db_pool_size": ("LUDO_DB_POOL_SIZE", "connections kept per process"),
     "db_max_overflow": ("LUDO_DB_MAX_OVERFLOW", "extra connections under load"),
+    "group_commit": (
+        "LUDO_GROUP_COMMIT",
+        "commit the match service's appends in batches (true/false)",
+    ),
     "db_app_role": ("LUDO_DB_APP_ROLE", "role the services connect as; ludo db upgrade grants it"),
     "cpu_delay": ("LUDO_CPU_DELAY", "seconds a CPU (or stand-in) waits before each action"),
     "scheduler": ("LUDO_SCHEDULER", "run the deadline worker in this process (true/false)"),

@@ -18,6 +18,7 @@ from services.shared.logging import describe_exception
 
 from . import _sql
 from ._errors import ConcurrencyError, IdempotencyKeyReused
+from ._group import Fallback, GroupCommit
 from ._listener import CHANNEL, Listener
 from ._prepare import AnyEvent, check_chain, link, prepare
 from ._records import (
@@ -43,12 +44,23 @@ class EventStore:
     The store expects the default READ COMMITTED isolation on the connections it gets.
     """
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, *, group_commit: bool = False) -> None:
         self.engine = engine
         # Single statements (and reads of rows that never change once committed): in
         # autocommit they cost one round trip instead of three (BEGIN, the statement,
         # COMMIT), with the same consistency (one statement sees one snapshot).
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
+        # `group_commit`: appends made on their own that know their head's hash go in
+        # batches on a connection of the store's own (`_group`); `close()` closes it.
+        self.group: GroupCommit | None = (
+            GroupCommit(libpq_url(engine.url)) if group_commit else None
+        )
+
+    async def close(self) -> None:
+        """Close what the store opened itself (the group commit's connection); the
+        engine is the caller's."""
+        if self.group is not None:
+            await self.group.close()
 
     # ------------------------------------------------------------------------- append
 
@@ -79,14 +91,23 @@ class EventStore:
           not the head's at the right version is a `ValueError`.
         - `side`: `SideWrite`s that run in the same statement, only when the events go in.
         - Without `conn` the statement runs on its own (autocommit) and the NOTIFY hint
-          follows. With `conn` it runs inside the caller's transaction, in a savepoint (a
-          lost race leaves that transaction usable), and the caller commits, then calls
+          follows; with `group_commit`, it runs in the next batch (`_group.py`), in one
+          transaction with the appends made meanwhile, each on its own stream's head.
+          With `conn` it runs inside the caller's transaction, in a savepoint (a lost race
+          leaves that transaction usable), and the caller commits, then calls
           `notify(result, conn)`.
         - `on_commit` (without `conn`): called with the result once the events are
           committed and before the NOTIFY hint goes out, so that this process learns of
           its own events before its listener hears of them (not for a duplicate).
         """
         items, meta = prepare(stream_id, expected_version, events, command_id, metadata, prev_hash)
+        if conn is None and self.group is not None:
+            try:
+                return await self._append_grouped(
+                    stream_id, expected_version, items, meta, command_id, prev_hash, side, on_commit
+                )
+            except Fallback:
+                pass  # the batch rolled back: on its own, where the usual rules decide
         if conn is not None:
             return await self._append(
                 conn, stream_id, expected_version, items, meta, command_id, prev_hash, side, True
@@ -102,6 +123,45 @@ class EventStore:
                 await self._notify(own, result)
         return result
 
+    async def _append_grouped(
+        self,
+        stream_id: str,
+        expected_version: int,
+        items: list[EventData],
+        meta: dict[str, Any],
+        command_id: str | None,
+        prev_hash: bytes | None,
+        side: Sequence[SideWrite],
+        on_commit: Callable[[AppendResult], None] | None,
+    ) -> AppendResult:
+        if prev_hash is None:
+            async with self._reader.connect() as own:
+                head = await self._head(own, stream_id, expected_version, command_id)
+            if isinstance(head, AppendResult):
+                return head
+            prev_hash = head
+        sql, params, last_version = _statement(
+            stream_id, expected_version, items, meta, command_id, prev_hash, side
+        )
+
+        def finish(rows: Sequence[Any]) -> AppendResult | None:
+            # In the batch, right after its commit and before its NOTIFY hints.
+            if not rows:
+                return None
+            result = _result(stream_id, expected_version, last_version, rows)
+            if on_commit is not None:
+                on_commit(result)
+            return result
+
+        payload = msgspec.json.encode(Notification(stream_id, last_version)).decode()
+        assert self.group is not None
+        result: AppendResult | None = await self.group.append(sql, params, payload, finish)
+        if result is not None:
+            return result
+        # The head moved since the caller folded it: nothing was written.
+        async with self._reader.connect() as own:
+            return await self._after_empty(own, stream_id, expected_version, command_id)
+
     async def _append(
         self,
         conn: AsyncConnection,
@@ -115,40 +175,12 @@ class EventStore:
         savepoint: bool,
     ) -> AppendResult:
         if prev_hash is None:
-            found, earlier = await self._head_and_outcome(conn, stream_id, command_id)
-            if earlier is not None:
-                return earlier
-            actual = 0 if found.stream_version is None else found.stream_version + 1
-            if actual != expected_version:
-                raise ConcurrencyError(stream_id, expected_version, actual)
-            prev_hash = GENESIS if found.hash is None else bytes(found.hash)
-        links = link(stream_id, expected_version, prev_hash, items, command_id)
-        last_version = links[-1].version
-        params: dict[str, Any] = {
-            "stream": stream_id,
-            "meta": msgspec.json.encode(meta).decode(),
-            "prev_version": expected_version - 1,
-            "head_hash": prev_hash,
-        }
-        for i, row in enumerate(links):
-            params |= {
-                f"v{i}": row.version,
-                f"id{i}": row.event_id,
-                f"t{i}": row.item.type,
-                f"s{i}": row.item.schema_version,
-                f"d{i}": row.item.data.decode("utf-8"),
-                f"p{i}": row.prev_hash,
-                f"h{i}": row.hash,
-            }
-        if command_id is not None:
-            params |= {"command": command_id, "first": expected_version, "last": last_version}
-        for write in side:
-            params |= write.params
-        sql = _sql.append_statement(
-            len(links),
-            expected_version == 0,
-            command_id is not None,
-            [(write.sql, write.lock) for write in side],
+            head = await self._head(conn, stream_id, expected_version, command_id)
+            if isinstance(head, AppendResult):
+                return head
+            prev_hash = head
+        sql, params, last_version = _statement(
+            stream_id, expected_version, items, meta, command_id, prev_hash, side
         )
         try:
             if savepoint:
@@ -161,21 +193,34 @@ class EventStore:
                 raise
             return await self._resolve(conn, stream_id, expected_version, command_id)
         if not rows:
-            # The head moved since it was read (or the caller's prev_hash is wrong):
-            # nothing was written.
-            try:
-                return await self._resolve(conn, stream_id, expected_version, command_id)
-            except ConcurrencyError as exc:
-                if exc.actual != expected_version:
-                    raise
-            raise ValueError(f"prev_hash is not the hash of {stream_id}'s last event")
-        stored = sorted((_sql.stored_event(row) for row in rows), key=lambda e: e.version)
-        return AppendResult(
-            stream_id=stream_id,
-            first_version=expected_version,
-            last_version=last_version,
-            events=tuple(stored),
-        )
+            return await self._after_empty(conn, stream_id, expected_version, command_id)
+        return _result(stream_id, expected_version, last_version, rows)
+
+    async def _after_empty(
+        self, conn: AsyncConnection, stream_id: str, expected_version: int, command_id: str | None
+    ) -> AppendResult:
+        """The statement inserted nothing: the head moved since it was read (or the
+        caller's prev_hash is wrong)."""
+        try:
+            return await self._resolve(conn, stream_id, expected_version, command_id)
+        except ConcurrencyError as exc:
+            if exc.actual != expected_version:
+                raise
+        raise ValueError(f"prev_hash is not the hash of {stream_id}'s last event")
+
+    async def _head(
+        self, conn: AsyncConnection, stream_id: str, expected_version: int, command_id: str | None
+    ) -> bytes | AppendResult:
+        """The hash to chain an append on, read from the stream's head: or the first
+        outcome of `command_id` when it already appended; `ConcurrencyError` when the
+        stream's length is not `expected_version`."""
+        found, earlier = await self._head_and_outcome(conn, stream_id, command_id)
+        if earlier is not None:
+            return earlier
+        actual = 0 if found.stream_version is None else found.stream_version + 1
+        if actual != expected_version:
+            raise ConcurrencyError(stream_id, expected_version, actual)
+        return GENESIS if found.hash is None else bytes(found.hash)
 
     async def _resolve(
         self,
@@ -338,3 +383,57 @@ class EventStore:
     def listen(self) -> Listener:
         """A `Listener` for the NOTIFY hints, on its own connection (use `async with`)."""
         return Listener(libpq_url(self.engine.url))
+
+
+def _statement(
+    stream_id: str,
+    expected_version: int,
+    items: list[EventData],
+    meta: dict[str, Any],
+    command_id: str | None,
+    prev_hash: bytes,
+    side: Sequence[SideWrite],
+) -> tuple[str, dict[str, Any], int]:
+    """The append statement of these events chained on `prev_hash`, its parameters and
+    the last version it appends."""
+    links = link(stream_id, expected_version, prev_hash, items, command_id)
+    last_version = links[-1].version
+    params: dict[str, Any] = {
+        "stream": stream_id,
+        "meta": msgspec.json.encode(meta).decode(),
+        "prev_version": expected_version - 1,
+        "head_hash": prev_hash,
+    }
+    for i, row in enumerate(links):
+        params |= {
+            f"v{i}": row.version,
+            f"id{i}": row.event_id,
+            f"t{i}": row.item.type,
+            f"s{i}": row.item.schema_version,
+            f"d{i}": row.item.data.decode("utf-8"),
+            f"p{i}": row.prev_hash,
+            f"h{i}": row.hash,
+        }
+    if command_id is not None:
+        params |= {"command": command_id, "first": expected_version, "last": last_version}
+    for write in side:
+        params |= write.params
+    sql = _sql.append_statement(
+        len(links),
+        expected_version == 0,
+        command_id is not None,
+        [(write.sql, write.lock) for write in side],
+    )
+    return sql, params, last_version
+
+
+def _result(
+    stream_id: str, expected_version: int, last_version: int, rows: Sequence[Any]
+) -> AppendResult:
+    stored = sorted((_sql.stored_event(row) for row in rows), key=lambda e: e.version)
+    return AppendResult(
+        stream_id=stream_id,
+        first_version=expected_version,
+        last_version=last_version,
+        events=tuple(stored),
+    )

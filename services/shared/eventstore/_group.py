@@ -1,0 +1,192 @@
+"""Group commit: the appends of many streams, made at about the same time, committed
+together in one transaction on one dedicated connection, in one round trip.
+
+Why: an append on its own is a transaction with its own WAL flush, its own round trip
+and, in the service, its own pool checkout and SQLAlchemy execution; at a few hundred
+commands a second those costs, not the statement, are most of what a command costs the
+database and the service. While one batch is on its way, the appends that arrive queue
+up and go together as the next one, so a batch is as large as the load makes it and no
+append waits for a timer.
+
+Each append keeps its own checks: its statement (`_sql.append_statement`) inserts only
+on its stream's head, exactly as on its own. A statement that finds the head moved
+returns no rows and writes nothing, and the others commit. A statement that fails (a
+unique violation: another instance appended to the same stream, or a command id already
+recorded; a deadlock with another writer) rolls the whole batch back, and every append
+of it is then made on its own by the caller (`Fallback`), where the ordinary rules sort
+out the winner. A connection that breaks fails every append of the batch with the
+driver's error (the outcome of a commit whose answer was lost is unknown, as for an
+append on its own): the service answers 503 and the client retries with its
+Idempotency-Key. The next batch opens a new connection.
+
+After the commit, each append's `finish` runs (the store builds its result and tells
+the service, `on_commit`), and only then do the batch's NOTIFY hints go out, in a
+transaction of their own (docs/event-store.md: NOTIFY), so that this process knows of its
+own events before its listener hears of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import psycopg
+import structlog
+from psycopg.rows import namedtuple_row
+
+from ._listener import CHANNEL
+
+__all__ = ["Fallback", "GroupCommit"]
+
+_log = structlog.get_logger("services.shared.eventstore")
+
+# Appends per batch at most: enough for every match of a busy instance at once, small
+# enough that one batch's statements stay a few hundred kilobytes.
+MAX_BATCH: Final = 64
+# One statement for every hint of a batch (payloads as one text[] parameter).
+_NOTIFY_MANY: Final = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
+
+
+class Fallback(Exception):
+    """The batch this append was in rolled back: make the append on its own."""
+
+
+class _Pending:
+    __slots__ = ("finish", "future", "params", "payload", "sql")
+
+    def __init__(
+        self,
+        sql: str,
+        params: dict[str, Any],
+        payload: str,
+        finish: Callable[[Sequence[Any]], Any],
+        future: asyncio.Future[Any],
+    ) -> None:
+        self.sql = sql
+        self.params = params
+        self.payload = payload
+        self.finish = finish
+        self.future = future
+
+
+class GroupCommit:
+    """Batches of append statements on one connection of its own (see the module)."""
+
+    def __init__(self, conninfo: str) -> None:
+        self._conninfo = conninfo
+        self._conn: psycopg.AsyncConnection[Any] | None = None
+        self._queue: list[_Pending] = []
+        self._worker: asyncio.Task[None] | None = None
+        self._closed = False
+        self.batches = 0  # committed batches, and the appends in them (for the bench)
+        self.appends = 0
+
+    async def append(
+        self, sql: str, params: dict[str, Any], payload: str, finish: Callable[[Sequence[Any]], Any]
+    ) -> Any:
+        """Run one append statement in the next batch; after the commit, `finish(rows)`
+        (its rows: none when the head had moved) gives what this returns, and `payload`
+        goes out as the NOTIFY hint when there were rows. Raises `Fallback` when the batch
+        rolled back, or the driver's error when the connection failed."""
+        if self._closed:
+            raise RuntimeError("the event store is closed")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Pending(sql, params, payload, finish, future))
+        if self._worker is None:
+            # Runs while there is work, then ends: nothing is left running between bursts.
+            self._worker = asyncio.create_task(self._work(), name="ludo-group-commit")
+        return await future
+
+    async def close(self) -> None:
+        self._closed = True
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+        for pending in self._queue:
+            if not pending.future.done():
+                pending.future.set_exception(RuntimeError("the event store was closed"))
+        self._queue.clear()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+
+    async def _work(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+                await self._run(batch)
+        finally:
+            self._worker = None
+
+    async def _run(self, batch: list[_Pending]) -> None:
+        conn = None
+        try:
+            conn = await self._connection()
+            cursors = []
+            async with conn.pipeline():
+                await conn.execute("BEGIN")
+                for pending in batch:
+                    cursors.append(await conn.execute(pending.sql, pending.params))
+                await conn.execute("COMMIT")
+            results = [await cursor.fetchall() for cursor in cursors]
+        except psycopg.Error as exc:
+            if conn is None or conn.broken or conn.closed:
+                self._conn = None
+                for pending in batch:
+                    _settle(pending.future, exc)
+                return
+            with contextlib.suppress(psycopg.Error):
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    await conn.execute("ROLLBACK")
+            for pending in batch:
+                _settle(pending.future, Fallback())
+            return
+        except BaseException as exc:  # cancelled mid-batch: its outcome is unknown
+            self._conn = None
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            for pending in batch:
+                _settle(pending.future, RuntimeError("the batch was interrupted"))
+            raise exc from None
+        self.batches += 1
+        self.appends += len(batch)
+        payloads = []
+        for pending, rows in zip(batch, results, strict=True):
+            try:
+                outcome = pending.finish(rows)
+            except Exception as exc:  # the caller's to raise, not the batch's
+                _settle(pending.future, exc)
+                continue
+            if not pending.future.done():
+                pending.future.set_result(outcome)
+            if rows:
+                payloads.append(pending.payload)
+        if payloads:
+            await self._notify(conn, payloads)
+
+    async def _notify(self, conn: psycopg.AsyncConnection[Any], payloads: list[str]) -> None:
+        # Its own transaction after the batch's commit (see EventStore._notify for why);
+        # the events are committed, so a failure is logged, never raised.
+        try:
+            await conn.execute(_NOTIFY_MANY, (CHANNEL, payloads))
+        except psycopg.Error as exc:
+            _log.warning("notify_failed", streams=len(payloads), error=type(exc).__name__)
+            if conn.broken or conn.closed:
+                self._conn = None
+
+    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        if self._conn is None or self._conn.closed:
+            self._conn = await psycopg.AsyncConnection.connect(
+                self._conninfo, autocommit=True, row_factory=namedtuple_row
+            )
+        return self._conn
+
+
+def _settle(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
