@@ -53,6 +53,7 @@ from services.shared.eventstore import EventStore
 from services.shared.limits import Limits, limits_middleware
 from services.shared.logging import configure_logging, request_logging
 from services.shared.openapi_docs import openapi_config, truthful_errors
+from services.shared.serving import settle_heap
 from services.shared.settings import Settings
 
 __all__ = ["MAX_BODY", "app_from_env", "create_app"]
@@ -150,4 +151,6 @@ def app_from_env() -> Litestar:
     """`uvicorn --factory services.match.app:app_from_env`."""
     settings = Settings.from_env()
     configure_logging(settings)
-    return create_app(settings)
+    app = create_app(settings)
+    app.on_startup.append(settle_heap)  # a serving process: its start-up heap is for life
+    return app

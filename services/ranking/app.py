@@ -67,6 +67,7 @@ from services.shared.logging import configure_logging, request_logging
 from services.shared.openapi_docs import openapi_config, truthful_errors
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
+from services.shared.serving import settle_heap
 from services.shared.settings import Settings
 
 __all__ = ["RankingApi", "app_from_env", "create_app"]
@@ -600,4 +601,6 @@ def app_from_env() -> Litestar:
     """`uvicorn --factory services.ranking.app:app_from_env`."""
     settings = Settings.from_env()
     configure_logging(settings)
-    return create_app(settings)
+    app = create_app(settings)
+    app.on_startup.append(settle_heap)  # a serving process: its start-up heap is for life
+    return app

@@ -11,7 +11,7 @@ each keep their own buckets, so a client may get up to N times a budget from N i
 - failed bearer-token lookups: `LUDO_AUTH_FAIL_LIMIT` per minute per client; past it, a
   request with a token is refused before the token is looked up (no database query);
 - a request body must arrive within `LUDO_REQUEST_TIMEOUT` seconds (408, connection
-  closed); `GuardedH11Protocol` closes a connection whose request headers have not all
+  closed); `GuardedHttpToolsProtocol` closes a connection whose request headers have not all
   arrived within the same time (uvicorn has no header timeout of its own);
 - WebSocket client messages: `LUDO_WS_MESSAGE_RATE` per second, burst twice that, per
   socket (services/match/sockets.py); uvicorn's `--ws-max-size` (`WS_MAX_SIZE`) refuses
@@ -44,16 +44,19 @@ from litestar.types import (
     WebSocketCloseEvent,
 )
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services.shared.errors import ErrorBody, TimedOut, TooManyRequests
 from services.shared.serving import UVICORN_ARGS, WS_MAX_SIZE, uvicorn_options
 from services.shared.settings import Settings
+from services.shared.transport import CoalescedWrites
 
 __all__ = [
     "UVICORN_ARGS",
     "WS_MAX_SIZE",
     "Bucket",
     "GuardedH11Protocol",
+    "GuardedHttpToolsProtocol",
     "Limits",
     "RateLimiter",
     "limits_middleware",
@@ -228,17 +231,20 @@ def _deadline(receive: Receive, seconds: float) -> Receive:
     return receiving
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, plus a header timeout: a connection whose request line and
-    headers have not all arrived `LUDO_REQUEST_TIMEOUT` seconds after its first byte (or
-    after it opened) is closed, without an answer. (uvicorn's `--timeout-keep-alive` only
-    covers the idle time between requests.) Select it with
-    `uvicorn --http services.shared.limits:GuardedH11Protocol`."""
+class _HeaderDeadline:
+    """A header timeout for one of uvicorn's HTTP/1.1 protocols: a connection whose request
+    line and headers have not all arrived `LUDO_REQUEST_TIMEOUT` seconds after its first
+    byte (or after it opened) is closed, without an answer. (uvicorn's `--timeout-keep-alive`
+    only covers the idle time between requests.) Mixed in before the protocol class, whose
+    `cycle`, `loop` and `transport` it reads."""
 
     # Seconds; None: `LUDO_REQUEST_TIMEOUT` (default 10; 0: no header timeout).
     HEADER_TIMEOUT: float | None = None
     _header_timer: asyncio.TimerHandle | None = None
     _timeout = 0.0
+    cycle: Any
+    loop: asyncio.AbstractEventLoop
+    transport: Any
 
     def _between_requests(self) -> bool:
         return self.cycle is None or self.cycle.response_complete
@@ -253,7 +259,7 @@ class GuardedH11Protocol(H11Protocol):
             self._header_timer = None
 
     def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)
+        super().connection_made(transport)  # type: ignore[misc]
         timeout = self.HEADER_TIMEOUT
         if timeout is None:
             timeout = float(os.environ.get("LUDO_REQUEST_TIMEOUT", "").strip() or 10)
@@ -263,22 +269,22 @@ class GuardedH11Protocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         if self._between_requests():
             self._arm()
-        super().data_received(data)
+        super().data_received(data)  # type: ignore[misc]
         if not self._between_requests():  # the headers are in: the app has the request
             self._disarm()
 
-    def handle_websocket_upgrade(self, event: Any) -> None:
+    def handle_websocket_upgrade(self, *event: Any) -> None:
         self._disarm()
-        super().handle_websocket_upgrade(event)
+        super().handle_websocket_upgrade(*event)  # type: ignore[misc]
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
         if self._between_requests():
             self._disarm()  # idle now: the keep-alive timeout covers it until data comes
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def _headers_late(self) -> None:
         self._header_timer = None
@@ -286,3 +292,14 @@ class GuardedH11Protocol(H11Protocol):
             return
         if self._between_requests() and not self.transport.is_closing():
             self.transport.close()
+
+
+class GuardedH11Protocol(_HeaderDeadline, CoalescedWrites, H11Protocol):
+    """uvicorn's h11 protocol (pure Python), plus the header timeout and coalesced writes
+    (services/shared/transport.py). Select it with
+    `uvicorn --http services.shared.limits:GuardedH11Protocol`."""
+
+
+class GuardedHttpToolsProtocol(_HeaderDeadline, CoalescedWrites, HttpToolsProtocol):
+    """uvicorn's httptools protocol (llhttp, in C: what every service process is served
+    with, `UVICORN_ARGS`), plus the header timeout and coalesced writes."""

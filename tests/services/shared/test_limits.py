@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.app import create_app
 from services.ranking.app import create_app as create_ranking_app
-from services.shared.limits import GuardedH11Protocol
+from services.shared.limits import GuardedH11Protocol, GuardedHttpToolsProtocol
 from services.shared.serving import UVICORN_ARGS, WS_MAX_SIZE
 from services.shared.settings import Settings
 from tests import paths
@@ -189,7 +189,7 @@ def test_every_way_of_serving_uses_the_same_uvicorn_limits() -> None:
     flags = " ".join(f'"{a}"' for a in UVICORN_ARGS).replace('" "', '", "')
     assert flags in (ROOT / "Dockerfile").read_text()
     compose = (ROOT / "compose.yaml").read_text()
-    assert compose.count("services.shared.limits:GuardedH11Protocol") == 2  # match, ranking
+    assert compose.count("services.shared.limits:GuardedHttpToolsProtocol") == 2  # match, ranking
     assert flags in compose
     for module in ("ludo_cli/cluster.py", "ludo_cli/bench/service_bench.py"):
         assert "*UVICORN_ARGS" in (ROOT / module).read_text(), module
@@ -199,7 +199,11 @@ def test_every_way_of_serving_uses_the_same_uvicorn_limits() -> None:
 # ---------------------------------------------------------------------------- slow clients
 
 
-class _FastHeaders(GuardedH11Protocol):
+class _FastHeaders(GuardedHttpToolsProtocol):
+    HEADER_TIMEOUT = 2.0
+
+
+class _FastHeadersH11(GuardedH11Protocol):
     HEADER_TIMEOUT = 2.0
 
 
@@ -243,11 +247,14 @@ def _drip(conn: socket.socket, data: bytes, bound: float) -> tuple[bytes, float]
     return answer, float("inf")
 
 
-@pytest.fixture
-def slow_server(database_url: str, tmp_path: Path) -> Iterator[Instance]:
-    """The service under uvicorn: 2 s header timeout, 2 s to send a body."""
+@pytest.fixture(params=[_FastHeaders, _FastHeadersH11], ids=["httptools", "h11"])
+def slow_server(
+    request: pytest.FixtureRequest, database_url: str, tmp_path: Path
+) -> Iterator[Instance]:
+    """The service under uvicorn (either HTTP protocol): 2 s header timeout, 2 s to send
+    a body."""
     settings = _settings(tmp_path, database_url, request_timeout=2.0)
-    with Instance(settings, http=_FastHeaders) as instance:
+    with Instance(settings, http=request.param) as instance:
         yield instance
 
 
