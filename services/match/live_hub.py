@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable
 from typing import Any
 
 import msgspec
 import structlog
 
+from services.match.caches import remember
 from services.match.live_view import LiveView
 from services.match.stream_follower import StreamFollower, Subscription
 from services.shared.eventstore import AppendResult, EventStore, Notification, StoredEvent
@@ -39,6 +41,8 @@ from services.shared.logging import describe_exception
 __all__ = ["LiveHub", "event_message"]
 
 _log = structlog.get_logger(__name__)
+
+_SHARED_FRAMES = 512  # frames kept for `shared_frame`: a few per match being played here
 
 
 def event_message(stored: StoredEvent) -> bytes:
@@ -79,6 +83,7 @@ class LiveHub:
         self._followers: dict[str, StreamFollower] = {}
         self._views: dict[str, LiveView] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._frames: OrderedDict[Hashable, bytes] = OrderedDict()
 
     async def start(self) -> None:
         if not self._tasks:
@@ -96,6 +101,16 @@ class LiveHub:
                 await task
         for feed in self._feeds():
             await feed.stop()
+
+    def shared_frame(self, key: Hashable, make: Callable[[], bytes]) -> bytes:
+        """`make()`, made once for all the local sockets that ask with the same `key`
+        (the state frame of a match at one version, for each of its seats and
+        spectators): the latest few hundred are kept."""
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = make()
+            remember(self._frames, key, frame, _SHARED_FRAMES)
+        return frame
 
     # ------------------------------------------------------------------ waking the feeds
 

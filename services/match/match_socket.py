@@ -129,7 +129,7 @@ class MatchFeed:
         self.match_id = match_id
         self.state = state
         self.row = row
-        self._last_at: datetime | None = None  # recorded_at of event state.version - 1
+        self.last_at: datetime | None = None  # recorded_at of event state.version - 1
 
     async def advance(self, batch: list[StoredEvent]) -> None:
         """Fold the events of `batch` the state has not seen yet."""
@@ -139,10 +139,10 @@ class MatchFeed:
                 await self._read(stored.version)
             if stored.version == self.state.version:
                 apply(self.state, stored.event)
-                self._last_at = stored.recorded_at
+                self.last_at = stored.recorded_at
             elif stored.version == self.state.version - 1:
-                self._last_at = stored.recorded_at
-        if self._last_at is None and self.state.version:
+                self.last_at = stored.recorded_at
+        if self.last_at is None and self.state.version:
             await self._read(self.state.version, last=True)
 
     async def _read(self, upto: int, *, last: bool = False) -> None:
@@ -154,16 +154,16 @@ class MatchFeed:
         ):
             if stored.version == self.state.version:
                 apply(self.state, stored.event)
-            self._last_at = stored.recorded_at
+            self.last_at = stored.recorded_at
 
     def frame(self) -> bytes:
         state, row = self.state, self.row
         deadline = None
         timing = None if row is None else self.service.deadlines.timing(state, row)
-        if timing is not None and self._last_at is not None:
+        if timing is not None and self.last_at is not None:
             # The deadline row was written with the same now() as the last event.
             kind, seconds = timing
-            deadline = (kind, (self._last_at + timedelta(seconds=seconds)).isoformat())
+            deadline = (kind, (self.last_at + timedelta(seconds=seconds)).isoformat())
         match = match_view(
             self.match_id,
             state,
@@ -300,7 +300,9 @@ async def match_socket(
                 for stored in batch:
                     await channel.send(event_message(stored))
                 await feed.advance(batch)
-                await channel.send(feed.frame())
+                # Every socket of the match here at this version sends the same bytes.
+                key = ("state", match_id, feed.state.version, feed.last_at)
+                await channel.send(hub.shared_frame(key, feed.frame))
 
     try:
         await serve(channel, pump, session.handle, f"live-{match_id}")

@@ -144,6 +144,9 @@ def configure_logging(settings: Settings | None = None, stream: TextIO | None = 
     )
     structlog.configure(
         processors=[
+            # First: a line below the level (the `request` line of every request at
+            # `debug`) is dropped before the timestamp and the rest are made for it.
+            structlog.stdlib.filter_by_level,
             *shared,
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],

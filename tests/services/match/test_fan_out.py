@@ -290,3 +290,21 @@ async def test_lobby_sockets_share_one_re_read_per_change(
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     assert hub.watching() == {}
+
+
+async def test_a_shared_frame_is_made_once_for_all_its_sockets(hub: LiveHub) -> None:
+    """The sockets of a match at one version get one frame, made once; a new version
+    makes a new one."""
+    made: list[int] = []
+
+    def make(version: int) -> Callable[[], bytes]:
+        def frame() -> bytes:
+            made.append(version)
+            return b'{"version":%d}' % version
+
+        return frame
+
+    frames = [hub.shared_frame(("state", "m", 7), make(7)) for _socket in range(5)]
+    assert frames == [b'{"version":7}'] * 5 and made == [7]
+    assert hub.shared_frame(("state", "m", 8), make(8)) == b'{"version":8}'
+    assert made == [7, 8]

@@ -92,8 +92,10 @@ async def _socket(url: str, token: str | None = None) -> AsyncIterator[Socket]:
 
 @pytest.fixture
 def server(database_url: str, tmp_path: Path) -> Iterator[Instance]:
-    """One instance of the match service, no scheduler."""
-    with Instance(_settings(tmp_path, database_url)) as instance:
+    """One instance of the match service, no scheduler. The tests play at machine speed,
+    faster than the per-socket message budget that guards against floods allows (their
+    own tests: test_limits.py), so it is off."""
+    with Instance(_settings(tmp_path, database_url, ws_message_rate=0)) as instance:
         yield instance
 
 
