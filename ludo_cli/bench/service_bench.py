@@ -49,6 +49,7 @@ from domain.events import Event
 from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
 from ludo_cli.bench.harness import Bench, Figures, Say
+from ludo_cli.bench.http1 import Http1, Http1Error
 from ludo_cli.progress import Progress
 from services.shared.serving import UVICORN_ARGS
 
@@ -338,24 +339,22 @@ class _Load:
 
 
 async def _request(
-    client: Any, load: _Load, method: str, url: str, **kwargs: Any
+    client: Http1, load: _Load, method: str, url: str, **kwargs: Any
 ) -> tuple[int, Any, float]:
     """(status, JSON body or None, seconds); status 0 for a transport error."""
-    import httpx
-
     start = time.perf_counter()
     try:
-        response = await client.request(method, url, **kwargs)
-    except httpx.HTTPError as exc:
-        return 0, type(exc).__name__, time.perf_counter() - start
+        status, raw = await client.request(method, url, **kwargs)
+    except Http1Error:
+        return 0, "transport error", time.perf_counter() - start
     elapsed = time.perf_counter() - start
     if load.measuring:
         load.requests += 1
     try:
-        body = response.json()
-    except ValueError:
+        body = msgspec.json.decode(raw) if raw else None
+    except msgspec.DecodeError:
         body = None
-    return response.status_code, body, elapsed
+    return status, body, elapsed
 
 
 async def _new_match(client: Any, load: _Load, rules: dict[str, Any]) -> tuple[str, list[str]]:
@@ -480,15 +479,9 @@ def _fold(events: list[dict[str, Any]], state: MatchState | None = None) -> Matc
     return state
 
 
-def _client(base: str, connections: int) -> Any:
-    import httpx
-
-    return httpx.AsyncClient(
-        base_url=base,
-        timeout=httpx.Timeout(30.0),
-        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-        trust_env=False,
-    )
+def _client(base: str) -> Http1:
+    """One kept-alive connection (a match task's own: a shared pool is a scan per request)."""
+    return Http1(base)
 
 
 def _drive(base: str, config: Config, service_pid: int | None, db_url: str) -> dict[str, Any]:
@@ -582,11 +575,10 @@ async def _generate(
     window_until: float,
 ) -> dict[str, Any]:
     load = _Load()
-    # One client, one connection per match: httpx's pool scans every connection on each
-    # request, so one shared pool of K connections made the load generator, not the
-    # service, the bottleneck (a profile showed two thirds of its time in that scan).
+    # One connection per match task, and a lean client (ludo_cli/bench/http1.py): httpx
+    # made the load generator, not the service, the bottleneck.
     async with contextlib.AsyncExitStack() as clients:
-        per_match = [await clients.enter_async_context(_client(base, 1)) for _ in range(matches)]
+        per_match = [await clients.enter_async_context(_client(base)) for _ in range(matches)]
         count = [0]
 
         def on_command() -> None:
@@ -775,11 +767,14 @@ async def _finished_matches(base: str, config: Config) -> list[str]:
         return []
     load = _Load()
     _say(config, f"playing {config.rebuild_matches} bga matches to the end for the rebuilds")
-    async with _client(base, config.rebuild_matches) as client:
+    async with contextlib.AsyncExitStack() as clients:
+        per_match = [
+            await clients.enter_async_context(_client(base)) for _ in range(config.rebuild_matches)
+        ]
         await asyncio.gather(
             *(
                 _play(client, load, {"preset": "bga"}, 10_000, lambda: None, once=True)
-                for _ in range(config.rebuild_matches)
+                for client in per_match
             )
         )
     if not load.finished_ids:
