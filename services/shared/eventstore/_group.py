@@ -22,7 +22,8 @@ Idempotency-Key. The next batch opens a new connection.
 After the commit, each append's `finish` runs (the store builds its result and tells
 the service, `on_commit`), and only then do the batch's NOTIFY hints go out, in a
 transaction of their own (docs/event-store.md: NOTIFY), so that this process knows of its
-own events before its listener hears of them.
+own events before its listener hears of them: in the next batch's pipeline, after its
+COMMIT, or on their own when no batch follows at once.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ class GroupCommit:
         self._conninfo = conninfo
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._queue: list[_Pending] = []
+        # Payloads of committed appends whose hints have not gone out: the next batch's
+        # pipeline carries them, or they go on their own when no batch follows.
+        self._hints: list[str] = []
         self._worker: asyncio.Task[None] | None = None
         self._closed = False
         self.batches = 0  # committed batches, and the appends in them (for the bench)
@@ -119,11 +123,16 @@ class GroupCommit:
             while self._queue:
                 batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
                 await self._run(batch)
+                if not self._queue and self._hints and self._conn is not None:
+                    # Nothing follows to carry them: the hints go out on their own.
+                    hints, self._hints = self._hints, []
+                    await self._notify(self._conn, hints)
         finally:
             self._worker = None
 
     async def _run(self, batch: list[_Pending]) -> None:
         conn = None
+        hints: list[str] = []
         try:
             conn = await self._connection()
             cursors = []
@@ -132,8 +141,14 @@ class GroupCommit:
                 for pending in batch:
                     cursors.append(await conn.execute(pending.sql, pending.params))
                 await conn.execute("COMMIT")
+                # The previous batch's hints, after this batch's COMMIT: a transaction of
+                # their own (until the pipeline's Sync), and no round trip of their own.
+                hints, self._hints = self._hints, []
+                if hints:
+                    await conn.execute(_NOTIFY_MANY, (CHANNEL, hints))
             results = [await cursor.fetchall() for cursor in cursors]
         except psycopg.Error as exc:
+            self._hints = hints + self._hints  # not sent: the next batch carries them
             if conn is None or conn.broken or conn.closed:
                 self._conn = None
                 for pending in batch:
@@ -146,6 +161,7 @@ class GroupCommit:
                 _settle(pending.future, Fallback())
             return
         except BaseException as exc:  # cancelled mid-batch: its outcome is unknown
+            self._hints = hints + self._hints
             self._conn = None
             if conn is not None:
                 with contextlib.suppress(Exception):
@@ -155,7 +171,6 @@ class GroupCommit:
             raise exc from None
         self.batches += 1
         self.appends += len(batch)
-        payloads = []
         for pending, rows in zip(batch, results, strict=True):
             try:
                 outcome = pending.finish(rows)
@@ -165,9 +180,7 @@ class GroupCommit:
             if not pending.future.done():
                 pending.future.set_result(outcome)
             if rows:
-                payloads.append(pending.payload)
-        if payloads:
-            await self._notify(conn, payloads)
+                self._hints.append(pending.payload)
 
     async def _notify(self, conn: psycopg.AsyncConnection[Any], payloads: list[str]) -> None:
         # Its own transaction after the batch's commit (see EventStore._notify for why);
