@@ -232,6 +232,30 @@ def _tail(path: Path, lines: int = _STDERR_TAIL) -> str:
     return "\n".join(text[-lines:]) or "(no output)"
 
 
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _uvicorn_args(root: Path, env: Mapping[str, str]) -> list[str]:
+    """The `UVICORN_ARGS` of the source tree `root` (a baseline checkout names the
+    protocol classes it has)."""
+    script = (
+        "import json; from services.shared.serving import UVICORN_ARGS;"
+        " print(json.dumps(UVICORN_ARGS))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise BenchError(f"cannot read the uvicorn options of {root}: {done.stderr[-500:]}")
+    args: list[str] = msgspec.json.decode(done.stdout)
+    return args
+
+
 @contextlib.contextmanager
 def _service(
     db_url: str,
@@ -247,7 +271,7 @@ def _service(
     import httpx
 
     port = _free_port() if port is None else port
-    root = Path(__file__).resolve().parents[2] if root is None else root
+    root = _ROOT if root is None else root
     env = {
         **os.environ,
         "DATABASE_URL": db_url,
@@ -276,7 +300,7 @@ def _service(
         "--no-access-log",
         "--log-level",
         "warning",
-        *UVICORN_ARGS,
+        *(UVICORN_ARGS if root == _ROOT else _uvicorn_args(root, env)),
     ]
     with tempfile.TemporaryDirectory(prefix="ludo-bench-") as tmp:
         out, err = Path(tmp, "stdout.log"), Path(tmp, "stderr.log")
