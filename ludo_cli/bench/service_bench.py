@@ -285,6 +285,8 @@ def _service(
         "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
         **(env or {}),
     }
+    # This tree's options; a baseline checkout (`ludo bench live`) is served with its own.
+    serving = [*UVICORN_ARGS] if root == _ROOT else _uvicorn_args(root, env)
     cmd = [
         sys.executable,
         "-m",
@@ -300,7 +302,7 @@ def _service(
         "--no-access-log",
         "--log-level",
         "warning",
-        *(UVICORN_ARGS if root == _ROOT else _uvicorn_args(root, env)),
+        *serving,
     ]
     with tempfile.TemporaryDirectory(prefix="ludo-bench-") as tmp:
         out, err = Path(tmp, "stdout.log"), Path(tmp, "stderr.log")
