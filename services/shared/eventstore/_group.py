@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -100,7 +101,11 @@ class GroupCommit:
         self._queue.append(_Pending(sql, params, payload, finish, future))
         if self._worker is None:
             # Runs while there is work, then ends: nothing is left running between bursts.
-            self._worker = asyncio.create_task(self._work(), name="ludo-group-commit")
+            # In a context of its own: it serves every request's appends, so it must not
+            # log with the context (request id, match id) of the one that started it.
+            self._worker = asyncio.create_task(
+                self._work(), name="ludo-group-commit", context=contextvars.Context()
+            )
         return await future
 
     async def close(self) -> None:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 import psycopg
 import pytest
 import sqlalchemy as sa
+import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.chain import GENESIS
@@ -148,3 +149,21 @@ async def test_a_broken_connection_is_unavailable_then_replaced(
     assert await grouped.stream_version(sid) == 3
     again = await grouped.append(sid, 3, turn(1, 1), prev_hash=head)
     assert again.last_version == 5
+
+
+async def test_the_batches_do_not_carry_a_requests_log_context(grouped: EventStore) -> None:
+    """The task that runs the batches serves every request: it does not run (nor log) in
+    the context of the request whose append started it."""
+    seen: list[dict[str, object]] = []
+    structlog.contextvars.bind_contextvars(request_id="first-request")
+    try:
+        await grouped.append(
+            new_stream(),
+            0,
+            turn(0, 0),
+            prev_hash=GENESIS,
+            on_commit=lambda _result: seen.append(structlog.contextvars.get_contextvars()),
+        )
+    finally:
+        structlog.contextvars.unbind_contextvars("request_id")
+    assert seen == [{}]
