@@ -42,6 +42,7 @@ GENESIS = bytes(HASH_SIZE)
 DOMAIN_TAG = b"ludo.event.v1"
 
 _U32 = struct.Struct(">I")
+_U32_MAX = 2**32 - 1
 _U64 = struct.Struct(">Q")
 
 # (stream_id, version, type_name, schema_version, data, prev_hash, hash) of one stored event.
@@ -128,6 +129,8 @@ def first_break(links: Iterable[ChainLink]) -> tuple[int, str] | None:
             return index, "prev_hash is not the previous event's hash"
         packer = type_packers.get(type_name)
         if packer is None or packer[0] != schema_version:
+            if not 0 <= schema_version <= _U32_MAX:  # a replay file can say anything
+                return index, f"schema version {schema_version} is out of range"
             tname = type_name.encode("utf-8")
             part = _U32.pack(len(tname)) + tname + _U32.pack(schema_version)
             packer = (schema_version, struct.Struct(f">Q{len(part)}sQ").pack, part)

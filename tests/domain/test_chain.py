@@ -88,3 +88,13 @@ def test_first_break_finds_tampering() -> None:
     assert first_break([a, forged]) == (1, "prev_hash is not the previous event's hash")
     other_stream = ("match-2", *b[1:])
     assert first_break([a, other_stream]) is not None
+
+
+@pytest.mark.parametrize("schema_version", [-1, 2**32, 2**70])
+def test_first_break_names_a_schema_version_out_of_range(schema_version: int) -> None:
+    """A schema version with no canonical bytes (a replay file can say anything) breaks
+    the chain at that event instead of escaping as a packing error (found by the replay
+    fuzz test)."""
+    a, b = links()
+    odd = (*b[:3], schema_version, *b[4:])
+    assert first_break([a, odd]) == (1, f"schema version {schema_version} is out of range")

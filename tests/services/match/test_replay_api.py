@@ -274,7 +274,11 @@ async def test_report_shows_turns_choices_timeouts_stand_ins_and_connections(
     r = await api.call("GET", f"/api/matches/{match_id}/report", headers=OPERATOR)
     assert r.status_code == 200, r.text
     report = r.json()
-    assert report["status"] == "finished" and sorted(report["placements"]) == [1, 2, 3]
+    # The match's own placements: the dice are random, so the two who did not finish may
+    # share a place (RULES.md §4: equal on goal, out and progress), [1, 2, 2].
+    assert report["status"] == "finished"
+    assert report["placements"] == (await api.match(match_id))["placements"]
+    assert sorted(report["placements"]) in ([1, 2, 3], [1, 2, 2])
     assert [e["type"] for e in report["prologue"]][:2] == ["MatchCreated", "MatchStarted"]
     assert [e["type"] for e in report["epilogue"]] == ["SeedRevealed"]
     turns = report["turns"]
