@@ -23,6 +23,7 @@ __all__ = [
     "percentile",
     "pgbench_insert",
     "pgbench_path",
+    "run_in_tree",
     "scratch_db",
 ]
 
@@ -92,17 +93,23 @@ def scratch_db(
 
 def _migrate_from(root: Path, url: str) -> None:
     code = "import sys; from services.shared.database import migrate; migrate(sys.argv[1])"
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    run_in_tree(root, code, url, what="migrating")
+
+
+def run_in_tree(root: Path, code: str, *args: str, what: str) -> str:
+    """Run `code` with the Python of this process on the source tree `root` (another
+    checkout: a baseline), with `args`; its stdout. `BenchError` naming `what` if it fails."""
     proc = subprocess.run(
-        [sys.executable, "-c", code, url],
+        [sys.executable, "-c", code, *args],
         cwd=root,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(root)},
         capture_output=True,
         text=True,
         check=False,
     )
     if proc.returncode != 0:
-        raise BenchError(f"migrating with {root} failed:\n{proc.stderr[-2000:]}")
+        raise BenchError(f"{what} with {root} failed:\n{proc.stderr[-2000:]}")
+    return proc.stdout
 
 
 # ------------------------------------------------------------------------------ pgbench

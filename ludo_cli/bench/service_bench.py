@@ -47,7 +47,14 @@ import msgspec
 from domain.decider import MatchState, apply, current_legal_moves
 from domain.events import Event
 from ludo_cli.arguments import positive_float, positive_int, rules_json
-from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
+from ludo_cli.bench.common import (
+    BenchError,
+    loadavg,
+    percentile,
+    pgbench_insert,
+    run_in_tree,
+    scratch_db,
+)
 from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.bench.http1 import Http1, Http1Error
 from ludo_cli.progress import Progress
@@ -235,24 +242,15 @@ def _tail(path: Path, lines: int = _STDERR_TAIL) -> str:
 _ROOT = Path(__file__).resolve().parents[2]
 
 
-def _uvicorn_args(root: Path, env: Mapping[str, str]) -> list[str]:
+def _uvicorn_args(root: Path) -> list[str]:
     """The `UVICORN_ARGS` of the source tree `root` (a baseline checkout names the
     protocol classes it has)."""
-    script = (
-        "import json; from services.shared.serving import UVICORN_ARGS;"
-        " print(json.dumps(UVICORN_ARGS))"
+    code = (
+        "import json; from services.shared.serving import UVICORN_ARGS as a; print(json.dumps(a))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    args: list[str] = msgspec.json.decode(
+        run_in_tree(root, code, what="reading the uvicorn options")
     )
-    if done.returncode != 0:
-        raise BenchError(f"cannot read the uvicorn options of {root}: {done.stderr[-500:]}")
-    args: list[str] = msgspec.json.decode(done.stdout)
     return args
 
 
@@ -286,7 +284,7 @@ def _service(
         **(env or {}),
     }
     # This tree's options; a baseline checkout (`ludo bench live`) is served with its own.
-    serving = [*UVICORN_ARGS] if root == _ROOT else _uvicorn_args(root, env)
+    serving = [*UVICORN_ARGS] if root == _ROOT else _uvicorn_args(root)
     cmd = [
         sys.executable,
         "-m",
