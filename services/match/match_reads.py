@@ -103,8 +103,9 @@ class MatchReads:
         return state, head, False
 
     def appended(self, stream: str, after: MatchState, head: bytes) -> None:
-        """This instance appended to `stream`: `after` is the fold at its new head."""
-        self._keep(stream, after.copy(), head)
+        """This instance appended to `stream`: `after` is the fold at its new head. It is
+        kept as it is, not copied: the caller hands it over and changes it no more."""
+        self._keep(stream, after, head)
 
     def distrust(self, stream: str) -> None:
         """The cached fold of `stream` turned out stale: read before the next command."""

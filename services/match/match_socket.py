@@ -297,12 +297,12 @@ async def match_socket(
         batches_of = hub.follow(match_stream(match_id), from_version)
         async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:
-                for stored in batch:
-                    await channel.send(event_message(stored))
+                frames = [event_message(stored) for stored in batch]
                 await feed.advance(batch)
                 # Every socket of the match here at this version sends the same bytes.
                 key = ("state", match_id, feed.state.version, feed.last_at)
-                await channel.send(hub.shared_frame(key, feed.frame))
+                frames.append(hub.shared_frame(key, feed.frame))
+                await channel.send_all(frames)
 
     try:
         await serve(channel, pump, session.handle, f"live-{match_id}")

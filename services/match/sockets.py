@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+import functools
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -112,6 +113,11 @@ def reply_error(exc: Exception, reply_to: Any, what: str) -> bytes:
     return error_frame(*known, reply_to=reply_to)
 
 
+@functools.lru_cache(maxsize=16)
+def _decoder(kinds: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(kinds)
+
+
 def parse_message(raw: str | bytes, kinds: Any) -> tuple[Any, Any]:
     """`(id, message)`: the message decoded as one of the tagged Structs `kinds`, and its
     `id` field when that is a string (else None). Raises `BadMessage`: `too_large`
@@ -119,6 +125,15 @@ def parse_message(raw: str | bytes, kinds: Any) -> tuple[Any, Any]:
     data = raw.encode() if isinstance(raw, str) else raw
     if len(data) > MAX_MESSAGE:
         raise BadMessage(TooLarge(f"a message is at most {MAX_MESSAGE} bytes"))
+    try:
+        # A good message in one typed decode; any other is read again below, for the
+        # error that names what is wrong (the same rules: both decodes are strict).
+        message = _decoder(kinds).decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    else:
+        key = getattr(message, "id", None)
+        return (key if isinstance(key, str) else None), message
     try:
         value = msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError):
@@ -144,8 +159,15 @@ class Channel:
         self.lock = asyncio.Lock()
 
     async def send(self, frame: bytes) -> None:
+        await self.send_all((frame,))
+
+    async def send_all(self, frames: Iterable[bytes]) -> None:
+        """`frames` in order, none of another sender's between them (the ASGI message
+        built here: `send_data` builds it and checks the state again for each)."""
+        send = self.socket.send
         async with self.lock:
-            await self.socket.send_data(frame.decode(), mode="text")
+            for frame in frames:
+                await send({"type": "websocket.send", "bytes": None, "text": frame.decode()})
 
     async def receive(self) -> str | bytes:
         """The next client message; raises `WebSocketDisconnect` once the client left."""

@@ -3,6 +3,7 @@ cursors and hints. Plain msgspec structs, the same for every store implementatio
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import datetime
 from typing import Any, Final
@@ -130,6 +131,18 @@ class SideWrite(msgspec.Struct, frozen=True):
     lock: str | None = None
 
 
+# RFC 4122 name-based UUIDs: version 5 in bits 76-79, the variant 0b10 in bits 62-63.
+_KEEP: Final = ~((0xF << 76) | (0x3 << 62))
+_MARK: Final = (5 << 76) | (0x2 << 62)
+
+
 def event_ids_for(command_id: str, count: int) -> list[uuid.UUID]:
-    """The ids of the events a command appends: derived from the command id alone."""
-    return [uuid.uuid5(COMMAND_NAMESPACE, f"{command_id}:{i}") for i in range(count)]
+    """The ids of the events a command appends: derived from the command id alone, the
+    `uuid.uuid5(COMMAND_NAMESPACE, f"{command_id}:{i}")` of each, computed as it is but
+    without its conversions (they were a thirtieth of the service's CPU per command)."""
+    namespace = COMMAND_NAMESPACE.bytes
+    ids = []
+    for i in range(count):
+        digest = hashlib.sha1(namespace + f"{command_id}:{i}".encode(), usedforsecurity=False)
+        ids.append(uuid.UUID(int=(int.from_bytes(digest.digest()[:16]) & _KEEP) | _MARK))
+    return ids
