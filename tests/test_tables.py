@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from services.match import tables as match_tables
 from services.ranking import tables as ranking_tables
 from services.shared.eventstore import events_table
-from services.shared.eventstore._sql import AppendShape, append_statement
+from services.shared.eventstore._sql import append_statement
 from tests import paths
 
 ROOT = paths.ROOT
@@ -94,7 +94,7 @@ def test_every_table_in_the_sql_is_in_a_catalog() -> None:
     """No SQL string of the product names a table that no catalog declares."""
     found = list(named_tables())
     assert {"events", "commands", "ratings", "players", "seat_presence"} <= {t for _, _, t in found}
-    append = append_statement(AppendShape(1, False, True, (("SELECT 1", None),)))
+    append = append_statement(1, False, True, [("SELECT 1", None)])
     assert set(_CTE.findall(append)) >= APPEND_CTES
     known = CATALOGED | NOT_OURS | APPEND_CTES
     unknown = [(f, line, t) for f, line, t in found if t not in known]

@@ -1,6 +1,5 @@
 """Group commit: the appends of many streams, made at about the same time, committed
-together in one transaction on one dedicated connection, in one statement and one round
-trip.
+together in one transaction on one dedicated connection, in one round trip.
 
 Why: an append on its own is a transaction with its own WAL flush, its own round trip
 and, in the service, its own pool checkout and SQLAlchemy execution; at a few hundred
@@ -9,18 +8,13 @@ database and the service. While one batch is on its way, the appends that arrive
 up and go together as the next one, so a batch is as large as the load makes it and no
 append waits for a timer.
 
-A batch is ONE statement (`_sql.batch_statement`): each append's own statement, its names
-prefixed, side by side, so the driver's work per statement (a fifth of the service's CPU
-per command when each append was a statement of its own) is paid once per batch. Each
-append keeps its own checks: its part inserts only on its stream's head, exactly as on
-its own. One that finds the head moved returns no rows and writes nothing, and the others
-commit. Its parts all see the snapshot the statement started with, so a batch holds at
-most one append per stream: a second append to a stream waits for the next batch, where
-it sees the first (as it would on its own). A statement that fails (a unique violation:
-another instance appended to the same stream, or a command id already recorded; a
-deadlock with another writer) rolls the whole batch back, and every append of it is then
-made on its own by the caller (`Fallback`), where the ordinary rules sort out the
-winner. A connection that breaks fails every append of the batch with the
+Each append keeps its own checks: its statement (`_sql.append_statement`) inserts only
+on its stream's head, exactly as on its own. A statement that finds the head moved
+returns no rows and writes nothing, and the others commit. A statement that fails (a
+unique violation: another instance appended to the same stream, or a command id already
+recorded; a deadlock with another writer) rolls the whole batch back, and every append
+of it is then made on its own by the caller (`Fallback`), where the ordinary rules sort
+out the winner. A connection that breaks fails every append of the batch with the
 driver's error (the outcome of a commit whose answer was lost is unknown, as for an
 append on its own): the service answers 503 and the client retries with its
 Idempotency-Key. The next batch opens a new connection.
@@ -45,18 +39,14 @@ import structlog
 from psycopg.rows import namedtuple_row
 
 from ._listener import CHANNEL
-from ._sql import AppendShape, batch_statement
 
 __all__ = ["Fallback", "GroupCommit"]
 
 _log = structlog.get_logger("services.shared.eventstore")
 
 # Appends per batch at most: enough for every match of a busy instance at once, small
-# enough that one batch's statement stays a few hundred kilobytes.
+# enough that one batch's statements stay a few hundred kilobytes.
 MAX_BATCH: Final = 64
-# Events per batch at most (seven parameters each): far below the protocol's 65,535
-# parameters of one statement. A larger append goes in a batch of its own.
-MAX_BATCH_EVENTS: Final = 2000
 # One statement for every hint of a batch (payloads as one text[] parameter).
 _NOTIFY_MANY: Final = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
 
@@ -66,19 +56,17 @@ class Fallback(Exception):
 
 
 class _Pending:
-    __slots__ = ("finish", "future", "params", "payload", "shape", "stream_id")
+    __slots__ = ("finish", "future", "params", "payload", "sql")
 
     def __init__(
         self,
-        stream_id: str,
-        shape: AppendShape,
+        sql: str,
         params: dict[str, Any],
         payload: str,
         finish: Callable[[Sequence[Any]], Any],
         future: asyncio.Future[Any],
     ) -> None:
-        self.stream_id = stream_id
-        self.shape = shape
+        self.sql = sql
         self.params = params
         self.payload = payload
         self.finish = finish
@@ -101,22 +89,16 @@ class GroupCommit:
         self.appends = 0
 
     async def append(
-        self,
-        stream_id: str,
-        shape: AppendShape,
-        params: dict[str, Any],
-        payload: str,
-        finish: Callable[[Sequence[Any]], Any],
+        self, sql: str, params: dict[str, Any], payload: str, finish: Callable[[Sequence[Any]], Any]
     ) -> Any:
-        """Run one append (the statement of `shape` with `params`, to `stream_id`) in the
-        next batch; after the commit, `finish(rows)` (its rows: none when the head had
-        moved) gives what this returns, and `payload` goes out as the NOTIFY hint when
-        there were rows. Raises `Fallback` when the batch rolled back, or the driver's
-        error when the connection failed."""
+        """Run one append statement in the next batch; after the commit, `finish(rows)`
+        (its rows: none when the head had moved) gives what this returns, and `payload`
+        goes out as the NOTIFY hint when there were rows. Raises `Fallback` when the batch
+        rolled back, or the driver's error when the connection failed."""
         if self._closed:
             raise RuntimeError("the event store is closed")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Pending(stream_id, shape, params, payload, finish, future))
+        self._queue.append(_Pending(sql, params, payload, finish, future))
         if self._worker is None:
             # Runs while there is work, then ends: nothing is left running between bursts.
             # In a context of its own: it serves every request's appends, so it must not
@@ -144,7 +126,7 @@ class GroupCommit:
     async def _work(self) -> None:
         try:
             while self._queue:
-                batch, self._queue = _take_batch(self._queue)
+                batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
                 await self._run(batch)
                 if not self._queue and self._hints and self._conn is not None:
                     # Nothing follows to carry them: the hints go out on their own.
@@ -158,32 +140,18 @@ class GroupCommit:
         hints: list[str] = []
         try:
             conn = await self._connection()
-            # One statement per shape of append: few texts, each prepared once used often.
-            groups: dict[AppendShape, list[int]] = {}
-            for i, pending in enumerate(batch):
-                groups.setdefault(pending.shape, []).append(i)
             cursors = []
             async with conn.pipeline():
-                # BEGIN and COMMIT, not the statements' implicit transaction: that would
-                # last until the pipeline's Sync and take in the hints below.
                 await conn.execute("BEGIN")
-                for shape, members in groups.items():
-                    sql, names = batch_statement(shape, len(members))
-                    cursor = psycopg.AsyncRawCursor(conn)
-                    await cursor.execute(
-                        sql, [batch[i].params[name] for i in members for name in names]
-                    )
-                    cursors.append((cursor, members))
+                for pending in batch:
+                    cursors.append(await conn.execute(pending.sql, pending.params))
                 await conn.execute("COMMIT")
                 # The previous batch's hints, after this batch's COMMIT: a transaction of
                 # their own (until the pipeline's Sync), and no round trip of their own.
                 hints, self._hints = self._hints, []
                 if hints:
                     await conn.execute(_NOTIFY_MANY, (CHANNEL, hints))
-            results: list[list[Any]] = [[] for _ in batch]
-            for cursor, members in cursors:
-                for row in await cursor.fetchall():
-                    results[members[row.batch_index]].append(row)
+            results = [await cursor.fetchall() for cursor in cursors]
         except psycopg.Error as exc:
             self._hints = hints + self._hints  # not sent: the next batch carries them
             if conn is None or conn.broken or conn.closed:
@@ -235,24 +203,6 @@ class GroupCommit:
                 self._conninfo, autocommit=True, row_factory=namedtuple_row
             )
         return self._conn
-
-
-def _take_batch(queue: list[_Pending]) -> tuple[list[_Pending], list[_Pending]]:
-    """The next batch (at most `MAX_BATCH` appends and `MAX_BATCH_EVENTS` events, one
-    append per stream, in queue order; the first always) and what is left for later."""
-    batch: list[_Pending] = []
-    rest: list[_Pending] = []
-    streams: set[str] = set()
-    events = 0
-    for pending in queue:
-        fits = len(batch) < MAX_BATCH and events + pending.shape.events <= MAX_BATCH_EVENTS
-        if pending.stream_id not in streams and (fits or not batch):
-            streams.add(pending.stream_id)
-            batch.append(pending)
-            events += pending.shape.events
-        else:
-            rest.append(pending)
-    return batch, rest
 
 
 def _settle(future: asyncio.Future[Any], exc: BaseException) -> None:

@@ -140,7 +140,7 @@ class EventStore:
             if isinstance(head, AppendResult):
                 return head
             prev_hash = head
-        shape, params, last_version = _statement(
+        sql, params, last_version = _statement(
             stream_id, expected_version, items, meta, command_id, prev_hash, side
         )
 
@@ -155,9 +155,7 @@ class EventStore:
 
         payload = msgspec.json.encode(Notification(stream_id, last_version)).decode()
         assert self.group is not None
-        result: AppendResult | None = await self.group.append(
-            stream_id, shape, params, payload, finish
-        )
+        result: AppendResult | None = await self.group.append(sql, params, payload, finish)
         if result is not None:
             return result
         # The head moved since the caller folded it: nothing was written.
@@ -181,10 +179,9 @@ class EventStore:
             if isinstance(head, AppendResult):
                 return head
             prev_hash = head
-        shape, params, last_version = _statement(
+        sql, params, last_version = _statement(
             stream_id, expected_version, items, meta, command_id, prev_hash, side
         )
-        sql = _sql.append_statement(shape)
         try:
             if savepoint:
                 async with conn.begin_nested():
@@ -396,9 +393,9 @@ def _statement(
     command_id: str | None,
     prev_hash: bytes,
     side: Sequence[SideWrite],
-) -> tuple[_sql.AppendShape, dict[str, Any], int]:
-    """The shape of the append statement of these events chained on `prev_hash`, its
-    parameters and the last version it appends."""
+) -> tuple[str, dict[str, Any], int]:
+    """The append statement of these events chained on `prev_hash`, its parameters and
+    the last version it appends."""
     links = link(stream_id, expected_version, prev_hash, items, command_id)
     last_version = links[-1].version
     params: dict[str, Any] = {
@@ -421,13 +418,13 @@ def _statement(
         params |= {"command": command_id, "first": expected_version, "last": last_version}
     for write in side:
         params |= write.params
-    shape = _sql.AppendShape(
+    sql = _sql.append_statement(
         len(links),
         expected_version == 0,
         command_id is not None,
-        tuple((write.sql, write.lock) for write in side),
+        [(write.sql, write.lock) for write in side],
     )
-    return shape, params, last_version
+    return sql, params, last_version
 
 
 def _result(

@@ -9,8 +9,8 @@ declared in `_tables` (and made by the migrations, migrations/versions/0001_even
 from __future__ import annotations
 
 import functools
-import re
-from typing import Any, Final, NamedTuple
+from collections.abc import Sequence
+from typing import Any, Final
 
 from ._records import Cursor, StoredEvent
 from ._tables import events_table
@@ -23,9 +23,7 @@ __all__ = [
     "READ_STREAM",
     "STREAM_LENGTH",
     "STREAM_LENGTHS",
-    "AppendShape",
     "append_statement",
-    "batch_statement",
     "global_order_held_back",
     "global_order_page",
     "global_order_params",
@@ -136,27 +134,16 @@ def global_order_params(after: Cursor, limit: int) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- append
 
-
-class AppendShape(NamedTuple):
-    """What an append statement's text depends on (its parameters aside): the number of
-    events, whether the stream is new, whether a command id is recorded, and the side
-    writes' `(sql, lock)`."""
-
-    events: int
-    new_stream: bool
-    record_command: bool
-    sides: tuple[tuple[str, str | None], ...]
+RECORD_COMMAND: Final = (
+    "command_record AS (INSERT INTO commands (command_id, stream_id, first_version,"
+    " last_version) SELECT %(command)s, %(stream)s, %(first)s, %(last)s FROM appended)"
+)
 
 
-_PARAM: Final = re.compile(r"%\((\w+)\)s")
-_APPENDED: Final = re.compile(r"\bappended\b")
-
-
-@functools.lru_cache(maxsize=1024)
-def _append_ctes(shape: AppendShape, p: str) -> str:
-    """The common table expressions of one append, their names prefixed with `p` (so
-    that many appends fit in one statement); its rows: `{p}inserted`."""
-    count, new_stream, record_command, sides = shape
+@functools.lru_cache(maxsize=64)
+def _append_statement(
+    count: int, new_stream: bool, record_command: bool, sides: tuple[tuple[str, str | None], ...]
+) -> str:
     head = (
         "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM events WHERE stream_id = %(stream)s)"
         if new_stream
@@ -172,67 +159,30 @@ def _append_ctes(shape: AppendShape, p: str) -> str:
         f" %(d{i})s::json, %(p{i})s::bytea, %(h{i})s::bytea)"
         for i in range(count)
     )
-    ctes = [
-        f"{p}head AS ({head})",
-        f"{p}inserted AS (INSERT INTO events AS e (stream_id, stream_version, event_id, type,"
+    ctes = [RECORD_COMMAND] if record_command else []
+    ctes += [f"side{n} AS ({sql})" for n, (sql, _lock) in enumerate(sides)]
+    extra = "".join(f", {cte}" for cte in ctes)
+    return (
+        f"WITH head AS ({head}),"
+        " inserted AS (INSERT INTO events AS e (stream_id, stream_version, event_id, type,"
         " schema_version, data, metadata, prev_hash, hash)"
         " SELECT %(stream)s, v.version, v.id, v.type, v.schema, v.data, %(meta)s::jsonb,"
         " v.prev, v.hash"
-        f" FROM (VALUES {values}) AS v (version, id, type, schema, data, prev, hash), {p}head"
-        f" RETURNING {EVENT_COLUMNS})",
-        f"{p}appended AS (SELECT 1 FROM {p}inserted LIMIT 1)",
-    ]
-    if record_command:
-        ctes.append(
-            f"{p}command_record AS (INSERT INTO commands (command_id, stream_id, first_version,"
-            f" last_version) SELECT %(command)s, %(stream)s, %(first)s, %(last)s"
-            f" FROM {p}appended)"
-        )
-    # A side write reads the relation `appended`: this append's.
-    ctes += [
-        f"{p}side{n} AS ({_APPENDED.sub(f'{p}appended', sql) if p else sql})"
-        for n, (sql, _lock) in enumerate(sides)
-    ]
-    return ", ".join(ctes)
-
-
-def append_statement(shape: AppendShape) -> str:
-    """The ONE statement of an append: it inserts the events only if the stream's head
-    is still the one they were chained to (`%(prev_version)s` with `%(head_hash)s`; none
-    for a new stream), records the command id with them, runs the side writes `(sql,
-    lock)` when they go in, and returns the rows it inserted."""
-    return f"WITH {_append_ctes(shape, '')} SELECT * FROM inserted"
-
-
-_BATCH_PREFIX: Final = "a{i}_"  # of the names of the i-th append of a batch statement
-
-
-@functools.lru_cache(maxsize=1024)
-def batch_statement(shape: AppendShape, count: int) -> tuple[str, tuple[str, ...]]:
-    """ONE statement for `count` appends of the same shape (a group of the group
-    commit's batch, each to a stream of its own), and the names of one append's
-    parameters in the order they are bound.
-
-    Each append is `append_statement`'s, its names prefixed, side by side; the statement
-    returns the inserted rows of all, each with `batch_index` = the append's place. Each
-    keeps its own head check, so one whose head moved inserts nothing while the others
-    go in. For a raw cursor: `$n` parameters bound by position, the first append's
-    `names` first, then the second's, and so on (the driver neither parses the long text
-    nor caps the cache of its plans by length; the server prepares it once used often)."""
-    names: dict[str, int] = {}
-
-    def number(match: re.Match[str]) -> str:
-        return f"${{{names.setdefault(match.group(1), len(names))}}}"
-
-    text = _append_ctes(shape, _BATCH_PREFIX).replace("{", "{{").replace("}", "}}")
-    template = _PARAM.sub(number, text).replace("{{i}}", "{i}").replace("%%", "%")
-    width = len(names)
-    parts = [template.format(*range(1 + i * width, 1 + (i + 1) * width), i=i) for i in range(count)]
-    rows = " UNION ALL ".join(
-        f"SELECT {i} AS batch_index, * FROM {_BATCH_PREFIX.format(i=i)}inserted"
-        for i in range(count)
+        f" FROM (VALUES {values}) AS v (version, id, type, schema, data, prev, hash), head"
+        f" RETURNING {EVENT_COLUMNS}),"
+        f" appended AS (SELECT 1 FROM inserted LIMIT 1){extra}"
+        " SELECT * FROM inserted"
     )
-    return f"WITH {', '.join(parts)} {rows}", tuple(names)
+
+
+def append_statement(
+    count: int, new_stream: bool, record_command: bool, sides: Sequence[tuple[str, str | None]]
+) -> str:
+    """The ONE statement of an append of `count` events (cached by shape): it inserts them
+    only if the stream's head is still the one they were chained to (`%(prev_version)s`
+    with `%(head_hash)s`; none for a new stream), records the command id with them, runs
+    the side writes `(sql, lock)` when they go in, and returns the rows it inserted."""
+    return _append_statement(count, new_stream, record_command, tuple(sides))
 
 
 def is_unique_violation(exc: BaseException) -> bool:

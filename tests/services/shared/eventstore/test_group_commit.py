@@ -16,8 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.chain import GENESIS
 from services.shared.errors import database_unavailable
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
-from services.shared.eventstore._group import MAX_BATCH, MAX_BATCH_EVENTS, _Pending, _take_batch
-from services.shared.eventstore._sql import AppendShape
 from tests.services.shared.eventstore.contract import EventStoreContract, new_stream, turn
 
 pytestmark = pytest.mark.anyio
@@ -67,8 +65,8 @@ async def test_appends_made_together_share_a_transaction(grouped: EventStore) ->
 
 
 async def test_a_lost_race_fails_only_its_own_append(grouped: EventStore) -> None:
-    """Two appends on one head queued together: one lands, the other is a
-    `ConcurrencyError`; the appends to other streams all land."""
+    """Two appends on one head in the same batch: one lands, the other is a
+    `ConcurrencyError`; the batch's appends to other streams all land."""
     heads = await _started(grouped, 6)
     contested, head = heads[0]
     outcomes = await asyncio.gather(
@@ -125,88 +123,6 @@ async def test_on_commit_runs_before_the_hint_is_heard(grouped: EventStore) -> N
                 heard.add(note.stream_id)
     assert isinstance(outcomes[0], ValueError)
     assert sorted(told) == sorted(sid for sid, _ in heads[1:])
-
-
-async def test_appends_of_every_shape_land_together_each_on_its_own_stream(
-    grouped: EventStore,
-) -> None:
-    """One batch of appends of different shapes (one to three events, a new stream, with
-    and without a command id, with side writes): each gets exactly its own events, on its
-    own chain, in fewer statements than appends."""
-    heads = await _started(grouped, 6)
-    fresh = new_stream()
-    assert grouped.group is not None
-    before = grouped.group.batches
-    outcomes = await asyncio.gather(
-        grouped.append(fresh, 0, turn(0, 0)[:1], prev_hash=GENESIS, command_id=f"{fresh}:a"),
-        *(
-            grouped.append(
-                sid,
-                3,
-                turn(1, 1, value=1 + i)[: 1 + i % 3],
-                prev_hash=head,
-                command_id=f"{sid}:k" if i % 2 else None,
-            )
-            for i, (sid, head) in enumerate(heads)
-        ),
-    )
-    assert grouped.group.batches - before < len(outcomes)
-    assert [len(r.events) for r in outcomes] == [1, *(1 + i % 3 for i in range(6))]
-    for (sid, head), result in zip(heads, outcomes[1:], strict=True):
-        assert {e.stream_id for e in result.events} == {sid}
-        assert result.events[0].prev_hash == head
-        assert await grouped.verify_stream(sid) == 3 + len(result.events)
-    assert await grouped.verify_stream(fresh) == 1
-    again = await grouped.append(fresh, 0, turn(0, 0)[:1], command_id=f"{fresh}:a")
-    assert again.duplicate and again.events == outcomes[0].events
-
-
-async def test_a_failed_statement_rolls_the_batch_back_and_each_append_goes_alone(
-    grouped: EventStore,
-) -> None:
-    """One command id on two streams in one batch: the unique violation rolls the batch
-    back, then every append is made on its own: one of the two lands and the other is
-    `IdempotencyKeyReused`, and the rest land."""
-    heads = await _started(grouped, 5)
-    outcomes = await asyncio.gather(
-        *(
-            grouped.append(sid, 3, turn(1, 1), prev_hash=h, command_id="shared" if i < 2 else None)
-            for i, (sid, h) in enumerate(heads)
-        ),
-        return_exceptions=True,
-    )
-    kinds = sorted(type(o).__name__ for o in outcomes[:2])
-    assert kinds == ["AppendResult", "IdempotencyKeyReused"]
-    assert all(isinstance(o, AppendResult) for o in outcomes[2:])
-    for i, (sid, _) in enumerate(heads):
-        landed = isinstance(outcomes[i], AppendResult)
-        assert await grouped.verify_stream(sid) == (6 if landed else 3)
-
-
-def test_a_batch_holds_one_append_per_stream_within_its_limits() -> None:
-    """The next batch takes the queue in order, one append per stream and at most
-    `MAX_BATCH` appends or `MAX_BATCH_EVENTS` events (one larger append alone); the rest
-    wait, in order."""
-    loop = asyncio.new_event_loop()
-    try:
-
-        def pending(stream: str, events: int) -> _Pending:
-            shape = AppendShape(events, False, False, ())
-            return _Pending(stream, shape, {}, "", lambda rows: rows, loop.create_future())
-
-        queue = [pending("a", 1), pending("b", 2), pending("a", 1), pending("c", 1)]
-        batch, rest = _take_batch(queue)
-        assert [p.stream_id for p in batch] == ["a", "b", "c"]
-        assert rest == [queue[2]]
-        many = [pending(f"s{i}", 1) for i in range(MAX_BATCH + 3)]
-        batch, rest = _take_batch(many)
-        assert (len(batch), rest) == (MAX_BATCH, many[MAX_BATCH:])
-        big = [pending("x", MAX_BATCH_EVENTS - 1), pending("y", 2), pending("z", 1)]
-        assert [p.stream_id for p in _take_batch(big)[0]] == ["x", "z"]
-        huge = [pending("x", MAX_BATCH_EVENTS + 1), pending("y", 1)]
-        assert [p.stream_id for p in _take_batch(huge)[0]] == ["x"]
-    finally:
-        loop.close()
 
 
 def _tell(told: list[str]) -> Callable[[AppendResult], None]:
