@@ -275,6 +275,7 @@ class MatchCommands:
         if expected_version is not None and state.version != expected_version:
             raise ConcurrencyError(stream, expected_version, state.version)
         command = make(state)
+        version = state.version
         events, after, command = await self._decide(conn, stream, state, command)
         row = await self.reads.row(stream, conn)
 
@@ -287,7 +288,7 @@ class MatchCommands:
 
         result = await self.store.append(
             stream,
-            state.version,
+            version,
             events,
             command_id=command_id,
             metadata=metadata(actor, command_id, request),
@@ -317,7 +318,8 @@ class MatchCommands:
         self, conn: AsyncConnection | None, stream: str, state: MatchState, command: Command
     ) -> tuple[list[Event], MatchState, Command]:
         """The events of `command` (with the fair die, and the seed reveal when they end
-        the match), the state after them, and the command as decided."""
+        the match), the state after them (`state` itself, advanced), and the command as
+        decided."""
         if isinstance(command, Roll):
             # The die is never the caller's: it is the fair derivation of DESIGN.md §4.
             die = None
@@ -331,7 +333,9 @@ class MatchCommands:
             # match's state (turn, phase), not a field.
             field = "piece" if decided.code == "illegal_move" else None
             raise rejection_error(decided.code, decided.reason, field)
-        after = fold(decided, state.copy())
+        # Folded in place: `state` is this command's own (`MatchReads` hands out copies),
+        # and a command that fails is decided again on a state read afresh.
+        after = fold(decided, state)
         events = list(decided)
         if after.status == "finished" and after.server_seed is None:
             seed = await self.reads.seed(conn, stream)

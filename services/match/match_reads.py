@@ -80,7 +80,8 @@ class MatchReads:
         return (await self.state_and_head(stream))[0]
 
     async def state_and_head(self, stream: str) -> tuple[MatchState, bytes]:
-        """`state`, and the hash of the stream's last event (GENESIS: no events)."""
+        """`state`, and the hash of the stream's last event (GENESIS: no events). The
+        state is the caller's own copy, to change as it likes."""
         cached = self._states.get(stream)
         state, head = (MatchState(), GENESIS) if cached is None else (cached[0].copy(), cached[1])
         events, last_hash = await self.store.read_events_and_hash(stream, state.version)
@@ -93,8 +94,9 @@ class MatchReads:
         return state, head
 
     async def state_for_command(self, stream: str) -> tuple[MatchState, bytes, bool]:
-        """The fold a command is decided on and its head hash: the trusted cached fold
-        without a read (True), else a fresh read (False). See the module docstring."""
+        """The fold a command is decided on (the caller's own copy) and its head hash:
+        the trusted cached fold without a read (True), else a fresh read (False). See the
+        module docstring."""
         if stream in self._trusted:
             state, head = self._states[stream]
             self._states.move_to_end(stream)
