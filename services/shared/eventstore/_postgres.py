@@ -20,7 +20,7 @@ from . import _sql
 from ._errors import ConcurrencyError, IdempotencyKeyReused
 from ._group import Fallback, GroupCommit
 from ._listener import CHANNEL, Listener
-from ._prepare import AnyEvent, check_chain, link, prepare
+from ._prepare import AnyEvent, Link, check_chain, link, prepare
 from ._records import (
     START,
     AppendResult,
@@ -140,15 +140,16 @@ class EventStore:
             if isinstance(head, AppendResult):
                 return head
             prev_hash = head
-        sql, params, last_version = _statement(
+        sql, params, links = _statement(
             stream_id, expected_version, items, meta, command_id, prev_hash, side
         )
+        last_version = links[-1].version
 
         def finish(rows: Sequence[Any]) -> AppendResult | None:
             # In the batch, right after its commit and before its NOTIFY hints.
             if not rows:
                 return None
-            result = _result(stream_id, expected_version, last_version, rows)
+            result = _result(stream_id, links, meta, rows)
             if on_commit is not None:
                 on_commit(result)
             return result
@@ -179,7 +180,7 @@ class EventStore:
             if isinstance(head, AppendResult):
                 return head
             prev_hash = head
-        sql, params, last_version = _statement(
+        sql, params, links = _statement(
             stream_id, expected_version, items, meta, command_id, prev_hash, side
         )
         try:
@@ -194,7 +195,7 @@ class EventStore:
             return await self._resolve(conn, stream_id, expected_version, command_id)
         if not rows:
             return await self._after_empty(conn, stream_id, expected_version, command_id)
-        return _result(stream_id, expected_version, last_version, rows)
+        return _result(stream_id, links, meta, rows)
 
     async def _after_empty(
         self, conn: AsyncConnection, stream_id: str, expected_version: int, command_id: str | None
@@ -393,9 +394,9 @@ def _statement(
     command_id: str | None,
     prev_hash: bytes,
     side: Sequence[SideWrite],
-) -> tuple[str, dict[str, Any], int]:
+) -> tuple[str, dict[str, Any], list[Link]]:
     """The append statement of these events chained on `prev_hash`, its parameters and
-    the last version it appends."""
+    the rows it inserts."""
     links = link(stream_id, expected_version, prev_hash, items, command_id)
     last_version = links[-1].version
     params: dict[str, Any] = {
@@ -424,16 +425,37 @@ def _statement(
         command_id is not None,
         [(write.sql, write.lock) for write in side],
     )
-    return sql, params, last_version
+    return sql, params, links
 
 
 def _result(
-    stream_id: str, expected_version: int, last_version: int, rows: Sequence[Any]
+    stream_id: str, links: Sequence[Link], meta: dict[str, Any], rows: Sequence[Any]
 ) -> AppendResult:
-    stored = sorted((_sql.stored_event(row) for row in rows), key=lambda e: e.version)
+    """The outcome of an append from what it sent (`links`, `meta`) and the rows of
+    `APPENDED_COLUMNS` its statement returned (what the database assigned)."""
+    assigned = {row.stream_version: row for row in rows}
+    events = []
+    for sent in links:
+        row = assigned[sent.version]
+        events.append(
+            StoredEvent(
+                global_position=row.global_position,
+                tx=int(row.tx),
+                stream_id=stream_id,
+                version=sent.version,
+                event_id=sent.event_id,
+                type=sent.item.type,
+                schema_version=sent.item.schema_version,
+                data=sent.item.data,
+                metadata=dict(meta),
+                recorded_at=row.recorded_at,
+                prev_hash=sent.prev_hash,
+                hash=sent.hash,
+            )
+        )
     return AppendResult(
         stream_id=stream_id,
-        first_version=expected_version,
-        last_version=last_version,
-        events=tuple(stored),
+        first_version=links[0].version,
+        last_version=links[-1].version,
+        events=tuple(events),
     )

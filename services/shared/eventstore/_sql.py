@@ -1,8 +1,10 @@
 """The SQL of the PostgreSQL store, as driver-level text (psycopg `%(name)s` parameters):
 the append statement, the reads, the global-order rule, and the one row builder.
 
-Every statement that returns events selects `EVENT_COLUMNS` from `events e`, so one
-function (`stored_event`) turns any of their rows into a `StoredEvent`. The tables are
+Every statement that reads events selects `EVENT_COLUMNS` from `events e`, so one
+function (`stored_event`) turns any of their rows into a `StoredEvent`; the append
+statement returns only what the database assigned (`APPENDED_COLUMNS`), and the store
+completes each event from what it sent. The tables are
 declared in `_tables` (and made by the migrations, migrations/versions/0001_event_store.py).
 """
 
@@ -16,6 +18,7 @@ from ._records import Cursor, StoredEvent
 from ._tables import events_table
 
 __all__ = [
+    "APPENDED_COLUMNS",
     "EVENT_COLUMNS",
     "HEAD_AND_COMMAND",
     "READ_EVENTS",
@@ -40,8 +43,15 @@ EVENT_COLUMNS: Final = ", ".join(
 )
 
 
+# What an append's statement returns of each row it inserted: the columns the database
+# assigns. The append knows every other column already (it sent them), and reading them
+# back (the data as text, the metadata parsed, the id and hashes) had cost the service
+# and the server for nothing.
+APPENDED_COLUMNS: Final = "e.stream_version, e.global_position, e.tx::text AS tx, e.recorded_at"
+
+
 def stored_event(row: Any) -> StoredEvent:
-    """The `StoredEvent` of a row of `EVENT_COLUMNS` (the one row builder)."""
+    """The `StoredEvent` of a row of `EVENT_COLUMNS` (the one row builder of reads)."""
     return StoredEvent(
         global_position=row.global_position,
         tx=int(row.tx),
@@ -169,7 +179,7 @@ def _append_statement(
         " SELECT %(stream)s, v.version, v.id, v.type, v.schema, v.data, %(meta)s::jsonb,"
         " v.prev, v.hash"
         f" FROM (VALUES {values}) AS v (version, id, type, schema, data, prev, hash), head"
-        f" RETURNING {EVENT_COLUMNS}),"
+        f" RETURNING {APPENDED_COLUMNS}),"
         f" appended AS (SELECT 1 FROM inserted LIMIT 1){extra}"
         " SELECT * FROM inserted"
     )
