@@ -42,7 +42,9 @@ __all__ = ["LiveHub", "event_message"]
 
 _log = structlog.get_logger(__name__)
 
-_SHARED_FRAMES = 512  # frames kept for `shared_frame`: a few per match being played here
+# Frames kept for `shared_frame`: a few per command of each match being played here (its
+# events and the state after them). One evicted before every socket sent it is made again.
+_SHARED_FRAMES = 2048
 
 
 def event_message(stored: StoredEvent) -> bytes:
@@ -104,8 +106,8 @@ class LiveHub:
 
     def shared_frame(self, key: Hashable, make: Callable[[], bytes]) -> bytes:
         """`make()`, made once for all the local sockets that ask with the same `key`
-        (the state frame of a match at one version, for each of its seats and
-        spectators): the latest few hundred are kept."""
+        (an event's frame, or the state frame of a match at one version, for each of its
+        seats and spectators): the latest couple of thousand are kept."""
         frame = self._frames.get(key)
         if frame is None:
             frame = make()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -297,9 +298,15 @@ async def match_socket(
         batches_of = hub.follow(match_stream(match_id), from_version)
         async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:
-                frames = [event_message(stored) for stored in batch]
+                # Every socket of the match here sends the same bytes for an event (it
+                # never changes) and for the state at one version: made once for all.
+                frames = [
+                    hub.shared_frame(
+                        ("event", match_id, stored.version), partial(event_message, stored)
+                    )
+                    for stored in batch
+                ]
                 await feed.advance(batch)
-                # Every socket of the match here at this version sends the same bytes.
                 key = ("state", match_id, feed.state.version, feed.last_at)
                 frames.append(hub.shared_frame(key, feed.frame))
                 await channel.send_all(frames)
