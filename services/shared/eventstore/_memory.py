@@ -17,13 +17,11 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
-import msgspec
-
 from domain import events as domain_events
 from domain.chain import GENESIS
 
 from ._errors import ConcurrencyError, IdempotencyKeyReused
-from ._prepare import AnyEvent, check_chain, link, prepare
+from ._prepare import AnyEvent, check_chain, link, prepare, stored_metadata
 from ._records import START, AppendResult, Cursor, Notification, StoredEvent
 
 __all__ = ["InMemoryEventStore", "MemoryListener"]
@@ -61,24 +59,16 @@ class InMemoryEventStore:
         head = stream[-1].hash if stream else GENESIS
         if prev_hash is not None and prev_hash != head:
             raise ValueError(f"prev_hash is not the hash of {stream_id}'s last event")
-        # As jsonb gives it back: JSON types only (tuples come back as lists).
-        stored_meta = msgspec.json.decode(msgspec.json.encode(meta))
+        metadata = stored_metadata(meta)
         self._tx += 1
         now = datetime.now(UTC)
         stored = tuple(
-            StoredEvent(
+            row.stored(
+                stream_id,
+                metadata,
                 global_position=len(self._log) + 1 + i,
                 tx=self._tx,
-                stream_id=stream_id,
-                version=row.version,
-                event_id=row.event_id,
-                type=row.item.type,
-                schema_version=row.item.schema_version,
-                data=row.item.data,
-                metadata=dict(stored_meta),
                 recorded_at=now,
-                prev_hash=row.prev_hash,
-                hash=row.hash,
             )
             for i, row in enumerate(link(stream_id, expected_version, head, items, command_id))
         )

@@ -20,7 +20,7 @@ from . import _sql
 from ._errors import ConcurrencyError, IdempotencyKeyReused
 from ._group import Fallback, GroupCommit
 from ._listener import CHANNEL, Listener
-from ._prepare import AnyEvent, Link, check_chain, link, prepare
+from ._prepare import AnyEvent, Link, check_chain, link, prepare, stored_metadata
 from ._records import (
     START,
     AppendResult,
@@ -434,23 +434,17 @@ def _result(
     """The outcome of an append from what it sent (`links`, `meta`) and the rows of
     `APPENDED_COLUMNS` its statement returned (what the database assigned)."""
     assigned = {row.stream_version: row for row in rows}
+    metadata = stored_metadata(meta)
     events = []
     for sent in links:
         row = assigned[sent.version]
         events.append(
-            StoredEvent(
+            sent.stored(
+                stream_id,
+                metadata,
                 global_position=row.global_position,
                 tx=int(row.tx),
-                stream_id=stream_id,
-                version=sent.version,
-                event_id=sent.event_id,
-                type=sent.item.type,
-                schema_version=sent.item.schema_version,
-                data=sent.item.data,
-                metadata=dict(meta),
                 recorded_at=row.recorded_at,
-                prev_hash=sent.prev_hash,
-                hash=sent.hash,
             )
         )
     return AppendResult(

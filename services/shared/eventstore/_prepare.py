@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -37,6 +38,38 @@ class Link(NamedTuple):
     item: EventData
     prev_hash: bytes
     hash: bytes
+
+    def stored(
+        self,
+        stream_id: str,
+        metadata: dict[str, Any],
+        *,
+        global_position: int,
+        tx: int,
+        recorded_at: datetime,
+    ) -> StoredEvent:
+        """The event as stored, given what the store assigned it (`metadata`: as the
+        store gives it back, see `stored_metadata`)."""
+        return StoredEvent(
+            global_position=global_position,
+            tx=tx,
+            stream_id=stream_id,
+            version=self.version,
+            event_id=self.event_id,
+            type=self.item.type,
+            schema_version=self.item.schema_version,
+            data=self.item.data,
+            metadata=dict(metadata),
+            recorded_at=recorded_at,
+            prev_hash=self.prev_hash,
+            hash=self.hash,
+        )
+
+
+def stored_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """`meta` as a `jsonb` column gives it back: JSON types only (tuples become lists)."""
+    value: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(meta))
+    return value
 
 
 def prepare(

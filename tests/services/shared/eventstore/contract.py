@@ -100,6 +100,16 @@ class EventStoreContract:
         assert len({e.event_id for e in stored}) == 3
         assert all(e.recorded_at is not None for e in stored)
 
+    async def test_the_metadata_comes_back_as_stored(self, store: EventLog) -> None:
+        """An append's result carries its metadata as a read gives it back (JSON types:
+        a tuple becomes a list), with the command id."""
+        sid = new_stream()
+        meta = {"actor": "p1", "path": ("a", 1), "n": 2.5}
+        result = await store.append(sid, 0, turn(0, 0), metadata=meta, command_id=f"{sid}:m")
+        expected = {"actor": "p1", "path": ["a", 1], "n": 2.5, "command_id": f"{sid}:m"}
+        assert [e.metadata for e in result.events] == [expected] * 3
+        assert [e.metadata for e in await store.read_stream(sid)] == [expected] * 3
+
     async def test_append_continues_at_expected_version(self, store: EventLog) -> None:
         """A second append at the stream's length gets the next versions."""
         sid = new_stream()
