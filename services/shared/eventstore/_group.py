@@ -38,7 +38,6 @@ import msgspec
 import psycopg
 import structlog
 from psycopg.rows import namedtuple_row
-from psycopg.types.json import set_json_loads
 
 from ._listener import CHANNEL
 
@@ -205,13 +204,9 @@ class GroupCommit:
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._conn is None or self._conn.closed:
-            conn = await psycopg.AsyncConnection.connect(
+            self._conn = await psycopg.AsyncConnection.connect(
                 self._conninfo, autocommit=True, row_factory=namedtuple_row
             )
-            # The rows a batch returns carry the metadata it wrote (msgspec's JSON): read
-            # back by msgspec too, not by the standard library's slower `json.loads`.
-            set_json_loads(msgspec.json.decode, conn)
-            self._conn = conn
         return self._conn
 
 
