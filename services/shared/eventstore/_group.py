@@ -37,9 +37,9 @@ from typing import Any, Final
 import msgspec
 import psycopg
 import structlog
-from psycopg.rows import namedtuple_row
 
 from ._listener import CHANNEL
+from ._pipeline import Pipeline
 
 __all__ = ["Fallback", "GroupCommit"]
 
@@ -84,6 +84,7 @@ class GroupCommit:
     def __init__(self, conninfo: str) -> None:
         self._conninfo = conninfo
         self._conn: psycopg.AsyncConnection[Any] | None = None
+        self._pipeline: Pipeline | None = None
         self._queue: list[_Pending] = []
         # Payloads of committed appends whose hints have not gone out: the next batch's
         # pipeline carries them, or they go on their own when no batch follows.
@@ -145,18 +146,16 @@ class GroupCommit:
         hints: list[str] = []
         try:
             conn = await self._connection()
-            cursors = []
-            async with conn.pipeline():
-                await conn.execute("BEGIN")
-                for pending in batch:
-                    cursors.append(await conn.execute(pending.sql, pending.params))
-                await conn.execute("COMMIT")
-                # The previous batch's hints, after this batch's COMMIT: a transaction of
-                # their own (until the pipeline's Sync), and no round trip of their own.
-                hints, self._hints = self._hints, []
-                if hints:
-                    await conn.execute(_NOTIFY_MANY, (CHANNEL, _payloads(hints)))
-            results = [await cursor.fetchall() for cursor in cursors]
+            statements: list[tuple[str, Any]] = [("BEGIN", None)]
+            statements += [(pending.sql, pending.params) for pending in batch]
+            statements.append(("COMMIT", None))
+            # The previous batch's hints, after this batch's COMMIT: a transaction of
+            # their own (until the pipeline's Sync), and no round trip of their own.
+            hints, self._hints = self._hints, []
+            if hints:
+                statements.append((_NOTIFY_MANY, (CHANNEL, _payloads(hints))))
+            assert self._pipeline is not None
+            results = (await self._pipeline.run(statements))[1 : len(batch) + 1]
         except psycopg.Error as exc:
             self._hints = hints + self._hints  # not sent: the next batch carries them
             if conn is None or conn.broken or conn.closed:
@@ -204,9 +203,8 @@ class GroupCommit:
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._conn is None or self._conn.closed:
-            self._conn = await psycopg.AsyncConnection.connect(
-                self._conninfo, autocommit=True, row_factory=namedtuple_row
-            )
+            self._conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+            self._pipeline = Pipeline(self._conn)
         return self._conn
 
 

@@ -433,18 +433,15 @@ def _result(
 ) -> AppendResult:
     """The outcome of an append from what it sent (`links`, `meta`) and the rows of
     `APPENDED_COLUMNS` its statement returned (what the database assigned)."""
-    assigned = {row.stream_version: row for row in rows}
+    # By position (`APPENDED_COLUMNS`' order): the group commit's rows are plain tuples.
+    assigned = {row[0]: row for row in rows}
     metadata = stored_metadata(meta)
     events = []
     for sent in links:
-        row = assigned[sent.version]
+        _version, position, tx, recorded_at = assigned[sent.version]
         events.append(
             sent.stored(
-                stream_id,
-                metadata,
-                global_position=row.global_position,
-                tx=int(row.tx),
-                recorded_at=row.recorded_at,
+                stream_id, metadata, global_position=position, tx=int(tx), recorded_at=recorded_at
             )
         )
     return AppendResult(
