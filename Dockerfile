@@ -18,7 +18,8 @@ RUN useradd --system --create-home ludo
 USER ludo
 EXPOSE 8000
 # The uvicorn flags of services/shared/serving.py (UVICORN_ARGS): 64 KiB WebSocket frames,
+# no permessage-deflate (each socket would compress every shared frame again),
 # the header timeout of GuardedHttpToolsProtocol, 5 s keep-alive. compose.yaml's ranking too.
 # --no-access-log: uvicorn's access lines are plain text on stdout, between the JSON lines;
 # the services log their own `request` line (docs/operations.md, Logs).
-CMD ["python", "-m", "uvicorn", "--factory", "services.match.app:app_from_env", "--host", "0.0.0.0", "--port", "8000", "--ws-max-size", "65536", "--http", "services.shared.limits:GuardedHttpToolsProtocol", "--timeout-keep-alive", "5", "--no-access-log"]
+CMD ["python", "-m", "uvicorn", "--factory", "services.match.app:app_from_env", "--host", "0.0.0.0", "--port", "8000", "--ws-max-size", "65536", "--ws-per-message-deflate", "false", "--http", "services.shared.limits:GuardedHttpToolsProtocol", "--timeout-keep-alive", "5", "--no-access-log"]

@@ -13,6 +13,7 @@ __all__ = [
     "KEEP_ALIVE",
     "UVICORN_ARGS",
     "WS_MAX_SIZE",
+    "WS_PER_MESSAGE_DEFLATE",
     "settle_heap",
     "uvicorn_options",
 ]
@@ -23,11 +24,20 @@ KEEP_ALIVE = 5  # seconds an idle keep-alive connection is kept (uvicorn's defau
 # (a dependency off Windows) uvicorn's default `--loop auto` runs on it. Against h11 and
 # asyncio's own loop, the two took a tenth of the service's CPU per command off.
 GUARDED_HTTP = "services.shared.limits:GuardedHttpToolsProtocol"
+# No permessage-deflate on the sockets, though every browser offers it: the compression
+# state is each connection's own, so every frame was compressed once per socket (the
+# frames a match's sockets share, made once, compressed again for each), and with the
+# bench's client offering it as a browser does the service spent about an eighth more
+# CPU per command (docs/benchmarks.md). The frames are small JSON: a state frame is a
+# couple of kilobytes, a few a second per socket at most.
+WS_PER_MESSAGE_DEFLATE = False
 # The uvicorn options every service process is started with (ludo up, the bench, the
 # Dockerfile and compose.yaml spell the same).
 UVICORN_ARGS = [
     "--ws-max-size",
     str(WS_MAX_SIZE),
+    "--ws-per-message-deflate",
+    str(WS_PER_MESSAGE_DEFLATE).lower(),
     "--http",
     GUARDED_HTTP,
     "--timeout-keep-alive",
@@ -37,7 +47,12 @@ UVICORN_ARGS = [
 
 def uvicorn_options() -> dict[str, Any]:
     """`UVICORN_ARGS` as `uvicorn.Config` keywords (for servers started in-process)."""
-    return {"ws_max_size": WS_MAX_SIZE, "http": GUARDED_HTTP, "timeout_keep_alive": KEEP_ALIVE}
+    return {
+        "ws_max_size": WS_MAX_SIZE,
+        "ws_per_message_deflate": WS_PER_MESSAGE_DEFLATE,
+        "http": GUARDED_HTTP,
+        "timeout_keep_alive": KEEP_ALIVE,
+    }
 
 
 def settle_heap() -> None:

@@ -215,6 +215,21 @@ async def test_an_unknown_match_gets_an_error_frame_and_a_close(
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
 
 
+async def test_a_socket_declines_compression_a_browser_offers(
+    two_instances: tuple[Instance, Instance],
+) -> None:
+    """A client offering permessage-deflate (every browser does) gets plain frames: the
+    frames a match's sockets share are sent as made, not compressed once per socket."""
+    a, _ = two_instances
+    async with websockets.connect(
+        a.ws("00000000-0000-0000-0000-000000000000"), compression="deflate"
+    ) as ws:
+        assert "permessage-deflate" in (ws.request.headers.get("Sec-WebSocket-Extensions") or "")
+        assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
+        frame = msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10))
+    assert frame["error"] == "not_found"
+
+
 async def test_bad_query_and_bad_messages_get_error_frames(
     two_instances: tuple[Instance, Instance],
 ) -> None:
