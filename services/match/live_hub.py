@@ -85,7 +85,7 @@ class LiveHub:
         self._followers: dict[str, StreamFollower] = {}
         self._views: dict[str, LiveView] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._frames: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._frames: OrderedDict[Hashable, str] = OrderedDict()
 
     async def start(self) -> None:
         if not self._tasks:
@@ -104,10 +104,10 @@ class LiveHub:
         for feed in self._feeds():
             await feed.stop()
 
-    def shared_frame(self, key: Hashable, make: Callable[[], bytes]) -> bytes:
-        """`make()`, made once for all the local sockets that ask with the same `key`
-        (an event's frame, or the state frame of a match at one version, for each of its
-        seats and spectators): the latest couple of thousand are kept."""
+    def shared_frame(self, key: Hashable, make: Callable[[], str]) -> str:
+        """`make()`, the text of a frame, made once for all the local sockets that ask with
+        the same `key` (an event's frame, or the state frame of a match at one version,
+        for each of its seats and spectators): the latest couple of thousand are kept."""
         frame = self._frames.get(key)
         if frame is None:
             frame = make()

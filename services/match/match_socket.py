@@ -34,7 +34,7 @@ from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub, event_message
 from services.match.match_reads import MatchRow
-from services.match.schemas import EventOut, MatchOut, SeatIndex
+from services.match.schemas import MatchOut, SeatIndex
 from services.match.service import MatchService
 from services.match.sockets import (
     PONG,
@@ -48,7 +48,7 @@ from services.match.sockets import (
     serve,
     unavailable,
 )
-from services.match.views import match_view, option_view, result_events
+from services.match.views import match_view, option_view
 from services.shared.errors import ErrorBody
 from services.shared.eventstore import StoredEvent
 from services.shared.limits import Limits, client_key
@@ -106,7 +106,32 @@ class ResultFrame(msgspec.Struct, kw_only=True):
     command: str
     version: int
     duplicate: bool
-    events: list[EventOut]
+    events: list[ResultEvent]
+
+
+class ResultEvent(msgspec.Struct, kw_only=True):
+    """An `EventOut` (the same JSON) with its data embedded as stored: the exact bytes,
+    not decoded and encoded again for each command."""
+
+    version: int
+    type: str
+    data: msgspec.Raw
+    recorded_at: str
+    hash: str
+
+
+def _event_text(stored: StoredEvent) -> str:
+    return event_message(stored).decode()
+
+
+def result_event(e: StoredEvent) -> ResultEvent:
+    return ResultEvent(
+        version=e.version,
+        type=e.type,
+        data=msgspec.Raw(e.data),
+        recorded_at=e.recorded_at.isoformat(),
+        hash=e.hash.hex(),
+    )
 
 
 class StateFrame(msgspec.Struct, kw_only=True):
@@ -250,7 +275,7 @@ class _Session:
             command=action,
             version=result.next_version,
             duplicate=result.duplicate,
-            events=result_events(result),
+            events=[result_event(e) for e in result.events],
         )
         return msgspec.json.encode(frame)
 
@@ -302,13 +327,13 @@ async def match_socket(
                 # never changes) and for the state at one version: made once for all.
                 frames = [
                     hub.shared_frame(
-                        ("event", match_id, stored.version), partial(event_message, stored)
+                        ("event", match_id, stored.version), partial(_event_text, stored)
                     )
                     for stored in batch
                 ]
                 await feed.advance(batch)
                 key = ("state", match_id, feed.state.version, feed.last_at)
-                frames.append(hub.shared_frame(key, feed.frame))
+                frames.append(hub.shared_frame(key, lambda: feed.frame().decode()))
                 await channel.send_all(frames)
 
     try:

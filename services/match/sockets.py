@@ -158,16 +158,18 @@ class Channel:
         self.socket = socket
         self.lock = asyncio.Lock()
 
-    async def send(self, frame: bytes) -> None:
+    async def send(self, frame: str | bytes) -> None:
         await self.send_all((frame,))
 
-    async def send_all(self, frames: Iterable[bytes]) -> None:
-        """`frames` in order, none of another sender's between them (the ASGI message
-        built here: `send_data` builds it and checks the state again for each)."""
+    async def send_all(self, frames: Iterable[str | bytes]) -> None:
+        """`frames` (JSON text, or its UTF-8 bytes) in order, none of another sender's
+        between them (the ASGI message built here: `send_data` builds it and checks the
+        state again for each)."""
         send = self.socket.send
         async with self.lock:
             for frame in frames:
-                await send({"type": "websocket.send", "bytes": None, "text": frame.decode()})
+                text = frame if isinstance(frame, str) else frame.decode()
+                await send({"type": "websocket.send", "bytes": None, "text": text})
 
     async def receive(self) -> str | bytes:
         """The next client message; raises `WebSocketDisconnect` once the client left."""

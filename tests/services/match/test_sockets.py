@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,9 @@ import websockets
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.match_commands import MatchCommands
-from services.shared.eventstore import ConcurrencyError
+from services.match.match_socket import result_event
+from services.match.views import event_view
+from services.shared.eventstore import ConcurrencyError, StoredEvent
 from tests.services.match.test_live import Instance, Table, _auth, _client, _settings
 
 pytestmark = pytest.mark.anyio
@@ -499,3 +503,24 @@ async def test_the_lobby_socket_shows_new_parties_and_drops_started_ones(
             assert (await http.post(f"{url}/start", headers=h)).status_code == 201
             gone = await lobby.until(lambda f: f["type"] == "parties" and not listed(f))
             assert gone["parties"] == (await http.get("/api/parties")).json()["parties"]
+
+
+def test_a_result_frames_event_is_the_json_of_http_events() -> None:
+    """A result frame embeds each event's stored data as is: the bytes of its event are
+    those `GET /api/matches/{id}/events` gives for it (`EventOut`)."""
+    data = msgspec.json.encode({"seat": 1, "die": 6, "note": "späť", "pieces": [0, 57]})
+    stored = StoredEvent(
+        global_position=7,
+        tx=12,
+        stream_id="match-x",
+        version=3,
+        event_id=uuid.uuid4(),
+        type="DieRolled",
+        schema_version=1,
+        data=data,
+        metadata={},
+        recorded_at=datetime.datetime(2026, 12, 2, 1, 2, 3, 456789, tzinfo=datetime.UTC),
+        prev_hash=bytes(32),
+        hash=bytes(range(32)),
+    )
+    assert msgspec.json.encode(result_event(stored)) == msgspec.json.encode(event_view(stored))
