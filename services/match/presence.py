@@ -21,29 +21,37 @@ from services.shared.settings import Settings
 
 __all__ = ["Presence"]
 
+# Each change of `seat_presence` and its line in the append-only connection log behind
+# the dispute report (`seat_connections`, migration 0005) are ONE statement (the log's
+# insert beside the change, a data-modifying WITH), so they commit together in one round
+# trip of their own (autocommit) instead of four (BEGIN, two statements, COMMIT).
+_LOG_CONNECTION = (
+    " INSERT INTO seat_connections (stream_id, seat, kind) VALUES (:stream_id, :seat, :kind)"
+)
 _CONNECTED = sa.text(
     """
-    INSERT INTO seat_presence (stream_id, seat, connections) VALUES (:stream_id, :seat, 1)
-    ON CONFLICT (stream_id, seat) DO UPDATE
-        SET connections = seat_presence.connections + 1,
-            disconnected_at = NULL,
-            grace_due = NULL
+    WITH presence AS (
+        INSERT INTO seat_presence (stream_id, seat, connections) VALUES (:stream_id, :seat, 1)
+        ON CONFLICT (stream_id, seat) DO UPDATE
+            SET connections = seat_presence.connections + 1,
+                disconnected_at = NULL,
+                grace_due = NULL
+    )
     """
+    + _LOG_CONNECTION
 )
 _DISCONNECTED = sa.text(
     """
-    UPDATE seat_presence
-       SET connections = greatest(connections - 1, 0),
-           disconnected_at = CASE WHEN connections <= 1 THEN now() END,
-           grace_due = CASE WHEN connections <= 1
-                            THEN now() + make_interval(secs => :grace) END
-     WHERE stream_id = :stream_id AND seat = :seat
+    WITH presence AS (
+        UPDATE seat_presence
+           SET connections = greatest(connections - 1, 0),
+               disconnected_at = CASE WHEN connections <= 1 THEN now() END,
+               grace_due = CASE WHEN connections <= 1
+                                THEN now() + make_interval(secs => :grace) END
+         WHERE stream_id = :stream_id AND seat = :seat
+    )
     """
-)
-# The append-only connection log behind the dispute report (migration 0005), written in
-# the transaction of the `seat_presence` update it accompanies.
-_LOG_CONNECTION = sa.text(
-    "INSERT INTO seat_connections (stream_id, seat, kind) VALUES (:stream_id, :seat, :kind)"
+    + _LOG_CONNECTION
 )
 _GRACE_DONE = sa.text(
     "UPDATE seat_presence SET grace_due = NULL WHERE stream_id = :stream_id AND seat = :seat"
@@ -59,6 +67,7 @@ class Presence:
         settings: Settings,
     ) -> None:
         self.engine = engine
+        self._writer = engine.execution_options(isolation_level="AUTOCOMMIT")
         self.reads = reads
         self.commands = commands
         self.settings = settings
@@ -72,11 +81,8 @@ class Presence:
         if seat is None:
             return None
         stream = match_stream(check_id(match_id, "match"))
-        async with self.engine.begin() as conn:
-            await conn.execute(_CONNECTED, {"stream_id": stream, "seat": seat})
-            await conn.execute(
-                _LOG_CONNECTION, {"stream_id": stream, "seat": seat, "kind": "connected"}
-            )
+        async with self._writer.connect() as conn:
+            await conn.execute(_CONNECTED, {"stream_id": stream, "seat": seat, "kind": "connected"})
         if state.status == "playing" and state.stood_in[seat] is not None:
             # `reclaim` retries the version race with a stand-in playing on another
             # instance; still losing after every try, or the match ended meanwhile:
@@ -89,13 +95,11 @@ class Presence:
         """A live connection to `seat` closed; with none left, the grace period starts.
         Every close is logged in `seat_connections` (the dispute report reads it)."""
         stream = match_stream(check_id(match_id, "match"))
-        async with self.engine.begin() as conn:
+        grace = self.settings.reconnect_grace
+        async with self._writer.connect() as conn:
             await conn.execute(
                 _DISCONNECTED,
-                {"stream_id": stream, "seat": seat, "grace": self.settings.reconnect_grace},
-            )
-            await conn.execute(
-                _LOG_CONNECTION, {"stream_id": stream, "seat": seat, "kind": "disconnected"}
+                {"stream_id": stream, "seat": seat, "kind": "disconnected", "grace": grace},
             )
 
     async def fire_grace(
