@@ -22,7 +22,8 @@ def command_id(player: Player, key: str | None) -> str | None:
     """The recorded id of `player`'s command sent with `key` (None: no key)."""
     if key is None:
         return None
-    if not 1 <= len(key) <= 100 or not all(" " < ch <= "~" for ch in key):
+    # Printable ASCII without the space: "!" to "~".
+    if not 1 <= len(key) <= 100 or not (key.isascii() and key.isprintable()) or " " in key:
         raise Invalid(
             "Idempotency-Key must be 1-100 printable ASCII characters without spaces",
             field="Idempotency-Key",

@@ -64,7 +64,10 @@ MakeCommand = Callable[[MatchState], Command]
 
 
 def seat_of(state: MatchState, player: Player) -> int | None:
-    return next((i for i, s in enumerate(state.seats) if s.player_id == player.id), None)
+    for i, seat in enumerate(state.seats):
+        if seat.player_id == player.id:
+            return i
+    return None
 
 
 class MatchCommands:
