@@ -297,14 +297,14 @@ async def test_a_shared_frame_is_made_once_for_all_its_sockets(hub: LiveHub) -> 
     makes a new one."""
     made: list[int] = []
 
-    def make(version: int) -> Callable[[], bytes]:
-        def frame() -> bytes:
+    def make(version: int) -> Callable[[], str]:
+        def frame() -> str:
             made.append(version)
-            return b'{"version":%d}' % version
+            return f'{{"version":{version}}}'
 
         return frame
 
     frames = [hub.shared_frame(("state", "m", 7), make(7)) for _socket in range(5)]
-    assert frames == [b'{"version":7}'] * 5 and made == [7]
-    assert hub.shared_frame(("state", "m", 8), make(8)) == b'{"version":8}'
+    assert frames == ['{"version":7}'] * 5 and made == [7]
+    assert hub.shared_frame(("state", "m", 8), make(8)) == '{"version":8}'
     assert made == [7, 8]

@@ -224,6 +224,7 @@ async def test_a_socket_declines_compression_a_browser_offers(
     async with websockets.connect(
         a.ws("00000000-0000-0000-0000-000000000000"), compression="deflate"
     ) as ws:
+        assert ws.request is not None and ws.response is not None
         assert "permessage-deflate" in (ws.request.headers.get("Sec-WebSocket-Extensions") or "")
         assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
         frame = msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10))
