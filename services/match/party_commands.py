@@ -11,9 +11,10 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 import structlog
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import party as pd
+from domain.chain import GENESIS
 from domain.commands import CreateMatch, Rejection, StartMatch
 from domain.decider import MatchState, decide, fold
 from domain.dice import seed_commitment
@@ -28,7 +29,7 @@ from services.match.idempotency import done_meanwhile, fingerprint, metadata, sa
 from services.match.ids import check_id
 from services.match.match_reads import MatchReads, MatchRow
 from services.match.views import party_view
-from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore, SideWrite
 
 __all__ = ["Parties"]
 
@@ -38,14 +39,26 @@ _log = structlog.get_logger(__name__)
 # round someone wins, so this bounds the retries of N concurrent commands by N).
 _PARTY_ATTEMPTS = 8
 
-_UPSERT_PARTY = sa.text(
-    """
+# The lobby's row of a party, a side write of each append to the party's stream: it goes
+# in only with the events. Taken first, before the events go in (`SideWrite.lock`): in
+# one order for every writer of a party, two of them wait for each other and the later
+# one loses the append race cleanly instead of deadlocking.
+_LISTING = """
     INSERT INTO parties (party_id, status, settings, updated_at)
-    VALUES (:party_id, :status, CAST(:settings AS jsonb), now())
+    SELECT %(pl_party)s, %(pl_status)s, CAST(%(pl_settings)s AS jsonb), now() FROM appended
     ON CONFLICT (party_id) DO UPDATE
         SET status = EXCLUDED.status, settings = EXCLUDED.settings, updated_at = now()
-    """
-)
+    RETURNING 1
+"""
+_LOCK_PARTY = "SELECT 1 FROM parties WHERE party_id = %(pl_party)s FOR UPDATE"
+# A new match's seed and its row, in one statement of the start's transaction.
+_NEW_MATCH = """
+    WITH seed AS (
+        INSERT INTO match_seeds (stream_id, server_seed) VALUES (%(s)s, %(seed)s)
+    )
+    INSERT INTO matches (stream_id, party_id, turn_limit, ranked)
+    VALUES (%(s)s, %(p)s, %(t)s, %(r)s)
+"""
 
 
 def _party_field(field: str | None) -> str | None:
@@ -66,12 +79,17 @@ class Parties:
         self.deadlines = deadlines
 
     async def load(self, party_id: str) -> pd.PartyState:
-        party_id = check_id(party_id, "party")
-        stored = await self.store.read_stream(party_stream(party_id))
-        state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+        state, _head = await self._read(check_id(party_id, "party"))
         if state.status == "new":
             raise NotFound("no such party")
         return state
+
+    async def _read(self, party_id: str) -> tuple[pd.PartyState, bytes]:
+        """The party's fold and the hash of its last event (the chain's genesis when it
+        has none), the head its next append chains to."""
+        stored = await self.store.read_stream(party_stream(party_id))
+        state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+        return state, stored[-1].hash if stored else GENESIS
 
     async def list_open(self, limit: int = 100) -> list[dict[str, Any]]:
         async with self.engine.connect() as conn:
@@ -136,11 +154,10 @@ class Parties:
         command_id = command_id_of(player, key)
         request = fingerprint(command)
         for attempt in range(_PARTY_ATTEMPTS):
-            stored = await self.store.read_stream(stream)
-            state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+            state, head = await self._read(party_id)
             try:
                 return await self._append(
-                    party_id, stream, state, command, player, command_id, request, new
+                    party_id, stream, state, head, command, player, command_id, request, new
                 )
             except (AppError, ConcurrencyError) as error:
                 # An identical request may have committed before this one was decided on
@@ -156,6 +173,7 @@ class Parties:
         party_id: str,
         stream: str,
         state: pd.PartyState,
+        head: bytes,
         command: pd.PartyCommand,
         player: Player,
         command_id: str | None,
@@ -167,22 +185,22 @@ class Parties:
         decided = pd.decide(command, state)
         if isinstance(decided, pd.PartyRejection):
             raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
-        async with self.engine.connect() as conn:
-            async with conn.begin():
-                result = await self.store.append(
-                    stream,
-                    state.version,
-                    decided,
-                    command_id=command_id,
-                    metadata=metadata(player.id, command_id, request),
-                    conn=conn,
-                )
-                if result.duplicate:  # the same key appended before: its first outcome
-                    same_request(result, request)
-                    return await self.load(party_id)
-                pd.fold(decided, state)
-                await self._save_listing(conn, party_id, state)
-            await self.store.notify(result, conn)
+        version = state.version
+        pd.fold(decided, state)  # this attempt's own fold: a lost race reads it again
+        # One statement, as a match command's: the events on the head they were decided
+        # on, the listing with them (through the group commit when it is on).
+        result = await self.store.append(
+            stream,
+            version,
+            decided,
+            command_id=command_id,
+            metadata=metadata(player.id, command_id, request),
+            prev_hash=head,
+            side=[self._listing(party_id, state)],
+        )
+        if result.duplicate:  # the same key appended before: its first outcome
+            same_request(result, request)
+            return await self.load(party_id)
         _log.info("party_command", party_id=party_id, events=[type(e).__name__ for e in decided])
         return state
 
@@ -213,7 +231,9 @@ class Parties:
     async def _start(
         self, party_id: str, stream: str, player: Player, command_id: str | None, rematch: bool
     ) -> tuple[pd.PartyState, str]:
-        state = await self.load(party_id)
+        state, head = await self._read(party_id)
+        if state.status == "new":
+            raise NotFound("no such party")
         match_id = str(uuid.uuid4())
         command: pd.PartyCommand
         if rematch:
@@ -255,38 +275,40 @@ class Parties:
         request = "rematch" if rematch else "start"
         async with self.engine.connect() as conn:
             async with conn.begin():
+                version = state.version
+                pd.fold(decided, state)
                 party_result = await self.store.append(
                     stream,
-                    state.version,
+                    version,
                     decided,
                     command_id=command_id,
                     metadata=metadata(player.id, command_id, request),
+                    prev_hash=head,
+                    side=[self._listing(party_id, state)],
                     conn=conn,
                 )
                 if party_result.duplicate:  # the same key started it before
                     same_request(party_result, request)
                     return await self._started(party_id, party_result)
-                await conn.execute(
-                    sa.text("INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"),
-                    {"s": mstream, "seed": server_seed},
-                )
-                await conn.execute(
-                    sa.text(
-                        "INSERT INTO matches (stream_id, party_id, turn_limit, ranked) "
-                        "VALUES (:s, :p, :t, :r)"
-                    ),
-                    {"s": mstream, "p": party_id, "t": row.turn_limit, "r": row.ranked},
+                await conn.exec_driver_sql(
+                    _NEW_MATCH,
+                    {
+                        "s": mstream,
+                        "seed": server_seed,
+                        "p": party_id,
+                        "t": row.turn_limit,
+                        "r": row.ranked,
+                    },
                 )
                 match_result = await self.store.append(
                     mstream,
                     0,
                     match_events,
                     metadata={"actor": player.id},
+                    prev_hash=GENESIS,
                     side=[self.deadlines.side_write(mstream, match_state, row)],
                     conn=conn,
                 )
-                pd.fold(decided, state)
-                await self._save_listing(conn, party_id, state)
             await self.store.notify(party_result, conn)
             await self.store.notify(match_result, conn)
         # Committed: remember what never changes (the seed stays in this process only).
@@ -294,15 +316,13 @@ class Parties:
         _log.info("match_started", first_seat=opened.first_seat, game=opened.game)
         return state, match_id
 
-    async def _save_listing(
-        self, conn: AsyncConnection, party_id: str, state: pd.PartyState
-    ) -> None:
-        view = party_view(party_id, state)
-        await conn.execute(
-            _UPSERT_PARTY,
-            {
-                "party_id": party_id,
-                "status": state.status,
-                "settings": msgspec.json.encode(view).decode(),
-            },
-        )
+    @staticmethod
+    def _listing(party_id: str, state: pd.PartyState) -> SideWrite:
+        """The lobby's row of the party at `state`, a side write of the append that
+        reaches it."""
+        params = {
+            "pl_party": party_id,
+            "pl_status": state.status,
+            "pl_settings": msgspec.json.encode(party_view(party_id, state)).decode(),
+        }
+        return SideWrite(_LISTING, params, _LOCK_PARTY)
