@@ -111,7 +111,12 @@ class Pipeline:
                 fetched = await conn.wait(_exchange(pgconn, len(queued)))
             finally:
                 if pgconn.status == pq.ConnStatus.OK:
-                    pgconn.exit_pipeline_mode()
+                    try:
+                        pgconn.exit_pipeline_mode()
+                    except psycopg.Error:
+                        # Results still due (the round trip was cut short): the session
+                        # is in no state to reuse. Closed here, its owner opens another.
+                        pgconn.finish()
         return self._rows(fetched, queued)
 
     @staticmethod

@@ -4,6 +4,7 @@ the round trip with the statements after it not run."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import uuid
 from collections.abc import AsyncIterator
@@ -12,9 +13,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.shared.database import libpq_url
 from services.shared.eventstore._pipeline import Pipeline, _Shape
+from tests.pg_waits import wait_until_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -118,6 +121,27 @@ class TestFailure:
             await pipeline.run([("SELECT * FROM not_yet WHERE n = %(n)s", {"n": 1})])
         await conn.execute("CREATE TEMPORARY TABLE not_yet (n integer)")
         assert await pipeline.run([("SELECT * FROM not_yet WHERE n = %(n)s", {"n": 1})]) == [[]]
+
+    async def test_a_cancelled_round_trip_leaves_the_connection_usable_or_closed(
+        self, conn: psycopg.AsyncConnection[Any], database_url: str, engine: AsyncEngine
+    ) -> None:
+        """Cancelled while a statement waits on a lock, the round trip raises the
+        cancellation, and the connection is out of pipeline mode: usable, or closed."""
+        await conn.execute("CREATE TABLE held (n integer)")
+        pipeline = Pipeline(conn)
+        async with await psycopg.AsyncConnection.connect(libpq_url(database_url)) as holder:
+            await holder.execute("LOCK TABLE held")
+            task = asyncio.create_task(pipeline.run([("SELECT count(*) FROM held", None)]))
+            await wait_until_blocked(engine)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await holder.rollback()
+        assert conn.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF or conn.closed
+        if not conn.closed:
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                await conn.execute("ROLLBACK")
+            assert await pipeline.run([("SELECT 1", None)]) == [[(1,)]]
 
     def test_mixed_placeholders_are_refused(self) -> None:
         """A statement with both named and positional parameters is a mistake."""
