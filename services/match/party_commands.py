@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 import structlog
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import party as pd
 from domain.chain import GENESIS
@@ -185,18 +185,9 @@ class Parties:
         decided = pd.decide(command, state)
         if isinstance(decided, pd.PartyRejection):
             raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
-        version = state.version
-        pd.fold(decided, state)  # this attempt's own fold: a lost race reads it again
-        # One statement, as a match command's: the events on the head they were decided
-        # on, the listing with them (through the group commit when it is on).
-        result = await self.store.append(
-            stream,
-            version,
-            decided,
-            command_id=command_id,
-            metadata=metadata(player.id, command_id, request),
-            prev_hash=head,
-            side=[self._listing(party_id, state)],
+        # On its own (no transaction of ours): through the group commit when it is on.
+        result = await self._append_events(
+            party_id, stream, state, head, decided, player, command_id, request
         )
         if result.duplicate:  # the same key appended before: its first outcome
             same_request(result, request)
@@ -275,17 +266,8 @@ class Parties:
         request = "rematch" if rematch else "start"
         async with self.engine.connect() as conn:
             async with conn.begin():
-                version = state.version
-                pd.fold(decided, state)
-                party_result = await self.store.append(
-                    stream,
-                    version,
-                    decided,
-                    command_id=command_id,
-                    metadata=metadata(player.id, command_id, request),
-                    prev_hash=head,
-                    side=[self._listing(party_id, state)],
-                    conn=conn,
+                party_result = await self._append_events(
+                    party_id, stream, state, head, decided, player, command_id, request, conn
                 )
                 if party_result.duplicate:  # the same key started it before
                     same_request(party_result, request)
@@ -315,6 +297,34 @@ class Parties:
         self.reads.started(mstream, server_seed, row)
         _log.info("match_started", first_seat=opened.first_seat, game=opened.game)
         return state, match_id
+
+    async def _append_events(
+        self,
+        party_id: str,
+        stream: str,
+        state: pd.PartyState,
+        head: bytes,
+        decided: list[pd.PartyEvent],
+        player: Player,
+        command_id: str | None,
+        request: str,
+        conn: AsyncConnection | None = None,
+    ) -> AppendResult:
+        """Fold `decided` into `state` (the caller's own: a lost race reads it again) and
+        append them as ONE statement, as a match command's: on the head they were decided
+        on, with the party's lobby row (`_listing`) as its side write."""
+        version = state.version
+        pd.fold(decided, state)
+        return await self.store.append(
+            stream,
+            version,
+            decided,
+            command_id=command_id,
+            metadata=metadata(player.id, command_id, request),
+            prev_hash=head,
+            side=[self._listing(party_id, state)],
+            conn=conn,
+        )
 
     @staticmethod
     def _listing(party_id: str, state: pd.PartyState) -> SideWrite:
