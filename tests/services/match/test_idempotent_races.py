@@ -11,6 +11,7 @@ runs under uvicorn (the live tests' `Instance`), so the copies really run side b
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,12 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain import party as pd
 from services.match.app import create_app
 from services.match.match_reads import MatchReads
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
+from tests.pg_waits import backend_pid, wait_until_blocked
 from tests.services.conftest import Api
 from tests.services.match.test_live import Instance
 
@@ -231,3 +234,42 @@ async def test_concurrent_different_party_commands_all_succeed(served: Served) -
     assert await served.stream_length(stream) == before + 3
     seats = (await served.call("GET", f"/api/parties/{pid}")).json()["seats"]
     assert [s["cpu"] for s in seats] == [None, "easy", "easy", "easy"]
+
+
+async def test_a_party_command_waits_for_a_writer_holding_the_party_then_loses_cleanly(
+    served: Served, engine: AsyncEngine
+) -> None:
+    """Every writer of a party takes its lobby row before its events (a start in its
+    transaction, a command in its append): a join arriving while another writer holds the
+    party waits for it, and once that writer's events are in, loses the race without a
+    deadlock, is decided again on the new state and succeeds after them."""
+    host = await served.player("host")
+    guest = await served.player("guest")
+    party = await served.party(host, seats=4, rules={"preset": "bga"})
+    pid, stream = party["id"], f"party-{party['id']}"
+    stored = await served.store.read_stream(stream)
+    state = pd.fold([pd.decode_party_event(e.data) for e in stored])
+    cpu = pd.decide(pd.AddCpu(player_id=host["id"], level="easy"), state)
+    assert isinstance(cpu, list)
+    async with engine.connect() as conn:
+        async with conn.begin():
+            holder = await backend_pid(conn)
+            # What a start does first, in its party append: the listing row, then events.
+            await conn.exec_driver_sql(
+                "SELECT 1 FROM parties WHERE party_id = %(p)s FOR UPDATE", {"p": pid}
+            )
+            join = asyncio.create_task(
+                served.call(
+                    "POST", f"/api/parties/{pid}/join", json={"seat": None}, headers=served.h(guest)
+                )
+            )
+            await wait_until_blocked(engine, by=holder)
+            await served.store.append(
+                stream, len(stored), cpu, prev_hash=stored[-1].hash, conn=conn
+            )
+        response = await asyncio.wait_for(join, 30)
+    assert response.status_code == 200, response.text
+    seats = response.json()["seats"]
+    assert seats[1]["cpu"] == "easy" and seats[2]["player_id"] == guest["id"]
+    events = await served.store.read_stream(stream)
+    assert [e.type for e in events[len(stored) :]] == ["CpuSeated", "SeatTaken"]
