@@ -26,9 +26,13 @@ class Http1Error(Exception):
     """The connection failed or the answer was not HTTP/1.1 as expected."""
 
 
+class _Stale(Exception):
+    """A reused connection was closed before a byte of the answer came."""
+
+
 class Http1:
     """One connection to `base` (`http://host:port`), opened on first use and again after
-    a failure; `request` returns (status, body bytes)."""
+    a failure or the server's close; `request` returns (status, body bytes)."""
 
     def __init__(self, base: str, *, timeout: float = 30.0) -> None:
         parts = urlsplit(base)
@@ -81,19 +85,36 @@ class Http1:
         for name, value in (headers or {}).items():
             head.append(f"{name}: {value}\r\n".encode())
         head.append(b"\r\n")
+        data = b"".join(head) + body
         try:
-            return await asyncio.wait_for(self._exchange(b"".join(head) + body), self.timeout)
+            try:
+                return await asyncio.wait_for(self._exchange(data), self.timeout)
+            except _Stale:
+                # The server closed the kept-alive connection as it idled (uvicorn's
+                # keep-alive timeout) just as the request went out: it never read it, so
+                # it is sent once more on a new connection.
+                await self.aclose()
+                return await asyncio.wait_for(self._exchange(data), self.timeout)
         except (OSError, EOFError, asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
             await self.aclose()  # the next request opens a new connection
             raise Http1Error(f"{type(exc).__name__}: {exc}") from exc
 
     async def _exchange(self, data: bytes) -> tuple[int, bytes]:
-        if self._writer is None or self._writer.is_closing():
+        if self._reader is not None and self._reader.at_eof():
+            await self.aclose()  # closed by the server while idle: not reused
+        reused = self._writer is not None and not self._writer.is_closing()
+        if not reused:
             self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
         reader, writer = self._reader, self._writer
-        assert reader is not None
+        assert reader is not None and writer is not None
         writer.write(data)
-        head = await reader.readuntil(b"\r\n\r\n")
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionResetError) as exc:
+            partial = getattr(exc, "partial", b"")
+            if reused and not partial:
+                raise _Stale from exc
+            raise
         if len(head) > _MAX_HEAD:
             raise ValueError("response head too large")
         lines = head.decode("latin-1").split("\r\n")

@@ -16,10 +16,15 @@ pytestmark = pytest.mark.anyio
 
 class _Server:
     """A loopback HTTP/1.1 server: echoes each request's line, headers and body as JSON;
-    `/chunked` answers chunked, `/drop` closes the connection without an answer."""
+    `/chunked` answers chunked, `/drop` closes the connection without an answer, `/last`
+    answers and then closes it (as a keep-alive timeout does, with no `Connection: close`),
+    and the next `drop_next` requests read are dropped unanswered (the close
+    racing a request on a kept-alive connection)."""
 
     def __init__(self) -> None:
         self.connections = 0
+        self.requests: list[str] = []
+        self.drop_next = 0
         self.port = 0
         self._server: asyncio.Server | None = None
 
@@ -41,7 +46,9 @@ class _Server:
                 headers = dict(f.split(": ", 1) for f in fields)
                 body = await reader.readexactly(int(headers.get("Content-Length", "0")))
                 path = line.split(" ")[1]
-                if path == "/drop":
+                self.requests.append(path)
+                if path == "/drop" or self.drop_next:
+                    self.drop_next = max(0, self.drop_next - 1)
                     writer.close()
                     return
                 answer = msgspec.json.encode(
@@ -63,6 +70,9 @@ class _Server:
                         b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer)
                     )
                 await writer.drain()
+                if path == "/last":
+                    writer.close()
+                    return
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
@@ -103,3 +113,33 @@ async def test_a_dropped_connection_is_an_error_then_reopened(server: _Server) -
         status, _ = await http.request("GET", "/again")
         assert status == 200
     assert server.connections == 2
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_reused(server: _Server) -> None:
+    """After the server closed a kept-alive connection, the next request goes out on a new
+    one and succeeds."""
+    async with Http1(f"http://127.0.0.1:{server.port}") as http:
+        status, _ = await http.request("GET", "/last")
+        assert status == 200
+        status, _ = await http.request("POST", "/next", json={"n": 1})
+        assert status == 200
+    assert server.connections == 2
+    assert server.requests == ["/last", "/next"]
+
+
+async def test_a_request_met_by_the_close_of_a_reused_connection_is_sent_again(
+    server: _Server,
+) -> None:
+    """A reused connection closed with no byte of an answer: the request is sent once more
+    on a new connection; on a new connection the same close is an error."""
+    async with Http1(f"http://127.0.0.1:{server.port}") as http:
+        assert (await http.request("GET", "/first"))[0] == 200
+        server.drop_next = 1
+        status, raw = await http.request("POST", "/again", json={"n": 2})
+        assert status == 200 and msgspec.json.decode(raw)["body"] == '{"n":2}'
+        assert server.connections == 2
+        assert server.requests == ["/first", "/again", "/again"]
+        server.drop_next = 2
+        with pytest.raises(Http1Error):
+            await http.request("GET", "/twice")  # reused, dropped; new, dropped again
+    assert server.requests[-2:] == ["/twice", "/twice"]
