@@ -37,6 +37,9 @@ class _Frame(msgspec.Struct):
     type: str
     version: int | None = None
     recorded_at: datetime | None = None
+    # A batch frame's event frames and state frame (a baseline checkout from before batch
+    # frames sends those one by one).
+    frames: list[_Frame] = []
 
 
 _decode = msgspec.json.Decoder(_Frame).decode
@@ -92,18 +95,19 @@ class _Holder:
         try:
             async for message in ws:
                 now = time.time()
-                frame = _decode(message)
+                outer = _decode(message)
                 self.frames += 1
-                if frame.type == "event" and frame.version is not None:
-                    self.events += 1
-                    if frame.recorded_at is not None:
-                        self.latencies.append((now - frame.recorded_at.timestamp()) * 1000)
-                    self.last[index] = frame.version
-                    self.progress.set()
-                elif frame.type == "state" and frame.version is not None:
-                    # After the catch-up: the match as of `version` events.
-                    self.last[index] = max(self.last[index], frame.version - 1)
-                    self.progress.set()
+                for frame in outer.frames if outer.type == "batch" else (outer,):
+                    if frame.type == "event" and frame.version is not None:
+                        self.events += 1
+                        if frame.recorded_at is not None:
+                            self.latencies.append((now - frame.recorded_at.timestamp()) * 1000)
+                        self.last[index] = frame.version
+                        self.progress.set()
+                    elif frame.type == "state" and frame.version is not None:
+                        # After the catch-up: the match as of `version` events.
+                        self.last[index] = max(self.last[index], frame.version - 1)
+                        self.progress.set()
         except Exception:
             pass
         self.last.pop(index, None)  # a closed socket holds no wait back: it is counted

@@ -256,15 +256,16 @@ class Follower:
                     if ws.response is not None:
                         self.served_by.append(ws.response.headers.get("X-Served-By", "?"))
                     async for raw in ws:
-                        frame = json.loads(raw)
-                        if frame["type"] != "error":
+                        outer = json.loads(raw)
+                        if outer["type"] != "error":
                             pause = 0.1  # as the page: only a socket that carries resets it
-                        if frame["type"] == "event":
-                            self.versions.append(frame["version"])
-                            self.hashes[frame["version"]] = frame["hash"]
-                        elif frame["type"] == "state" and frame["match"]["phase"] == "over":
-                            self.over.set()
-                            return
+                        for frame in outer["frames"] if outer["type"] == "batch" else [outer]:
+                            if frame["type"] == "event":
+                                self.versions.append(frame["version"])
+                                self.hashes[frame["version"]] = frame["hash"]
+                            elif frame["type"] == "state" and frame["match"]["phase"] == "over":
+                                self.over.set()
+                                return
                 self.drops[f"closed {ws.close_code}"] += 1
             except websockets.InvalidStatus as refused:
                 self.drops[f"refused {refused.response.status_code}"] += 1

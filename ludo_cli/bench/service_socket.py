@@ -5,9 +5,10 @@ the task opens `/ws/matches/{id}?from=0` once per seat and says `hello` with tha
 token, as the table page does. It sends the seat to act's `roll`, or its first legal
 `move`, on that seat's socket with an `id` (the page sends one with every command, so the
 service records it for idempotency), and waits for the `result` frame: the latency is send
-to result. It follows the match from the event frames of seat 0's socket, folded with the
-domain's `apply`; seat 1's socket is read as well (the service fans every frame out to
-both) and its event and state frames are dropped. Before the next command it waits until
+to result. It follows the match from the event frames of seat 0's socket (each batch frame
+holds the event frames of one read and the state frame after them), folded with the
+domain's `apply`; seat 1's socket is read as well (the service fans every batch out to
+both) and its batches are dropped. Before the next command it waits until
 the fold has reached the result's version. After an error frame, or a fold that does not
 catch up in time, it reads the events again over HTTP, as the HTTP mode does.
 """
@@ -40,9 +41,13 @@ class _Frame(msgspec.Struct):
     status: int | None = None
     error: str | None = None
     data: msgspec.Raw = msgspec.Raw(b"")
+    frames: list[_Frame] = []  # a batch frame's event frames and state frame
 
 
 _decode_frame = msgspec.json.Decoder(_Frame).decode
+# The frames of the match's feed: batch frames, or (a baseline checkout from before them)
+# event and state frames one by one.
+_FEED = ("batch", "event", "state")
 _decode_event = msgspec.json.Decoder(Event).decode
 
 
@@ -92,16 +97,17 @@ class _Seats:
         with contextlib.suppress(Exception):
             while True:
                 frame = _decode_frame(await ws.recv(decode=False))
-                if frame.type == "event":
-                    if follow and frame.version == self.state.version:
-                        apply(self.state, _decode_event(frame.data))
-                        self.changed.set()
-                elif frame.type == "state":
-                    if follow and frame.version is not None:
-                        self.head = frame.version
-                        self.changed.set()
-                else:
+                if frame.type not in _FEED:
                     self.replies[seat].put_nowait(frame)
+                    continue
+                if not follow:
+                    continue
+                for inner in frame.frames if frame.type == "batch" else (frame,):
+                    if inner.type == "event" and inner.version == self.state.version:
+                        apply(self.state, _decode_event(inner.data))
+                    elif inner.type == "state" and inner.version is not None:
+                        self.head = inner.version
+                self.changed.set()
 
     async def wait(self, ready: Callable[[], bool]) -> bool:
         """Until `ready()` holds (True) or `_WAIT_S` passed (False)."""

@@ -27,9 +27,8 @@ import asyncio
 import contextlib
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable
-from typing import Any
+from typing import Any, TypeVar
 
-import msgspec
 import structlog
 
 from services.match.caches import remember
@@ -38,28 +37,14 @@ from services.match.stream_follower import StreamFollower, Subscription
 from services.shared.eventstore import AppendResult, EventStore, Notification, StoredEvent
 from services.shared.logging import describe_exception
 
-__all__ = ["LiveHub", "event_message"]
+__all__ = ["LiveHub"]
 
 _log = structlog.get_logger(__name__)
+_T = TypeVar("_T")
 
-# Frames kept for `shared_frame`: a few per command of each match being played here (its
+# Frames kept for `shared_frame`: one per command of each match being played here (its
 # events and the state after them). One evicted before every socket sent it is made again.
 _SHARED_FRAMES = 2048
-
-
-def event_message(stored: StoredEvent) -> bytes:
-    """The JSON frame a client receives for one stored event (its data bytes embedded as is)."""
-    head = msgspec.json.encode(
-        {
-            "type": "event",
-            "version": stored.version,
-            "event_type": stored.type,
-            "recorded_at": stored.recorded_at.isoformat(),
-            "hash": stored.hash.hex(),
-        }
-    )
-    # Splice the stored bytes in verbatim: they are the hashed form of the event.
-    return head[:-1] + b',"data":' + stored.data + b"}"
 
 
 class LiveHub:
@@ -85,7 +70,7 @@ class LiveHub:
         self._followers: dict[str, StreamFollower] = {}
         self._views: dict[str, LiveView] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._frames: OrderedDict[Hashable, str] = OrderedDict()
+        self._frames: OrderedDict[Hashable, Any] = OrderedDict()
 
     async def start(self) -> None:
         if not self._tasks:
@@ -104,10 +89,10 @@ class LiveHub:
         for feed in self._feeds():
             await feed.stop()
 
-    def shared_frame(self, key: Hashable, make: Callable[[], str]) -> str:
-        """`make()`, the text of a frame, made once for all the local sockets that ask with
-        the same `key` (an event's frame, or the state frame of a match at one version,
-        for each of its seats and spectators): the latest couple of thousand are kept."""
+    def shared_frame(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """`make()`, the text of a frame (or of a few), made once for all the local sockets
+        that ask with the same `key` (the frames of one batch of a match, for each of its
+        seats and spectators): the latest couple of thousand are kept."""
         frame = self._frames.get(key)
         if frame is None:
             frame = make()

@@ -1,10 +1,14 @@
 """The match socket `/ws/matches/{match_id}?from=N` (DESIGN.md §5; docs/api.md).
 
 It first sends every event with version >= N (what the client missed), then each new event
-as it is committed, in version order, each exactly once, and after each batch of event
-frames (the events one read returned; the catch-up is the first batch, even when empty) a
+as it is committed, in version order, each exactly once, and after each batch of events
+(the events one read returned; the catch-up is the first batch, even when empty) a
 `state` frame: the match as `GET /api/matches/{id}` shows it and the legal moves of the
 seat to act, from a fold the socket keeps of the events it streams (no query per event).
+A batch goes out as one `batch` frame, `{"type": "batch", "frames": [event frames...,
+state frame]}` (a long catch-up in several, `BATCH_EVENTS` events each, the state in the
+last): one message per batch and socket instead of one per event and one more for the
+state, which had been most of the socket's sends (docs/benchmarks.md).
 
 Client messages: `hello` (presence in a seat, and who the commands are for), `ping`, and
 the commands `roll`, `move`, `leave`, `reclaim`, carried out by `MatchService.act` exactly
@@ -32,7 +36,7 @@ from domain.streams import match_stream
 from replays.board_view import OptionOut
 from services.match.guests import Player
 from services.match.ids import check_id
-from services.match.live_hub import LiveHub, event_message
+from services.match.live_hub import LiveHub
 from services.match.match_reads import MatchRow
 from services.match.schemas import MatchOut, SeatIndex
 from services.match.service import MatchService
@@ -54,7 +58,7 @@ from services.shared.eventstore import StoredEvent
 from services.shared.limits import Limits, client_key
 from services.shared.logging import describe_exception
 
-__all__ = ["MatchFeed", "match_socket"]
+__all__ = ["BATCH_EVENTS", "MatchFeed", "batch_frames", "event_message", "match_socket"]
 
 _log = structlog.get_logger(__name__)
 
@@ -120,8 +124,36 @@ class ResultEvent(msgspec.Struct, kw_only=True):
     hash: str
 
 
-def _event_text(stored: StoredEvent) -> str:
-    return event_message(stored).decode()
+def event_message(stored: StoredEvent) -> bytes:
+    """The JSON frame of one stored event (its data bytes embedded as is)."""
+    head = msgspec.json.encode(
+        {
+            "type": "event",
+            "version": stored.version,
+            "event_type": stored.type,
+            "recorded_at": stored.recorded_at.isoformat(),
+            "hash": stored.hash.hex(),
+        }
+    )
+    # Splice the stored bytes in verbatim: they are the hashed form of the event.
+    return head[:-1] + b',"data":' + stored.data + b"}"
+
+
+# Events in one batch frame at most: a catch-up of a long match (a few hundred events of
+# ~250 bytes) goes out in frames of a few tens of kilobytes, not one of hundreds.
+BATCH_EVENTS = 200
+
+
+def batch_frames(events: list[StoredEvent], state: str) -> list[str]:
+    """The batch frames of `events` (one read of the stream) and the `state` frame after
+    them: one frame, or more for a long catch-up, the state in the last."""
+    frames = []
+    for start in range(0, max(len(events), 1), BATCH_EVENTS):
+        parts = [event_message(e).decode() for e in events[start : start + BATCH_EVENTS]]
+        if start + BATCH_EVENTS >= len(events):
+            parts.append(state)
+        frames.append('{"type":"batch","frames":[' + ",".join(parts) + "]}")
+    return frames
 
 
 def result_event(e: StoredEvent) -> ResultEvent:
@@ -181,6 +213,10 @@ class MatchFeed:
             if stored.version == self.state.version:
                 apply(self.state, stored.event)
             self.last_at = stored.recorded_at
+
+    def frames(self, batch: list[StoredEvent]) -> list[str]:
+        """The batch frames of `batch`, advanced over, with the state frame after it."""
+        return batch_frames(batch, self.frame().decode())
 
     def frame(self) -> bytes:
         state, row = self.state, self.row
@@ -323,17 +359,13 @@ async def match_socket(
         batches_of = hub.follow(match_stream(match_id), from_version)
         async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:
-                # Every socket of the match here sends the same bytes for an event (it
-                # never changes) and for the state at one version: made once for all.
-                frames = [
-                    hub.shared_frame(
-                        ("event", match_id, stored.version), partial(_event_text, stored)
-                    )
-                    for stored in batch
-                ]
                 await feed.advance(batch)
-                key = ("state", match_id, feed.state.version, feed.last_at)
-                frames.append(hub.shared_frame(key, lambda: feed.frame().decode()))
+                # Every socket of the match here that got the same batch (all of them, but
+                # for catch-ups) sends the same bytes: made once for all. The events of a
+                # version never change, nor the state after them (given the last one's time).
+                first = batch[0].version if batch else None
+                key = ("batch", match_id, first, feed.state.version, feed.last_at)
+                frames = hub.shared_frame(key, partial(feed.frames, batch))
                 await channel.send_all(frames)
 
     try:

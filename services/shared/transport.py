@@ -1,9 +1,9 @@
 """Writes to a connection coalesced per turn of the event loop.
 
 uvicorn writes each ASGI message to the socket as it comes: an HTTP response is two
-writes (its head, then its body), and a command answered over a match socket is six or
-seven frames (the result, each event and the state, on both seats' sockets), each its own
-`send` system call. `CoalescedTransport` keeps what is written during one turn of the loop
+writes (its head, then its body), and a command answered over a match socket is three
+frames (the result, and its batch on both seats' sockets), each its own `send` system
+call. `CoalescedTransport` keeps what is written during one turn of the loop
 and writes it as one at the end of that turn: the same bytes in the same order, one system
 call per connection and turn. Under load the calls had been a seventh of the service's CPU
 per command over the socket (docs/benchmarks.md).

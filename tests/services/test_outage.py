@@ -122,7 +122,8 @@ async def _step(http: httpx.AsyncClient, table: Table, key: str) -> None:
 
 
 class Reader:
-    """The frames of one socket, read in the background until it closes."""
+    """The frames of one socket, read in the background until it closes (a batch frame's
+    event and state frames one by one)."""
 
     def __init__(self, ws: Any) -> None:
         self.ws = ws
@@ -135,7 +136,8 @@ class Reader:
     async def _read(self) -> None:
         try:
             async for raw in self.ws:
-                self.frames.append(json.loads(raw))
+                frame = json.loads(raw)
+                self.frames += frame["frames"] if frame["type"] == "batch" else [frame]
                 self._changed.set()
         except websockets.ConnectionClosed:
             pass

@@ -20,7 +20,10 @@ from services.match.sockets import MAX_MESSAGE
 from tests.services.match.test_live import Instance, _settings
 
 REPLIES = {"error", "pong", "hello", "result"}  # what answers a client message
-TYPES = ["hello", "ping", "roll", "move", "leave", "reclaim", "HELLO", "", "event", "state"]
+TYPES = [
+    *("hello", "ping", "roll", "move", "leave", "reclaim"),
+    *("HELLO", "", "event", "state", "batch"),
+]
 
 scalars = (
     st.none()
@@ -94,12 +97,13 @@ def table(database_url: str, tmp_path: Path) -> Iterator[Table]:
 
 
 def _caught_up(ws: ClientConnection) -> None:
-    """Read the catch-up: event frames, then the first state frame."""
+    """Read the catch-up: batch frames of event frames, the last ending with the state."""
     while True:
         frame = json.loads(ws.recv(timeout=30))
-        if frame["type"] == "state":
+        assert frame["type"] == "batch", frame
+        assert {f["type"] for f in frame["frames"][:-1]} <= {"event"}, frame
+        if frame["frames"][-1]["type"] == "state":
             return
-        assert frame["type"] == "event", frame
 
 
 @settings(

@@ -28,10 +28,17 @@ import websockets
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.match_commands import MatchCommands
-from services.match.match_socket import result_event
+from services.match.match_socket import BATCH_EVENTS, batch_frames, event_message, result_event
 from services.match.views import event_view
 from services.shared.eventstore import ConcurrencyError, StoredEvent
-from tests.services.match.test_live import Instance, Table, _auth, _client, _settings
+from tests.services.match.test_live import (
+    Instance,
+    Table,
+    _auth,
+    _client,
+    _settings,
+    unbatched,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -39,24 +46,30 @@ _REPLIES = ("result", "error", "hello", "pong")
 
 
 class Socket:
-    """A client socket and every frame it received, in order."""
+    """A client socket and every frame it received, in order (a batch frame's event and
+    state frames one by one; `messages`: what each message held)."""
 
     def __init__(self, ws: Any) -> None:
         self.ws = ws
         self.frames: list[dict[str, Any]] = []
+        self.messages: list[list[dict[str, Any]]] = []
+        self._unread: list[dict[str, Any]] = []  # of the last message, not yet looked at
 
     async def until(self, done: Callable[[dict[str, Any]], bool], seconds: float = 15) -> Any:
         """Receive frames until one satisfies `done`; return it."""
         deadline = time.monotonic() + seconds
         while True:
-            left = deadline - time.monotonic()
-            try:
-                assert left > 0
-                raw = await asyncio.wait_for(self.ws.recv(), left)
-            except (AssertionError, TimeoutError):
-                last = self.frames[-3:]
-                raise AssertionError(f"no such frame within {seconds}s; last: {last}") from None
-            frame = msgspec.json.decode(raw)
+            if not self._unread:
+                left = deadline - time.monotonic()
+                try:
+                    assert left > 0
+                    raw = await asyncio.wait_for(self.ws.recv(), left)
+                except (AssertionError, TimeoutError):
+                    last = self.frames[-3:]
+                    raise AssertionError(f"no such frame within {seconds}s; last: {last}") from None
+                self._unread = unbatched(raw)
+                self.messages.append(list(self._unread))
+            frame = self._unread.pop(0)
             self.frames.append(frame)
             if done(frame):
                 return frame
@@ -348,10 +361,12 @@ async def test_a_client_reconnecting_from_its_next_version_gets_exactly_what_it_
                 assert [f["type"] for f in back.frames] == ["event"] * (version - seen - 1) + [
                     "state"
                 ]
+                assert back.messages == [back.frames]  # one batch frame
                 _check_state_frames(back, seen + 1)
             async with _socket(server.ws(table.match_id, version)) as current:
                 frame = await current.state(version)
                 assert current.frames == [frame]
+                assert current.messages == [[frame]]
                 assert frame["match"] == (await http.get(f"/api/matches/{table.match_id}")).json()
         stored = await table.stream()
     assert [f["data"] for f in alice.of("event") + back.of("event")] == [
@@ -505,15 +520,12 @@ async def test_the_lobby_socket_shows_new_parties_and_drops_started_ones(
             assert gone["parties"] == (await http.get("/api/parties")).json()["parties"]
 
 
-def test_a_result_frames_event_is_the_json_of_http_events() -> None:
-    """A result frame embeds each event's stored data as is: the bytes of its event are
-    those `GET /api/matches/{id}/events` gives for it (`EventOut`)."""
-    data = msgspec.json.encode({"seat": 1, "die": 6, "note": "späť", "pieces": [0, 57]})
-    stored = StoredEvent(
-        global_position=7,
+def _stored(version: int, data: bytes = b'{"seat":1}') -> StoredEvent:
+    return StoredEvent(
+        global_position=7 + version,
         tx=12,
         stream_id="match-x",
-        version=3,
+        version=version,
         event_id=uuid.uuid4(),
         type="DieRolled",
         schema_version=1,
@@ -523,4 +535,31 @@ def test_a_result_frames_event_is_the_json_of_http_events() -> None:
         prev_hash=bytes(32),
         hash=bytes(range(32)),
     )
+
+
+def test_a_result_frames_event_is_the_json_of_http_events() -> None:
+    """A result frame embeds each event's stored data as is: the bytes of its event are
+    those `GET /api/matches/{id}/events` gives for it (`EventOut`)."""
+    stored = _stored(3, msgspec.json.encode({"seat": 1, "die": 6, "note": "späť", "p": [0, 57]}))
     assert msgspec.json.encode(result_event(stored)) == msgspec.json.encode(event_view(stored))
+
+
+def test_a_long_batch_goes_out_in_frames_of_at_most_batch_events() -> None:
+    """A batch of events is one batch frame holding their event frames and the state frame
+    after them; a longer one than `BATCH_EVENTS` (a long catch-up) is split, the state in
+    the last frame only, and the events keep their order; an empty batch carries the state
+    alone."""
+    state = '{"type":"state","version":0}'
+    assert [msgspec.json.decode(f) for f in batch_frames([], state)] == [
+        {"type": "batch", "frames": [{"type": "state", "version": 0}]}
+    ]
+    events = [_stored(v) for v in range(2 * BATCH_EVENTS + 3)]
+    frames = [msgspec.json.decode(f) for f in batch_frames(events, state)]
+    assert [len(f["frames"]) for f in frames] == [BATCH_EVENTS, BATCH_EVENTS, 4]
+    inner = [x for f in frames for x in f["frames"]]
+    assert {f["type"] for f in frames} == {"batch"}
+    assert [x["version"] for x in inner] == [*range(len(events)), 0]
+    assert [x["type"] for x in inner] == ["event"] * len(events) + ["state"]
+    assert inner[5] == msgspec.json.decode(event_message(events[5]))
+    exact = batch_frames(events[:BATCH_EVENTS], state)
+    assert len(exact) == 1 and exact[0].endswith(state + "]}")
