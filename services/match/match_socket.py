@@ -19,6 +19,7 @@ its events arrive as event frames like anyone else's.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from datetime import datetime, timedelta
 from functools import partial
@@ -317,10 +318,26 @@ class _Session:
 
     async def close(self) -> None:
         if self.seat is not None:
+            # Shielded: the socket's task may be cancelled as it closes (the server
+            # stopping), and a cancel inside the write would leave its pooled connection
+            # unreturned and the close unrecorded (no grace period, no line for disputes).
+            write = asyncio.ensure_future(
+                self.service.presence.disconnected(self.match_id, self.seat)
+            )
             try:
-                await self.service.presence.disconnected(self.match_id, self.seat)
+                await asyncio.shield(write)
+            except asyncio.CancelledError:
+                write.add_done_callback(_log_failed_disconnect)
+                raise
             except Exception as exc:  # the database is away: the presence is not recorded
                 _log.warning("socket_disconnect_failed", **describe_exception(exc))
+
+
+def _log_failed_disconnect(write: asyncio.Future[None]) -> None:
+    if not write.cancelled() and write.exception() is not None:
+        exc = write.exception()
+        assert isinstance(exc, Exception)
+        _log.warning("socket_disconnect_failed", **describe_exception(exc))
 
 
 @websocket("/ws/matches/{match_id:str}")

@@ -27,10 +27,19 @@ import sqlalchemy as sa
 import websockets
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.guests import Player
 from services.match.match_commands import MatchCommands
-from services.match.match_socket import BATCH_EVENTS, batch_frames, event_message, result_event
+from services.match.match_socket import (
+    BATCH_EVENTS,
+    _Session,
+    batch_frames,
+    event_message,
+    result_event,
+)
 from services.match.views import event_view
 from services.shared.eventstore import ConcurrencyError, StoredEvent
+from tests.pg_waits import backend_pid, wait_until_blocked
+from tests.services.conftest import Api
 from tests.services.match.test_live import (
     Instance,
     Table,
@@ -563,3 +572,39 @@ def test_a_long_batch_goes_out_in_frames_of_at_most_batch_events() -> None:
     assert inner[5] == msgspec.json.decode(event_message(events[5]))
     exact = batch_frames(events[:BATCH_EVENTS], state)
     assert len(exact) == 1 and exact[0].endswith(state + "]}")
+
+
+async def test_a_socket_cancelled_as_it_records_its_close_still_records_it(api: Api) -> None:
+    """A seat's socket whose task is cancelled (the server stopping) while it writes its
+    close finishes the write: the seat counts no connection and its grace period starts."""
+    match_id, players, _ = await api.duel()
+    service = api.client.app.state.service
+    session = _Session(service, match_id, api.client.app.state.limits, "test")
+    session.player = Player(players[0]["id"], "alice")
+    session.seat = await service.presence.connected(match_id, session.player)
+    assert session.seat == 0
+    where = {"stream_id": f"match-{match_id}", "seat": 0}
+    async with api.engine.connect() as holder:
+        await holder.execute(
+            sa.text(
+                "SELECT 1 FROM seat_presence WHERE stream_id = :stream_id AND seat = :seat"
+                " FOR UPDATE"
+            ),
+            where,
+        )
+        closing = asyncio.create_task(session.close())
+        await wait_until_blocked(api.engine, by=await backend_pid(holder))
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        await holder.rollback()  # the row is free: the shielded write goes on
+    presence = sa.text(
+        "SELECT connections, grace_due IS NOT NULL FROM seat_presence"
+        " WHERE stream_id = :stream_id AND seat = :seat"
+    )
+    deadline = time.monotonic() + 15
+    async with api.engine.connect() as conn:
+        auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        while tuple((await auto.execute(presence, where)).one()) != (0, True):
+            assert time.monotonic() < deadline, "the close was never recorded"
+            await asyncio.sleep(0.01)  # polling the row, with a deadline
