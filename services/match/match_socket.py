@@ -145,15 +145,15 @@ def event_message(stored: StoredEvent) -> bytes:
 BATCH_EVENTS = 200
 
 
-def batch_frames(events: list[StoredEvent], state: str) -> list[str]:
-    """The batch frames of `events` (one read of the stream) and the `state` frame after
-    them: one frame, or more for a long catch-up, the state in the last."""
+def batch_frames(events: list[StoredEvent], state: bytes) -> list[str]:
+    """The batch frames (text) of `events` (one read of the stream) and the `state` frame
+    after them: one frame, or more for a long catch-up, the state in the last."""
     frames = []
     for start in range(0, max(len(events), 1), BATCH_EVENTS):
-        parts = [event_message(e).decode() for e in events[start : start + BATCH_EVENTS]]
+        parts = [event_message(e) for e in events[start : start + BATCH_EVENTS]]
         if start + BATCH_EVENTS >= len(events):
             parts.append(state)
-        frames.append('{"type":"batch","frames":[' + ",".join(parts) + "]}")
+        frames.append((b'{"type":"batch","frames":[' + b",".join(parts) + b"]}").decode())
     return frames
 
 
@@ -217,7 +217,7 @@ class MatchFeed:
 
     def frames(self, batch: list[StoredEvent]) -> list[str]:
         """The batch frames of `batch`, advanced over, with the state frame after it."""
-        return batch_frames(batch, self.frame().decode())
+        return batch_frames(batch, self.frame())
 
     def frame(self) -> bytes:
         state, row = self.state, self.row
@@ -334,9 +334,7 @@ class _Session:
 
 
 def _log_failed_disconnect(write: asyncio.Future[None]) -> None:
-    if not write.cancelled() and write.exception() is not None:
-        exc = write.exception()
-        assert isinstance(exc, Exception)
+    if not write.cancelled() and isinstance(exc := write.exception(), Exception):
         _log.warning("socket_disconnect_failed", **describe_exception(exc))
 
 

@@ -558,7 +558,7 @@ def test_a_long_batch_goes_out_in_frames_of_at_most_batch_events() -> None:
     after them; a longer one than `BATCH_EVENTS` (a long catch-up) is split, the state in
     the last frame only, and the events keep their order; an empty batch carries the state
     alone."""
-    state = '{"type":"state","version":0}'
+    state = b'{"type":"state","version":0}'
     assert [msgspec.json.decode(f) for f in batch_frames([], state)] == [
         {"type": "batch", "frames": [{"type": "state", "version": 0}]}
     ]
@@ -571,7 +571,7 @@ def test_a_long_batch_goes_out_in_frames_of_at_most_batch_events() -> None:
     assert [x["type"] for x in inner] == ["event"] * len(events) + ["state"]
     assert inner[5] == msgspec.json.decode(event_message(events[5]))
     exact = batch_frames(events[:BATCH_EVENTS], state)
-    assert len(exact) == 1 and exact[0].endswith(state + "]}")
+    assert len(exact) == 1 and exact[0].endswith(state.decode() + "]}")
 
 
 async def test_a_socket_cancelled_as_it_records_its_close_still_records_it(api: Api) -> None:
