@@ -1,5 +1,6 @@
 """What several `ludo bench …` commands share: the scratch database, pgbench's INSERT
-baseline, percentiles. One copy here, so the benches measure the baseline the same way."""
+baseline, percentiles, the checkout of a baseline commit. One copy here, so the benches
+measure the baseline the same way."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 from domain.streams import MATCH_PREFIX
 
 __all__ = [
+    "ISSUE_14_START",
     "BenchError",
     "loadavg",
     "percentile",
@@ -25,7 +27,14 @@ __all__ = [
     "pgbench_path",
     "run_in_tree",
     "scratch_db",
+    "worktree",
 ]
+
+# The code issue 14 (the service core: commands 6x cheaper, live fan-out) started from:
+# its first commit only added lints. `ludo bench live` and `ludo bench service
+# --baseline-ref` measure against it in the same run.
+ISSUE_14_START = "e5c5edeed73d46fb4e8334fbe9808ea9e05a50d0"
+_ROOT = Path(__file__).resolve().parents[2]
 
 _STDERR_TAIL = 40
 
@@ -205,3 +214,27 @@ def pgbench_insert(
         "seconds": seconds,
         "pgbench": exe,
     }
+
+
+@contextlib.contextmanager
+def worktree(ref: str) -> Iterator[Path]:
+    """A detached checkout of `ref` of this repository (removed afterwards): a baseline
+    served from its own source tree."""
+    with tempfile.TemporaryDirectory(prefix="ludo-bench-baseline-") as tmp:
+        tree = Path(tmp, "tree")
+        made = subprocess.run(
+            ["git", "-C", str(_ROOT), "worktree", "add", "--detach", str(tree), ref],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if made.returncode != 0:
+            raise BenchError(f"cannot check out {ref}: {made.stderr.strip()} (--baseline-ref)")
+        try:
+            yield tree
+        finally:
+            subprocess.run(
+                ["git", "-C", str(_ROOT), "worktree", "remove", "--force", str(tree)],
+                capture_output=True,
+                check=False,
+            )

@@ -36,8 +36,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import multiprocessing
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,7 +45,14 @@ import msgspec
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.bench import service_bench
-from ludo_cli.bench.common import BenchError, loadavg, percentile, scratch_db
+from ludo_cli.bench.common import (
+    ISSUE_14_START,
+    BenchError,
+    loadavg,
+    percentile,
+    scratch_db,
+    worktree,
+)
 from ludo_cli.bench.harness import Bench, Figures, Say, to_stderr
 from ludo_cli.bench.live_clients import raise_open_files, serve
 
@@ -55,7 +60,7 @@ __all__ = ["BASELINE_REF", "BENCH", "LiveConfig", "bench", "measure"]
 
 # The last commit whose sockets each read their own stream on every hint and every 2 s
 # (issue 14, point 6 replaced that with one follower per stream).
-BASELINE_REF = "e5c5edeed73d46fb4e8334fbe9808ea9e05a50d0"
+BASELINE_REF = ISSUE_14_START
 TARGET_READS_PER_EVENT = 1.0
 TARGET_IDLE_QPS = 2.0
 SETTLE = 1.5  # seconds: let the connects' own reads pass before a window starts
@@ -121,7 +126,7 @@ def bench(config: LiveConfig, say: Callable[[str], None] = to_stderr) -> dict[st
         server = stack.enter_context(_counting_server())
         trees: list[tuple[str, Path, int | None]] = []
         if config.baseline_ref is not None:
-            tree = stack.enter_context(_worktree(config.baseline_ref))
+            tree = stack.enter_context(worktree(config.baseline_ref))
             trees.append(("baseline", tree, None if config.port is None else config.port + 1))
         trees.append(("now", ROOT, config.port))
         for label, root, port in trees:
@@ -154,29 +159,6 @@ def _counting_server() -> Iterator[str]:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         yield pg.url
-
-
-@contextlib.contextmanager
-def _worktree(ref: str) -> Iterator[Path]:
-    """A detached checkout of `ref` beside nothing else (removed afterwards)."""
-    with tempfile.TemporaryDirectory(prefix="ludo-live-baseline-") as tmp:
-        tree = Path(tmp, "tree")
-        made = subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if made.returncode != 0:
-            raise BenchError(f"cannot check out {ref}: {made.stderr.strip()} (--baseline-ref)")
-        try:
-            yield tree
-        finally:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
-                capture_output=True,
-                check=False,
-            )
 
 
 def _run_one(

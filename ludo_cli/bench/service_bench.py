@@ -32,6 +32,7 @@ import os
 import platform
 import queue
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,12 +49,14 @@ from domain.decider import MatchState, apply, current_legal_moves
 from domain.events import Event
 from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.bench.common import (
+    ISSUE_14_START,
     BenchError,
     loadavg,
     percentile,
     pgbench_insert,
     run_in_tree,
     scratch_db,
+    worktree,
 )
 from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.bench.http1 import Http1, Http1Error
@@ -96,6 +99,10 @@ class Config(msgspec.Struct, kw_only=True):
     log_level: str = "info"
     progress: bool = True
     loadavg_before: list[float] | None = None  # set by `bench`
+    # Also serve the code of this git ref (its own scratch database and schema) and load
+    # both in turn, `rounds` times: figures side by side from one window of the machine.
+    baseline_ref: str | None = None
+    rounds: int = 3
 
 
 # ----------------------------------------------------------------------------- the CLI
@@ -141,6 +148,15 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level", default="info", help="the started service's LUDO_LOG_LEVEL (info)"
     )
+    parser.add_argument(
+        "--baseline-ref",
+        default=None,
+        help="also serve this git ref (e.g. issue-14-start) and load the two in turn, "
+        "--rounds times, printing their figures side by side",
+    )
+    parser.add_argument(
+        "--rounds", type=positive_int, default=3, help="with --baseline-ref: rounds of both"
+    )
 
 
 def measure(args: argparse.Namespace, say: Say) -> Figures:
@@ -162,8 +178,15 @@ def measure(args: argparse.Namespace, say: Say) -> Figures:
         rebuilds=args.rebuilds,
         log_level=args.log_level,
         progress=not args.json,
+        baseline_ref=_ref(args.baseline_ref),
+        rounds=args.rounds,
     )
     return bench(config)
+
+
+def _ref(name: str | None) -> str | None:
+    """`--baseline-ref`: a git ref, or `issue-14-start` for the code issue 14 began from."""
+    return ISSUE_14_START if name == "issue-14-start" else name
 
 
 # --------------------------------------------------------------------------- the bench
@@ -178,6 +201,10 @@ def bench(config: Config) -> dict[str, Any]:
 
     if config.url is not None:
         _check_loopback(config.url)
+    if config.baseline_ref is not None:
+        if config.url is not None or config.database_url is not None:
+            raise BenchError("--baseline-ref starts both services on scratch databases: drop --url")
+        return _compare(config)
     config.loadavg_before = loadavg()
     try:
         settings = Settings.from_env()
@@ -202,6 +229,116 @@ def bench(config: Config) -> dict[str, Any]:
         rebuild = asyncio.run(_rebuild(db_url, finished, config))
         baseline = _pgbench(db_url, config) if config.pgbench else None
     return _result(config, load, rebuild, baseline)
+
+
+def _compare(config: Config) -> dict[str, Any]:
+    """This tree's service and `baseline_ref`'s, each on a scratch database of the same
+    PostgreSQL (migrated by its own tree), both up the whole time and loaded in turn:
+    `rounds` rounds, the order swapped each round so that a drift of the machine's speed
+    weighs on both alike, and pgbench once a round. No rebuilds (they measure the store
+    in this process, not a service)."""
+    from services.shared.database import database_url
+    from services.shared.settings import Settings, SettingsError
+
+    assert config.baseline_ref is not None
+    config.loadavg_before = loadavg()
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        raise BenchError(str(exc)) from exc
+    rounds: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(database_url(settings))
+        tree = stack.enter_context(worktree(config.baseline_ref))
+        served: dict[str, tuple[str, int, str]] = {}
+        for label, root in (("baseline", tree), ("now", _ROOT)):
+            db_url = stack.enter_context(
+                scratch_db(server, f"ludo_bench_{label}", root=None if root == _ROOT else root)
+            )
+            base, pid = stack.enter_context(_service(db_url, config, root=root))
+            served[label] = (base, pid, db_url)
+        for number in range(1, config.rounds + 1):
+            order = ("baseline", "now") if number % 2 else ("now", "baseline")
+            row: dict[str, Any] = {"round": number}
+            for label in order:
+                _say(config, f"round {number} of {config.rounds}: {label}")
+                base, pid, db_url = served[label]
+                load = _drive(base, config, pid, db_url)
+                row[label] = {k: v for k, v in load.items() if k != "finished_match_ids"}
+            pg = _pgbench(served["now"][2], config) if config.pgbench else None
+            row["pgbench_tps"] = pg.get("tps") if pg else None
+            rounds.append(row)
+    return _comparison(config, rounds)
+
+
+_COMPARED = {  # figure: where it is in a run's load figures
+    "commands_per_s": ("commands_per_s",),
+    "p99_ms": ("p99_ms",),
+    "service_cpu_ms": ("cpu_ms_per_command", "service"),
+    "postgresql_cpu_ms": ("cpu_ms_per_command", "postgresql"),
+    "generator_cpu_ms": ("cpu_ms_per_command", "generator"),
+    "transactions": ("transactions_per_command",),
+}
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 3) if values else None
+
+
+def _comparison(config: Config, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    medians: dict[str, dict[str, float | None]] = {}
+    for label in ("baseline", "now"):
+        medians[label] = {}
+        for figure, path in _COMPARED.items():
+            values = []
+            for row in rounds:
+                value: Any = row[label]
+                for key in path:
+                    value = value[key]
+                if value is not None:
+                    values.append(float(value))
+            medians[label][figure] = _median(values)
+    tps = _median([r["pgbench_tps"] for r in rounds if r["pgbench_tps"]])
+    now, before = medians["now"], medians["baseline"]
+
+    def times(a: float | None, b: float | None) -> float | None:
+        return round(a / b, 1) if a and b else None
+
+    ratio = round(now["commands_per_s"] / tps, 3) if tps and now["commands_per_s"] else None
+    service_cpu, pg_cpu = now["service_cpu_ms"], now["postgresql_cpu_ms"]
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg_before": config_loadavg(config),
+        "service": f"started here, {config.workers} uvicorn worker(s), and the baseline's",
+        "baseline_ref": config.baseline_ref,
+        "matches": config.matches,
+        "over": config.over,
+        "seconds": config.seconds,
+        "warmup": config.warmup,
+        "rules": config.rules,
+        "rounds": rounds,
+        "median": medians,
+        "pgbench_tps": tps,
+        "ratio": ratio,
+        "less_cpu": {  # the baseline's median CPU per command ÷ this tree's
+            "service": times(before["service_cpu_ms"], service_cpu),
+            "postgresql": times(before["postgresql_cpu_ms"], pg_cpu),
+        },
+        "targets": {
+            "ratio": {
+                "target": f">= {TARGET_RATIO}",
+                "met": None if ratio is None else ratio >= TARGET_RATIO,
+            },
+            "p99_ms": {
+                "target": f"< {TARGET_P99_MS:g}",
+                "met": None if now["p99_ms"] is None else now["p99_ms"] < TARGET_P99_MS,
+            },
+            "service_cpu_ms": _at_most(service_cpu, TARGET_SERVICE_CPU_MS[config.over]),
+            "postgresql_cpu_ms": _at_most(pg_cpu, TARGET_POSTGRESQL_CPU_MS),
+            "transactions": _at_most(now["transactions"], TARGET_TRANSACTIONS),
+        },
+    }
 
 
 def _say(config: Config, line: str) -> None:
@@ -919,7 +1056,71 @@ def _result(
     }
 
 
+def print_comparison(r: dict[str, Any]) -> None:
+    """The rounds of `--baseline-ref`, one line per run, then the medians beside the
+    targets (this tree's) and how much less CPU a command costs than in the baseline."""
+    print(
+        f"ludo bench service — Python {r['python']}, {r['cpus']} CPUs, {r['matches']} "
+        f"concurrent matches over {r['over']}, {r['seconds']:g} s measured after "
+        f"{r['warmup']:g} s warm-up, {len(r['rounds'])} round(s) of both services (the "
+        f"order swapped each round); baseline: {r['baseline_ref']}"
+    )
+    head = ("round", "code", "commands/s", "p99 ms", "service", "PostgreSQL", "generator")
+    print(
+        f"{head[0]:<6}{head[1]:<10}{head[2]:>11}{head[3]:>9}  CPU ms per command: "
+        f"{head[4]:>8}{head[5]:>11}{head[6]:>10}   pgbench TPS"
+    )
+
+    def cpu(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    for row in r["rounds"]:
+        order = ("baseline", "now") if row["round"] % 2 else ("now", "baseline")
+        for label in order:
+            load = row[label]
+            per = load["cpu_ms_per_command"]
+            tps = row["pgbench_tps"]
+            print(
+                f"{row['round']:<6}{label:<10}{load['commands_per_s']:>11,.1f}"
+                f"{load['p99_ms']:>9.1f}  {'':>20}{cpu(per['service']):>8}"
+                f"{cpu(per['postgresql']):>11}{cpu(per['generator']):>10}"
+                + (f"   {tps:,.0f}" if tps and label == order[-1] else "")
+            )
+    t, now, before = r["targets"], r["median"]["now"], r["median"]["baseline"]
+    less = r["less_cpu"]
+    print("medians:")
+    rows = [
+        ("commands/s", "commands_per_s", "{:,.1f}", None),
+        ("command latency p99 (ms)", "p99_ms", "{:.1f}", "p99_ms"),
+        ("service CPU per command (ms)", "service_cpu_ms", "{:.3f}", "service_cpu_ms"),
+        ("PostgreSQL CPU per command (ms)", "postgresql_cpu_ms", "{:.3f}", "postgresql_cpu_ms"),
+        ("load generator CPU per command (ms)", "generator_cpu_ms", "{:.3f}", None),
+        ("PostgreSQL transactions per command", "transactions", "{:.2f}", "transactions"),
+    ]
+    print(f"{'figure':<38}{'baseline':>10}{'now':>10}  {'target':<10}")
+    for name, key, fmt, target in rows:
+        a, b = before[key], now[key]
+        print(
+            f"{name:<38}{'-' if a is None else fmt.format(a):>10}"
+            f"{'-' if b is None else fmt.format(b):>10}  "
+            + (f"{t[target]['target']:<10}{_met(t[target]['met']):>8}" if target else "")
+        )
+    if r["ratio"] is not None:
+        print(
+            f"{'ratio commands/s ÷ pgbench TPS':<38}{'':>10}{r['ratio']:>10.3f}  "
+            f"{t['ratio']['target']:<10}{_met(t['ratio']['met']):>8}"
+        )
+    print(
+        f"CPU per command, baseline ÷ now: service {less['service'] or '-'}x, "
+        f"PostgreSQL {less['postgresql'] or '-'}x"
+    )
+    print(f"load average before the run: {r['loadavg_before']}")
+
+
 def print_table(r: dict[str, Any]) -> None:
+    if "rounds" in r:
+        print_comparison(r)
+        return
     load, t = r["load"], r["targets"]
     answered = "result" if r["over"] == "socket" else "200"
     print(

@@ -1,12 +1,14 @@
 """`ludo bench service` end to end, briefly: the real service under uvicorn in a subprocess
 on the test's database, two matches for about two seconds, over HTTP and over the match
-socket. Figures are not checked (the machine decides them), only that commands went through
-and the report has its keys."""
+socket, and beside the code issue 14 started from (`--baseline-ref`). Figures are not
+checked (the machine decides them), only that commands went through and the report has
+its keys."""
 
 from __future__ import annotations
 
 import pytest
 
+from ludo_cli.bench.common import ISSUE_14_START
 from ludo_cli.bench.service_bench import BenchError, Config, bench, print_table
 
 
@@ -90,3 +92,43 @@ def test_bench_refuses_a_remote_url() -> None:
     """A --url that is not a loopback address is refused before any load is sent."""
     with pytest.raises(BenchError, match="loopback"):
         bench(Config(url="http://192.0.2.1:8000", progress=False))
+
+
+@pytest.mark.slow
+def test_a_comparison_loads_the_baseline_and_this_tree_in_turn(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With a baseline ref, each round loads both services (the baseline served from its
+    own checkout and schema), and the medians, this tree's targets and how much less CPU a
+    command costs are reported."""
+    config = Config(
+        matches=2,
+        seconds=1.5,
+        warmup=0.5,
+        pgbench=False,
+        baseline_ref=ISSUE_14_START,
+        rounds=2,
+        progress=False,
+    )
+    result = bench(config)
+    assert [row["round"] for row in result["rounds"]] == [1, 2]
+    for row in result["rounds"]:
+        for label in ("baseline", "now"):
+            load = row[label]
+            assert load["commands"] > 0
+            assert load["errors"] == 0, load["error_kinds"]
+            assert load["cpu_ms_per_command"]["service"] > 0
+    for label in ("baseline", "now"):
+        assert result["median"][label]["service_cpu_ms"] > 0
+    assert result["less_cpu"]["service"] > 0
+    assert result["targets"]["service_cpu_ms"]["target"] == "<= 0.5"
+    print_table(result)
+    out = capsys.readouterr().out
+    assert "baseline: " + ISSUE_14_START in out
+    assert "baseline ÷ now: service" in out
+
+
+def test_a_comparison_refuses_a_running_service() -> None:
+    """`--baseline-ref` serves both codes itself, so a --url is refused before any load."""
+    with pytest.raises(BenchError, match="drop --url"):
+        bench(Config(url="http://127.0.0.1:9", baseline_ref=ISSUE_14_START, progress=False))
