@@ -169,6 +169,11 @@ def configure_logging(settings: Settings | None = None, stream: TextIO | None = 
 
 
 _request_log = structlog.get_logger("services.http")
+# The same logger's level, asked of the standard library before the debug line of a
+# request: through structlog's lazy proxy (`cache_logger_on_first_use` is off, so that the
+# logging can be configured again) each call binds a new logger and runs the chain up to
+# its level filter before the line is dropped, at the usual levels, for every request.
+_request_level = logging.getLogger("services.http")
 # Request ids only tell one request's lines from another's: 64 random bits, from a
 # generator seeded once (a `uuid4` each, from the OS, was 3% of the service's CPU).
 _request_ids = random.Random()
@@ -202,18 +207,20 @@ def request_logging(app: ASGIApp, slow_ms: float = SLOW_REQUEST_MS) -> ASGIApp:
             await app(scope, receive, send_wrapper)
         finally:
             ms = (time.perf_counter() - started) * 1000
-            line = {
-                "method": scope.get("method"),
-                "path": scope.get("path"),
-                "status": status,
-                "ms": round(ms, 1),
-            }
-            if status >= 500:
-                _request_log.error("request", **line)
-            elif ms > slow_ms:
-                _request_log.warning("request", slow=True, **line)
-            else:
-                _request_log.debug("request", **line)
+            failed, slow = status >= 500, ms > slow_ms
+            if failed or slow or _request_level.isEnabledFor(logging.DEBUG):
+                line = {
+                    "method": scope.get("method"),
+                    "path": scope.get("path"),
+                    "status": status,
+                    "ms": round(ms, 1),
+                }
+                if failed:
+                    _request_log.error("request", **line)
+                elif slow:
+                    _request_log.warning("request", slow=True, **line)
+                else:
+                    _request_log.debug("request", **line)
             structlog.contextvars.clear_contextvars()
 
     return middleware
