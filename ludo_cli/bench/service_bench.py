@@ -232,11 +232,16 @@ def bench(config: Config) -> dict[str, Any]:
 
 
 def _compare(config: Config) -> dict[str, Any]:
-    """This tree's service and `baseline_ref`'s, each on a scratch database of the same
-    PostgreSQL (migrated by its own tree), both up the whole time and loaded in turn:
+    """This tree's service and `baseline_ref`'s, loaded in turn on the same PostgreSQL:
     `rounds` rounds, the order swapped each round so that a drift of the machine's speed
-    weighs on both alike, and pgbench once a round. No rebuilds (they measure the store
-    in this process, not a service)."""
+    weighs on both alike, and pgbench once a round. Each run is a standalone run's: its
+    own service, started for it on a fresh scratch database (migrated by its own tree),
+    stopped and dropped after it, and a CHECKPOINT before it (`_checkpoint`). Why: with both
+    services up and both databases kept for all the rounds, every round had run slower
+    than the one before, both codes and pgbench alike (in the third, twice the PostgreSQL
+    CPU per command and a quarter more of the service's); run this way the rounds agree
+    within a few per cent (docs/benchmarks.md). Which of the three had been the cause was
+    not isolated. No rebuilds (they measure the store in this process, not a service)."""
     from services.shared.database import database_url
     from services.shared.settings import Settings, SettingsError
 
@@ -249,26 +254,44 @@ def _compare(config: Config) -> dict[str, Any]:
     rounds: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(database_url(settings))
-        tree = stack.enter_context(worktree(config.baseline_ref))
-        served: dict[str, tuple[str, int, str]] = {}
-        for label, root in (("baseline", tree), ("now", _ROOT)):
-            db_url = stack.enter_context(
-                scratch_db(server, f"ludo_bench_{label}", root=None if root == _ROOT else root)
-            )
-            base, pid = stack.enter_context(_service(db_url, config, root=root))
-            served[label] = (base, pid, db_url)
+        roots = {"baseline": stack.enter_context(worktree(config.baseline_ref)), "now": _ROOT}
         for number in range(1, config.rounds + 1):
             order = ("baseline", "now") if number % 2 else ("now", "baseline")
-            row: dict[str, Any] = {"round": number}
+            row: dict[str, Any] = {"round": number, "pgbench_tps": None}
             for label in order:
                 _say(config, f"round {number} of {config.rounds}: {label}")
-                base, pid, db_url = served[label]
-                load = _drive(base, config, pid, db_url)
-                row[label] = {k: v for k, v in load.items() if k != "finished_match_ids"}
-            pg = _pgbench(served["now"][2], config) if config.pgbench else None
-            row["pgbench_tps"] = pg.get("tps") if pg else None
+                root = roots[label]
+                with contextlib.ExitStack() as run:
+                    tree = None if root == _ROOT else root
+                    db_url = run.enter_context(scratch_db(server, f"ludo_bench_{label}", root=tree))
+                    # No deadline worker: nothing but the load is measured.
+                    base, pid = run.enter_context(
+                        _service(db_url, config, root=root, env={"LUDO_SCHEDULER": "false"})
+                    )
+                    _checkpoint(db_url)
+                    load = _drive(base, config, pid, db_url)
+                    row[label] = {k: v for k, v in load.items() if k != "finished_match_ids"}
+                    if label == "now" and config.pgbench:
+                        row["pgbench_tps"] = _pgbench(db_url, config).get("tps")
             rounds.append(row)
     return _comparison(config, rounds)
+
+
+def _checkpoint(db_url: str) -> None:
+    """A CHECKPOINT, so that every run starts at the same point of PostgreSQL's checkpoint
+    cycle: the baseline writes several times the WAL per command, and the checkpoints that
+    filling `max_wal_size` forces (with the full-page images written after each) would
+    otherwise fall into whichever run came next. Skipped when the role may not (neither
+    a superuser nor in `pg_checkpoint`)."""
+    import psycopg
+
+    from services.shared.database import libpq_url
+
+    with (
+        contextlib.suppress(psycopg.errors.InsufficientPrivilege),
+        psycopg.connect(libpq_url(db_url), autocommit=True) as conn,
+    ):
+        conn.execute("CHECKPOINT")
 
 
 _COMPARED = {  # figure: where it is in a run's load figures
