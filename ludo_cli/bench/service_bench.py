@@ -256,9 +256,8 @@ def _compare(config: Config) -> dict[str, Any]:
         server = stack.enter_context(database_url(settings))
         roots = {"baseline": stack.enter_context(worktree(config.baseline_ref)), "now": _ROOT}
         for number in range(1, config.rounds + 1):
-            order = ("baseline", "now") if number % 2 else ("now", "baseline")
             row: dict[str, Any] = {"round": number, "pgbench_tps": None}
-            for label in order:
+            for label in _order(number):
                 _say(config, f"round {number} of {config.rounds}: {label}")
                 root = roots[label]
                 with contextlib.ExitStack() as run:
@@ -275,6 +274,11 @@ def _compare(config: Config) -> dict[str, Any]:
                         row["pgbench_tps"] = _pgbench(db_url, config).get("tps")
             rounds.append(row)
     return _comparison(config, rounds)
+
+
+def _order(number: int) -> tuple[str, str]:
+    """The codes in the order round `number` (from 1) loads them: swapped each round."""
+    return ("baseline", "now") if number % 2 else ("now", "baseline")
 
 
 def _checkpoint(db_url: str) -> None:
@@ -1106,7 +1110,7 @@ def print_comparison(r: dict[str, Any]) -> None:
         return "-" if value is None else f"{value:.3f}"
 
     for row in r["rounds"]:
-        order = ("baseline", "now") if row["round"] % 2 else ("now", "baseline")
+        order = _order(row["round"])
         for label in order:
             load = row[label]
             per = load["cpu_ms_per_command"]
