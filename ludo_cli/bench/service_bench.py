@@ -331,6 +331,18 @@ def _comparison(config: Config, rounds: list[dict[str, Any]]) -> dict[str, Any]:
     def times(a: float | None, b: float | None) -> float | None:
         return round(a / b, 1) if a and b else None
 
+    def paired(part: str) -> float | None:
+        # Each round's own factor, then their median: the two codes of a round ran minutes
+        # apart, so a drift of the machine's speed between rounds (up to 2x within an hour,
+        # docs/benchmarks.md) cancels out of it, where it only averages out of the medians.
+        factors = []
+        for row in rounds:
+            a = row["baseline"]["cpu_ms_per_command"][part]
+            b = row["now"]["cpu_ms_per_command"][part]
+            if a and b:
+                factors.append(a / b)
+        return round(statistics.median(factors), 1) if factors else None
+
     ratio = round(now["commands_per_s"] / tps, 3) if tps and now["commands_per_s"] else None
     service_cpu, pg_cpu = now["service_cpu_ms"], now["postgresql_cpu_ms"]
     return {
@@ -351,6 +363,10 @@ def _comparison(config: Config, rounds: list[dict[str, Any]]) -> dict[str, Any]:
         "less_cpu": {  # the baseline's median CPU per command ÷ this tree's
             "service": times(before["service_cpu_ms"], service_cpu),
             "postgresql": times(before["postgresql_cpu_ms"], pg_cpu),
+        },
+        "less_cpu_paired": {  # the median of each round's baseline ÷ this tree's
+            "service": paired("service"),
+            "postgresql": paired("postgresql"),
         },
         "targets": _targets(config, ratio, now["p99_ms"], service_cpu, pg_cpu, now["transactions"]),
     }
@@ -1145,9 +1161,12 @@ def print_comparison(r: dict[str, Any]) -> None:
             f"{'ratio commands/s ÷ pgbench TPS':<38}{'':>10}{r['ratio']:>10.3f}  "
             f"{t['ratio']['target']:<10}{_met(t['ratio']['met']):>8}"
         )
+    pair = r["less_cpu_paired"]
     print(
         f"CPU per command, baseline ÷ now: service {less['service'] or '-'}x, "
-        f"PostgreSQL {less['postgresql'] or '-'}x"
+        f"PostgreSQL {less['postgresql'] or '-'}x (of the medians); service "
+        f"{pair['service'] or '-'}x, PostgreSQL {pair['postgresql'] or '-'}x (the median of "
+        "the rounds' own)"
     )
     print(f"load average before the run: {r['loadavg_before']}")
 

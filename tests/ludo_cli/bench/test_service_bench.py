@@ -100,7 +100,8 @@ def test_a_comparison_loads_the_baseline_and_this_tree_in_turn(
 ) -> None:
     """With a baseline ref, each round loads both services (the baseline served from its
     own checkout and schema), and the medians, this tree's targets and how much less CPU a
-    command costs are reported."""
+    command costs (of the medians, and the median of each round's own factor) are
+    reported."""
     config = Config(
         matches=2,
         seconds=1.5,
@@ -121,6 +122,9 @@ def test_a_comparison_loads_the_baseline_and_this_tree_in_turn(
     for label in ("baseline", "now"):
         assert result["median"][label]["service_cpu_ms"] > 0
     assert result["less_cpu"]["service"] > 0
+    per = [(row["baseline"], row["now"]) for row in result["rounds"]]
+    own = [a["cpu_ms_per_command"]["service"] / b["cpu_ms_per_command"]["service"] for a, b in per]
+    assert result["less_cpu_paired"]["service"] == round(sum(own) / 2, 1)  # median of two
     assert result["targets"]["service_cpu_ms"]["target"] == "<= 0.5"
     print_table(result)
     out = capsys.readouterr().out
