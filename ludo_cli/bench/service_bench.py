@@ -341,7 +341,7 @@ def _comparison(config: Config, rounds: list[dict[str, Any]]) -> dict[str, Any]:
             b = row["now"]["cpu_ms_per_command"][part]
             if a and b:
                 factors.append(a / b)
-        return round(statistics.median(factors), 1) if factors else None
+        return round(statistics.median(factors), 2) if factors else None
 
     ratio = round(now["commands_per_s"] / tps, 3) if tps and now["commands_per_s"] else None
     service_cpu, pg_cpu = now["service_cpu_ms"], now["postgresql_cpu_ms"]

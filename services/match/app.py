@@ -14,11 +14,12 @@ from typing import Any
 
 import structlog
 from litestar import Litestar
-from litestar.datastructures import CacheControlHeader, State
+from litestar.datastructures import CacheControlHeader
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.middleware import DefineMiddleware
 from litestar.openapi.spec import SecurityScheme
+from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.live_hub import LiveHub
@@ -63,8 +64,10 @@ MAX_BODY = 16 * 1024
 _log = structlog.get_logger("services.match")
 
 
-def _service(state: State) -> MatchService:
-    service: MatchService = state.service
+def _service(scope: Scope) -> MatchService:
+    # From the ASGI scope, not as `state: State`: for that Litestar builds a new State,
+    # a copy of the app's, on every request (a hundredth of a command's CPU).
+    service: MatchService = Litestar.from_scope(scope).state.service
     return service
 
 

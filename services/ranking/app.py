@@ -29,7 +29,7 @@ import msgspec
 import sqlalchemy as sa
 from litestar import Controller, Litestar, MediaType, Response, get, post
 from litestar.connection import ASGIConnection
-from litestar.datastructures import CacheControlHeader, State
+from litestar.datastructures import CacheControlHeader
 from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
 from litestar.middleware import DefineMiddleware
@@ -37,6 +37,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
+from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Conflict, Invalid, NotFound, Unauthenticated, Unavailable
@@ -87,8 +88,10 @@ class RankingApi:
 Api = NamedDependency[RankingApi]
 
 
-def _api(state: State) -> RankingApi:
-    api: RankingApi = state.ranking
+def _api(scope: Scope) -> RankingApi:
+    # From the ASGI scope, not as `state: State`: for that Litestar builds a new State,
+    # a copy of the app's, on every request (a hundredth of a command's CPU).
+    api: RankingApi = Litestar.from_scope(scope).state.ranking
     return api
 
 

@@ -124,7 +124,7 @@ def test_a_comparison_loads_the_baseline_and_this_tree_in_turn(
     assert result["less_cpu"]["service"] > 0
     per = [(row["baseline"], row["now"]) for row in result["rounds"]]
     own = [a["cpu_ms_per_command"]["service"] / b["cpu_ms_per_command"]["service"] for a, b in per]
-    assert result["less_cpu_paired"]["service"] == round(sum(own) / 2, 1)  # median of two
+    assert result["less_cpu_paired"]["service"] == round(sum(own) / 2, 2)  # median of two
     assert result["targets"]["service_cpu_ms"]["target"] == "<= 0.5"
     print_table(result)
     out = capsys.readouterr().out
