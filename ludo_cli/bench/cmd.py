@@ -19,6 +19,7 @@ def register(subparsers: Any) -> None:
         replay_bench,
         service_bench,
         site_bench,
+        socket_floor,
         store_bench,
     )
     from ludo_cli.bench.harness import add
@@ -32,6 +33,7 @@ def register(subparsers: Any) -> None:
         ranking_bench,
         replay_bench,
         site_bench,
+        socket_floor,
         store_bench,
     ):
         add(targets, module.BENCH)

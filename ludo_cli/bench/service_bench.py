@@ -430,10 +430,13 @@ def _service(
     root: Path | None = None,
     port: int | None = None,
     env: Mapping[str, str] | None = None,
+    factory: str = "services.match.app:app_from_env",
+    ready: str = "/api/parties",
 ) -> Iterator[tuple[str, int]]:
     """The match service under uvicorn in a subprocess on a loopback port (default: a free
     one), run from the source tree `root` (default: this one; `ludo bench live` runs a
-    baseline from another checkout), with `env`: more settings."""
+    baseline from another checkout), with `env`: more settings. `factory`: another app
+    served the same way (`ludo bench socket-floor`), up once `ready` answers 200."""
     import httpx
 
     port = _free_port() if port is None else port
@@ -458,7 +461,7 @@ def _service(
         "-m",
         "uvicorn",
         "--factory",
-        "services.match.app:app_from_env",
+        factory,
         "--host",
         "127.0.0.1",
         "--port",
@@ -485,7 +488,7 @@ def _service(
                         f" its stderr ends with:\n{_tail(err)}"
                     )
                 with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{base}/api/parties", timeout=2).status_code == 200:
+                    if httpx.get(f"{base}{ready}", timeout=2).status_code == 200:
                         break
                 if time.monotonic() > deadline:
                     raise BenchError(
