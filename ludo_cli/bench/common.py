@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ __all__ = [
     "percentile",
     "pgbench_insert",
     "pgbench_path",
+    "reap",
     "run_in_tree",
     "scratch_db",
     "worktree",
@@ -238,3 +239,12 @@ def worktree(ref: str) -> Iterator[Path]:
                 capture_output=True,
                 check=False,
             )
+
+
+def reap(processes: Iterable[Any]) -> None:
+    """Wait up to 30 s for each load process (a `multiprocessing.Process`) to end, and kill
+    one that has not: a bench never leaves its load running."""
+    for proc in processes:
+        proc.join(timeout=30)
+        if proc.is_alive():
+            proc.kill()

@@ -54,6 +54,7 @@ from ludo_cli.bench.common import (
     loadavg,
     percentile,
     pgbench_insert,
+    reap,
     run_in_tree,
     scratch_db,
     worktree,
@@ -726,10 +727,7 @@ def _drive(base: str, config: Config, service_pid: int | None, db_url: str) -> d
     except queue.Empty:
         raise BenchError("a load generator process did not answer in time") from None
     finally:
-        for proc in procs:
-            proc.join(timeout=30)
-            if proc.is_alive():
-                proc.kill()
+        reap(procs)
     failed = [p["failed"] for p in parts if p.get("failed")]
     if failed:
         raise BenchError(f"a match task failed: {failed[0]}")

@@ -32,7 +32,7 @@ from typing import Any, Final
 from litestar import Litestar, WebSocket, get, websocket
 
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.bench.common import BenchError, scratch_db
+from ludo_cli.bench.common import BenchError, reap, scratch_db
 from ludo_cli.bench.harness import Bench, Figures, Say
 
 __all__ = ["BATCH_BYTES", "BENCH", "RESULT_BYTES", "app", "floor"]
@@ -157,10 +157,7 @@ def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dic
     except queue.Empty:
         raise BenchError("a floor load process did not answer in time") from None
     finally:
-        for proc in procs:
-            proc.join(timeout=30)
-            if proc.is_alive():
-                proc.kill()
+        reap(procs)
     cpu = (after.user + after.system) - (before.user + before.system)
     return {
         "commands": commands,
