@@ -109,8 +109,9 @@ async def _pair(url: str, until: float, window: tuple[float, float], count: list
                 await drain
 
 
-def _generator(ws: str, pairs: range, start: Any, results: Any) -> None:
+def _generator(ws: str, pairs: range, ready: Any, start: Any, results: Any) -> None:
     """One load process: its `pairs`, from the agreed instant to the window's end."""
+    ready.put(os.getpid())
     begin, window_from, window_until = start.get(timeout=300)
 
     async def run() -> int:
@@ -132,19 +133,21 @@ def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dic
     import psutil
 
     ctx = multiprocessing.get_context("spawn")
-    starts, results = [ctx.Queue(), ctx.Queue()], ctx.Queue()
+    ready, starts, results = ctx.Queue(), [ctx.Queue(), ctx.Queue()], ctx.Queue()
     half = (pairs + 1) // 2
     shares = [range(half), range(half, pairs)]
     ws = "ws" + base.removeprefix("http")
     procs = [
-        ctx.Process(target=_generator, args=(ws, share, start, results), daemon=True)
+        ctx.Process(target=_generator, args=(ws, share, ready, start, results), daemon=True)
         for share, start in zip(shares, starts, strict=True)
         if share
     ]
     for proc in procs:
         proc.start()
     try:
-        begin = time.time() + 1.0  # the processes import in this second
+        for _ in procs:
+            ready.get(timeout=120)  # imported and waiting
+        begin = time.time() + 0.2
         window_from, window_until = begin + warmup, begin + warmup + seconds
         for start in starts[: len(procs)]:
             start.put((begin, window_from, window_until))
