@@ -13,13 +13,13 @@ def register(subparsers: Any) -> None:
     from ludo_cli.bench import (
         domain_bench,
         faults_bench,
+        floor_bench,
         live_bench,
         oracle_bench,
         ranking_bench,
         replay_bench,
         service_bench,
         site_bench,
-        socket_floor,
         store_bench,
     )
     from ludo_cli.bench.harness import add
@@ -27,13 +27,13 @@ def register(subparsers: Any) -> None:
     for module in (
         domain_bench,
         faults_bench,
+        floor_bench,
         live_bench,
         oracle_bench,
         service_bench,
         ranking_bench,
         replay_bench,
         site_bench,
-        socket_floor,
         store_bench,
     ):
         add(targets, module.BENCH)

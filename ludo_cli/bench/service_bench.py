@@ -437,7 +437,7 @@ def _service(
     """The match service under uvicorn in a subprocess on a loopback port (default: a free
     one), run from the source tree `root` (default: this one; `ludo bench live` runs a
     baseline from another checkout), with `env`: more settings. `factory`: another app
-    served the same way (`ludo bench socket-floor`), up once `ready` answers 200."""
+    served the same way (`ludo bench floor`), up once `ready` answers 200."""
     import httpx
 
     port = _free_port() if port is None else port

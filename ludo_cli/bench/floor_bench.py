@@ -1,4 +1,4 @@
-"""`ludo bench socket-floor`: what the WebSocket stack alone costs a socket command, beside
+"""`ludo bench floor`: what the WebSocket stack alone costs a socket command, beside
 what the match service costs one, in the same run.
 
 A command over the match socket is, for the stack (uvicorn, `websockets`, Litestar,
@@ -254,7 +254,7 @@ def measure(args: argparse.Namespace, say: Say) -> Figures:
 
 def print_table(r: Figures) -> None:
     print(
-        f"ludo bench socket-floor — Python {r['python']}, {r['cpus']} CPUs, {r['pairs']} "
+        f"ludo bench floor — Python {r['python']}, {r['cpus']} CPUs, {r['pairs']} "
         f"socket pairs / matches, {r['seconds']:g} s measured after {r['warmup']:g} s, frames "
         f"of {r['result_bytes']} and {r['batch_bytes']} bytes"
     )
@@ -275,7 +275,7 @@ def print_table(r: Figures) -> None:
 
 
 BENCH = Bench(
-    name="socket-floor",
+    name="floor",
     help="CPU per socket command of the WebSocket stack alone (uvicorn, websockets, "
     "Litestar) beside the match service's, in turn",
     options=_options,
