@@ -1,8 +1,8 @@
 """Debian's Chromium driven by Playwright, for the tests of the services' pages.
 
 No Playwright-managed browser download: the system's /usr/bin/chromium (`.ci/run`
-installs it). Tests import `requires_chromium` (a skip marker), `new_page` and
-`console_errors` and `shot`.
+installs it). Tests import `requires_chromium` (a skip marker), `new_page`,
+`console_errors`, `shot` and `axe_violations` (axe-core, vendored in tests/vendor/).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 
 from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.paths import ROOT
 
 requires_chromium = pytest.mark.skipif(
     not os.path.exists(CHROMIUM),
@@ -122,3 +123,27 @@ def console_errors(page: Page) -> list[str]:
     page.on("console", on_console)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     return errors
+
+
+AXE = ROOT / "tests" / "vendor" / "axe_core" / "axe.min.js"
+# The impacts an accessibility test refuses (axe's scale: minor, moderate, serious, critical).
+SERIOUS = ("serious", "critical")
+
+
+async def axe_violations(page: Page, impacts: tuple[str, ...] = SERIOUS) -> list[str]:
+    """axe-core's violations of `impacts` on the page as it is now, one line each (rule,
+    impact, help, and the first elements it names); [] when there are none. axe is
+    evaluated through the DevTools protocol, which the pages' CSP does not govern: the
+    page itself never loads it."""
+    if not await page.evaluate("() => typeof window.axe === 'object'"):
+        await page.evaluate(AXE.read_text("utf-8"))
+    found: list[dict[str, Any]] = await page.evaluate(
+        """async () => (await axe.run(document, { resultTypes: ["violations"] })).violations
+             .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                            nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ")) }))"""
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {', '.join(v['nodes'])}"
+        for v in found
+        if v["impact"] in impacts
+    ]
