@@ -67,15 +67,16 @@ async def person(
     width: int = 1280,
     height: int = 900,
     touch: bool = False,
+    motion: bool = False,
 ) -> AsyncIterator[tuple[Page, list[str]]]:
     """One person's browser (its own storage: its own guest), a page, and what went wrong
     on it: console errors, uncaught exceptions, and any request that left the machine
     (there must be none: no CDN, font or script from elsewhere). Motion is reduced (the
-    pages honour it), so animations do not slow a whole match down."""
+    pages honour it), so animations do not slow a whole match down, unless `motion`."""
     context: BrowserContext = await browser.new_context(
         viewport={"width": width, "height": height},
         locale=locale,
-        reduced_motion="reduce",
+        reduced_motion="no-preference" if motion else "reduce",
         has_touch=touch,
         is_mobile=touch,
     )

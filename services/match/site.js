@@ -19,7 +19,7 @@
       rule_setting: "設定", changed: "変更", turn_limit: "手番の制限時間", limit_none: "なし",
       limit_s: "{n}秒", mode: "対戦", ranked: "ランク戦", casual: "カジュアル",
       create: "作る", open_parties: "参加できるパーティー", no_parties: "いま参加を待っているパーティーはありません。作ってみましょう。",
-      join: "参加", watch: "観戦", open_table: "開く", host_of: "{name} の卓", seats_free: "{taken}/{n}人",
+      join: "参加", watch: "観戦", open_table: "開く", host_of: "{name}の卓", seats_free: "{taken}/{n}人",
       live_list: "この一覧は自動で更新されます。",
       connecting: "接続中…", reconnecting: "接続が切れました。{s}秒後に再接続します…",
       reconnecting_now: "接続が切れました。再接続しています…", connected: "接続しました",
@@ -33,7 +33,11 @@
       footer: "ルールの監修：株式会社Qdan（定番ゲーム集の既定に準拠）", party_closed: "このパーティーは閉じました。",
       your_turn_roll: "あなたの番です。サイコロを振ってください。", your_turn_move: "{die}が出ました。動かすコマを選んでください。",
       turn_of: "{who}の番です。", cpu_thinking: "{who}の番です（CPUが考えています）。",
-      roll: "サイコロを振る", roll_key: "スペースキーでも振れます", die: "サイコロ",
+      roll: "サイコロを振る", roll_key: "Rキーかスペースキーでもサイコロを振れます。", move_keys: "1〜4のキーでもコマを選べます。", die: "サイコロ",
+      rolling: "サイコロを振っています…", moving: "コマ{piece}を動かしています…", leaving: "席を離れています…",
+      reclaiming: "席に戻っています…", stood_in_you: "CPUが代わりに打っています。「席に戻る」を押すと、また打てます。",
+      cpu_turn_you: "時間切れのため、この番はCPUが打ちます。", not_your_piece: "それは{who}のコマです。あなたのコマは{mine}です。",
+      watching_piece: "観戦中なので、コマは動かせません。", copied_link: "招待リンクをコピーしました。",
       rolls_left: "残り{n}回", timer: "残り{s}秒", stood_in: "CPUが代わりに打っています",
       reclaim: "席に戻る", leave_match: "抜ける", leave_confirm: "抜けるとCPUが代わりに打ちます。抜けますか？",
       sound: "音", sound_on: "音: あり", sound_off: "音: なし", log: "経過", players: "プレイヤー",
@@ -55,10 +59,41 @@
         pass_none: "{who}: 動かせるコマが無いので番が終わります。", pass_retry: "{who}: 出せる目が出ませんでした。もう一度振れます。",
         pass_sixes: "{who}: 6が3回続いたので番が終わります。",
         turn: "{who}の番です。", timeout: "{who}の時間切れ。CPUが続きを打ちます。",
-        stand_in: "{who}の代わりにCPUが打ちます（{why}）。", why_timeouts: "3回続けて時間切れ",
-        why_disconnected: "接続が戻らない", why_left: "抜けた",
+        stand_in: { timeouts: "3回続けて時間切れのため、{who}の代わりにCPUが打ちます。",
+                    disconnected: "{who}の接続が戻らないため、CPUが代わりに打ちます。",
+                    left: "{who}が抜けたので、CPUが代わりに打ちます。" },
         reclaimed: "{who}が席に戻りました。", finished_player: "{who}が{n}位で上がりました。",
         over: "対局終了。", seed: "サイコロの種が公開されました。リプレイで全部の目を確かめられます。",
+        // The same events when the seat they are about is this device's player.
+        you: {
+          started: "対局開始。先手はあなたです。", rolled: "あなた: {die}",
+          entered: "あなたのコマ{piece}が巣から出ました。", moved: "あなたのコマ{piece}が{n}マス進みました。",
+          moved_one: "あなたのコマ{piece}が1マス進みました。", to_home: "あなたのコマ{piece}がゴールの道に入りました。",
+          to_goal: "あなたのコマ{piece}がゴールに入りました。", captured: "あなたのコマを取って巣へ戻しました。",
+          pass_none: "動かせるコマが無いので、あなたの番が終わります。",
+          pass_retry: "出せる目が出ませんでした。もう一度振れます。",
+          pass_sixes: "6が3回続いたので、あなたの番が終わります。",
+          turn: "あなたの番です。", timeout: "あなたの時間切れ。CPUが続きを打ちます。",
+          stand_in: { timeouts: "3回続けて時間切れのため、あなたの代わりにCPUが打ちます。",
+                      disconnected: "接続が戻らなかったため、あなたの代わりにCPUが打ちます。",
+                      left: "あなたが抜けたので、CPUが代わりに打ちます。" },
+          reclaimed: "あなたが席に戻りました。", finished_player: "あなたが{n}位で上がりました。",
+        },
+      },
+      // The board said in words (board.js's labels): where a piece is, a move offered.
+      spot: {
+        board: "ルドーの盤", nest: "巣", start: "スタート", goal: "ゴール", home_n: "ゴールの道{n}マス目",
+        square_n: "{n}マス目", piece: "{who}のコマ{piece}（{where}）", move: "コマ{piece}を動かす: {from} → {to}",
+      },
+      // Why a piece cannot move, from the server's refusal (docs/api.md, `why`).
+      why: {
+        enter_on: "コマ{piece}は巣の中です。巣から出られるのは{values}が出たときです。",
+        in_goal: "コマ{piece}はもうゴールに入っています。",
+        exact_finish: "コマ{piece}がゴールに入るには、ぴったり{needs}が必要です（{die}では行き過ぎます）。",
+        block: "コマ{piece}は、{who}の2つ重ねのコマを通れません。",
+        no_overtaking: "コマ{piece}は、{who}のコマを追い越せません（追い越し禁止）。",
+        no_overtaking_own: "コマ{piece}は、自分のコマを追い越せません（追い越し禁止）。",
+        or: "か",
       },
       opt: {
         board: { name: "盤", text: "既定の「いつも十字」は、人数によらず十字の盤で遊びます。「人数に合わせる」は2人が横長の盤、3人がT字の盤になる、標準とは違う遊び方です。",
@@ -126,7 +161,11 @@
       footer: "Rules supervised by Qdan Inc. (following the standard game collection's defaults)", party_closed: "This party has closed.",
       your_turn_roll: "Your turn: roll the die.", your_turn_move: "You rolled {die}. Choose a piece to move.",
       turn_of: "{who} to play.", cpu_thinking: "{who} to play (a CPU is thinking).",
-      roll: "Roll the die", roll_key: "Space rolls too", die: "Die",
+      roll: "Roll the die", roll_key: "R or Space rolls the die.", move_keys: "Keys 1–4 choose a piece.", die: "Die",
+      rolling: "Rolling…", moving: "Moving piece {piece}…", leaving: "Leaving your seat…",
+      reclaiming: "Taking your seat back…", stood_in_you: "A CPU plays for you. Press “Take my seat back” to play again.",
+      cpu_turn_you: "Your time ran out: a CPU plays the rest of your turn.", not_your_piece: "That is {who}'s piece; yours are {mine}.",
+      watching_piece: "You are watching: pieces cannot be moved from here.", copied_link: "Invite link copied.",
       rolls_left: "{n} roll(s) left", timer: "{s} s left", stood_in: "a CPU plays for this seat",
       reclaim: "Take my seat back", leave_match: "Leave", leave_confirm: "If you leave, a CPU plays for you. Leave?",
       sound: "Sound", sound_on: "Sound: on", sound_off: "Sound: off", log: "What happened", players: "Players",
@@ -148,10 +187,40 @@
         pass_none: "{who}: no piece can move; the turn ends.", pass_retry: "{who}: no entering value; roll again.",
         pass_sixes: "{who}: a third six in a row ends the turn.",
         turn: "{who} to play.", timeout: "{who}'s time ran out; a CPU plays the rest of the turn.",
-        stand_in: "A CPU plays for {who} ({why}).", why_timeouts: "three timeouts in a row",
-        why_disconnected: "did not come back", why_left: "left",
+        stand_in: { timeouts: "After three timeouts in a row, a CPU plays for {who}.",
+                    disconnected: "{who} did not come back; a CPU plays for them.",
+                    left: "{who} left; a CPU plays for them." },
         reclaimed: "{who} is back.", finished_player: "{who} finished in place {n}.",
         over: "The match is over.", seed: "The dice seed is revealed: the replay checks every die.",
+        // The same events when the seat they are about is this device's player.
+        you: {
+          started: "The match begins. You play first.", rolled: "You rolled {die}",
+          entered: "Your piece {piece} came out of the nest.", moved: "Your piece {piece} moved {n} squares.",
+          moved_one: "Your piece {piece} moved 1 square.", to_home: "Your piece {piece} turned into its home column.",
+          to_goal: "Your piece {piece} reached the goal.", captured: "It captured your piece and sent it home.",
+          pass_none: "No piece of yours can move; your turn ends.", pass_retry: "No entering value; roll again.",
+          pass_sixes: "A third six in a row ends your turn.",
+          turn: "Your turn.", timeout: "Your time ran out; a CPU plays the rest of your turn.",
+          stand_in: { timeouts: "After three timeouts in a row, a CPU plays for you.",
+                      disconnected: "You did not come back in time; a CPU plays for you.",
+                      left: "You left; a CPU plays for you." },
+          reclaimed: "You are back in your seat.", finished_player: "You finished in place {n}.",
+        },
+      },
+      // The board said in words (board.js's labels): where a piece is, a move offered.
+      spot: {
+        board: "the Ludo board", nest: "nest", start: "start", goal: "goal", home_n: "home {n}",
+        square_n: "square {n}", piece: "{who}'s piece {piece}, {where}", move: "Move piece {piece}: {from} → {to}",
+      },
+      // Why a piece cannot move, from the server's refusal (docs/api.md, `why`).
+      why: {
+        enter_on: "Piece {piece} is in the nest: it comes out only on {values}.",
+        in_goal: "Piece {piece} is already in the goal.",
+        exact_finish: "Piece {piece} needs exactly {needs} to reach the goal: {die} overshoots it.",
+        block: "Piece {piece} cannot pass {who}'s pair.",
+        no_overtaking: "Piece {piece} may not overtake {who}'s piece (no overtaking).",
+        no_overtaking_own: "Piece {piece} may not overtake your own piece (no overtaking).",
+        or: " or ",
       },
       opt: {
         board: { name: "Board", text: "The default, “always a cross”, plays on the cross whatever the number of players. “By players” gives 2 players a long board and 3 a T-shaped one, unlike the standard game.",
@@ -258,13 +327,25 @@
     }
   }
 
+  // A refused request: the server's `error` code, `detail`, `field`, and `why` (the facts of
+  // an illegal move: the rule that stops the piece, docs/api.md).
   class ApiError extends Error {
-    constructor(status, code, detail, field) {
+    constructor(status, code, detail, field, why) {
       super(detail || code || `HTTP ${status}`);
       this.status = status;
       this.code = code;
       this.field = field;
+      this.why = why || null;
     }
+  }
+
+  // The server's clock minus ours, from the `Date` header of every API answer (turn timers
+  // count down against the server's clock; the header has whole seconds, hence the +0.5 s).
+  let clockOffset = 0;
+  const serverNow = () => Date.now() + clockOffset;
+  function heardServerClock(res) {
+    const date = Date.parse(res.headers.get("date") || "");
+    if (Number.isFinite(date)) clockOffset = date + 500 - Date.now();
   }
 
   // An error as the player should read it: our words for codes we know, else the server's.
@@ -297,10 +378,12 @@
     } catch (_) {
       throw new ApiError(0, "network", t("errors.network"));
     }
+    heardServerClock(res);
     let data = null;
     try { data = await res.json(); } catch (_) { /* not JSON */ }
     if (!res.ok) {
-      throw new ApiError(res.status, data && data.error, data && data.detail, data && data.field);
+      throw new ApiError(res.status, data && data.error, data && data.detail, data && data.field,
+                         data && data.why);
     }
     return data;
   }
@@ -479,39 +562,58 @@
   // One event in words, as the table's log and the replay viewer both say it. `e` holds
   // the event's facts: {type, seat, die, piece, from, to, captures, bonus, reason, retry,
   // next_seat, place, first_seat, seed_hash}; `who(seat)` names a seat; `board` gives
-  // `home` and `goal`. Returns {text, kind} (kind "capture", "bonus", "turn" or ""), or
-  // null for a kind of event the page does not know.
-  function eventWords(e, who, board) {
-    const w = e.seat === null || e.seat === undefined ? "" : who(e.seat);
+  // `home` and `goal`; `isMe(seat)` (optional) is true for this device's player's seat,
+  // whose events are said to them ("Your piece 2 moved", `ev.you.*`). Returns {text, kind}
+  // (kind "capture", "bonus", "turn" or ""), or null for a kind of event the page does not
+  // know.
+  function eventWords(e, who, board, isMe) {
+    // `key` said of `seat`: to the player when it is theirs, else with the seat's name.
+    const say = (key, seat, vars) => (isMe && isMe(seat)
+      ? t(`ev.you.${key}`, vars) : t(`ev.${key}`, { who: who(seat), ...vars }));
     switch (e.type) {
       case "MatchCreated": return { text: t("ev.created", { hash: e.seed_hash.slice(0, 16) }), kind: "turn" };
-      case "MatchStarted": return { text: t("ev.started", { who: who(e.first_seat) }), kind: "" };
-      case "DieRolled": return { text: t("ev.rolled", { who: w, die: e.die }), kind: "" };
+      case "MatchStarted": return { text: say("started", e.first_seat), kind: "" };
+      case "DieRolled": return { text: say("rolled", e.seat, { die: e.die }), kind: "" };
       case "PieceMoved": {
         const piece = e.piece + 1, n = e.to - e.from;
         let text;
-        if (e.from < 0) text = t("ev.entered", { who: w, piece });
-        else if (e.to >= board.goal) text = t("ev.to_goal", { who: w, piece });
-        else if (e.to >= board.home && e.from < board.home) text = t("ev.to_home", { who: w, piece });
-        else text = t(n === 1 ? "ev.moved_one" : "ev.moved", { who: w, piece, n });
+        if (e.from < 0) text = say("entered", e.seat, { piece });
+        else if (e.to >= board.goal) text = say("to_goal", e.seat, { piece });
+        else if (e.to >= board.home && e.from < board.home) text = say("to_home", e.seat, { piece });
+        else text = say(n === 1 ? "moved_one" : "moved", e.seat, { piece, n });
         if (e.die === null || e.die === undefined) text += " " + t("ev.auto_enter");
         const captures = e.captures || [];
-        for (const [seat] of captures) text += " " + t("ev.captured", { who: who(seat) });
+        for (const [seat] of captures) text += " " + say("captured", seat);
         if (e.bonus) text += " " + (e.bonus === 1 ? t("ev.bonus") : t("ev.bonus_n", { n: e.bonus }));
         return { text, kind: captures.length ? "capture" : e.bonus ? "bonus" : "" };
       }
       case "RollPassed":
-        if (e.reason === "three_sixes") return { text: t("ev.pass_sixes", { who: w }), kind: "" };
-        return { text: t(e.retry ? "ev.pass_retry" : "ev.pass_none", { who: w }), kind: "" };
-      case "TurnEnded": return { text: t("ev.turn", { who: who(e.next_seat) }), kind: "turn" };
-      case "TurnTimedOut": return { text: t("ev.timeout", { who: w }), kind: "" };
-      case "SeatStoodIn": return { text: t("ev.stand_in", { who: w, why: t(`ev.why_${e.reason}`) }), kind: "" };
-      case "SeatReclaimed": return { text: t("ev.reclaimed", { who: w }), kind: "" };
-      case "PlayerFinished": return { text: t("ev.finished_player", { who: w, n: e.place }), kind: "" };
+        if (e.reason === "three_sixes") return { text: say("pass_sixes", e.seat), kind: "" };
+        return { text: say(e.retry ? "pass_retry" : "pass_none", e.seat), kind: "" };
+      case "TurnEnded": return { text: say("turn", e.next_seat), kind: "turn" };
+      case "TurnTimedOut": return { text: say("timeout", e.seat), kind: "" };
+      case "SeatStoodIn": return { text: say(`stand_in.${e.reason}`, e.seat), kind: "" };
+      case "SeatReclaimed": return { text: say("reclaimed", e.seat), kind: "" };
+      case "PlayerFinished": return { text: say("finished_player", e.seat, { n: e.place }), kind: "" };
       case "MatchFinished": return { text: t("ev.over"), kind: "" };
       case "SeedRevealed": return { text: t("ev.seed"), kind: "" };
       default: return null;
     }
+  }
+
+  // The board's labels for board.js in the page's language: the board, each piece ("○Yellow
+  // Alice's piece 2, square 14"), each move offered. `model` is the board model,
+  // `who(seat)` names a seat.
+  function boardLabels(model, who) {
+    const where = (p) => (p < 0 ? t("spot.nest") : p >= model.goal ? t("spot.goal")
+      : p >= model.home ? t("spot.home_n", { n: p - model.last_track })
+      : p === 0 ? t("spot.start") : t("spot.square_n", { n: p }));
+    const seatOf = (colour) => model.colours.indexOf(colour);
+    return {
+      board: t("spot.board"),
+      piece: (colour, piece, p) => t("spot.piece", { who: who(seatOf(colour)), piece: piece + 1, where: where(p) }),
+      move: (colour, move) => t("spot.move", { piece: move.piece + 1, from: where(move.from), to: where(move.to) }),
+    };
   }
 
   // The text of one option's value: "あり"/"On", a choice's name, or the die faces.

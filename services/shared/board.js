@@ -2,7 +2,7 @@
   // pages.py puts it in place of the `@include board.js` comment inside a page's script;
   // its style is board.css, included the same way inside the page's <style>.
   //
-  //   const board = LudoBoard.create(svg, model, { bottom: 0, labels: {...} });
+  //   const board = LudoBoard.create(svg, model, { bottom: 0, labels: {...}, onPiece });
   //   board.setPieces(pieces); board.setMovable(seat, moves, onPick, { chosen });
   //   board.setLastMove(seat, piece); await board.animateMove(move, { stepMs });
   //   board.cellOf(seat, p); board.destroy();
@@ -140,6 +140,7 @@
     function create(svg, model, options) {
       const opts = options || {};
       const labels = opts.labels || {};
+      const onPiece = opts.onPiece || null;  // (seat, piece): a press on a piece that is no move
       const geo = geometry(model, opts.bottom === undefined || opts.bottom === null ? 0 : opts.bottom);
       const nSeats = model.colours.length;
       const pieceCount = model.pieces || 4;
@@ -298,8 +299,14 @@
                                             "data-symbol": SYMBOL[colour] || "" });
           const inner = make(g, "g", { class: "tok" });
           make(inner, "circle", { r: 0.5 * U, class: "hit" });
+          // A movable piece's mark: a dark ring around a white one, pulsing where motion
+          // is welcome; seen on any colour and by shape, not by colour alone.
+          const rings = make(inner, "g", { class: "rings" });
+          make(rings, "circle", { r: 0.64 * U, class: "ring" });
+          make(rings, "circle", { r: 0.64 * U, class: "ring inner" });
           make(inner, "circle", { r: 0.42 * U, class: "body" });
           symbol(inner, colour, 1);
+          make(g, "circle", { r: 0.5 * U, class: "reach" });  // unscaled: see reachRadius
           tokens[seat].push(g);
         }
       }
@@ -384,16 +391,28 @@
         decorate();
       }
 
+      // A movable piece answers a press within this radius of its centre (user units): at
+      // least 22 CSS px, a 44 px target, even where the board is drawn small (on a phone a
+      // square is about 24 px wide).
+      function reachRadius() {
+        const m = svg.getScreenCTM && svg.getScreenCTM();
+        return m && m.a > 0 ? Math.max(0.5 * U, 22 / m.a + 0.5) : 0.5 * U;
+      }
+
       // classes, focus and labels of the tokens; the move targets
       function decorate() {
         const byPiece = new Map();
         if (movable) for (const m of movable.moves) byPiece.set(m.piece, m);
+        const choosing = !!movable && !!movable.onPick;
+        const reach = choosing ? f(reachRadius()) : 0;
         tokens.forEach((row, seat) => row.forEach((g, i) => {
           const move = movable && movable.seat === seat ? byPiece.get(i) : undefined;
           const colour = model.colours[seat];
           g.classList.toggle("movable", !!move);
+          g.classList.toggle("idle", choosing && movable.seat === seat && !move);
           g.classList.toggle("moved", !!lastMove && lastMove[0] === seat && lastMove[1] === i);
           g.classList.toggle("chosen", !!move && movable.chosen === i);
+          if (move && choosing) g.lastChild.setAttribute("r", reach);
           const p = pieces[seat][i];
           if (move && movable.onPick) {
             g.setAttribute("tabindex", "0");
@@ -418,23 +437,71 @@
         }
       }
 
-      function pick(target) {
-        if (!movable || !movable.onPick || !target || !target.closest) return false;
-        const g = target.closest(".lb-pieces .piece.movable, .lb-targets .target");
-        if (!g || !svg.contains(g)) return false;
-        if (g.classList.contains("piece") && Number(g.dataset.seat) !== movable.seat) return false;
-        movable.onPick(Number(g.dataset.piece));
-        return true;
+      // ---- presses. A press is read by where it lands on the board, not by which element
+      // got it (the reach circles overlap on a small board): in order, an own movable
+      // piece under it, a move's target square under it (a capture: the opponent there),
+      // any piece under it (`onPiece`: the page asks why it cannot move), else the nearest
+      // movable piece or target within reach.
+      function pointOf(e) {
+        const m = svg.getScreenCTM && svg.getScreenCTM();
+        if (!m || !Number.isFinite(e.clientX)) return null;
+        return new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse());
       }
-      const onClick = (e) => { if (pick(e.target)) e.preventDefault(); };
+      function pieceUnder(p) {
+        let best = null, bestD = Infinity;
+        tokens.forEach((row, seat) => row.forEach((g, piece) => {
+          const at = g._at, d = Math.hypot(at.x - p.x, at.y - p.y);
+          if (d <= 0.5 * U * at.scale && d < bestD) { best = { seat, piece }; bestD = d; }
+        }));
+        return best;
+      }
+      function moveFor(p, piece) {
+        if (!movable || !movable.onPick) return null;
+        const moves = movable.moves;
+        if (piece && piece.seat === movable.seat) {
+          const own = moves.find((m) => m.piece === piece.piece);
+          if (own) return own;
+        }
+        const onTarget = moves.find((m) => {
+          const c = cellOf(movable.seat, m.to);
+          return Math.abs(c.x - p.x) <= 0.5 * U && Math.abs(c.y - p.y) <= 0.5 * U;
+        });
+        if (onTarget || piece) return onTarget || null;
+        let best = null, bestD = reachRadius();
+        for (const m of moves) {
+          for (const c of [tokens[movable.seat][m.piece]._at, cellOf(movable.seat, m.to)]) {
+            const d = Math.hypot(c.x - p.x, c.y - p.y);
+            if (d <= bestD) { best = m; bestD = d; }
+          }
+        }
+        return best;
+      }
+      const onClick = (e) => {
+        const p = pointOf(e);
+        if (!p) return;
+        const piece = pieceUnder(p);
+        const move = moveFor(p, piece);
+        if (move) {
+          e.preventDefault();
+          movable.onPick(move.piece);
+        } else if (piece && onPiece) {
+          e.preventDefault();
+          onPiece(piece.seat, piece.piece);
+        }
+      };
       const onKey = (e) => {
         if (e.key !== "Enter" && e.key !== " " && e.key !== "Spacebar") return;
-        if (e.target && e.target.classList && e.target.classList.contains("piece") && pick(e.target)) {
+        const g = e.target && e.target.closest && e.target.closest(".lb-pieces .piece.movable");
+        if (g && svg.contains(g) && movable && movable.onPick && Number(g.dataset.seat) === movable.seat) {
           e.preventDefault();
+          movable.onPick(Number(g.dataset.piece));
         }
       };
       svg.addEventListener("click", onClick);
       svg.addEventListener("keydown", onKey);
+      // The reach is in screen pixels: a board drawn at another size needs it again.
+      const resized = typeof ResizeObserver === "function" ? new ResizeObserver(() => decorate()) : null;
+      if (resized) resized.observe(svg);
 
       // ---- animation
       const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
@@ -506,6 +573,7 @@
 
       function destroy() {
         generation++;
+        if (resized) resized.disconnect();
         svg.removeEventListener("click", onClick);
         svg.removeEventListener("keydown", onKey);
         svg.textContent = "";

@@ -187,10 +187,9 @@ WORDS: dict[str, dict[str, str]] = {
         "pass_sixes": "{who}: a third six in a row ends the turn.",
         "turn": "{who} to play.",
         "timeout": "{who}'s time ran out; a CPU plays the rest of the turn.",
-        "stand_in": "A CPU plays for {who} ({why}).",
-        "why_timeouts": "three timeouts in a row",
-        "why_disconnected": "did not come back",
-        "why_left": "left",
+        "stand_in_timeouts": "After three timeouts in a row, a CPU plays for {who}.",
+        "stand_in_disconnected": "{who} did not come back; a CPU plays for them.",
+        "stand_in_left": "{who} left; a CPU plays for them.",
         "reclaimed": "{who} is back.",
         "finished_player": "{who} finished in place {n}.",
         "over": "The match is over.",
@@ -221,10 +220,9 @@ WORDS: dict[str, dict[str, str]] = {
         "pass_sixes": "{who}: 6が3回続いたので番が終わります。",
         "turn": "{who}の番です。",
         "timeout": "{who}の時間切れ。CPUが続きを打ちます。",
-        "stand_in": "{who}の代わりにCPUが打ちます（{why}）。",
-        "why_timeouts": "3回続けて時間切れ",
-        "why_disconnected": "接続が戻らない",
-        "why_left": "抜けた",
+        "stand_in_timeouts": "3回続けて時間切れのため、{who}の代わりにCPUが打ちます。",
+        "stand_in_disconnected": "{who}の接続が戻らないため、CPUが代わりに打ちます。",
+        "stand_in_left": "{who}が抜けたので、CPUが代わりに打ちます。",
         "reclaimed": "{who}が席に戻りました。",
         "finished_player": "{who}が{n}位で上がりました。",
         "over": "対局終了。",
@@ -285,7 +283,7 @@ def shown(model: dict[str, Any], step: dict[str, Any], lang: str) -> str:
     if kind == "TurnTimedOut":
         return w["timeout"].format(who=me)
     if kind == "SeatStoodIn":
-        return w["stand_in"].format(who=me, why=w[f"why_{step['reason']}"])
+        return w[f"stand_in_{step['reason']}"].format(who=me)
     if kind == "SeatReclaimed":
         return w["reclaimed"].format(who=me)
     if kind == "PlayerFinished":
@@ -545,7 +543,7 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
     texts = await page.locator("#events li").all_inner_texts()
     for step, line in zip(steps, texts, strict=True):
         assert line.startswith(f"{step['version']} {shown(model, step, 'ja')}"), line
-    assert any("の代わりにCPUが打ちます（抜けた）" in line for line in texts)
+    assert any("が抜けたので、CPUが代わりに打ちます。" in line for line in texts)
     await expect(page.locator("#events li .badge.m-stand-in")).to_have_text("CPUが代わり")
     # A roll with a choice: its moves listed in Japanese.
     roll = next(s for s in steps if s["type"] == "DieRolled" and len(s["options"] or []) >= 2)

@@ -12,141 +12,30 @@ button, movable pieces), never on a clock.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from services.ranking.app import create_app as create_ranking_app
 from services.shared.database import libpq_url
-from services.shared.settings import Settings
-from tests.browser import launched, person, requires_chromium, shot
-from tests.services.match.test_live import Instance
+from tests.browser import person, requires_chromium, shot
+from tests.services.match.site_pages import (
+    Site,
+    create_party,
+    logged_versions,
+    name_myself,
+    play_my_turns,
+    running_site,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 # What the page waits on may take a while on a loaded 2-core machine: a bound, not a time
 # the tests assert.
 expect.set_options(timeout=15_000)
-
-
-class Site:
-    """The match service (and the ranking service) on loopback ports."""
-
-    def __init__(self, match: Instance) -> None:
-        self.match = match
-        self.url = match.http
-        self.http = httpx.Client(base_url=match.http, timeout=30)
-
-    def state(self, match_id: str) -> dict[str, Any]:
-        state: dict[str, Any] = self.http.get(f"/api/matches/{match_id}").json()
-        return state
-
-    def events(self, match_id: str) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = self.http.get(f"/api/matches/{match_id}/events").json()[
-            "events"
-        ]
-        return events
-
-
-@contextlib.contextmanager
-def running_site(database_url: str, tmp_path: Path, **overrides: Any) -> Iterator[Site]:
-    """The ranking service and the match service (deadline worker on) on the test's
-    database; `overrides` change the match service's settings."""
-    common: dict[str, Any] = {
-        "data_dir": tmp_path,
-        "database_url": database_url,
-        "cpu_delay": 0,
-        "scheduler_poll": 0.01,
-        "db_pool_size": 4,
-        "ranking_poll": 0.05,
-    }
-    with Instance(Settings(**common), app=create_ranking_app(Settings(**common))) as ranking:
-        settings = Settings(**{**common, **overrides}, scheduler=True, ranking_url=ranking.http)
-        with Instance(settings) as match:
-            site = Site(match)
-            yield site
-            site.http.close()
-
-
-@pytest.fixture
-def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
-    with running_site(database_url, tmp_path) as site:
-        yield site
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with launched() as chromium:
-        yield chromium
-
-
-async def name_myself(page: Page, site: Site, name: str) -> None:
-    await page.goto(site.url + "/")
-    await expect(page.locator("body[data-ready=true]")).to_be_attached()
-    await page.fill("#name", name)
-    await page.click("#name-form button[type=submit]")
-    await expect(page.locator("#me")).to_have_text(name)
-
-
-async def create_party(page: Page, *, seats: int, preset: str = "bga") -> str:
-    """Create a party from the lobby's form; returns its id (the page is at its table)."""
-    await page.click(f"#seats label:has(input[value='{seats}'])")
-    await page.click(f"#preset label:has(input[value='{preset}'])")
-    await page.click("#create-button")
-    await page.wait_for_url(re.compile(r"/party/[0-9a-f-]{36}$"))
-    return page.url.rsplit("/", 1)[1]
-
-
-async def version(page: Page) -> int:
-    return int(await page.evaluate("Number(document.body.dataset.version || -1)"))
-
-
-Act = Callable[[Page, str], Awaitable[None]]
-
-
-async def click(page: Page, what: str) -> None:
-    """Roll or move the way a mouse user does: the roll button, the first movable piece."""
-    if what == "roll":
-        await page.click("#roll")
-    else:
-        await page.locator("#board .piece.movable").first.click()
-
-
-async def play_my_turns(page: Page, until_version: int | None = None, act: Act = click) -> None:
-    """Play this seat's turns with `act` (roll, then a movable piece) until the match is
-    over, or until the page has seen `until_version`."""
-    until = -1 if until_version is None else until_version
-    while True:
-        await page.wait_for_function(
-            """(until) => { const roll = document.querySelector('#roll');
-                 return document.querySelector('#result:not([hidden])')
-                   || (until >= 0 && Number(document.body.dataset.version) >= until)
-                   || (!roll.hidden && !roll.disabled)
-                   || document.querySelector('#board .piece.movable'); }""",
-            arg=until,
-        )
-        if await page.locator("#result").is_visible():
-            return
-        if until_version is not None and await version(page) >= until_version:
-            return
-        before = await version(page)
-        await act(page, "roll" if await page.locator("#roll").is_visible() else "move")
-        # The command's events reach the page: its version moves on.
-        await page.wait_for_function("(v) => Number(document.body.dataset.version) > v", arg=before)
-
-
-async def logged_versions(page: Page) -> list[int]:
-    versions: list[int] = await page.locator("#log li").evaluate_all(
-        "lis => lis.map(li => Number(li.dataset.version))"
-    )
-    return versions
 
 
 async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser: Browser) -> None:
@@ -280,7 +169,9 @@ async def test_rematch_rotates_the_first_seat(site: Site, browser: Browser) -> N
             await expect(page.locator("#replay-link")).to_have_attribute(
                 "href", f"/replay/{second}"
             )
-            await expect(page.locator("#log li").nth(1)).to_contain_text("bob")
+        # bob plays first now: alice's page names him, his own page says it to him.
+        await expect(a.locator("#log li").nth(1)).to_contain_text("bob plays first")
+        await expect(b.locator("#log li").nth(1)).to_have_text("The match begins. You play first.")
         assert a_errors == b_errors == []
 
 
@@ -389,41 +280,49 @@ async def test_the_lobby_lists_open_parties_live(site: Site, browser: Browser) -
         assert h_errors == o_errors == []
 
 
+async def tab_to(page: Page, selector: str) -> None:
+    """Presses Tab until `selector` has the focus (at most 60 times)."""
+    for _ in range(60):
+        await page.keyboard.press("Tab")
+        if await page.evaluate("(s) => document.activeElement.matches(s)", selector):
+            return
+    raise AssertionError(f"Tab never reached {selector}")
+
+
 async def test_a_match_played_from_the_keyboard_alone(site: Site, browser: Browser) -> None:
-    """Space rolls; Tab reaches a movable piece and Enter moves it, or its digit does:
-    a whole match without the mouse."""
+    """From the lobby to the result without the mouse: Tab to the name and type it, Tab to
+    "Play with these rules now" and press Enter; at the table R or Space rolls, a piece's
+    digit moves it, or Tab reaches it and Enter moves it."""
     async with person(browser) as (page, errors):
-        await name_myself(page, site, "frank")
-        party_id = await create_party(page, seats=2, preset="bga")
-        await page.click("[data-add-cpu='1']")
-        await page.click("#start")
+        await page.goto(site.url + "/")
+        await expect(page.locator("body[data-ready=true]")).to_be_attached()
+        await tab_to(page, "#name")
+        await page.keyboard.type("frank")
+        await tab_to(page, "#play-now")
+        await page.keyboard.press("Enter")
+        await page.wait_for_url(re.compile(r"/party/[0-9a-f-]{36}$"))
+        await expect(page.locator("body[data-ready=true]")).to_be_attached()
+        party_id = page.url.rsplit("/", 1)[1]
         turns = 0
 
         async def keys(page: Page, what: str) -> None:
             nonlocal turns
             turns += 1
             if what == "roll":
-                await page.locator("body").focus()
-                await page.keyboard.press("Space")
-            elif turns % 2:
+                await page.keyboard.press("r" if turns % 2 else "Space")
+            elif turns % 3:
                 piece = await page.locator("#board .piece.movable").first.get_attribute(
                     "data-piece"
                 )
                 await page.keyboard.press(str(int(piece or "0") + 1))
             else:
-                for _ in range(40):
-                    await page.keyboard.press("Tab")
-                    if await page.evaluate(
-                        "() => document.activeElement.matches('#board .piece.movable')"
-                    ):
-                        break
-                else:
-                    raise AssertionError("Tab never reached a movable piece")
+                await tab_to(page, "#board .piece.movable")
                 await page.keyboard.press("Enter")
 
         await play_my_turns(page, act=keys)
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
         assert site.state(match_id)["status"] == "finished"
+        assert await page.locator("#placements li").count() == 4
         assert errors == []
 
 
@@ -460,6 +359,13 @@ async def test_a_phone_plays_a_three_player_match_by_tap(site: Site, browser: Br
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
         assert site.state(match_id)["board"]["kind"] == "by_players"
         await expect(page.locator("#placements li")).to_have_count(3)
+        # Each place on one line with its player ("2位" never alone on a line).
+        lines = await page.locator("#placements li").evaluate_all(
+            """lis => lis.map(li => [li.querySelector('.place').getBoundingClientRect().top,
+                                     li.querySelector('.who').getBoundingClientRect().top])"""
+        )
+        assert all(abs(place - name) < 4 for place, name in lines), lines
+        await shot(page, "result-375-ja.png")
         assert tapped > 0 and errors == []
 
 

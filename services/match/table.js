@@ -1,0 +1,723 @@
+  // ---- table.js: the table page's script (services/match/table.html puts it after
+  // page_common.js, site.js and board.js). A party's seats before the start, then its
+  // match live over /ws/matches/{id} (roll and move are sent there too), then the result,
+  // the rating change and もう一度. /match/{id} shows one match to anyone, read-only
+  // unless this device's guest holds a seat.
+  //
+  // The page draws only what the server says: the rules are never computed here. Frames
+  // are drawn one after the other (a move's animation ends before the next event's
+  // begins); while any is waiting, or a command is on its way, the controls are off and
+  // the turn line says what is happening instead.
+  const path = location.pathname.split("/").filter(Boolean);
+  const partyId = path[0] === "party" ? decodeURIComponent(path[1] || "") : null;
+  const pinnedMatch = path[0] === "match" ? decodeURIComponent(path[1] || "") : null;
+
+  let options = null;        // /api/rules/options
+  let party = null;          // the latest party frame
+  let matchId = null;        // the match on the board
+  let matchSocket = null;
+  let lastVersion = -1;      // the newest event this page has seen
+  let drawnVersion = -1;     // the latest state frame drawn: its version (events so far)
+  let seatNames = [];        // from MatchCreated
+  let firstSeat = 0;
+  let match = null;          // the latest state frame's match
+  let moves = [];
+  let mySeat = null;         // from the socket's hello (null: watching)
+  let helloSeen = false;     // the hello answered: mySeat is the server's word
+  let board = null;
+  let loaded = false;        // the first state frame of this match arrived
+  // A command sent and not yet settled: {id, message, tries, probe, die, until}. It is
+  // settled by an error, or once the state frame after its events is drawn (`until`, the
+  // version after them).
+  let pending = null;
+  let showing = null;        // the words of the event being drawn now
+  let queue = Promise.resolve();
+  const early = [];          // events seen before the first state (logged, not animated)
+  const logged = [];         // {facts, li}: every line of the log, said again on a change
+
+  // ------------------------------------------------------------------- sound
+  // Short tones made here (no audio files); off when the player says so.
+  const SOUND_KEY = "ludo.sound";
+  let soundOn = localStorage.getItem(SOUND_KEY) !== "off";
+  let audio = null;
+  function tone(freq, ms, type) {
+    if (!soundOn) return;
+    try {
+      audio = audio || new AudioContext();
+      const osc = audio.createOscillator();
+      const gain = audio.createGain();
+      osc.type = type || "sine";
+      osc.frequency.value = freq;
+      gain.gain.setValueAtTime(0.08, audio.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.0001, audio.currentTime + ms / 1000);
+      osc.connect(gain).connect(audio.destination);
+      osc.start();
+      osc.stop(audio.currentTime + ms / 1000);
+    } catch (_) { /* no audio here */ }
+  }
+  const SOUNDS = {
+    roll: () => { tone(520, 60, "square"); setTimeout(() => tone(660, 60, "square"), 70); },
+    move: () => tone(440, 70, "triangle"),
+    capture: () => { tone(300, 160, "sawtooth"); setTimeout(() => tone(200, 200, "sawtooth"), 150); },
+    turn: () => { tone(660, 120); setTimeout(() => tone(880, 160), 130); },
+    goal: () => { tone(660, 90); setTimeout(() => tone(880, 90), 100); setTimeout(() => tone(1100, 160), 200); },
+  };
+  function drawSound() {
+    $("#sound").textContent = t(soundOn ? "sound_on" : "sound_off");
+    $("#sound").setAttribute("aria-pressed", String(soundOn));
+  }
+
+  // ------------------------------------------------------------------ helpers
+  const colourOf = (seat) => (match ? match.seats[seat].colour : null);
+  // A seat's name as shown: the guest's own, or "CPU (normal)" in the page's language.
+  function seatName(seat) {
+    const s = match ? match.seats[seat] : null;
+    if (s && s.cpu) return t(`cpu_level.${s.cpu}`);
+    return seatNames[seat] || (s ? s.name : `#${seat + 1}`);
+  }
+  const colourName = (seat) => `${SYMBOL[colourOf(seat)]}${t(`colour.${colourOf(seat)}`)}`;
+  function who(seat) {
+    return colourOf(seat) ? `${colourName(seat)} ${seatName(seat)}` : seatName(seat);
+  }
+  // This device's player's seat: the hello's answer once it came, before it the seat the
+  // guest holds (so that the first lines of a reload already speak to the player).
+  function me() {
+    if (helloSeen) return mySeat;
+    const g = guest();
+    if (!g || !match) return null;
+    const i = match.seats.findIndex((s) => s.player_id === g.id);
+    return i < 0 ? null : i;
+  }
+  const isMe = (seat) => seat !== null && seat !== undefined && seat === me();
+  function piecesBySeat(m) {
+    return m.seats.map((s) => m.pieces[s.colour]);
+  }
+  function controlled(m, seat) {
+    const s = m.seats[seat];
+    return !!(s.cpu || s.stood_in);
+  }
+  const playing = () => match && match.status === "playing";
+  const cpuDeadline = () => !!(match.deadline && match.deadline.kind === "cpu");
+  // My turn to act: not when a CPU stands in for me, nor when my turn timed out (the
+  // deadline is then the CPU's: it plays the rest of the turn).
+  const myTurn = () => playing() && mySeat !== null && match.turn === mySeat
+    && !match.seats[mySeat].stood_in && !cpuDeadline();
+
+  // ------------------------------------------------------------------- party
+  function drawParty() {
+    const p = party;
+    const title = t("host_of", { name: (p.seats.find((s) => s.player_id === p.host_id) || {}).name || "?" });
+    $("#party-title").textContent = title;
+    $("#page-title").textContent = title;
+    const bits = [options ? rulesSummary(p.rules, options) : "", p.turn_limit ? `${t("turn_limit")}: ${t("limit_s", { n: p.turn_limit })}` : "",
+                  p.ranked ? t("ranked") : t("casual")].filter(Boolean);
+    $("#party-rules").textContent = bits.join(" · ");
+    $("#share-link").value = location.origin + `/party/${p.id}`;
+    const me = guest();
+    const iAmHost = me && me.id === p.host_id;
+    const mine = me ? p.seats.findIndex((s) => s.player_id === me.id) : -1;
+    const list = $("#seats-list");
+    list.textContent = "";
+    p.seats.forEach((s, i) => {
+      const li = el("li", { "data-seat": i });
+      li.appendChild(el("span", { class: "muted" }, t("seat", { n: i + 1 })));
+      if (s.name === null) {
+        li.appendChild(el("span", { class: "name muted" }, t("empty_seat")));
+        if (iAmHost) {
+          const select = el("select", { "aria-label": t("level"), "data-level": i });
+          for (const level of ["easy", "normal", "hard"]) {
+            const o = el("option", { value: level }, t(`cpu_level.${level}`));
+            o.selected = level === "normal";
+            select.appendChild(o);
+          }
+          const add = el("button", { type: "button", class: "secondary", "data-add-cpu": i }, t("add_cpu"));
+          add.addEventListener("click", () => partyCommand(`/cpus`, { level: select.value, seat: i }, add));
+          li.appendChild(select);
+          li.appendChild(add);
+        } else if (mine < 0 && p.status === "open" && me) {
+          const sit = el("button", { type: "button", "data-sit": i }, t("sit_here"));
+          sit.addEventListener("click", () => sitDown(i, sit));
+          li.appendChild(sit);
+        }
+      } else {
+        const shown = s.cpu ? t(`cpu_level.${s.cpu}`) : s.name;
+        li.appendChild(el("span", { class: "name" }, shown + (me && s.player_id === me.id ? t("you_mark") : "")));
+        if (s.cpu) li.appendChild(el("span", { class: "tag cpu" }, t("cpu")));
+        if (s.player_id === p.host_id) li.appendChild(el("span", { class: "tag" }, t("host")));
+        if (s.cpu && iAmHost) {
+          const rm = el("button", { type: "button", class: "secondary", "data-remove-cpu": i }, t("remove"));
+          rm.addEventListener("click", () => partyCommand(`/cpus/${i}/remove`, undefined, rm));
+          li.appendChild(rm);
+        }
+      }
+      list.appendChild(li);
+    });
+    const full = p.seats.every((s) => s.name !== null);
+    // A visitor with no name on this device yet sits down with one (the lobby's name).
+    $("#join-form").hidden = !(p.status === "open" && !full && mine < 0 && !guest());
+    $("#start").hidden = !iAmHost;
+    $("#start").disabled = !full;
+    $("#leave-party").hidden = mine < 0;
+    $("#party-hint").textContent = p.status === "closed" ? t("party_closed")
+      : !$("#join-form").hidden ? t("join_hint")
+      : mine < 0 ? t("spectating") : iAmHost ? t("waiting_players") : t("waiting_host");
+  }
+
+  async function partyCommand(suffix, body, button) {
+    message("");
+    if (button) button.disabled = true;
+    try {
+      await api("POST", `/api/parties/${party.id}${suffix}`, body, newKey());
+    } catch (err) {
+      message(errorText(err));
+    } finally {
+      if (button) button.disabled = false;
+    }
+  }
+
+  async function sitDown(seat, button) {
+    await partyCommand("/join", { seat, client_seed: newKey().slice(0, 16) }, button);
+  }
+
+  async function joinWithName(event) {
+    event.preventDefault();
+    message("");
+    try {
+      const g = await ensureGuest($("#join-name").value);
+      $("#me").textContent = g.name;
+    } catch (err) {
+      message(errorText(err));
+      return;
+    }
+    await sitDown(null, $("#join-form button"));
+  }
+
+  function showParty(frame) {
+    // "Copied" answered one press; the table has changed since, so it no longer does.
+    if ($("#message").textContent === t("copied_link")) message("");
+    party = frame;
+    if (party.match_id && party.match_id !== matchId) openMatch(party.match_id);
+    if (!party.match_id) {
+      $("#party-view").hidden = false;
+      $("#match-view").hidden = true;
+      drawParty();
+    }
+    drawRematch();
+  }
+
+  // ------------------------------------------------------------------- match
+  function openMatch(id) {
+    if (matchSocket) matchSocket.close();
+    matchId = id;
+    lastVersion = -1;
+    drawnVersion = -1;
+    seatNames = [];
+    match = null;
+    moves = [];
+    loaded = false;
+    pending = null;
+    showing = null;
+    early.length = 0;
+    logged.length = 0;
+    queue = Promise.resolve();
+    if (board) board.destroy();
+    board = null;
+    $("#log").textContent = "";
+    $("#result").hidden = true;
+    $("#party-view").hidden = true;
+    $("#match-view").hidden = false;
+    $("#replay-link").href = `/replay/${id}`;
+    if (!pinnedMatch) history.replaceState(null, "", `/party/${partyId}`);
+    const socketFor = id;
+    matchSocket = liveSocket({
+      url: () => `/ws/matches/${encodeURIComponent(id)}?from=${lastVersion + 1}`,
+      onStatus: (state, seconds) => {
+        connectionStatus(state, seconds);
+        document.body.dataset.socket = state;
+        if (state === "gone") message(t("not_found"));
+      },
+      onOpen: (send) => {
+        const g = guest();
+        if (g) send({ type: "hello", token: g.token });
+        else mySeat = null;
+        // A command sent before the drop and never answered: the same id again, so the
+        // server answers with its first outcome if it was carried out (nothing twice).
+        if (pending && pending.until === undefined) send(pending.message);
+      },
+      onFrame: (frame) => { if (matchId === socketFor) onMatchFrame(frame); },
+    });
+  }
+
+  function onMatchFrame(frame) {
+    if (frame.type === "batch") {  // the events of one read, then the state after them
+      frame.frames.forEach(onMatchFrame);
+    } else if (frame.type === "event") {
+      if (frame.version <= lastVersion) return;  // already seen (never drawn twice)
+      lastVersion = frame.version;
+      enqueue(() => onEvent(frame));
+    } else if (frame.type === "state") {
+      enqueue(() => onState(frame));
+    } else if (frame.type === "hello") {
+      mySeat = frame.seat;
+      helloSeen = true;
+      if (match) drawAll();
+    } else if (frame.type === "result") {
+      if (pending && frame.id === pending.id) {
+        // Carried out: the turn line keeps saying so until the state after its events (the
+        // stream's next version, as a state frame counts it) is drawn.
+        pending.until = frame.version;
+        settle();
+      }
+      if (match) drawControls();
+    } else if (frame.type === "error") {
+      if (pending && frame.id === pending.id && frame.error === "conflict" && pending.tries < 5) {
+        // Another command (a CPU's, a timer's) got there first and nothing was written:
+        // the same command again, decided on the new state.
+        pending.tries++;
+        matchSocket.send(pending.message);
+      } else if (pending && frame.id === pending.id) {
+        const refused = pending;
+        pending = null;
+        message(refusalText(new ApiError(frame.status, frame.error, frame.detail, frame.field, frame.why), refused));
+        drawControls();
+      } else if (frame.error === "unauthorized") {
+        mySeat = null;
+      }
+    }
+  }
+
+  // The pending command is settled once the state after its events is drawn.
+  function settle() {
+    if (pending && pending.until !== undefined && drawnVersion >= pending.until) pending = null;
+  }
+
+  // Frames are drawn one after the other (a move's animation ends before the next event's
+  // begins). While any is waiting, the controls stay off: what they show may be stale.
+  let busy = 0;
+  const enqueue = (job) => {
+    busy++;
+    if (busy === 1 && match) drawControls();
+    queue = queue.then(job).catch((err) => console.error(err)).then(() => {
+      busy--;
+      if (busy === 0 && match) drawControls();
+    });
+  };
+
+  // Send a command; `extra` is kept beside it ({probe, die}: see tryPiece).
+  function command(msg, extra) {
+    if (pending) return;
+    message("");  // a new press: the answer to the last one no longer holds
+    const id = newKey();
+    pending = { id, message: { ...msg, id }, tries: 0, ...extra };
+    if (!matchSocket.send(pending.message)) connectionStatus("connecting");
+    drawControls();
+  }
+  const ready = () => myTurn() && !pending && busy === 0;
+  const roll = () => { if (ready() && match.phase === "roll") command({ type: "roll" }); };
+  const pick = (piece) => { if (ready() && match.phase === "move") command({ type: "move", piece }); };
+
+  // A piece pressed (click, tap, or its digit) that is not one of the moves offered now:
+  // the server is asked to move it, and its refusal says why not in words (it needs a 6,
+  // a pair blocks it, it would overshoot the goal; not your turn; roll first).
+  function tryPiece(piece) {
+    if (!playing() || mySeat === null || pending || busy > 0) return;
+    if (myTurn() && match.phase === "move" && moves.some((m) => m.piece === piece)) {
+      pick(piece);
+      return;
+    }
+    command({ type: "move", piece }, { probe: true, die: match.die });
+  }
+  function onPiece(seat, piece) {
+    if (!playing()) return;
+    if (mySeat === null) message(t("watching_piece"), "info");
+    else if (seat !== mySeat) message(t("not_your_piece", { who: who(seat), mine: colourName(mySeat) }), "info");
+    else tryPiece(piece);
+  }
+
+  // A refused command in words: why a piece cannot move from the server's facts (`why`),
+  // else our words for the error's code.
+  function refusalText(err, sent) {
+    const why = err.why;
+    if (!why || !WORDS[lang].why[why.rule]) return errorText(err);
+    const values = why.values || [];
+    const vars = {
+      piece: sent.message.piece + 1, die: sent.die, needs: why.needs,
+      values: values.length > 1 ? `${values.slice(0, -1).join(", ")}${t("why.or")}${values[values.length - 1]}` : values.join(""),
+    };
+    if (why.seat !== undefined && why.seat !== null) vars.who = who(why.seat);
+    const own = why.rule === "no_overtaking" && why.seat === mySeat;
+    return t(own ? "why.no_overtaking_own" : `why.${why.rule}`, vars);
+  }
+
+  // ------------------------------------------------------------------- the log
+  // The event's facts as site.js's `eventWords` reads them (the stored event spells a
+  // move's origin `frm` and a die `value`).
+  function eventFacts(type, d) {
+    if (type === "MatchCreated") {
+      seatNames = d.seats.map((s) => s.name);
+      firstSeat = d.first_seat || 0;
+    }
+    return { ...d, type, from: d.frm, die: type === "DieRolled" ? d.value : d.die, first_seat: firstSeat };
+  }
+  const boardWords = () => (match ? match.board : { home: 51, goal: 56 });
+  let saidAs = null;  // the player and language the log was said for
+
+  // One line of the log, (re)said in the page's language, to this device's player.
+  function sayLine(entry) {
+    const said = eventWords(entry.facts, who, boardWords(), isMe);
+    if (!said) return false;
+    entry.li.textContent = said.text;
+    entry.li.className = said.kind || "";
+    return true;
+  }
+
+  // Lines change in place: the log is a live region announcing additions only, so a
+  // screen reader hears each event once, not again when it is said anew.
+  function sayLog() {
+    const now = `${me()}|${lang}`;
+    if (saidAs === now) return;
+    saidAs = now;
+    for (const entry of logged) sayLine(entry);
+  }
+
+  function logEvent(frame) {
+    const entry = { facts: eventFacts(frame.event_type, frame.data), li: el("li", { "data-version": frame.version }) };
+    if (!sayLine(entry)) return null;
+    logged.push(entry);
+    const box = $("#log");
+    // Follow the newest line only if the reader was at the end; only the log box scrolls,
+    // never the page (scrollIntoView would move the window under the player).
+    const atEnd = box.scrollHeight - box.scrollTop - box.clientHeight < 8;
+    box.appendChild(entry.li);
+    if (atEnd) box.scrollTop = box.scrollHeight;
+    return entry;
+  }
+
+  async function onEvent(frame) {
+    if (!loaded) {  // caught up before the first state: written down once the seats are known
+      early.push(frame);
+      return;
+    }
+    const entry = logEvent(frame);
+    const d = frame.data;
+    if (entry && ["DieRolled", "PieceMoved", "RollPassed"].includes(frame.event_type)) {
+      showing = entry.li.textContent;  // the turn line says what is being drawn
+      drawStatus();
+    }
+    if (frame.event_type === "DieRolled") {
+      SOUNDS.roll();
+      await showDie(d.value, true);
+    } else if (frame.event_type === "PieceMoved") {
+      const captures = d.captures || [];
+      board.setMovable(null);
+      await board.animateMove({ seat: d.seat, piece: d.piece, from: d.frm, to: d.to, captures });
+      board.setLastMove(d.seat, d.piece);
+      (captures.length ? SOUNDS.capture : d.to >= match.board.goal ? SOUNDS.goal : SOUNDS.move)();
+    } else if (frame.event_type === "TurnEnded") {
+      message("");  // an answer about the turn that ended is no longer true
+      if (d.next_seat === mySeat) SOUNDS.turn();
+    }
+    showing = null;
+  }
+
+  function showDie(value, animate) {
+    const die = $("#die");
+    const none = value === null || value === undefined;
+    die.classList.remove("spinning");
+    die.dataset.value = none ? "" : String(value);
+    die.textContent = none ? "?" : String(value);
+    die.setAttribute("aria-label", `${t("die")}: ${none ? "–" : value}`);
+    if (!animate || matchMedia("(prefers-reduced-motion: reduce)").matches) return Promise.resolve();
+    die.classList.remove("rolling");
+    void die.offsetWidth;  // restart the animation
+    die.classList.add("rolling");
+    return new Promise((done) => setTimeout(done, 450));
+  }
+
+  function onState(frame) {
+    match = frame.match;
+    moves = frame.moves || [];
+    drawnVersion = frame.version;
+    settle();
+    if (match.status !== "playing") pending = null;  // nothing is on its way to a match over
+    if (!board) {
+      const bottom = me();
+      board = LudoBoard.create($("#board"), match.board, {
+        bottom: bottom === null ? match.board.colour_index[0] : match.board.colour_index[bottom],
+        labels: boardLabels(match.board, who),
+        onPiece,
+      });
+    }
+    if (!loaded) {
+      loaded = true;
+      if (!seatNames.length) seatNames = match.seats.map((s) => s.name);
+      firstSeat = match.first_seat;
+      for (const e of early) logEvent(e);
+      early.length = 0;
+      const box = $("#log");
+      box.scrollTop = box.scrollHeight;
+    }
+    board.setPieces(piecesBySeat(match));
+    drawAll();
+    document.body.dataset.version = String(frame.version);
+    document.body.dataset.phase = match.phase;
+    if (document.body.dataset.ready !== "true") {
+      document.body.dataset.ready = "true";
+      performance.mark("ludo:playable");  // `ludo bench site` reads it
+    }
+  }
+
+  // ------------------------------------------------------------------ drawing
+  function drawAll() {
+    sayLog();
+    $("#board").setAttribute("aria-label", t("spot.board"));
+    drawPlayers();
+    drawControls();
+    drawResult();
+    $("#page-title").textContent = party ? t("host_of", { name: (party.seats.find((s) => s.player_id === party.host_id) || {}).name || "?" }) : t("site");
+  }
+
+  function drawPlayers() {
+    const list = $("#players");
+    list.textContent = "";
+    match.seats.forEach((s, i) => {
+      const li = el("li", { class: `c-${s.colour}${match.turn === i ? " turn" : ""}`, "data-seat": i });
+      li.appendChild(el("span", { class: "mark", "aria-hidden": "true" }, SYMBOL[s.colour]));
+      li.appendChild(el("span", { class: "name" }, `${t(`colour.${s.colour}`)} ${seatName(i)}${isMe(i) ? t("you_mark") : ""}`));
+      if (s.cpu) li.appendChild(el("span", { class: "tag cpu" }, t("cpu")));
+      else if (s.stood_in) li.appendChild(el("span", { class: "tag cpu", "data-stood-in": s.stood_in }, t("stood_in")));
+      if (match.placements) {
+        li.appendChild(el("span", { class: "place" }, placeText(i)));
+      } else if (match.turn === i) {
+        li.appendChild(el("span", { class: "clock", id: "seat-clock" }));
+      }
+      list.appendChild(li);
+    });
+    tick();
+  }
+
+  function placeText(seat) {
+    const place = match.placements[seat];
+    const shared = match.placements.filter((p) => p === place).length > 1;
+    return t(shared ? "place_shared" : "place", { n: place });
+  }
+
+  // The turn line: what is being drawn, else the command on its way, else the state.
+  function statusText() {
+    if (match.status === "finished") return t("finished");
+    if (showing) return showing;
+    if (pending && !pending.probe) {
+      const m = pending.message;
+      return m.type === "roll" ? t("rolling") : m.type === "move" ? t("moving", { piece: m.piece + 1 })
+        : m.type === "leave" ? t("leaving") : t("reclaiming");
+    }
+    const turn = match.turn;
+    if (mySeat !== null && match.seats[mySeat].stood_in) return t("stood_in_you");
+    if (myTurn()) return match.phase === "roll" ? t("your_turn_roll") : t("your_turn_move", { die: match.die });
+    if (turn === mySeat && cpuDeadline()) return t("cpu_turn_you");
+    const words = controlled(match, turn) || cpuDeadline() ? t("cpu_thinking", { who: who(turn) })
+      : t("turn_of", { who: who(turn) });
+    return mySeat === null ? `${words} ${t("spectating")}` : words;
+  }
+
+  function drawStatus() {
+    const status = $("#status");
+    status.textContent = statusText();
+    status.classList.toggle("mine", myTurn() && !pending && !showing);
+  }
+
+  function drawControls() {
+    if (!match) return;
+    const mine = myTurn();
+    drawStatus();
+    $("#keys-hint").textContent = mine && match.phase === "roll" ? t("roll_key")
+      : mine && match.phase === "move" ? t("move_keys") : "";
+    $("#turn-box").hidden = match.status === "finished";  // the result box says it
+    const rolling = !!pending && pending.message.type === "roll";
+    if (!showing) showDie(match.die, false);
+    $("#die").classList.toggle("spinning", rolling && !showing);  // the press answered at once
+    const roller = $("#roll");
+    roller.hidden = !(mine && match.phase === "roll");
+    roller.disabled = !!pending || busy > 0;
+    if (board && !showing) {
+      const moving = pending && !pending.probe && pending.message.type === "move" ? pending.message.piece : null;
+      if (moving !== null) {  // the chosen piece stays marked until it walks
+        board.setMovable(mySeat, moves.filter((m) => m.piece === moving), null, { chosen: moving });
+      } else if (mine && match.phase === "move" && !pending && busy === 0) {
+        board.setMovable(mySeat, moves, pick);
+      } else {
+        board.setMovable(null);
+      }
+    }
+    const stoodIn = mySeat !== null && playing() && match.seats[mySeat].stood_in;
+    $("#reclaim").hidden = !stoodIn;
+    $("#leave-match").hidden = !(mySeat !== null && playing() && !stoodIn);
+    // One command at a time: a button says so instead of ignoring a click.
+    $("#reclaim").disabled = $("#leave-match").disabled = !!pending;
+    if (mine && match.phase === "roll" && !roller.disabled && document.activeElement === document.body) {
+      roller.focus({ preventScroll: true });  // Enter and Space roll too; the page stays put
+    }
+  }
+
+  function tick() {
+    const clock = $("#seat-clock");
+    const timer = $("#timer");
+    const d = playing() ? match.deadline : null;
+    if (!d || d.kind !== "turn") {
+      timer.textContent = "";
+      if (clock) clock.textContent = "";
+      return;
+    }
+    const left = Math.max(0, Math.ceil((Date.parse(d.due_at) - serverNow()) / 1000));
+    timer.textContent = t("timer", { s: left });
+    timer.classList.toggle("low", left <= 10);
+    if (clock) clock.textContent = `${left}s`;
+  }
+
+  // ------------------------------------------------------------------ the end
+  let ratingFor = null;
+  function drawResult() {
+    const box = $("#result");
+    if (!match || match.status !== "finished") {
+      box.hidden = true;
+      return;
+    }
+    box.hidden = false;
+    const list = $("#placements");
+    list.textContent = "";
+    const order = match.seats.map((s, i) => i).sort((a, b) => match.placements[a] - match.placements[b]);
+    for (const i of order) {
+      const s = match.seats[i];
+      const li = el("li", { class: `c-${s.colour}`, "data-seat": i, "data-place": match.placements[i] });
+      li.appendChild(el("span", { class: "place" }, placeText(i)));
+      li.appendChild(el("span", { class: "mark", "aria-hidden": "true" }, SYMBOL[s.colour]));
+      li.appendChild(el("span", { class: "who" }, `${seatName(i)}${isMe(i) ? t("you_mark") : ""}`));
+      li.appendChild(el("span", { class: "rating", "data-player": s.player_id || "" }));
+      list.appendChild(li);
+    }
+    drawRematch();
+    if (!match.ranked) {
+      $("#rating-note").textContent = t("rating_none");
+    } else {
+      if (ratingFor !== matchId) {
+        ratingFor = matchId;
+        rated = null;
+        loadRatings(matchId);
+      }
+      drawRatings();
+    }
+  }
+
+  // The rating change of each player of a ranked match, once the ranking service rated it.
+  let rated = null;
+  async function loadRatings(id) {
+    $("#rating-note").textContent = t("rating_pending");
+    for (let tries = 0; tries < 60 && matchId === id; tries++) {
+      try {
+        const answer = await api("GET", `/api/ratings/matches/${id}`);
+        if (answer.rated) {
+          rated = answer;
+          drawRatings();
+          return;
+        }
+      } catch (err) {
+        $("#rating-note").textContent = errorText(err);
+      }
+      await new Promise((done) => setTimeout(done, 1000));
+    }
+  }
+
+  function drawRatings() {
+    if (!rated) return;
+    for (const c of rated.changes) {
+      const cell = document.querySelector(`#placements .rating[data-player="${c.player_id}"]`);
+      if (!cell) continue;
+      const delta = Math.round(c.rating_after) - Math.round(c.rating_before);
+      cell.textContent = `${t("rating")} ` + t("rating_change", {
+        before: Math.round(c.rating_before), after: Math.round(c.rating_after),
+        delta: (delta >= 0 ? "+" : "") + delta,
+      });
+      cell.classList.add(delta > 0 ? "up" : delta < 0 ? "down" : "same");
+    }
+    $("#rating-note").textContent = "";
+  }
+
+  function drawRematch() {
+    const button = $("#rematch");
+    const me = guest();
+    const seated = party && me && party.seats.some((s) => s.player_id === me.id);
+    button.hidden = !(party && seated && match && match.status === "finished" && party.match_id === matchId);
+  }
+
+  // ------------------------------------------------------------------- start
+  // R rolls whatever has focus (but a text field); Space rolls unless it is pressing a
+  // button or a piece, which act on it themselves; 1–4 press that piece.
+  function onKey(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey || !match) return;
+    const target = e.target instanceof Element ? e.target : null;
+    if (target && target.closest("input, select, textarea")) return;
+    const pressable = target && target.closest("button, a[href], summary, [role=button]");
+    if ((e.key === "r" || e.key === "R" || (e.key === " " && !pressable)) && myTurn() && match.phase === "roll") {
+      e.preventDefault();
+      roll();
+    } else if (/^[1-4]$/.test(e.key) && mySeat !== null && playing()) {
+      e.preventDefault();
+      tryPiece(Number(e.key) - 1);
+    }
+  }
+
+  async function start() {
+    siteHeader();
+    drawSound();
+    $("#sound").addEventListener("click", () => {
+      soundOn = !soundOn;
+      localStorage.setItem(SOUND_KEY, soundOn ? "on" : "off");
+      drawSound();
+      if (soundOn) SOUNDS.move();
+    });
+    $("#roll").addEventListener("click", roll);
+    $("#reclaim").addEventListener("click", () => command({ type: "reclaim" }));
+    $("#leave-match").addEventListener("click", () => { if (confirm(t("leave_confirm"))) command({ type: "leave" }); });
+    $("#rematch").addEventListener("click", () => partyCommand("/rematch", undefined, $("#rematch")));
+    $("#start").addEventListener("click", () => partyCommand("/start", undefined, $("#start")));
+    $("#leave-party").addEventListener("click", async () => {
+      await partyCommand("/leave", undefined, $("#leave-party"));
+    });
+    $("#join-form").addEventListener("submit", joinWithName);
+    $("#join-name").addEventListener("input", () => {
+      // "Enter a name" no longer holds once one is typed.
+      if ($("#join-name").value.trim() && $("#message").textContent === t("name_needed")) message("");
+    });
+    $("#copy").addEventListener("click", async () => {
+      const input = $("#share-link");
+      input.select();
+      try { await navigator.clipboard.writeText(input.value); } catch (_) { document.execCommand("copy"); }
+      message(t("copied_link"), "info");
+    });
+    document.addEventListener("keydown", onKey);
+    document.addEventListener("languagechange", () => {
+      drawSound();
+      if (party && !party.match_id) drawParty();
+      if (match) drawAll();
+    });
+    setInterval(() => { if (match) tick(); }, 250);
+    try {
+      options = await api("GET", "/api/rules/options");
+    } catch (err) {
+      message(errorText(err));
+    }
+    if (pinnedMatch) {
+      openMatch(pinnedMatch);
+      return;
+    }
+    liveSocket({
+      url: () => `/ws/parties/${encodeURIComponent(partyId)}`,
+      onStatus: (state, seconds) => {
+        if (!matchSocket) connectionStatus(state, seconds);
+        if (state === "gone") message(t("not_found"));
+      },
+      onFrame: (frame) => { if (frame.type === "party") showParty(frame.party); },
+    });
+  }
+  start();
+  // ---- end of table.js
