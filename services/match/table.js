@@ -200,6 +200,7 @@
     if (!party.match_id) {
       $("#party-view").hidden = false;
       $("#match-view").hidden = true;
+      placeMessage();
       drawParty();
     }
     drawRematch();
@@ -526,8 +527,17 @@
     status.classList.toggle("mine", myTurn() && !pending && !showing);
   }
 
+  // The message box: at the top before the match; under the turn's controls during it,
+  // under the result after it (an answer never pushes the board or the die down).
+  function placeMessage() {
+    const slot = !match || $("#match-view").hidden ? $("#message-wrap")
+      : match.status === "finished" ? $("#result-note") : $("#turn-note");
+    if ($("#message").parentElement !== slot) slot.appendChild($("#message"));
+  }
+
   function drawControls() {
     if (!match) return;
+    placeMessage();
     const mine = myTurn();
     drawStatus();
     $("#keys-hint").textContent = mine && match.phase === "roll" ? t("roll_key")

@@ -442,10 +442,16 @@
       // piece under it, a move's target square under it (a capture: the opponent there),
       // any piece under it (`onPiece`: the page asks why it cannot move), else the nearest
       // movable piece or target within reach.
+      // Where a press landed, in board units; null for a click without a place (one that
+      // assistive technology sends to a focused piece): then its element says which piece.
       function pointOf(e) {
         const m = svg.getScreenCTM && svg.getScreenCTM();
-        if (!m || !Number.isFinite(e.clientX)) return null;
+        if (!m || !Number.isFinite(e.clientX) || (e.clientX === 0 && e.clientY === 0)) return null;
         return new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse());
+      }
+      function pieceOf(element) {
+        const g = element && element.closest && element.closest(".lb-pieces .piece");
+        return g && svg.contains(g) ? { seat: Number(g.dataset.seat), piece: Number(g.dataset.piece) } : null;
       }
       function pieceUnder(p) {
         let best = null, bestD = Infinity;
@@ -462,6 +468,7 @@
           const own = moves.find((m) => m.piece === piece.piece);
           if (own) return own;
         }
+        if (!p) return null;
         const onTarget = moves.find((m) => {
           const c = cellOf(movable.seat, m.to);
           return Math.abs(c.x - p.x) <= 0.5 * U && Math.abs(c.y - p.y) <= 0.5 * U;
@@ -478,8 +485,7 @@
       }
       const onClick = (e) => {
         const p = pointOf(e);
-        if (!p) return;
-        const piece = pieceUnder(p);
+        const piece = p ? pieceUnder(p) : pieceOf(e.target);
         const move = moveFor(p, piece);
         if (move) {
           e.preventDefault();

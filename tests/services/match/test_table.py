@@ -543,13 +543,11 @@ async def test_the_chosen_piece_is_marked_at_once_and_walks_from_its_square(
               g.dispatchEvent(new MouseEvent('click', {
                 bubbles: true, clientX: r.x + r.width / 2, clientY: r.y + r.height / 2 }));
               return [g.classList.contains('chosen'),
-                      document.querySelectorAll('#board .piece.movable').length];
+                      document.querySelectorAll('#board .piece.movable').length,
+                      document.querySelector('#status').textContent];
             }"""
         )
-        assert marked == [True, 1]
-        await expect(page.locator("#status")).to_have_text(
-            f"Moving piece {int(chosen or '0') + 1}…"
-        )
+        assert marked == [True, 1, f"Moving piece {int(chosen or '0') + 1}…"]
         await page.wait_for_function("() => window.__walks.length > 1")
         walks: list[str] = await page.evaluate("window.__walks")
         assert walks[0] == start  # it sets out from its own square
