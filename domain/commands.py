@@ -6,6 +6,7 @@ from typing import Literal
 
 import msgspec
 
+from domain.cannot_move import CannotMove
 from domain.events import SeatSpec, StandInReason
 from domain.rules import Ruleset
 
@@ -122,7 +123,10 @@ RejectionCode = Literal[
 
 
 class Rejection(msgspec.Struct, frozen=True):
-    """Why a command was refused; nothing is appended. `code` is stable, `reason` readable."""
+    """Why a command was refused; nothing is appended. `code` is stable, `reason` readable;
+    `why`, for `illegal_move`, the rule that stops the piece as facts (for a client to
+    word in its own language; `reason` words them in English)."""
 
     code: RejectionCode
     reason: str
+    why: CannotMove | None = None

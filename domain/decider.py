@@ -48,10 +48,10 @@ from domain.events import (
 from domain.moves import (
     Move,
     entering_move,
-    explain_move,
     has_course_piece,
     legal_move_list,
     push,
+    why_not,
 )
 from domain.placements import placements
 from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
@@ -546,16 +546,14 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
         legals = memo[2]  # `current_legal_moves`, inlined for the common case
     else:
         legals = current_legal_moves(state)
-    move: Move | str | None = None
+    move: Move | None = None
     piece = command.piece
     for legal in legals:
         if legal.piece == piece:
             move = legal
             break
-    else:
-        move = explain_move(board, state.pieces, seat, piece, die)
-    if type(move) is not Move:
-        return Rejection("illegal_move", f"piece {piece} cannot move {die}: {move}")
+    if move is None:
+        return _illegal_move(board, state.pieces, seat, piece, die)
     # The move's fields read once each: a Move is a msgspec Struct, whose attributes cost a
     # generic look-up when compiled.
     moved, to, captures = move.piece, move.to, move.captures
@@ -589,6 +587,24 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
     if state.rolls_left + bonus == 0:
         events.append(_TURN_ENDED(seat=seat, next_seat=_next_seat(state, seat)))
     return events
+
+
+def _illegal_move(
+    board: Board, pieces: list[list[int]], seat: int, piece: int, die: int
+) -> Rejection:
+    """The refusal of a piece the walk leaves out: the rule that stops it, as facts (`why`,
+    for a client to word) and in English (`reason`)."""
+    if not 0 <= piece < PIECES:
+        # No such piece, so no rule to name. The HTTP and socket bodies refuse it before a
+        # command is made; other callers (replays of a tampered file) reach this.
+        return Rejection(
+            "illegal_move",
+            f"piece {piece} cannot move {die}: piece must be 0-{PIECES - 1}, got {piece}",
+        )
+    why = why_not(board, pieces, seat, piece, die)
+    if why is None:  # pragma: no cover - tests/domain/test_properties.py pins that it is not
+        return Rejection("illegal_move", f"piece {piece} cannot move {die}")
+    return Rejection("illegal_move", f"piece {piece} cannot move {die}: {why}", why=why)
 
 
 def _decide_timeout(command: TimeOut, state: MatchState) -> list[Event] | Rejection:

@@ -335,7 +335,7 @@ class MatchCommands:
             # An illegal move is the request's `piece` at fault; other rejections are the
             # match's state (turn, phase), not a field.
             field = "piece" if decided.code == "illegal_move" else None
-            raise rejection_error(decided.code, decided.reason, field)
+            raise rejection_error(decided.code, decided.reason, field, decided.why)
         # Folded in place: `state` is this command's own (`MatchReads` hands out copies),
         # and a command that fails is decided again on a state read afresh.
         after = fold(decided, state)

@@ -40,7 +40,7 @@ from domain.events import (
     SeedRevealed,
     TurnTimedOut,
 )
-from domain.moves import legal_moves
+from domain.moves import CannotMove, legal_moves
 from domain.rules import Ruleset, ruleset_to_dict
 from domain.selfplay import play_match
 from tests.conftest import (
@@ -55,6 +55,7 @@ from tests.conftest import (
     play,
     rejected,
     roll,
+    row_on,
     rules,
     seat_specs,
     snapshot,
@@ -240,19 +241,31 @@ class TestRejections:
         assert code(state, Roll(seat=0, die=3)) == "move_first"
 
     def test_illegal_move_is_rejected_with_its_reason(self) -> None:
-        """illegal_move names the piece, the die and why (here: a nest piece and a 3)."""
+        """illegal_move names the piece, the die and why, in words and as the rule's facts
+        (here: a nest piece and a 3)."""
         state = at_position(rules(), 2, {"yellow": [3, *N[1:]]})
         roll(state, 3)
         rejection = rejected(state, MovePiece(seat=0, piece=1))
         assert rejection.code == "illegal_move"
         assert rejection.reason == "piece 1 cannot move 3: a piece leaves the nest only on [6]"
+        assert rejection.why == CannotMove(rule="enter_on", values=(6,))
+
+    def test_illegal_move_of_a_blocked_piece_names_the_pair(self) -> None:
+        """A piece stopped by a pair: the reason's square, and the pair's square and seat."""
+        state = at_position(rules(), 2, {"yellow": [3, 20, NEST, NEST], "red": row_on(6, 6)})
+        roll(state, 4)  # piece 1 may move: the roll is not passed
+        rejection = rejected(state, MovePiece(seat=0, piece=0))
+        assert rejection.reason == "piece 0 cannot move 4: a block stands on square 6"
+        assert rejection.why == CannotMove(rule="block", square=6, seat=1)
 
     @pytest.mark.parametrize("piece", [-1, 4, 10])
     def test_moving_a_piece_that_does_not_exist_is_rejected(self, piece: int) -> None:
-        """Pieces are 0-3: illegal_move."""
+        """Pieces are 0-3: illegal_move, with no rule to give as facts."""
         state = new_match()
         roll(state, 6)
-        assert "piece must be 0-3" in rejected(state, MovePiece(seat=0, piece=piece)).reason
+        rejection = rejected(state, MovePiece(seat=0, piece=piece))
+        assert rejection.code == "illegal_move" and rejection.why is None
+        assert f"piece must be 0-3, got {piece}" in rejection.reason
 
     @pytest.mark.parametrize("die", [None, 0, 7, -6, True, False])
     def test_bad_die_is_rejected(self, die: Any) -> None:

@@ -37,9 +37,10 @@ from services.match.match_socket import (
     result_event,
 )
 from services.match.views import event_view
-from services.shared.eventstore import ConcurrencyError, StoredEvent
+from services.shared.eventstore import ConcurrencyError, EventStore, StoredEvent
 from tests.pg_waits import backend_pid, wait_until_blocked
 from tests.services.conftest import Api
+from tests.services.match.test_commands import BLOCKED_PIECE_2, stage_a_block
 from tests.services.match.test_live import (
     Instance,
     Table,
@@ -453,6 +454,24 @@ async def test_a_conflict_and_an_unexpected_failure_are_error_frames(
             assert (internal["status"], internal["error"]) == (500, "internal")
             assert "boom" not in internal["detail"]
             assert (await me.send({"type": "roll"}))["type"] == "result"
+
+
+class TestWhyAPieceCannotMove:
+    """The match socket's error frame for an illegal move carries the rule as facts
+    (`why`), as the HTTP error does."""
+
+    async def test_an_illegal_moves_error_frame_gives_its_rule_as_facts(
+        self, server: Instance, engine: AsyncEngine
+    ) -> None:
+        """The frame answering `move` piece 2 behind a pair: 422 illegal_move with `why`
+        {rule block, square 6, seat 1}; nothing is appended."""
+        async with _client(server.http) as http:
+            table = await Table(http).open(rules={"preset": "standard"})
+            version = await stage_a_block(EventStore(engine), table.match_id)
+            async with _socket(server.ws(table.match_id), table.players[0]["token"]) as me:
+                reply = await me.send({"type": "move", "piece": 2, "id": "m-1"})
+            assert reply == {"type": "error", "id": "m-1", "status": 422, **BLOCKED_PIECE_2}
+            assert await table.version() == version
 
 
 # ---------------------------------------------------------------------- party and lobby
