@@ -77,9 +77,15 @@ class LeaveSeat(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Reclaim(msgspec.Struct, frozen=True, kw_only=True):
-    """The seat's player is back and takes the seat over from the stand-in."""
+    """The seat's player is back and takes the seat over from the stand-in.
+
+    `returning`: the player's connection came back, not a request. That ends only a
+    stand-in for a disconnection; one the player chose (`left`) or earned (`timeouts`)
+    stays until they ask.
+    """
 
     seat: int
+    returning: bool = False
 
 
 class RevealSeed(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,6 +124,7 @@ RejectionCode = Literal[
     "illegal_move",
     "already_stood_in",
     "not_stood_in",
+    "stand_in_kept",
     "already_revealed",
 ]
 

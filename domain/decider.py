@@ -636,8 +636,18 @@ def _decide_reclaim(command: Reclaim, state: MatchState) -> list[Event] | Reject
     bad = _playing_seat(state, command.seat)
     if bad is not None:
         return bad
-    if state.stood_in[command.seat] is None:
+    reason = state.stood_in[command.seat]
+    if reason is None:
         return Rejection("not_stood_in", f"seat {command.seat} is not stood in for")
+    if command.returning and reason != "disconnected":
+        # A connection coming back undoes only what its loss caused: a player who left or
+        # kept timing out gets the seat back when they ask (an explicit reclaim), not by
+        # reloading the page.
+        return Rejection(
+            "stand_in_kept",
+            f"the stand-in for seat {command.seat} ({reason}) ends only when its player "
+            "reclaims the seat",
+        )
     return [SeatReclaimed(seat=command.seat)]
 
 

@@ -38,6 +38,7 @@ from domain.events import (
     SeatReclaimed,
     SeatStoodIn,
     SeedRevealed,
+    StandInReason,
     TurnTimedOut,
 )
 from domain.moves import CannotMove, legal_moves
@@ -514,3 +515,44 @@ class TestTimeouts:
         ]
         assert play(state, Reclaim(seat=1)) == [SeatReclaimed(seat=1)]
         assert state.stood_in == [None, None]
+
+
+class TestReclaimOnReturn:
+    """A returning connection (`Reclaim(returning=True)`) gives the seat back only from a
+    stand-in for a disconnection; the player's explicit reclaim ends any stand-in."""
+
+    @staticmethod
+    def stood_in(reason: StandInReason) -> MatchState:
+        """A match whose seat 1 a CPU plays for `reason`."""
+        state = new_match()
+        play(state, StandIn(seat=1, reason=reason))
+        assert state.stood_in == [None, reason]
+        return state
+
+    @pytest.mark.parametrize("reason", ["left", "timeouts"])
+    def test_a_returning_connection_keeps_a_stand_in_the_player_chose_or_earned(
+        self, reason: StandInReason
+    ) -> None:
+        """stand_in_kept after `left` or `timeouts`: the CPU goes on playing the seat."""
+        state = self.stood_in(reason)
+        rejection = rejected(state, Reclaim(seat=1, returning=True))
+        assert rejection.code == "stand_in_kept"
+        assert f"({reason})" in rejection.reason
+        assert state.stood_in == [None, reason]
+
+    def test_a_returning_connection_ends_a_stand_in_for_a_disconnection(self) -> None:
+        """After `disconnected`, the connection coming back reclaims the seat."""
+        state = self.stood_in("disconnected")
+        assert play(state, Reclaim(seat=1, returning=True)) == [SeatReclaimed(seat=1)]
+        assert state.stood_in == [None, None]
+
+    @pytest.mark.parametrize("reason", ["left", "timeouts", "disconnected"])
+    def test_an_explicit_reclaim_ends_any_stand_in(self, reason: StandInReason) -> None:
+        """The player asking (the default, `returning=False`) takes the seat back always."""
+        state = self.stood_in(reason)
+        assert play(state, Reclaim(seat=1)) == [SeatReclaimed(seat=1)]
+        assert state.stood_in == [None, None]
+
+    def test_a_returning_connection_to_a_seat_nobody_stands_in_for_is_rejected(self) -> None:
+        """not_stood_in, as for an explicit reclaim."""
+        assert rejected(new_match(), Reclaim(seat=1, returning=True)).code == "not_stood_in"

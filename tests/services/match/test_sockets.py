@@ -474,6 +474,34 @@ class TestWhyAPieceCannotMove:
             assert await table.version() == version
 
 
+class TestReturningAfterLeaving:
+    """A returning connection gives the seat back only from a stand-in for a
+    disconnection: a player who left stays stood in until they reclaim the seat."""
+
+    async def test_a_new_hello_after_leaving_keeps_the_stand_in_until_reclaimed(
+        self, server: Instance
+    ) -> None:
+        """Leave, then a new socket's hello (a reload): still stood in (`left`), no
+        SeatReclaimed; the explicit reclaim then gives the seat back."""
+        async with _client(server.http) as http:
+            table = await Table(http).open()
+            url, token = server.ws(table.match_id), table.players[0]["token"]
+            async with _socket(url, token) as first:
+                left = await first.send({"type": "leave", "id": "l-1"})
+                assert left["type"] == "result", left
+            # The hello is answered once its presence is written and its reclaim decided.
+            async with _socket(url, token) as again:
+                state = (await http.get(f"/api/matches/{table.match_id}")).json()
+                assert state["seats"][0]["stood_in"] == "left"
+                assert state["version"] == left["version"]
+                assert "SeatReclaimed" not in [e["type"] for e in await table.stream()]
+                back = await again.send({"type": "reclaim", "id": "r-1"})
+                assert back["type"] == "result", back
+                assert [e["type"] for e in back["events"]] == ["SeatReclaimed"]
+            state = (await http.get(f"/api/matches/{table.match_id}")).json()
+            assert state["seats"][0]["stood_in"] is None
+
+
 # ---------------------------------------------------------------------- party and lobby
 
 

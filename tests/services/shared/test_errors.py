@@ -78,6 +78,7 @@ def test_every_kind_is_mapped() -> None:
         ("not_found", NotFound, 404),
         ("not_your_turn", Conflict, 409),
         ("party_full", Conflict, 409),
+        ("stand_in_kept", Conflict, 409),
     ],
 )
 def test_rejections_keep_their_code(code: str, kind: type[AppError], status: int) -> None:
