@@ -6,6 +6,7 @@ from typing import Literal
 
 import msgspec
 
+from domain.cannot_move import CannotMove
 from domain.events import SeatSpec, StandInReason
 from domain.rules import Ruleset
 
@@ -76,9 +77,15 @@ class LeaveSeat(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Reclaim(msgspec.Struct, frozen=True, kw_only=True):
-    """The seat's player is back and takes the seat over from the stand-in."""
+    """The seat's player is back and takes the seat over from the stand-in.
+
+    `returning`: the player's connection came back, not a request. That ends only a
+    stand-in for a disconnection; one the player chose (`left`) or earned (`timeouts`)
+    stays until they ask.
+    """
 
     seat: int
+    returning: bool = False
 
 
 class RevealSeed(msgspec.Struct, frozen=True, kw_only=True):
@@ -117,12 +124,16 @@ RejectionCode = Literal[
     "illegal_move",
     "already_stood_in",
     "not_stood_in",
+    "stand_in_kept",
     "already_revealed",
 ]
 
 
 class Rejection(msgspec.Struct, frozen=True):
-    """Why a command was refused; nothing is appended. `code` is stable, `reason` readable."""
+    """Why a command was refused; nothing is appended. `code` is stable, `reason` readable;
+    `why`, for `illegal_move`, the rule that stops the piece as facts (for a client to
+    word in its own language; `reason` words them in English)."""
 
     code: RejectionCode
     reason: str
+    why: CannotMove | None = None

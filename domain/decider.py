@@ -48,10 +48,10 @@ from domain.events import (
 from domain.moves import (
     Move,
     entering_move,
-    explain_move,
     has_course_piece,
     legal_move_list,
     push,
+    why_not,
 )
 from domain.placements import placements
 from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
@@ -546,16 +546,14 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
         legals = memo[2]  # `current_legal_moves`, inlined for the common case
     else:
         legals = current_legal_moves(state)
-    move: Move | str | None = None
+    move: Move | None = None
     piece = command.piece
     for legal in legals:
         if legal.piece == piece:
             move = legal
             break
-    else:
-        move = explain_move(board, state.pieces, seat, piece, die)
-    if type(move) is not Move:
-        return Rejection("illegal_move", f"piece {piece} cannot move {die}: {move}")
+    if move is None:
+        return _illegal_move(board, state.pieces, seat, piece, die)
     # The move's fields read once each: a Move is a msgspec Struct, whose attributes cost a
     # generic look-up when compiled.
     moved, to, captures = move.piece, move.to, move.captures
@@ -591,6 +589,24 @@ def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejecti
     return events
 
 
+def _illegal_move(
+    board: Board, pieces: list[list[int]], seat: int, piece: int, die: int
+) -> Rejection:
+    """The refusal of a piece the walk leaves out: the rule that stops it, as facts (`why`,
+    for a client to word) and in English (`reason`)."""
+    if not 0 <= piece < PIECES:
+        # No such piece, so no rule to name. The HTTP and socket bodies refuse it before a
+        # command is made; other callers (replays of a tampered file) reach this.
+        return Rejection(
+            "illegal_move",
+            f"piece {piece} cannot move {die}: piece must be 0-{PIECES - 1}, got {piece}",
+        )
+    why = why_not(board, pieces, seat, piece, die)
+    if why is None:  # pragma: no cover - tests/domain/test_properties.py pins that it is not
+        return Rejection("illegal_move", f"piece {piece} cannot move {die}")
+    return Rejection("illegal_move", f"piece {piece} cannot move {die}: {why}", why=why)
+
+
 def _decide_timeout(command: TimeOut, state: MatchState) -> list[Event] | Rejection:
     seat = command.seat
     bad = _own_turn(state, seat)
@@ -620,8 +636,18 @@ def _decide_reclaim(command: Reclaim, state: MatchState) -> list[Event] | Reject
     bad = _playing_seat(state, command.seat)
     if bad is not None:
         return bad
-    if state.stood_in[command.seat] is None:
+    reason = state.stood_in[command.seat]
+    if reason is None:
         return Rejection("not_stood_in", f"seat {command.seat} is not stood in for")
+    if command.returning and reason != "disconnected":
+        # A connection coming back undoes only what its loss caused: a player who left or
+        # kept timing out gets the seat back when they ask (an explicit reclaim), not by
+        # reloading the page.
+        return Rejection(
+            "stand_in_kept",
+            f"the stand-in for seat {command.seat} ({reason}) ends only when its player "
+            "reclaims the seat",
+        )
     return [SeatReclaimed(seat=command.seat)]
 
 

@@ -2,11 +2,12 @@
 
 The services, the replay projections and the deciders' rejections raise these; the edge
 (`services/shared/errors.py`: the Litestar exception handlers and the socket frames) maps
-each kind to its HTTP status and its JSON body `{"error": code, "detail": text, "field"}`.
-They live at the bottom of the tree, beside the deciders whose rejection codes they
-classify (`rejection_error`), so that every layer may raise them; nothing here is I/O.
+each kind to its HTTP status and its JSON body `{"error": code, "detail": text, "field",
+"why"}`. They live at the bottom of the tree, beside the deciders whose rejection codes
+they classify (`rejection_error`), so that every layer may raise them; nothing here is I/O.
 
-    AppError                  a request refused on purpose (`code`, `detail`, `field`)
+    AppError                  a request refused on purpose (`code`, `detail`, `field`,
+                              `why`: the refusal's facts, when a client may word them)
     ├── Invalid               the input is wrong: a bad field, an illegal move
     │   └── Malformed         the input cannot be read at all (no body, not JSON)
     ├── Unauthenticated       no credentials, or unknown ones
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from domain.cannot_move import CannotMove
+
 __all__ = [
     "AppError",
     "Conflict",
@@ -38,16 +41,26 @@ __all__ = [
 
 
 class AppError(Exception):
-    """A request refused on purpose: `code` (stable), `detail` (readable), and `field`, the
-    input it names when there is one. Raise one of the kinds below, not this."""
+    """A request refused on purpose: `code` (stable), `detail` (readable, in English),
+    `field`, the input it names when there is one, and `why`, the refusal's facts when it
+    has them (an illegal move's rule), for a client to word in its own language. Raise one
+    of the kinds below, not this."""
 
     default_code: ClassVar[str] = "bad_request"
 
-    def __init__(self, detail: str, *, code: str | None = None, field: str | None = None) -> None:
+    def __init__(
+        self,
+        detail: str,
+        *,
+        code: str | None = None,
+        field: str | None = None,
+        why: CannotMove | None = None,
+    ) -> None:
         super().__init__(detail)
         self.code = code or self.default_code
         self.detail = detail
         self.field = field
+        self.why = why
 
 
 class Invalid(AppError):
@@ -111,7 +124,9 @@ _REJECTION_KINDS: dict[str, type[AppError]] = {
 }
 
 
-def rejection_error(code: str, reason: str, field: str | None = None) -> AppError:
+def rejection_error(
+    code: str, reason: str, field: str | None = None, why: CannotMove | None = None
+) -> AppError:
     """The error of a decider's rejection (`domain.commands.Rejection`,
-    `domain.party.PartyRejection`): its code kept, its kind from the code."""
-    return _REJECTION_KINDS.get(code, Conflict)(reason, code=code, field=field)
+    `domain.party.PartyRejection`): its code and facts kept, its kind from the code."""
+    return _REJECTION_KINDS.get(code, Conflict)(reason, code=code, field=field, why=why)

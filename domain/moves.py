@@ -3,11 +3,13 @@
 `legal_move_list` is the one walk that decides which moves one die allows; `legal_moves`
 iterates what it returns. The walk is eager, not a lazy generator: every caller takes all
 the moves, and as a generator the walk costs 8% more CPU on this hot path (interpreted, over
-positions from real matches). `explain_move` gives a piece's move or says why it cannot move
-(`decide` uses it for its rejection text): the move comes from that walk, the reason from
-`why_not`, and tests/domain/test_properties.py pins that the two agree. `push` applies a move
-without checking it, like python-chess's `push`: callers pass only moves this module
-generated. `decide` in `domain.decider` is the one place that validates player input.
+positions from real matches). `why_not` says, as facts (`CannotMove`), which rule stops a
+piece the walk leaves out: `decide` puts them in its rejection, for a client to word in its
+own language, and their sentence in the rejection's text. `explain_move` gives a piece's
+move (from the walk) or that `CannotMove`; tests/domain/test_properties.py pins that the two
+agree. `push` applies a move without checking it, like python-chess's `push`: callers pass
+only moves this module generated. `decide` in `domain.decider` is the one place that
+validates player input.
 
 Pieces are `list[list[int]]`, indexed `[seat][piece]`, holding progress values (RULES.md §1).
 """
@@ -20,8 +22,10 @@ import msgspec
 from mypy_extensions import mypyc_attr
 
 from domain.board import NEST, PIECES, Board
+from domain.cannot_move import CannotMove
 
 __all__ = [
+    "CannotMove",
     "Move",
     "entering_move",
     "explain_move",
@@ -56,6 +60,7 @@ class Move(msgspec.Struct, frozen=True, array_like=True, gc=False):
 class _Occupancy:
     """Who stands where, computed lazily per `why_not` call: most calls need only one
     look-up, and building a full square map for 16 pieces would cost more than the call.
+    Both maps go from a track square to a seat standing on it, as a rejection names it.
     """
 
     __slots__ = ("_blocked", "_by_square", "board", "pieces", "seat")
@@ -64,76 +69,82 @@ class _Occupancy:
         self.board = board
         self.pieces = pieces
         self.seat = seat
-        self._blocked: set[int] | None = None
-        self._by_square: set[int] | None = None
+        self._blocked: dict[int, int] | None = None
+        self._by_square: dict[int, int] | None = None
 
-    def blocked(self) -> set[int]:
-        """Track squares holding two or more pieces of one other colour (RULES.md §3)."""
+    def blocked(self) -> dict[int, int]:
+        """Track squares holding two or more pieces of one other colour (RULES.md §3), to
+        the seat owning the pair."""
         if self._blocked is None:
             board = self.board
             last = board.last_track
-            blocked: set[int] = set()
+            blocked: dict[int, int] = {}
             for s, row in enumerate(self.pieces):
                 if s != self.seat:
                     squares = [board.track[s][p] for p in row if 0 <= p <= last]
-                    blocked.update(sq for sq in squares if squares.count(sq) >= 2)
+                    blocked.update((sq, s) for sq in squares if squares.count(sq) >= 2)
             self._blocked = blocked
         return self._blocked
 
-    def occupied(self, square: int) -> bool:
-        """True when any piece, own or not, stands on the track square."""
+    def standing(self, square: int) -> int | None:
+        """The seat of a piece, own or not, on the track square (the first in seat order
+        when several colours share it, as on a safe square); None when it is empty."""
         if self._by_square is None:
             board = self.board
             last = board.last_track
-            self._by_square = {
-                board.track[s][p]
-                for s, row in enumerate(self.pieces)
-                for p in row
-                if 0 <= p <= last
-            }
-        return square in self._by_square
+            by_square: dict[int, int] = {}
+            for s, row in enumerate(self.pieces):
+                for p in row:
+                    if 0 <= p <= last:
+                        by_square.setdefault(board.track[s][p], s)
+            self._by_square = by_square
+        return self._by_square.get(square)
 
 
-def why_not(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> str | None:
-    """The rule of RULES.md §3 that stops `piece` moving `die`, as a sentence; None when
-    no rule does. Rule by rule, for rejection texts: `legal_moves` alone decides what is
-    legal, and tests/domain/test_properties.py pins that the two agree in every position."""
+def why_not(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> CannotMove | None:
+    """The rule of RULES.md §3 that stops `piece` (0-3) moving `die`, as facts; None when
+    no rule does. Rule by rule, for rejections: `legal_moves` alone decides what is legal,
+    and tests/domain/test_properties.py pins that the two agree in every position."""
     rules = board.ruleset
     occ = _Occupancy(board, pieces, seat)
     frm = pieces[seat][piece]
     track = board.track[seat]
     if frm == NEST:
         if die not in rules.enter_on:
-            return f"a piece leaves the nest only on {sorted(rules.enter_on)}"
+            return CannotMove(rule="enter_on", values=tuple(sorted(rules.enter_on)))
         return _landing_blocked(board, track[0], occ)
     goal = board.goal
     if frm == goal:
-        return "the piece is already in the goal"
+        return CannotMove(rule="in_goal")
     to = frm + die
     if to > goal:
         if rules.exact_finish:
-            return f"the goal needs exactly {goal - frm}"
+            return CannotMove(rule="exact_finish", needs=goal - frm)
         to = goal
     last = board.last_track
     blocks = rules.blocks
     if blocks == "double":
         for q in range(frm + 1, min(to, last) + 1):
-            if track[q] in occ.blocked():
-                return f"a block stands on square {track[q]}"
+            owner = occ.blocked().get(track[q])
+            if owner is not None:
+                return CannotMove(rule="block", square=track[q], seat=owner)
     elif blocks == "no_overtaking":
         own = pieces[seat]
         for q in range(frm + 1, to):
             if q <= last:
-                if occ.occupied(track[q]):
-                    return f"no overtaking: a piece stands on square {track[q]}"
+                other = occ.standing(track[q])
+                if other is not None:
+                    return CannotMove(rule="no_overtaking", seat=other, square=track[q])
             elif q in own:  # q < to <= goal: a home-column square, only own pieces there
-                return f"no overtaking: an own piece stands at {q} in the home column"
+                return CannotMove(rule="no_overtaking", seat=seat)
     return _landing_blocked(board, track[to], occ) if to <= last else None
 
 
-def _landing_blocked(board: Board, square: int, occ: _Occupancy) -> str | None:
-    if board.ruleset.blocks == "double" and square in occ.blocked():
-        return f"a block stands on square {square}"
+def _landing_blocked(board: Board, square: int, occ: _Occupancy) -> CannotMove | None:
+    if board.ruleset.blocks == "double":
+        owner = occ.blocked().get(square)
+        if owner is not None:
+            return CannotMove(rule="block", square=square, seat=owner)
     return None
 
 
@@ -261,18 +272,20 @@ def _overtakes(board: Board, pieces: Pieces, seat: int, frm: int, to: int) -> bo
     return any(q in own for q in range(max(frm + 1, last + 1), to))
 
 
-def explain_move(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> Move | str:
-    """The move `piece` makes with `die` (as `legal_moves` generates it), or a sentence
-    saying why it cannot move."""
-    if not 0 <= piece < PIECES:
-        return f"piece must be 0-{PIECES - 1}, got {piece}"
+def explain_move(
+    board: Board, pieces: Pieces, seat: int, piece: int, die: int
+) -> Move | CannotMove:
+    """The move `piece` (0-3) makes with `die` (as `legal_moves` generates it), or why it
+    cannot move. A piece outside 0-3 is no piece: `decide` refuses it before asking."""
     rows = [list(row) for row in pieces]
     for move in legal_move_list(board, rows, seat, die):
         if move.piece == piece:
             return move
-    # `why_not` finds a rule for every piece `legal_moves` leaves out (the properties test
-    # pins it); the fallback only keeps this total.
-    return why_not(board, pieces, seat, piece, die) or "no rule lets it move"
+    why = why_not(board, pieces, seat, piece, die)
+    # `why_not` finds a rule for every piece `legal_moves` leaves out: the properties test
+    # pins it in every position, so None here would be a bug of the engine.
+    assert why is not None, f"no rule stops piece {piece} moving {die}"
+    return why
 
 
 def entering_move(board: Board, pieces: list[list[int]], seat: int) -> Move | None:

@@ -34,6 +34,7 @@ ENGINE_TESTS = (
     "domain/test_dice.py",
     "domain/test_events.py",
     "domain/test_golden.py",
+    "domain/test_moves.py",
     "domain/test_options.py",
     "domain/test_oracle.py",
     "domain/test_properties.py",

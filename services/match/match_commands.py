@@ -97,8 +97,19 @@ class MatchCommands:
     async def leave(self, match_id: str, player: Player, key: str | None) -> AppendResult:
         return await self._holding(match_id, player, "leave", key, lambda s: LeaveSeat(seat=s))
 
-    async def reclaim(self, match_id: str, player: Player, key: str | None) -> AppendResult:
-        return await self._holding(match_id, player, "reclaim", key, lambda s: Reclaim(seat=s))
+    async def reclaim(
+        self, match_id: str, player: Player, key: str | None, *, returning: bool = False
+    ) -> AppendResult:
+        """Take the seat back from its stand-in. `returning`: the player's connection came
+        back (`Presence.connected`), not a request; `decide` then gives back only a seat
+        stood in for a disconnection (409 `stand_in_kept` otherwise)."""
+        return await self._holding(
+            match_id,
+            player,
+            "reclaim",
+            key,
+            lambda s: Reclaim(seat=s, returning=returning),
+        )
 
     async def _play(
         self,
@@ -335,7 +346,7 @@ class MatchCommands:
             # An illegal move is the request's `piece` at fault; other rejections are the
             # match's state (turn, phase), not a field.
             field = "piece" if decided.code == "illegal_move" else None
-            raise rejection_error(decided.code, decided.reason, field)
+            raise rejection_error(decided.code, decided.reason, field, decided.why)
         # Folded in place: `state` is this command's own (`MatchReads` hands out copies),
         # and a command that fails is decided again on a state read afresh.
         after = fold(decided, state)

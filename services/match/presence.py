@@ -75,7 +75,9 @@ class Presence:
     async def connected(self, match_id: str, player: Player) -> int | None:
         """A live connection of `player` to the match opened: count it (and log it in
         `seat_connections`), cancel any grace deadline, and give the seat back if a CPU
-        stands in for it (`SeatReclaimed`). Returns the player's seat (None: a spectator)."""
+        stands in for it because the player's connection was lost (`SeatReclaimed`); a
+        stand-in the player chose (`left`) or earned (`timeouts`) stays until they reclaim
+        the seat. Returns the player's seat (None: a spectator)."""
         state = await self.reads.match_state(match_id)
         seat = seat_of(state, player)
         if seat is None:
@@ -83,12 +85,15 @@ class Presence:
         stream = match_stream(check_id(match_id, "match"))
         async with self._writer.connect() as conn:
             await conn.execute(_CONNECTED, {"stream_id": stream, "seat": seat, "kind": "connected"})
+        # Only a shortcut past the usual case (nobody stands in): `decide` judges whether
+        # this returning connection ends the stand-in (a `disconnected` one) or not
+        # (`stand_in_kept`), on the state it reads under the deadline row's lock.
         if state.status == "playing" and state.stood_in[seat] is not None:
             # `reclaim` retries the version race with a stand-in playing on another
-            # instance; still losing after every try, or the match ended meanwhile:
-            # nothing to do.
+            # instance; still losing after every try, the match ended meanwhile, or a
+            # stand-in that stays: nothing to do.
             with contextlib.suppress(ConcurrencyError, AppError):
-                await self.commands.reclaim(match_id, player, None)
+                await self.commands.reclaim(match_id, player, None, returning=True)
         return seat
 
     async def disconnected(self, match_id: str, seat: int) -> None:

@@ -15,7 +15,7 @@ crash before the commit leaves the row for the next poll, so it fires at least o
 It also fires `seat_presence.grace_due`: a player whose last live connection closed and who
 has not come back within `LUDO_RECONNECT_GRACE` gets a CPU stand-in (`SeatStoodIn`,
 reason `disconnected`) until they return (the match socket, services/match/match_socket.py,
-reclaims on reconnect).
+reclaims on reconnect: the one stand-in a reconnection ends).
 """
 
 from __future__ import annotations

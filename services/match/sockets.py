@@ -5,7 +5,7 @@ fields of that type, checked strictly (no conversion of `"0"` to 0, no unknown f
 A bad message is answered with an error frame and never closes the socket:
 
     {"type": "error", "id": <the message's id or null>, "status": <the HTTP status of
-     the same failure>, "error": code, "detail": text, "field"?: name}
+     the same failure>, "error": code, "detail": text, "field"?: name, "why"?: facts}
 
 A socket refused at connect (unknown id, bad query) gets the same frame without `id`,
 then the close code 4404 (not found) or 4422 (anything else).
@@ -99,6 +99,8 @@ def error_frame(status: int, body: ErrorBody, *, reply_to: Any = ...) -> bytes:
     frame |= {"status": status, "error": body.error, "detail": body.detail}
     if body.field is not None:
         frame["field"] = _FIELD_NAMES.get(body.field, body.field)
+    if body.why is not None:
+        frame["why"] = body.why
     return msgspec.json.encode(frame)
 
 

@@ -22,7 +22,7 @@ their type and a scrubbed message (`services/shared/logging.py`), never their te
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import psycopg
@@ -32,6 +32,7 @@ from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 
+from domain.cannot_move import CannotMove
 from domain.errors import (
     AppError,
     Conflict,
@@ -67,11 +68,24 @@ _log = structlog.get_logger(__name__)
 
 
 class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Every error response. `field` names the bad input when there is one."""
+    """Every error response. `field` names the bad input when there is one; `why` gives
+    an `illegal_move`'s rule as facts (`domain.cannot_move.CannotMove`), for a client to
+    word in its own language, where `detail` says it in English."""
 
     error: str
     detail: str
     field: str | None = None
+    why: Annotated[
+        CannotMove | None,
+        msgspec.Meta(
+            description="Only with `illegal_move`: the rule that stops the piece, as facts "
+            "to word in any language (`detail` says it in English). `rule` is one of "
+            "`enter_on` (`values`: the entering values), `in_goal`, `exact_finish` "
+            "(`needs`: the value that reaches the goal), `block` (`square`, and `seat` "
+            "owning the pair) and `no_overtaking` (`seat` whose piece stands between, and "
+            "its `square`, left out in the mover's home column)"
+        ),
+    ] = None
 
 
 class TooLarge(Invalid):
@@ -197,7 +211,8 @@ def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
     (a fault). The HTTP handlers below and the WebSocket command replies both answer with
     it."""
     if isinstance(exc, AppError):
-        return status_of(exc), ErrorBody(error=exc.code, detail=exc.detail, field=exc.field)
+        body = ErrorBody(error=exc.code, detail=exc.detail, field=exc.field, why=exc.why)
+        return status_of(exc), body
     if isinstance(exc, ConcurrencyError):
         detail = "another command changed this first; reload and retry"
         return 409, ErrorBody(error="conflict", detail=detail)

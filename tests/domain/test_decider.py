@@ -38,9 +38,10 @@ from domain.events import (
     SeatReclaimed,
     SeatStoodIn,
     SeedRevealed,
+    StandInReason,
     TurnTimedOut,
 )
-from domain.moves import legal_moves
+from domain.moves import CannotMove, legal_moves
 from domain.rules import Ruleset, ruleset_to_dict
 from domain.selfplay import play_match
 from tests.conftest import (
@@ -55,6 +56,7 @@ from tests.conftest import (
     play,
     rejected,
     roll,
+    row_on,
     rules,
     seat_specs,
     snapshot,
@@ -240,19 +242,31 @@ class TestRejections:
         assert code(state, Roll(seat=0, die=3)) == "move_first"
 
     def test_illegal_move_is_rejected_with_its_reason(self) -> None:
-        """illegal_move names the piece, the die and why (here: a nest piece and a 3)."""
+        """illegal_move names the piece, the die and why, in words and as the rule's facts
+        (here: a nest piece and a 3)."""
         state = at_position(rules(), 2, {"yellow": [3, *N[1:]]})
         roll(state, 3)
         rejection = rejected(state, MovePiece(seat=0, piece=1))
         assert rejection.code == "illegal_move"
         assert rejection.reason == "piece 1 cannot move 3: a piece leaves the nest only on [6]"
+        assert rejection.why == CannotMove(rule="enter_on", values=(6,))
+
+    def test_illegal_move_of_a_blocked_piece_names_the_pair(self) -> None:
+        """A piece stopped by a pair: the reason's square, and the pair's square and seat."""
+        state = at_position(rules(), 2, {"yellow": [3, 20, NEST, NEST], "red": row_on(6, 6)})
+        roll(state, 4)  # piece 1 may move: the roll is not passed
+        rejection = rejected(state, MovePiece(seat=0, piece=0))
+        assert rejection.reason == "piece 0 cannot move 4: a block stands on square 6"
+        assert rejection.why == CannotMove(rule="block", square=6, seat=1)
 
     @pytest.mark.parametrize("piece", [-1, 4, 10])
     def test_moving_a_piece_that_does_not_exist_is_rejected(self, piece: int) -> None:
-        """Pieces are 0-3: illegal_move."""
+        """Pieces are 0-3: illegal_move, with no rule to give as facts."""
         state = new_match()
         roll(state, 6)
-        assert "piece must be 0-3" in rejected(state, MovePiece(seat=0, piece=piece)).reason
+        rejection = rejected(state, MovePiece(seat=0, piece=piece))
+        assert rejection.code == "illegal_move" and rejection.why is None
+        assert f"piece must be 0-3, got {piece}" in rejection.reason
 
     @pytest.mark.parametrize("die", [None, 0, 7, -6, True, False])
     def test_bad_die_is_rejected(self, die: Any) -> None:
@@ -501,3 +515,44 @@ class TestTimeouts:
         ]
         assert play(state, Reclaim(seat=1)) == [SeatReclaimed(seat=1)]
         assert state.stood_in == [None, None]
+
+
+class TestReclaimOnReturn:
+    """A returning connection (`Reclaim(returning=True)`) gives the seat back only from a
+    stand-in for a disconnection; the player's explicit reclaim ends any stand-in."""
+
+    @staticmethod
+    def stood_in(reason: StandInReason) -> MatchState:
+        """A match whose seat 1 a CPU plays for `reason`."""
+        state = new_match()
+        play(state, StandIn(seat=1, reason=reason))
+        assert state.stood_in == [None, reason]
+        return state
+
+    @pytest.mark.parametrize("reason", ["left", "timeouts"])
+    def test_a_returning_connection_keeps_a_stand_in_the_player_chose_or_earned(
+        self, reason: StandInReason
+    ) -> None:
+        """stand_in_kept after `left` or `timeouts`: the CPU goes on playing the seat."""
+        state = self.stood_in(reason)
+        rejection = rejected(state, Reclaim(seat=1, returning=True))
+        assert rejection.code == "stand_in_kept"
+        assert f"({reason})" in rejection.reason
+        assert state.stood_in == [None, reason]
+
+    def test_a_returning_connection_ends_a_stand_in_for_a_disconnection(self) -> None:
+        """After `disconnected`, the connection coming back reclaims the seat."""
+        state = self.stood_in("disconnected")
+        assert play(state, Reclaim(seat=1, returning=True)) == [SeatReclaimed(seat=1)]
+        assert state.stood_in == [None, None]
+
+    @pytest.mark.parametrize("reason", ["left", "timeouts", "disconnected"])
+    def test_an_explicit_reclaim_ends_any_stand_in(self, reason: StandInReason) -> None:
+        """The player asking (the default, `returning=False`) takes the seat back always."""
+        state = self.stood_in(reason)
+        assert play(state, Reclaim(seat=1)) == [SeatReclaimed(seat=1)]
+        assert state.stood_in == [None, None]
+
+    def test_a_returning_connection_to_a_seat_nobody_stands_in_for_is_rejected(self) -> None:
+        """not_stood_in, as for an explicit reclaim."""
+        assert rejected(new_match(), Reclaim(seat=1, returning=True)).code == "not_stood_in"

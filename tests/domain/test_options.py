@@ -52,7 +52,7 @@ class TestBlocksDouble:
         pieces = {"yellow": [3, NEST, NEST, NEST], "red": row_on(6, 6)}
         assert 0 not in targets(DOUBLE, 2, pieces, 0, 4)
         reason = explain_move(board_for(DOUBLE, 2), [[3, *N[1:]], row_on(6, 6)], 0, 0, 4)
-        assert reason == "a block stands on square 6"
+        assert str(reason) == "a block stands on square 6"
 
     def test_other_colours_cannot_land_on_a_block(self) -> None:
         """Nor may yellow land on the red pair (no capture of a block)."""

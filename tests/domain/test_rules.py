@@ -302,7 +302,7 @@ class TestAdvance:
         """A piece at p = L+4 has arrived: no roll moves it."""
         pieces = {"yellow": [56, 56, 56, 10]}
         assert all(set(targets(STD, 2, pieces, 0, die)) <= {3} for die in range(1, 7))
-        assert explain_move(board_for(STD, 2), [[56, 56, 56, 10], N], 0, 0, 1) == (
+        assert str(explain_move(board_for(STD, 2), [[56, 56, 56, 10], N], 0, 0, 1)) == (
             "the piece is already in the goal"
         )
 
@@ -324,7 +324,7 @@ class TestExactFinish:
     def test_exact_finish_move_past_the_goal_is_illegal(self) -> None:
         """With exact_finish (default) a roll larger than the distance to the goal is illegal."""
         assert targets(STD, 2, {"yellow": [53, NEST, NEST, NEST]}, 0, 4) == {}
-        assert explain_move(board_for(STD, 2), [[53, NEST, NEST, NEST], N], 0, 0, 4) == (
+        assert str(explain_move(board_for(STD, 2), [[53, NEST, NEST, NEST], N], 0, 0, 4)) == (
             "the goal needs exactly 3"
         )
 

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+import jsonschema
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.cannot_move import Rule
 from services.match.app import create_app as match_app
 from services.ranking.app import create_app as ranking_app
+from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.services.conftest import Api
+from tests.services.match.test_commands import stage_a_block
 
 pytestmark = pytest.mark.anyio
 
@@ -63,13 +67,15 @@ def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]
 
 async def test_every_declared_error_response_is_our_error_body(clients: dict[str, Any]) -> None:
     """Every 4xx declared by any operation of either service references `ErrorBody`
-    (`{error, detail, field}`), never Litestar's default `{status_code, detail, extra}`."""
+    (`{error, detail, field, why}`), never Litestar's default `{status_code, detail,
+    extra}`."""
     for name, client in clients.items():
         document = await _document(client)
         assert set(document["components"]["schemas"]["ErrorBody"]["properties"]) == {
             "error",
             "detail",
             "field",
+            "why",
         }
         wrong = []
         for method, path, op in _operations(document):
@@ -119,6 +125,40 @@ async def test_declared_statuses_and_shapes_match_real_responses(api: Api) -> No
         state = await api.match(match_id)
     moves = (await api.call("GET", f"/api/matches/{match_id}/moves")).json()["moves"]
     assert moves and all(set(m) == {"piece", "from", "to", "captures"} for m in moves)
+
+
+class TestWhyAPieceCannotMove:
+    """The document declares an illegal move's `why` as the service sends it."""
+
+    async def test_an_illegal_moves_error_is_valid_against_the_declared_error_body(
+        self, api: Api
+    ) -> None:
+        """`why` is a `CannotMove` of the five rules (only `rule` required), and a real 422
+        illegal_move with it validates against the declared `ErrorBody`."""
+        document = (await api.call("GET", "/schema/openapi.json")).json()
+        schemas = document["components"]["schemas"]
+        why = schemas["ErrorBody"]["properties"]["why"]
+        assert {"$ref": "#/components/schemas/CannotMove"} in why["oneOf"]
+        cannot = schemas["CannotMove"]
+        assert set(cannot["properties"]) == {"rule", "values", "needs", "square", "seat"}
+        assert cannot["required"] == ["rule"]
+        assert set(cannot["properties"]["rule"]["enum"]) == set(get_args(Rule))
+
+        match_id, players, _ = await api.duel(rules={"preset": "standard"})
+        await stage_a_block(EventStore(api.engine), match_id)
+        r = await api.call(
+            "POST", f"/api/matches/{match_id}/move", json={"piece": 2}, headers=api.h(players[0])
+        )
+        assert r.status_code == 422 and "why" in r.json(), r.text
+        move = document["paths"]["/api/matches/{match_id}/move"]["post"]["responses"]["422"]
+        declared = move["content"]["application/json"]["schema"]
+        assert declared == {"$ref": ERROR_REF}
+        validator = jsonschema.Draft202012Validator(
+            {**declared, "components": document["components"]}
+        )
+        assert list(validator.iter_errors(r.json())) == []
+        # and the checks bite: a `why` of another rule is refused
+        assert list(validator.iter_errors({**r.json(), "why": {"rule": "dance"}}))
 
 
 async def _error_requests(name: str, client: Any) -> dict[int, Any]:

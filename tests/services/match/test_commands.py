@@ -8,7 +8,11 @@ from typing import Any
 import anyio
 import pytest
 
+from domain.decider import fold
+from domain.events import DieRolled, Event, PieceMoved, TurnEnded
 from domain.rules import CURRENT_REVISION
+from services.shared.eventstore import EventStore
+from tests.conftest import NEST, progress_on
 from tests.services.conftest import Api
 
 pytestmark = pytest.mark.anyio
@@ -263,6 +267,69 @@ async def test_bad_input_is_4xx_json_and_appends_nothing(api: Api) -> None:
         await api.step(match_id, players)
     else:
         raise AssertionError("no illegal move found")
+
+
+async def stage_a_block(store: EventStore, match_id: str) -> int:
+    """Bring a fresh 2-player match of the standard rules to seat 0 having rolled a 4, its
+    piece 0 on 20 (free to move) and its piece 2 on 3, behind red's (seat 1's) pair on
+    track square 6. Written to the stream as facts, as `evolve` applies any (pieces
+    teleport by PieceMoved); the service decides on them as on its own. Returns the
+    stream's version after them."""
+    stream = f"match-{match_id}"
+    state = fold(await store.read_events(stream))
+    assert state.status == "playing" and state.ruleset is not None
+    assert state.ruleset.blocks == "double" and state.players == 2
+    assert all(p == NEST for row in state.pieces for p in row)
+    red_on_6 = progress_on(6, "red")
+    events: list[Event] = [
+        PieceMoved(seat=0, piece=0, frm=NEST, to=20),
+        PieceMoved(seat=0, piece=2, frm=NEST, to=3),
+        PieceMoved(seat=1, piece=0, frm=NEST, to=red_on_6),
+        PieceMoved(seat=1, piece=1, frm=NEST, to=red_on_6),
+        TurnEnded(seat=state.turn, next_seat=0),
+        DieRolled(seat=0, n=state.rolls_made, value=4),
+    ]
+    result = await store.append(stream, state.version, events)
+    return result.next_version
+
+
+# The answer to moving piece 2 in `stage_a_block`'s position, over HTTP and the socket.
+BLOCKED_PIECE_2 = {
+    "error": "illegal_move",
+    "detail": "piece 2 cannot move 4: a block stands on square 6",
+    "field": "piece",
+    "why": {"rule": "block", "square": 6, "seat": 1},
+}
+
+
+class TestWhyAPieceCannotMove:
+    """An illegal move's error gives the rule that stops the piece as facts (`why`), for
+    the page to word in its own language, beside the English `detail`."""
+
+    async def test_an_illegal_move_answers_its_rule_as_facts_and_appends_nothing(
+        self, api: Api
+    ) -> None:
+        """422 illegal_move with `why` {rule block, square, seat}; the stream is unchanged."""
+        match_id, players, _ = await api.duel(rules={"preset": "standard"})
+        version = await stage_a_block(EventStore(api.engine), match_id)
+        moves = (await api.call("GET", f"/api/matches/{match_id}/moves")).json()["moves"]
+        assert [m["piece"] for m in moves] == [0]
+        r = await api.call(
+            "POST", f"/api/matches/{match_id}/move", json={"piece": 2}, headers=api.h(players[0])
+        )
+        assert r.status_code == 422, r.text
+        assert r.json() == BLOCKED_PIECE_2
+        assert await api.stream_length(f"match-{match_id}") == version
+
+    async def test_other_errors_carry_no_why(self, api: Api) -> None:
+        """A refusal that is not an illegal move (roll_first) has no `why` at all."""
+        match_id, players, _ = await api.duel(rules={"preset": "standard"})
+        mover = players[(await api.match(match_id))["turn"]]
+        r = await api.call(
+            "POST", f"/api/matches/{match_id}/move", json={"piece": 0}, headers=api.h(mover)
+        )
+        assert r.status_code == 409 and r.json()["error"] == "roll_first", r.text
+        assert set(r.json()) == {"error", "detail"}
 
 
 async def test_party_errors_and_flow(api: Api) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from services.match.guests import Player
 from tests.services.conftest import Api
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +52,8 @@ async def test_a_timed_out_turn_is_played_by_the_cpu(api: Api) -> None:
 
 
 async def test_three_timeouts_stand_in_then_reclaim(api: Api) -> None:
-    """Three expired turns in a row bring the stand-in; the same token reclaims the seat."""
+    """Three expired turns in a row bring the stand-in; the player's connection coming
+    back keeps it (nothing appended); the same token reclaims the seat."""
     match_id, players, _ = await api.duel(turn_limit=30)
     for n in (1, 2, 3):
         state = await _time_out(api, match_id)
@@ -72,6 +74,12 @@ async def test_three_timeouts_stand_in_then_reclaim(api: Api) -> None:
         r = await api.call("POST", f"/api/matches/{match_id}/roll", headers=api.h(players[0]))
         assert r.status_code == 409 and r.json()["error"] == "stood_in"
         await api.scheduler.run_due()
+    # A socket's hello (`Presence.connected`): a stand-in the player earned stays.
+    version = await api.version(match_id)
+    presence = api.client.app.state.service.presence
+    assert await presence.connected(match_id, Player(players[0]["id"], "alice")) == 0
+    state = await api.match(match_id)
+    assert (state["seats"][0]["stood_in"], state["version"]) == ("timeouts", version)
     other = await api.call("POST", f"/api/matches/{match_id}/reclaim", headers=api.h(players[1]))
     assert other.status_code == 409 and other.json()["error"] == "not_stood_in"
     r = await api.call("POST", f"/api/matches/{match_id}/reclaim", headers=api.h(players[0]))

@@ -37,9 +37,10 @@ from services.match.match_socket import (
     result_event,
 )
 from services.match.views import event_view
-from services.shared.eventstore import ConcurrencyError, StoredEvent
+from services.shared.eventstore import ConcurrencyError, EventStore, StoredEvent
 from tests.pg_waits import backend_pid, wait_until_blocked
 from tests.services.conftest import Api
+from tests.services.match.test_commands import BLOCKED_PIECE_2, stage_a_block
 from tests.services.match.test_live import (
     Instance,
     Table,
@@ -453,6 +454,52 @@ async def test_a_conflict_and_an_unexpected_failure_are_error_frames(
             assert (internal["status"], internal["error"]) == (500, "internal")
             assert "boom" not in internal["detail"]
             assert (await me.send({"type": "roll"}))["type"] == "result"
+
+
+class TestWhyAPieceCannotMove:
+    """The match socket's error frame for an illegal move carries the rule as facts
+    (`why`), as the HTTP error does."""
+
+    async def test_an_illegal_moves_error_frame_gives_its_rule_as_facts(
+        self, server: Instance, engine: AsyncEngine
+    ) -> None:
+        """The frame answering `move` piece 2 behind a pair: 422 illegal_move with `why`
+        {rule block, square 6, seat 1}; nothing is appended."""
+        async with _client(server.http) as http:
+            table = await Table(http).open(rules={"preset": "standard"})
+            version = await stage_a_block(EventStore(engine), table.match_id)
+            async with _socket(server.ws(table.match_id), table.players[0]["token"]) as me:
+                reply = await me.send({"type": "move", "piece": 2, "id": "m-1"})
+            assert reply == {"type": "error", "id": "m-1", "status": 422, **BLOCKED_PIECE_2}
+            assert await table.version() == version
+
+
+class TestReturningAfterLeaving:
+    """A returning connection gives the seat back only from a stand-in for a
+    disconnection: a player who left stays stood in until they reclaim the seat."""
+
+    async def test_a_new_hello_after_leaving_keeps_the_stand_in_until_reclaimed(
+        self, server: Instance
+    ) -> None:
+        """Leave, then a new socket's hello (a reload): still stood in (`left`), no
+        SeatReclaimed; the explicit reclaim then gives the seat back."""
+        async with _client(server.http) as http:
+            table = await Table(http).open()
+            url, token = server.ws(table.match_id), table.players[0]["token"]
+            async with _socket(url, token) as first:
+                left = await first.send({"type": "leave", "id": "l-1"})
+                assert left["type"] == "result", left
+            # The hello is answered once its presence is written and its reclaim decided.
+            async with _socket(url, token) as again:
+                state = (await http.get(f"/api/matches/{table.match_id}")).json()
+                assert state["seats"][0]["stood_in"] == "left"
+                assert state["version"] == left["version"]
+                assert "SeatReclaimed" not in [e["type"] for e in await table.stream()]
+                back = await again.send({"type": "reclaim", "id": "r-1"})
+                assert back["type"] == "result", back
+                assert [e["type"] for e in back["events"]] == ["SeatReclaimed"]
+            state = (await http.get(f"/api/matches/{table.match_id}")).json()
+            assert state["seats"][0]["stood_in"] is None
 
 
 # ---------------------------------------------------------------------- party and lobby

@@ -3,8 +3,10 @@ HTTP status of docs/api.md, and the deciders' rejection codes to their kinds."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from domain.cannot_move import CannotMove
 from domain.errors import (
     AppError,
     Conflict,
@@ -76,6 +78,7 @@ def test_every_kind_is_mapped() -> None:
         ("not_found", NotFound, 404),
         ("not_your_turn", Conflict, 409),
         ("party_full", Conflict, 409),
+        ("stand_in_kept", Conflict, 409),
     ],
 )
 def test_rejections_keep_their_code(code: str, kind: type[AppError], status: int) -> None:
@@ -83,3 +86,29 @@ def test_rejections_keep_their_code(code: str, kind: type[AppError], status: int
     error = rejection_error(code, "why", "piece")
     assert type(error) is kind and (error.code, error.detail, error.field) == (code, "why", "piece")
     assert status_of(error) == status
+
+
+class TestWhy:
+    """A refusal's facts (`why`) go from the rejection through the error to the body."""
+
+    def test_a_rejections_facts_reach_the_error_body(self) -> None:
+        """rejection_error keeps `why`; known_error puts it in the body and its JSON."""
+        why = CannotMove(rule="exact_finish", needs=3)
+        error = rejection_error("illegal_move", "piece 0 cannot move 4: …", "piece", why)
+        assert error.why is why
+        status, body = known_error(error) or (0, None)
+        assert status == 422 and body is not None and body.why is why
+        assert msgspec.json.decode(msgspec.json.encode(body)) == {
+            "error": "illegal_move",
+            "detail": "piece 0 cannot move 4: …",
+            "field": "piece",
+            "why": {"rule": "exact_finish", "needs": 3},
+        }
+
+    def test_an_error_without_facts_keeps_its_json(self) -> None:
+        """No `why` (every other error): the body's JSON has no `why` key at all."""
+        body = ErrorBody(error="not_your_turn", detail="it is seat 1's turn")
+        assert msgspec.json.decode(msgspec.json.encode(body)) == {
+            "error": "not_your_turn",
+            "detail": "it is seat 1's turn",
+        }
