@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from tests.services.match.site_pages import (
     create_party,
     name_myself,
     play_my_turns,
+    running_site,
     version,
 )
 
@@ -101,7 +103,7 @@ async def log_lines(page: Page) -> dict[int, str]:
     return dict(lines)
 
 
-async def play_until(page: Page, predicate: str, act: Any = taps) -> None:
+async def play_until(page: Page, predicate: str, act: Any = keys) -> None:
     """Plays the player's turns with `act` until `predicate` (JS, no arguments) holds at
     one of the player's decisions."""
     while True:
@@ -186,7 +188,8 @@ async def test_a_reload_on_a_desktop_keeps_the_header_and_the_turn_line_in_view(
         await page.add_init_script(RECORD_SCROLLS)
         await name_myself(page, site, "nao")
         await play_now(page)
-        await play_my_turns(page, until_version=20)
+        await play_my_turns(page, until_version=60)
+        assert await page.evaluate("window.__scrolls") == []
         await page.reload()
         await expect(page.locator("body[data-ready=true]")).to_be_attached()
         await my_decision(page)
@@ -314,10 +317,16 @@ async def test_a_screen_reader_hears_each_roll_and_move_once(site: Site, browser
 
 
 async def test_a_reload_after_leaving_keeps_the_cpu_and_offers_the_seat_back(
-    site: Site, browser: Browser
+    database_url: str, tmp_path: Path, browser: Browser
 ) -> None:
     """After Leave and its confirmation a reload does not put the player back: the CPU
     keeps the seat, the page says so and offers "Take my seat back", which does."""
+    # CPUs that take 0.2 s an action, so the match is still on after the reload.
+    with running_site(database_url, tmp_path, cpu_delay=0.2) as site:
+        await _reload_after_leaving(site, browser)
+
+
+async def _reload_after_leaving(site: Site, browser: Browser) -> None:
     async with person(browser) as (page, errors):
         await name_myself(page, site, "lee")
         await play_now(page)
@@ -325,7 +334,8 @@ async def test_a_reload_after_leaving_keeps_the_cpu_and_offers_the_seat_back(
         await my_decision(page)
         page.once("dialog", lambda dialog: dialog.accept())
         await page.click("#leave-match")
-        await expect(page.locator("#log li").last).to_have_text("You left; a CPU plays for you.")
+        left = page.locator("#log li", has_text="You left; a CPU plays for you.")
+        await expect(left).to_have_count(1)
         await page.reload()
         await expect(page.locator("body[data-ready=true]")).to_be_attached()
         await expect(page.locator("#reclaim")).to_be_visible()
