@@ -103,13 +103,16 @@ async def person(
         await context.close()
 
 
-async def shot(page: Page, name: str) -> None:
-    """A full-page screenshot saved as name in LUDO_SCREENSHOTS, when it is set (the
-    pages' screenshots in docs/ are taken this way:
-    `LUDO_SCREENSHOTS=docs/screenshots python3 -m pytest tests/services`); otherwise none."""
+async def shot(page: Page, name: str, *, full_page: bool = True) -> None:
+    """A screenshot saved as name in LUDO_SCREENSHOTS, when it is set (the pages'
+    screenshots in docs/ are taken this way:
+    `LUDO_SCREENSHOTS=docs/screenshots python3 -m pytest tests/services`); otherwise none.
+    The whole page, or with `full_page=False` the window as the player sees it (Chromium
+    drops a phone's touch emulation while it shoots a whole page, so a phone's first
+    screen is shot as the window)."""
     folder = os.environ.get("LUDO_SCREENSHOTS")
     if folder:
-        await page.screenshot(path=str(Path(folder) / name), full_page=True)
+        await page.screenshot(path=str(Path(folder) / name), full_page=full_page)
 
 
 def console_errors(page: Page) -> list[str]:

@@ -220,6 +220,7 @@
     showing = null;
     early.length = 0;
     logged.length = 0;
+    following = true;
     queue = Promise.resolve();
     if (board) board.destroy();
     board = null;
@@ -379,18 +380,21 @@
     if (saidAs === now) return;
     saidAs = now;
     for (const entry of logged) sayLine(entry);
+    followLog();  // lines of another length: the newest one stays in view
   }
+
+  // The log box follows its newest line while the reader is at its end (a reader who
+  // scrolled up to read is left there). Only the box scrolls, never the page:
+  // scrollIntoView would move the window under the player.
+  let following = true;
+  const followLog = () => { if (following) $("#log").scrollTop = $("#log").scrollHeight; };
 
   function logEvent(frame) {
     const entry = { facts: eventFacts(frame.event_type, frame.data), li: el("li", { "data-version": frame.version }) };
     if (!sayLine(entry)) return null;
     logged.push(entry);
-    const box = $("#log");
-    // Follow the newest line only if the reader was at the end; only the log box scrolls,
-    // never the page (scrollIntoView would move the window under the player).
-    const atEnd = box.scrollHeight - box.scrollTop - box.clientHeight < 8;
-    box.appendChild(entry.li);
-    if (atEnd) box.scrollTop = box.scrollHeight;
+    $("#log").appendChild(entry.li);
+    followLog();
     return entry;
   }
 
@@ -455,8 +459,6 @@
       firstSeat = match.first_seat;
       for (const e of early) logEvent(e);
       early.length = 0;
-      const box = $("#log");
-      box.scrollTop = box.scrollHeight;
     }
     board.setPieces(piecesBySeat(match));
     drawAll();
@@ -705,6 +707,12 @@
       message(t("copied_link"), "info");
     });
     document.addEventListener("keydown", onKey);
+    const log = $("#log");
+    log.addEventListener("scroll", () => {
+      following = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+    }, { passive: true });
+    // A box that changes size (a phone turned, a window resized) keeps its newest line.
+    if (typeof ResizeObserver === "function") new ResizeObserver(followLog).observe(log);
     document.addEventListener("languagechange", () => {
       drawSound();
       if (party && !party.match_id) drawParty();

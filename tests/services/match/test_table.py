@@ -674,31 +674,46 @@ async def test_the_table_asks_nothing_it_would_abandon(site: Site, browser: Brow
 # -------------------------------------------------- the first screen of a phone, a11y
 
 
+async def in_first_screen(page: Page, parts: tuple[str, ...], width: int, height: int) -> None:
+    """Each of `parts` lies wholly inside the window, the page at its top."""
+    assert await page.evaluate("scrollY") == 0
+    for part in parts:
+        box = await page.locator(part).first.bounding_box()
+        assert box is not None, part
+        inside = box["x"] >= 0 and box["x"] + box["width"] <= width
+        inside = inside and box["y"] >= 0 and box["y"] + box["height"] <= height
+        assert inside, (part, width, height, box)
+
+
 async def test_a_phone_sees_the_board_the_die_and_its_controls_without_scrolling(
     site: Site, browser: Browser
 ) -> None:
-    """At 360×640, 375×812 and 412×915, in both languages, the board, the die and the
-    turn's controls are all in the first screen, at the top of the page; screenshots of
-    each (docs/screenshots, when LUDO_SCREENSHOTS is set)."""
+    """At 360×640, 375×812 and 412×915 (and a desktop's 1280×800), in both languages, the
+    board, the turn line, the die and the roll button are all in the first screen, at the
+    top of the page, and so are the board, the die and the movable pieces when a piece is
+    to be chosen; screenshots of each (docs/screenshots, when LUDO_SCREENSHOTS is set)."""
     async with person(browser, width=375, height=812, touch=True) as (page, errors):
         await name_myself(page, site, "aoi")
         await play_now(page)
         await play_until(page, "() => !document.querySelector('#roll').hidden")
         for language in ("en", "ja"):
-            for width, height in PHONES:
+            for width, height in (*PHONES, (1280, 800)):
                 await page.set_viewport_size({"width": width, "height": height})
-                assert await page.evaluate("scrollY") == 0
-                for part in ("#board", "#die", "#roll", "#status"):
-                    box = await page.locator(part).bounding_box()
-                    assert box is not None, part
-                    assert box["y"] >= 0 and box["y"] + box["height"] <= height, (
-                        part,
-                        width,
-                        height,
-                        box,
-                    )
-                    assert box["x"] >= 0 and box["x"] + box["width"] <= width, (part, width, box)
-                await shot(page, f"table-roll-{width}x{height}-{language}.png")
+                await in_first_screen(page, ("#board", "#status", "#die", "#roll"), width, height)
+                await shot(page, f"table-roll-{width}x{height}-{language}.png", full_page=False)
+            await page.click("#lang")
+        await play_until(page, "() => document.querySelectorAll('#board .movable').length > 1")
+        for language in ("en", "ja"):
+            for width, height in (*PHONES, (1280, 800)):
+                await page.set_viewport_size({"width": width, "height": height})
+                parts = ("#board", "#status", "#die", "#board .piece.movable")
+                await in_first_screen(page, parts, width, height)
+                # the log box, resized, still shows its newest line
+                log = page.locator("#log")
+                assert await log.evaluate(
+                    "b => b.scrollHeight - b.scrollTop - b.clientHeight < 2"
+                ), (width, height)
+                await shot(page, f"table-move-{width}x{height}-{language}.png", full_page=False)
             await page.click("#lang")
         assert errors == []
 
