@@ -2,7 +2,8 @@
 
 No Playwright-managed browser download: the system's /usr/bin/chromium (`.ci/run`
 installs it). Tests import `requires_chromium` (a skip marker), `new_page`,
-`console_errors`, `shot` and `axe_violations` (axe-core, vendored in tests/vendor/).
+`console_errors`, `shot`, `axe_violations` (axe-core, vendored in tests/vendor/) and
+`small_targets` (targets smaller than 44×44 CSS px).
 """
 
 from __future__ import annotations
@@ -151,3 +152,61 @@ async def axe_violations(page: Page, impacts: tuple[str, ...] = SERIOUS) -> list
         for v in found
         if v["impact"] in impacts
     ]
+
+
+# What a finger or a pointer acts on. A radio or checkbox inside a <label> is measured by
+# the label, which is what takes the tap (the lobby's choices hide the radio itself).
+INTERACTIVE = (
+    "a[href], button, input:not([type=hidden]), select, textarea, summary, [role=button], "
+    '[tabindex]:not([tabindex="-1"])'
+)
+
+_SMALL_TARGETS = """([selector, minimum]) => {
+  const seen = new Set();
+  const small = [];
+  // Links inline in running text are exempt (WCAG 2.5.8's inline exception): an <a>
+  // laid out inline whose parent element holds a non-blank text node of its own, so the
+  // link sits inside a sentence. A link that is the only text of its cell or list item,
+  // or sits among other elements only, is measured.
+  const inline = (node) => node.tagName === "A" && getComputedStyle(node).display === "inline"
+    && Array.from(node.parentElement.childNodes).some(
+      (n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim() !== "");
+  for (const found of document.querySelectorAll(selector)) {
+    if (found.closest("svg")) continue;  // the board's pieces: measured by the table tests
+    const label = (found.type === "radio" || found.type === "checkbox") && found.closest("label");
+    const node = label || found;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    if (node.closest("[hidden]") || !node.checkVisibility({ visibilityProperty: true })) continue;
+    const box = node.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    if (inline(node)) continue;
+    // Rounded to the nearest CSS pixel: a box of 43.99 px is a 44 px target laid out
+    // with subpixels, not a smaller one.
+    if (Math.round(box.width) >= minimum && Math.round(box.height) >= minimum) continue;
+    const name = node.tagName.toLowerCase() + (node.id ? "#" + node.id : "")
+      + (typeof node.className === "string" && node.className.trim()
+         ? "." + node.className.trim().split(/\\s+/).join(".") : "")
+      + (node.tagName === "INPUT" ? `[type=${node.type}]` : "");
+    const text = (node.textContent || node.value || node.getAttribute("aria-label") || "")
+      .trim().replace(/\\s+/g, " ").slice(0, 40);
+    small.push(`${name} "${text}" ${Math.round(box.width)}×${Math.round(box.height)}`);
+  }
+  return small;
+}"""
+
+
+async def small_targets(page: Page, minimum: int = 44) -> list[str]:
+    """The visible interactive elements of the page as laid out now whose box is smaller
+    than minimum×minimum CSS px, one line each: tag#id.class[type], its text, its size.
+
+    Measured: a[href], button, input (not hidden), select, textarea, summary,
+    [role=button] and [tabindex] ≥ 0; a radio or checkbox inside a <label> by its label.
+    Skipped: what is inside an <svg> (the board), what is not rendered (display none,
+    `hidden` on it or an ancestor, visibility hidden, a zero-size box), and a link inline
+    in running text: an <a> whose computed display is `inline` and whose parent element
+    has a non-blank text node of its own (WCAG 2.5.8's inline exception; a link wrapped
+    in another inline element, such as <strong>, is measured). Width and height are
+    rounded to the nearest CSS pixel before comparing."""
+    found: list[str] = await page.evaluate(_SMALL_TARGETS, [INTERACTIVE, minimum])
+    return found
