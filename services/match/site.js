@@ -606,13 +606,20 @@
     }
   }
 
+  // Where a piece at progress `p` stands, in words: the nest, the start, square n, the
+  // home column's n-th square, the goal (`model` is the board model).
+  function spotName(model, p) {
+    if (p < 0) return t("spot.nest");
+    if (p >= model.goal) return t("spot.goal");
+    if (p >= model.home) return t("spot.home_n", { n: p - model.last_track });
+    return p === 0 ? t("spot.start") : t("spot.square_n", { n: p });
+  }
+
   // The board's labels for board.js in the page's language: the board, each piece ("○Yellow
   // Alice's piece 2, square 14"), each move offered. `model` is the board model,
   // `who(seat)` names a seat.
   function boardLabels(model, who) {
-    const where = (p) => (p < 0 ? t("spot.nest") : p >= model.goal ? t("spot.goal")
-      : p >= model.home ? t("spot.home_n", { n: p - model.last_track })
-      : p === 0 ? t("spot.start") : t("spot.square_n", { n: p }));
+    const where = (p) => spotName(model, p);
     const seatOf = (colour) => model.colours.indexOf(colour);
     return {
       board: t("spot.board"),

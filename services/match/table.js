@@ -182,11 +182,13 @@
   async function joinWithName(event) {
     event.preventDefault();
     message("");
+    const field = $("#join-name");
     try {
-      const g = await ensureGuest($("#join-name").value);
+      const g = await ensureGuest(field.value);
       $("#me").textContent = g.name;
     } catch (err) {
-      message(errorText(err));
+      // "Enter a name" holds until one is typed (page_common.js's message about a field).
+      message(errorText(err), "error", err.field === "name" ? { field, valid: () => !!field.value.trim() } : undefined);
       return;
     }
     await sitDown(null, $("#join-form button"));
@@ -696,10 +698,6 @@
       await partyCommand("/leave", undefined, $("#leave-party"));
     });
     $("#join-form").addEventListener("submit", joinWithName);
-    $("#join-name").addEventListener("input", () => {
-      // "Enter a name" no longer holds once one is typed.
-      if ($("#join-name").value.trim() && $("#message").textContent === t("name_needed")) message("");
-    });
     $("#copy").addEventListener("click", async () => {
       const input = $("#share-link");
       input.select();

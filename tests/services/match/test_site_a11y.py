@@ -11,25 +11,24 @@ and the 404 page, in Japanese and English, on three phones and a desktop.
 - A message about a field clears when the field becomes valid (the lobby's name).
 
 Debian's Chromium driven by Playwright (tests/browser.py), against the match and ranking
-services on loopback ports (test_site.py's `running_site`). One browser page a language is
-resized with `set_viewport_size` rather than opening a browser per size. The waiting is on
-the page's own state (`body[data-ready]`, rows drawn, a rendered frame), never on a clock.
+services on loopback ports (the `site` fixture of this folder's conftest.py). One browser
+page a language is resized with `set_viewport_size` rather than opening a browser per
+size. The waiting is on the page's own state (`body[data-ready]`, rows drawn, a rendered
+frame), never on a clock.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.browser import axe_violations, launched, person, requires_chromium, shot, small_targets
+from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
+from tests.services.match.site_pages import Site
 from tests.services.match.test_live import Table
-from tests.services.match.test_site import Site, running_site
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
@@ -50,18 +49,6 @@ NOT_FOUND_LOG = "Failed to load resource: the server responded with a status of 
 def real(errors: list[str]) -> list[str]:
     """The page errors and requests elsewhere, but the 404 page's own status line."""
     return [e for e in errors if e != NOT_FOUND_LOG]
-
-
-@pytest.fixture
-def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
-    with running_site(database_url, tmp_path) as site:
-        yield site
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with launched() as chromium:
-        yield chromium
 
 
 async def rated_duel(site: Site) -> tuple[str, list[str]]:
