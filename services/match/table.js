@@ -437,8 +437,8 @@
     if (!animate || matchMedia("(prefers-reduced-motion: reduce)").matches) return Promise.resolve();
     die.classList.remove("rolling");
     void die.offsetWidth;  // restart the animation
-    die.classList.add("rolling");
-    return new Promise((done) => setTimeout(done, 450));
+    die.classList.add("rolling");  // for as long as the die turns, no longer
+    return new Promise((done) => setTimeout(() => { die.classList.remove("rolling"); done(); }, 450));
   }
 
   function onState(frame) {
