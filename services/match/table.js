@@ -195,8 +195,8 @@
   }
 
   function showParty(frame) {
-    // "Copied" answered one press; the table has changed since, so it no longer does.
-    if ($("#message").textContent === t("copied_link")) message("");
+    // "Copied" answered one press, beside its button; the table has changed since.
+    $("#copied").textContent = "";
     party = frame;
     if (party.match_id && party.match_id !== matchId) openMatch(party.match_id);
     if (!party.match_id) {
@@ -702,7 +702,7 @@
       const input = $("#share-link");
       input.select();
       try { await navigator.clipboard.writeText(input.value); } catch (_) { document.execCommand("copy"); }
-      message(t("copied_link"), "info");
+      $("#copied").textContent = t("copied_link");
     });
     document.addEventListener("keydown", onKey);
     const log = $("#log");

@@ -172,6 +172,9 @@
       const goalLayer = make(root, "g", { class: "lb-goal" });
       const bridgeLayer = make(root, "g", { class: "lb-bridges" });
       const targetLayer = make(root, "g", { class: "lb-targets" });
+      // The reach of movable pieces lies under every piece, so that a piece's own body is
+      // always what a press on it meets.
+      const reachLayer = make(root, "g", { class: "lb-reach" });
       const pieceLayer = make(root, "g", { class: "lb-pieces" });
       const badgeLayer = make(root, "g", { class: "lb-badges" });
 
@@ -306,7 +309,8 @@
           make(rings, "circle", { r: 0.64 * U, class: "ring inner" });
           make(inner, "circle", { r: 0.42 * U, class: "body" });
           symbol(inner, colour, 1);
-          make(g, "circle", { r: 0.5 * U, class: "reach" });  // unscaled: see reachRadius
+          g._reach = make(reachLayer, "circle", { r: 0.5 * U, class: "reach", "data-seat": seat,
+                                                  "data-piece": i });  // see reachRadius
           tokens[seat].push(g);
         }
       }
@@ -315,6 +319,7 @@
         if (g.getAttribute("transform") !== at) g.setAttribute("transform", at);
         if (g.firstChild.getAttribute("transform") !== size) g.firstChild.setAttribute("transform", size);
         g._at = { x, y, scale };
+        if (g._reach.getAttribute("transform") !== at) g._reach.setAttribute("transform", at);
       };
 
       // Where every token goes: stacks fanned in their cell, a badge per colour of ≥ 2.
@@ -412,7 +417,8 @@
           g.classList.toggle("idle", choosing && movable.seat === seat && !move);
           g.classList.toggle("moved", !!lastMove && lastMove[0] === seat && lastMove[1] === i);
           g.classList.toggle("chosen", !!move && movable.chosen === i);
-          if (move && choosing) g.lastChild.setAttribute("r", reach);
+          g._reach.classList.toggle("on", !!move && choosing);
+          if (move && choosing) g._reach.setAttribute("r", reach);
           const p = pieces[seat][i];
           if (move && movable.onPick) {
             g.setAttribute("tabindex", "0");
@@ -450,7 +456,7 @@
         return new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse());
       }
       function pieceOf(element) {
-        const g = element && element.closest && element.closest(".lb-pieces .piece");
+        const g = element && element.closest && element.closest(".lb-pieces .piece, .lb-reach .reach");
         return g && svg.contains(g) ? { seat: Number(g.dataset.seat), piece: Number(g.dataset.piece) } : null;
       }
       function pieceUnder(p) {
