@@ -389,9 +389,12 @@ async def test_a_piece_that_cannot_move_says_why_from_the_servers_refusal(
         await expect(page.locator("#message")).to_have_text(said)
         assert len(await refusals(page)) == 2
         # An opponent's piece (in its nest: no move's target): whose it is.
-        await page.locator("#board .piece[data-seat='1'][data-progress='-1']").first.tap()
+        other = page.locator("#board .piece:not([data-seat='0'])[data-progress='-1']").first
+        seat = await other.get_attribute("data-seat") or ""
+        whose = {"1": "□Blue", "2": "△Red", "3": "✚Green"}[seat]
+        await other.tap()
         await expect(page.locator("#message")).to_have_text(
-            "That is □Blue CPU (normal)'s piece; yours are ○Yellow."
+            f"That is {whose} CPU (normal)'s piece; yours are ○Yellow."
         )
         assert site.state(match_id)["version"] == before
         assert errors == []
