@@ -389,7 +389,13 @@
   // scrolled up to read is left there). Only the box scrolls, never the page:
   // scrollIntoView would move the window under the player.
   let following = true;
-  const followLog = () => { if (following) $("#log").scrollTop = $("#log").scrollHeight; };
+  let followedTo = -1;  // where followLog last put the box (its own scroll events change nothing)
+  function followLog() {
+    if (!following) return;
+    const box = $("#log");
+    box.scrollTop = box.scrollHeight;
+    followedTo = box.scrollTop;
+  }
 
   function logEvent(frame) {
     const entry = { facts: eventFacts(frame.event_type, frame.data), li: el("li", { "data-version": frame.version }) };
@@ -707,7 +713,9 @@
     document.addEventListener("keydown", onKey);
     const log = $("#log");
     log.addEventListener("scroll", () => {
-      following = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+      // Only the reader's own scrolling decides: an event of followLog's may arrive after
+      // the box has changed size, when it no longer looks like the end.
+      if (log.scrollTop !== followedTo) following = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
     }, { passive: true });
     // A box that changes size (a phone turned, a window resized) keeps its newest line.
     if (typeof ResizeObserver === "function") new ResizeObserver(followLog).observe(log);

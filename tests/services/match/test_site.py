@@ -323,6 +323,11 @@ async def test_a_match_played_from_the_keyboard_alone(site: Site, browser: Brows
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
         assert site.state(match_id)["status"] == "finished"
         assert await page.locator("#placements li").count() == 4
+        # The log box followed every line to the last, through every change of its size.
+        gap = await page.locator("#log").evaluate(
+            "b => b.scrollHeight - b.scrollTop - b.clientHeight"
+        )
+        assert gap < 2
         assert errors == []
 
 
