@@ -32,6 +32,7 @@ from tests.services.match.site_pages import (
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 PHONES = ((360, 640), (375, 812), (412, 915))
+SIDEWAYS = (812, 375)  # a phone on its side: the board beside the controls
 
 # Every frame the page's sockets receive, seen before the page's own handlers see it.
 RECORD_FRAMES = """
@@ -691,23 +692,24 @@ async def in_first_screen(page: Page, parts: tuple[str, ...], width: int, height
 async def test_a_phone_sees_the_board_the_die_and_its_controls_without_scrolling(
     site: Site, browser: Browser
 ) -> None:
-    """At 360×640, 375×812 and 412×915 (and a desktop's 1280×800), in both languages, the
-    board, the turn line, the die and the roll button are all in the first screen, at the
-    top of the page, and so are the board, the die and the movable pieces when a piece is
-    to be chosen; screenshots of each (docs/screenshots, when LUDO_SCREENSHOTS is set)."""
+    """At 360×640, 375×812 and 412×915 (and on its side, 812×375, and a desktop's
+    1280×800), in both languages, the board, the turn line, the die and the roll button are
+    all in the first screen, at the top of the page, and so are the board, the die and the
+    movable pieces when a piece is to be chosen; screenshots of each (docs/screenshots,
+    when LUDO_SCREENSHOTS is set)."""
     async with person(browser, width=375, height=812, touch=True) as (page, errors):
         await name_myself(page, site, "aoi")
         await play_now(page)
         await play_until(page, "() => !document.querySelector('#roll').hidden")
         for language in ("en", "ja"):
-            for width, height in (*PHONES, (1280, 800)):
+            for width, height in (*PHONES, SIDEWAYS, (1280, 800)):
                 await page.set_viewport_size({"width": width, "height": height})
                 await in_first_screen(page, ("#board", "#status", "#die", "#roll"), width, height)
                 await shot(page, f"table-roll-{width}x{height}-{language}.png", full_page=False)
             await page.click("#lang")
         await play_until(page, "() => document.querySelectorAll('#board .movable').length > 1")
         for language in ("en", "ja"):
-            for width, height in (*PHONES, (1280, 800)):
+            for width, height in (*PHONES, SIDEWAYS, (1280, 800)):
                 await page.set_viewport_size({"width": width, "height": height})
                 parts = ("#board", "#status", "#die", "#board .piece.movable")
                 await in_first_screen(page, parts, width, height)
