@@ -175,6 +175,9 @@
       // The reach of movable pieces lies under every piece, so that a piece's own body is
       // always what a press on it meets.
       const reachLayer = make(root, "g", { class: "lb-reach" });
+      // A movable piece's mark lies under it too: the piece itself holds still while its
+      // ring pulses (a tool that waits for a button to stop moving can press it).
+      const ringLayer = make(root, "g", { class: "lb-rings" });
       const pieceLayer = make(root, "g", { class: "lb-pieces" });
       const badgeLayer = make(root, "g", { class: "lb-badges" });
 
@@ -302,15 +305,16 @@
                                             "data-symbol": SYMBOL[colour] || "" });
           const inner = make(g, "g", { class: "tok" });
           make(inner, "circle", { r: 0.5 * U, class: "hit" });
-          // A movable piece's mark: a dark ring around a white one, pulsing where motion
-          // is welcome; seen on any colour and by shape, not by colour alone.
-          const rings = make(inner, "g", { class: "rings" });
-          make(rings, "circle", { r: 0.64 * U, class: "ring" });
-          make(rings, "circle", { r: 0.64 * U, class: "ring inner" });
           make(inner, "circle", { r: 0.42 * U, class: "body" });
           symbol(inner, colour, 1);
           g._reach = make(reachLayer, "circle", { r: 0.5 * U, class: "reach", "data-seat": seat,
                                                   "data-piece": i });  // see reachRadius
+          // A movable piece's mark: a dark ring around a white one, pulsing where motion
+          // is welcome; seen on any colour and by shape, not by colour alone.
+          g._rings = make(ringLayer, "g", { class: "rings", "data-seat": seat, "data-piece": i });
+          const pulse = make(g._rings, "g", { class: "pulse" });
+          make(pulse, "circle", { r: 0.64 * U, class: "ring" });
+          make(pulse, "circle", { r: 0.64 * U, class: "ring inner" });
           tokens[seat].push(g);
         }
       }
@@ -320,6 +324,8 @@
         if (g.firstChild.getAttribute("transform") !== size) g.firstChild.setAttribute("transform", size);
         g._at = { x, y, scale };
         if (g._reach.getAttribute("transform") !== at) g._reach.setAttribute("transform", at);
+        const ring = size ? `${at} ${size}` : at;
+        if (g._rings.getAttribute("transform") !== ring) g._rings.setAttribute("transform", ring);
       };
 
       // Where every token goes: stacks fanned in their cell, a badge per colour of ≥ 2.
@@ -418,6 +424,8 @@
           g.classList.toggle("moved", !!lastMove && lastMove[0] === seat && lastMove[1] === i);
           g.classList.toggle("chosen", !!move && movable.chosen === i);
           g._reach.classList.toggle("on", !!move && choosing);
+          g._rings.classList.toggle("on", !!move);
+          g._rings.classList.toggle("chosen", !!move && movable.chosen === i);
           if (move && choosing) g._reach.setAttribute("r", reach);
           const p = pieces[seat][i];
           if (move && movable.onPick) {

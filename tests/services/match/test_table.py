@@ -489,7 +489,9 @@ async def test_movable_pieces_are_marked_by_shape_and_answer_a_44_px_tap(
             " && document.querySelectorAll(\"#board .piece[data-seat='0']\").length === 4",
         )
         piece = page.locator("#board .piece.movable")
-        rings = await piece.evaluate(
+        moved = await piece.get_attribute("data-piece")
+        ring = page.locator(f"#board .rings.on[data-piece='{moved}']")
+        rings = await ring.evaluate(
             """(g) => [...g.querySelectorAll('.ring')].map((r) => {
                  const s = getComputedStyle(r);
                  return [s.display, s.stroke, parseFloat(s.strokeWidth)]; })"""
@@ -498,7 +500,6 @@ async def test_movable_pieces_are_marked_by_shape_and_answer_a_44_px_tap(
             ["inline", "rgb(15, 23, 42)", 8.0],
             ["inline", "rgb(255, 255, 255)", 3.5],
         ]
-        moved = await piece.get_attribute("data-piece")
         reach = await page.locator(f"#board .reach.on[data-piece='{moved}']").bounding_box()
         assert reach is not None and reach["width"] >= 44 and reach["height"] >= 44
         square = await page.locator("#board .cell.track").first.bounding_box()
@@ -596,10 +597,7 @@ async def test_the_turn_line_never_lags_the_die_or_the_move(site: Site, browser:
         await play_until(page, "() => document.body.dataset.phase === 'move'")
         await recorder.start()
         before = await version(page)
-        # (at the piece's centre: its pulsing ring never holds still for a locator's click)
-        body = await page.locator("#board .piece.movable .body").first.bounding_box()
-        assert body is not None
-        await page.mouse.click(body["x"] + body["width"] / 2, body["y"] + body["height"] / 2)
+        await page.locator("#board .piece.movable").first.click()
         await page.wait_for_function("(v) => Number(document.body.dataset.version) > v", arg=before)
         records = await recorder.records()
         assert records and records[0]["status"].startswith("Moving piece")
