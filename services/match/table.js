@@ -104,11 +104,16 @@
     && !match.seats[mySeat].stood_in && !cpuDeadline();
 
   // ------------------------------------------------------------------- party
+  // The table's name ("Alice's table"), the page's heading for screen readers too.
+  function tableTitle() {
+    if (!party) return t("site");
+    const host = party.seats.find((s) => s.player_id === party.host_id);
+    return t("host_of", { name: host ? host.name : "?" });
+  }
+
   function drawParty() {
     const p = party;
-    const title = t("host_of", { name: (p.seats.find((s) => s.player_id === p.host_id) || {}).name || "?" });
-    $("#party-title").textContent = title;
-    $("#page-title").textContent = title;
+    $("#party-title").textContent = $("#page-title").textContent = tableTitle();
     const bits = [options ? rulesSummary(p.rules, options) : "", p.turn_limit ? `${t("turn_limit")}: ${t("limit_s", { n: p.turn_limit })}` : "",
                   p.ranked ? t("ranked") : t("casual")].filter(Boolean);
     $("#party-rules").textContent = bits.join(" · ");
@@ -485,7 +490,7 @@
     drawPlayers();
     drawControls();
     drawResult();
-    $("#page-title").textContent = party ? t("host_of", { name: (party.seats.find((s) => s.player_id === party.host_id) || {}).name || "?" }) : t("site");
+    $("#page-title").textContent = tableTitle();
   }
 
   function drawPlayers() {
