@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.decider import MatchState
-from domain.streams import match_stream
+from domain.streams import match_id_of, match_stream
 from services.match.match_reads import MatchReads, MatchRow
 from services.shared.eventstore import SideWrite
 from services.shared.settings import Settings
@@ -69,7 +69,7 @@ class Deadlines:
 
     async def refresh(self, conn: AsyncConnection, stream: str) -> None:
         """Recompute a match's deadline from its current state (after a stale firing)."""
-        state = await self.reads.state(stream)
+        state = await self.reads.state(match_id_of(stream))
         row = await self.reads.row(stream, conn)
         write = self._write(stream, state, row, _UPSERT_ALONE, _DELETE_ALONE)
         await conn.exec_driver_sql(write.sql, write.params)

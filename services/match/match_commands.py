@@ -3,7 +3,7 @@
 `MatchCommands.execute` is the ONE path by which any match command is carried out, for
 HTTP handlers, sockets and the deadline scheduler alike:
 
-1. the stream is read and folded (`MatchReads.state_and_head`); the caller's `make` turns
+1. the stream is read and folded (`MatchReads.for_command`); the caller's `make` turns
    the state into a command (this is where the seat is resolved from the token, or the CPU
    picks its move);
 2. a `Roll`'s die is ALWAYS `die_for_roll(server_seed, client_seed, state.rolls_made)`,
@@ -255,14 +255,11 @@ class MatchCommands:
         conn: AsyncConnection | None,
     ) -> AppendResult:
         # A command from a request may be decided on this instance's trusted fold, with no
-        # read (`MatchReads.state_for_command`); if that fold was stale, the refusal or
+        # read (`MatchReads.for_command`); if that fold was stale, the refusal or
         # the lost race says so, and it is decided once more on a fresh read.
         trusting = conn is None and expected_version is None
         while True:
-            if trusting:
-                state, head, trusted = await self.reads.state_for_command(stream)
-            else:
-                (state, head), trusted = await self.reads.state_and_head(stream), False
+            state, head, trusted = await self.reads.for_command(stream, fresh=not trusting)
             try:
                 return await self._decide_and_append(
                     stream, state, head, make, actor, command_id, request, expected_version, conn

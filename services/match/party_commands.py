@@ -230,7 +230,7 @@ class Parties:
         if rematch:
             finished = False
             if state.match_id is not None:
-                current = await self.reads.state(match_stream(state.match_id))
+                current = await self.reads.state(state.match_id)
                 finished = current.status == "finished"
             command = pd.Rematch(player_id=player.id, match_id=match_id, current_finished=finished)
         else:

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.errors import AppError
-from domain.streams import match_stream
+from domain.streams import match_id_of, match_stream
 from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.match_commands import MatchCommands, seat_of
@@ -78,7 +78,7 @@ class Presence:
         stands in for it because the player's connection was lost (`SeatReclaimed`); a
         stand-in the player chose (`left`) or earned (`timeouts`) stays until they reclaim
         the seat. Returns the player's seat (None: a spectator)."""
-        state = await self.reads.match_state(match_id)
+        state = await self.reads.state(match_id)
         seat = seat_of(state, player)
         if seat is None:
             return None
@@ -112,7 +112,7 @@ class Presence:
     ) -> AppendResult | None:
         """The seat's player has not come back within the grace period: a CPU stands in,
         unless the match is over or a CPU already plays for the seat."""
-        state = await self.reads.state(stream)
+        state = await self.reads.state(match_id_of(stream))
         result = None
         if (
             state.status == "playing"
