@@ -42,7 +42,7 @@ _UPSERT_ALONE = _UPSERT.format(gate="")
 _DELETE_ALONE = _DELETE.format(gate="")
 # Taken before the events go in: the scheduler holds this row while it fires a deadline
 # and appends, so an append waits for it and then loses the race cleanly (409) instead of
-# deadlocking with it. A player's leave or reclaim holds it too (see `MatchCommands.act`).
+# deadlocking with it. A player's leave or reclaim holds it too (`MatchCommands.leave`, `reclaim`).
 _LOCK = "SELECT 1 FROM turn_deadlines WHERE stream_id = %(dl_stream)s FOR UPDATE"
 
 

@@ -14,9 +14,14 @@ from domain.notation import NotationError, answer_query
 from domain.rules import PRESETS, option_values, options_to_dict
 from domain.streams import match_stream
 from services.match.ids import check_id
-from services.match.parties import IdempotencyKey
 from services.match.player_commands import PLAYER_COMMANDS, PlayerCommand
-from services.match.players import BEARER, CurrentPlayer, Service, provide_player
+from services.match.players import (
+    BEARER,
+    CurrentPlayer,
+    IdempotencyKey,
+    Service,
+    provide_player,
+)
 from services.match.schemas import (
     CommandOut,
     EventsOut,

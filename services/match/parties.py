@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import structlog
 from litestar import Controller, get, post
-from litestar.params import FromPath, HeaderParameter, JSONBody
+from litestar.params import FromPath, JSONBody
 
 from domain import party as pd
-from services.match.players import BEARER, CurrentPlayer, Service, provide_player
+from services.match.players import (
+    BEARER,
+    CurrentPlayer,
+    IdempotencyKey,
+    Service,
+    provide_player,
+)
 from services.match.schemas import (
     AddCpu,
     ChangeSettings,
@@ -23,16 +27,6 @@ from services.match.views import party_list_view, party_view
 from services.shared.errors import error_responses
 
 __all__ = ["PartiesController"]
-
-IdempotencyKey = Annotated[
-    str | None,
-    HeaderParameter(
-        name="Idempotency-Key",
-        required=False,
-        description="Retry-safe command id (scoped to your player): a repeat returns the "
-        "first outcome and appends nothing",
-    ),
-]
 
 _COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422)
 
