@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from domain.dice import die_for_roll
 from services.shared.settings import Settings
 from tests.browser import console_errors, new_page, requires_chromium
 from tests.services.match.test_live import Instance
+from tests.waiting import wait_until_sync
 
 TOKEN = "op-secret"
 
@@ -81,13 +81,11 @@ class Site:
         return match_id
 
     def wait_finished(self, match_id: str) -> dict[str, Any]:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        def finished() -> dict[str, Any] | None:
             state: dict[str, Any] = self.http.get(f"/api/matches/{match_id}").json()
-            if state["status"] == "finished":
-                return state
-            time.sleep(0.1)
-        raise AssertionError("the CPU match did not finish")
+            return state if state["status"] == "finished" else None
+
+        return wait_until_sync(finished, 120, what="the CPU match to finish", pause=0.1)
 
     def steps(self, match_id: str) -> dict[str, Any]:
         model: dict[str, Any] = self.http.get(f"/api/matches/{match_id}/steps").json()
