@@ -7,6 +7,7 @@ from ludo_cli.bench.ranking_bench import Config, bench, print_table
 
 
 def test_ranking_bench_tiny(database_url: str) -> None:
+    """The tiny ranking bench prints its figures and its recompute hash equals the live one."""
     result = bench(
         Config(
             matches=50,

@@ -591,6 +591,7 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
 async def test_viewer_of_an_unknown_match_is_404(
     site: Site, browser_page: tuple[Page, list[str]]
 ) -> None:
+    """The viewer of an unknown match answers 404 with a page that says so."""
     page, _ = browser_page
     response = await page.goto(f"{site.instance.http}/replay/{uuid.uuid4()}")
     assert response is not None and response.status == 404
@@ -600,6 +601,7 @@ async def test_viewer_of_an_unknown_match_is_404(
 async def test_report_page_shows_the_timeline_with_the_operator_token(
     site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
 ) -> None:
+    """The report page refuses a wrong token, then shows the timeline to the operator."""
     page, errors = browser_page
     report = site.http.get(
         f"/api/matches/{cpu_match}/report", headers={"Authorization": f"Bearer {TOKEN}"}
