@@ -92,6 +92,19 @@ class PartiesController(Controller):
         state = await service.parties.command(party_id, command, player, key)
         return party_view(party_id, state)
 
+    async def _start(
+        self,
+        service: Service,
+        party_id: str,
+        player: CurrentPlayer,
+        key: str | None,
+        *,
+        rematch: bool,
+    ) -> StartOut:
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        state, match_id = await service.parties.start(party_id, player, key, rematch=rematch)
+        return StartOut(party=party_view(party_id, state), match_id=match_id)
+
     @post(
         "/{party_id:str}/join",
         operation_id="joinParty",
@@ -206,11 +219,7 @@ class PartiesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
-        structlog.contextvars.bind_contextvars(party_id=party_id)
-        state, match_id = await service.parties.start(
-            party_id, player, idempotency_key, rematch=False
-        )
-        return StartOut(party=party_view(party_id, state), match_id=match_id)
+        return await self._start(service, party_id, player, idempotency_key, rematch=False)
 
     @post(
         "/{party_id:str}/rematch",
@@ -227,8 +236,4 @@ class PartiesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
-        structlog.contextvars.bind_contextvars(party_id=party_id)
-        state, match_id = await service.parties.start(
-            party_id, player, idempotency_key, rematch=True
-        )
-        return StartOut(party=party_view(party_id, state), match_id=match_id)
+        return await self._start(service, party_id, player, idempotency_key, rematch=True)
