@@ -8,12 +8,13 @@ so every state a test starts from is one the decider allowed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import pytest
 
-from domain.events import SeatSpec
+from domain.events import CpuLevel, SeatSpec
 from domain.party import (
     MAX_SEATS,
     MIN_SEATS,
@@ -80,6 +81,14 @@ def full_table() -> PartyState:
     """A two-seat table: the host and one guest."""
     state = table(2)
     act(state, JoinParty(player_id=GUEST, name="Gen"))
+    return state
+
+
+def three_seated(level: CpuLevel = "easy") -> PartyState:
+    """A three-seat table, every seat filled: the host, a guest and a CPU of `level`."""
+    state = table(3)
+    act(state, JoinParty(player_id=GUEST, name="Gen"))
+    act(state, AddCpu(player_id=HOST, level=level))
     return state
 
 
@@ -190,9 +199,7 @@ class TestJoin:
 
     def test_joining_once_the_match_started_is_refused(self) -> None:
         """not_open."""
-        state = table(3)
-        act(state, JoinParty(player_id=GUEST, name="Gen"))
-        act(state, AddCpu(player_id=HOST, level="easy"))
+        state = three_seated()
         act(state, StartParty(player_id=HOST, match_id="m1"))
         assert refused(state, JoinParty(player_id=THIRD, name="T")).code == "not_open"
 
@@ -346,10 +353,7 @@ class TestStart:
 
     def test_the_seats_become_the_matchs_seat_specs(self) -> None:
         """`seat_specs`: each guest and CPU as the match records them, in seat order."""
-        state = table(3)
-        act(state, JoinParty(player_id=GUEST, name="Gen"))
-        act(state, AddCpu(player_id=HOST, level="normal"))
-        assert seat_specs(state) == (
+        assert seat_specs(three_seated("normal")) == (
             SeatSpec(name="Hana", player_id=HOST),
             SeatSpec(name="Gen", player_id=GUEST),
             SeatSpec(name="CPU 3 (normal)", cpu="normal"),
@@ -383,25 +387,22 @@ class TestRematch:
             match_id="m2", first_seat=0, game=2, ranked=False, turn_limit=None
         )
 
-    def test_a_rematch_while_the_match_runs_is_refused(self) -> None:
-        """match_running."""
-        command = Rematch(player_id=GUEST, match_id="m2", current_finished=False)
-        assert refused(playing(), command).code == "match_running"
-
-    def test_a_rematch_before_any_match_is_refused(self) -> None:
-        """not_started."""
-        command = Rematch(player_id=HOST, match_id="m1", current_finished=True)
-        assert refused(full_table(), command).code == "not_started"
-
-    def test_a_rematch_by_someone_not_seated_is_refused(self) -> None:
-        """not_seated."""
-        command = Rematch(player_id=THIRD, match_id="m2", current_finished=True)
-        assert refused(playing(), command).code == "not_seated"
-
-    def test_a_rematch_of_a_party_that_does_not_exist_is_refused(self) -> None:
-        """not_found."""
-        command = Rematch(player_id=HOST, match_id="m2", current_finished=True)
-        assert refused(PartyState(), command).code == "not_found"
+    @pytest.mark.parametrize(
+        ("state", "player", "finished", "code"),
+        [
+            (playing, GUEST, False, "match_running"),
+            (full_table, HOST, True, "not_started"),
+            (playing, THIRD, True, "not_seated"),
+            (PartyState, HOST, True, "not_found"),
+        ],
+        ids=["while the match runs", "before any match", "not seated", "no such party"],
+    )
+    def test_a_rematch_is_refused_until_a_seated_guest_finished_a_match(
+        self, state: Callable[[], PartyState], player: str, finished: bool, code: str
+    ) -> None:
+        """match_running, not_started, not_seated, not_found: each condition's own code."""
+        command = Rematch(player_id=player, match_id="m2", current_finished=finished)
+        assert refused(state(), command).code == code
 
 
 class TestEventsAndFold:
