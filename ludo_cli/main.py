@@ -19,7 +19,7 @@ __all__ = ["main"]
 _COMMANDS = (
     "ludo_cli.rules_cmd",
     "ludo_cli.simulate",
-    "ludo_cli.bench.cmd",
+    "benchmarks.cmd",
     "ludo_cli.db_cmd",
     "ludo_cli.up_cmd",
     "ludo_cli.ranking_cmd",

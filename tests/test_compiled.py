@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ludo_cli.bench import engine_form
+from benchmarks import engine_form
 from tests import paths
 from tests.compiled_probe import fingerprint
 

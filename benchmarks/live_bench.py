@@ -43,9 +43,8 @@ from typing import Any
 
 import msgspec
 
-from ludo_cli.arguments import positive_int
-from ludo_cli.bench import service_bench
-from ludo_cli.bench.common import (
+from benchmarks import service_bench
+from benchmarks.common import (
     ISSUE_14_START,
     BenchError,
     loadavg,
@@ -53,8 +52,9 @@ from ludo_cli.bench.common import (
     scratch_db,
     worktree,
 )
-from ludo_cli.bench.harness import Bench, Figures, Say, to_stderr
-from ludo_cli.bench.live_clients import raise_open_files, serve
+from benchmarks.harness import Bench, Figures, Say, to_stderr
+from benchmarks.live_clients import raise_open_files, serve
+from ludo_cli.arguments import positive_int
 
 __all__ = ["BASELINE_REF", "BENCH", "LiveConfig", "bench", "measure"]
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import msgspec
 
+from benchmarks.service_bench import _fold, _Load, _new_match, _request, _SetupFailed
 from domain.decider import MatchState, apply, current_legal_moves
 from domain.events import Event
-from ludo_cli.bench.service_bench import _fold, _Load, _new_match, _request, _SetupFailed
 
 __all__ = ["play_over_socket"]
 

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from websockets.asyncio.client import connect
 
-from ludo_cli.bench import service_bench
-from ludo_cli.bench.floor_bench import BATCH_BYTES, RESULT_BYTES, bench, print_table
+from benchmarks import service_bench
+from benchmarks.floor_bench import BATCH_BYTES, RESULT_BYTES, bench, print_table
 
 
 @pytest.mark.slow
@@ -20,7 +20,7 @@ def test_the_floor_answers_a_command_as_the_match_socket_does() -> None:
     config = service_bench.Config(progress=False)
     # The floor has no database: the URL is passed on, never used.
     with service_bench._service(
-        "postgresql://unused", config, factory="ludo_cli.bench.floor_bench:app", ready="/ready"
+        "postgresql://unused", config, factory="benchmarks.floor_bench:app", ready="/ready"
     ) as (base, _pid):
         url = "ws" + base.removeprefix("http") + "/ws/floor/p0"
 

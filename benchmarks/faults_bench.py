@@ -3,7 +3,7 @@
 What runs: a private embedded PostgreSQL (in a scratch folder: the bench stops and starts
 it), two match and two ranking instances behind HAProxy (ludo_cli/cluster.py), and K
 ranked two-guest matches played at once by the fault-tolerant clients of
-ludo_cli/bench/resilient.py, each match followed by a socket through the balancer; a new
+benchmarks/resilient.py, each match followed by a socket through the balancer; a new
 match starts whenever one ends. After a warm-up, the faults come one by one, with
 `--settle` seconds of load after each:
 
@@ -34,11 +34,11 @@ from typing import Any
 
 import httpx
 
+from benchmarks.common import BenchError
+from benchmarks.harness import Bench, Figures, Say, to_stderr
+from benchmarks.resilient import Books, Follower, MatchPlay, call, check_matches
 from domain.streams import match_id_of
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.bench.common import BenchError
-from ludo_cli.bench.harness import Bench, Figures, Say, to_stderr
-from ludo_cli.bench.resilient import Books, Follower, MatchPlay, call, check_matches
 from ludo_cli.cluster import Cluster, free_port
 
 __all__ = ["BENCH", "FAULTS", "bench", "measure"]

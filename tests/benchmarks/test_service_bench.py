@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ludo_cli.bench.common import ISSUE_14_START
-from ludo_cli.bench.service_bench import BenchError, Config, bench, print_table
+from benchmarks.common import ISSUE_14_START
+from benchmarks.service_bench import BenchError, Config, bench, print_table
 
 
 @pytest.mark.slow

@@ -31,11 +31,11 @@ from typing import Any
 
 import msgspec
 
+from benchmarks import service_bench
+from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.common import BenchError, scratch_db
+from benchmarks.harness import Bench, Figures, Say
 from ludo_cli.arguments import positive_int
-from ludo_cli.bench import service_bench
-from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
-from ludo_cli.bench.common import BenchError, scratch_db
-from ludo_cli.bench.harness import Bench, Figures, Say
 
 __all__ = ["BENCH", "bench", "measure", "print_table"]
 

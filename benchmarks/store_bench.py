@@ -45,10 +45,10 @@ from typing import Any, Final
 
 import msgspec
 
+from benchmarks.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
+from benchmarks.harness import Bench, Figures, Say
 from domain.streams import MATCH_PREFIX, match_stream
 from ludo_cli.arguments import positive_int
-from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
-from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
 __all__ = ["BENCH", "Config", "bench", "measure", "print_table"]

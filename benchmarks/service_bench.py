@@ -45,10 +45,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from domain.decider import MatchState, apply, current_legal_moves
-from domain.events import Event
-from ludo_cli.arguments import positive_float, positive_int, rules_json
-from ludo_cli.bench.common import (
+from benchmarks.common import (
     ISSUE_14_START,
     BenchError,
     loadavg,
@@ -59,8 +56,11 @@ from ludo_cli.bench.common import (
     scratch_db,
     worktree,
 )
-from ludo_cli.bench.harness import Bench, Figures, Say
-from ludo_cli.bench.http1 import Http1, Http1Error
+from benchmarks.harness import Bench, Figures, Say
+from benchmarks.http1 import Http1, Http1Error
+from domain.decider import MatchState, apply, current_legal_moves
+from domain.events import Event
+from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.progress import Progress
 from services.shared.serving import UVICORN_ARGS
 
@@ -768,7 +768,7 @@ async def _generate(
     window_until: float,
 ) -> dict[str, Any]:
     load = _Load()
-    # One connection per match task, and a lean client (ludo_cli/bench/http1.py): httpx
+    # One connection per match task, and a lean client (benchmarks/http1.py): httpx
     # made the load generator, not the service, the bottleneck.
     async with contextlib.AsyncExitStack() as clients:
         per_match = [await clients.enter_async_context(_client(base)) for _ in range(matches)]
@@ -781,7 +781,7 @@ async def _generate(
 
         def play(client: Any) -> Any:
             if config.over == "socket":
-                from ludo_cli.bench.service_socket import play_over_socket
+                from benchmarks.service_socket import play_over_socket
 
                 ws_base = "ws" + base.removeprefix("http")  # https -> wss
                 return play_over_socket(

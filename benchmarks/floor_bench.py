@@ -31,9 +31,9 @@ from typing import Any, Final
 
 from litestar import Litestar, WebSocket, get, websocket
 
+from benchmarks.common import BenchError, reap, scratch_db
+from benchmarks.harness import Bench, Figures, Say
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.bench.common import BenchError, reap, scratch_db
-from ludo_cli.bench.harness import Bench, Figures, Say
 
 __all__ = ["BATCH_BYTES", "BENCH", "RESULT_BYTES", "app", "floor"]
 
@@ -174,7 +174,7 @@ def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dic
 
 def bench(pairs: int, seconds: float, warmup: float, rounds: int, say: Say) -> Figures:
     """The floor and the match service over the socket in turn, `rounds` times."""
-    from ludo_cli.bench import service_bench as sb
+    from benchmarks import service_bench as sb
     from services.shared.database import database_url
     from services.shared.settings import Settings, SettingsError
 
