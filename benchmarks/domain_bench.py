@@ -23,10 +23,11 @@ from typing import Any
 
 import msgspec
 
-from benchmarks import engine_form, peer
+from benchmarks import peer
 from benchmarks.harness import Bench, Figures, Say
 from domain.board import Board
 from domain.decider import MatchState, apply
+from domain.engine_form import engine_form
 from domain.events import CpuLevel, DieRolled
 from domain.moves import legal_moves
 from domain.rules import parse_ruleset

@@ -19,9 +19,9 @@ from typing import Any
 
 import msgspec
 
-from benchmarks import engine_form
 from benchmarks.harness import Bench, Figures, Say
 from domain.chain import first_break
+from domain.engine_form import engine_form
 from domain.events import CpuLevel, SeedRevealed
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match

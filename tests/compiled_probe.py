@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from benchmarks import engine_form
+from domain.engine_form import engine_form
 from domain.events import encode_event
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match

@@ -32,10 +32,10 @@ import msgspec
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from benchmarks import engine_form
 from domain.board import Board, board_for
 from domain.commands import Command, MovePiece, Rejection, Roll
 from domain.decider import STATE_FIELDS, MatchState, apply, decide, fold
+from domain.engine_form import engine_form
 from domain.events import Event, MatchCreated, MatchStarted, PieceMoved, SeatSpec, TurnEnded
 from domain.moves import Move, legal_moves
 from domain.rules import REVISIONS, Ruleset, parse_ruleset, ruleset_to_dict

@@ -10,7 +10,6 @@ import itertools
 import pytest
 
 import domain.dice
-from benchmarks import engine_form
 from domain.dice import (
     CLIENT_SEED_MAX,
     SEED_BYTES,
@@ -22,6 +21,7 @@ from domain.dice import (
     seed_commitment,
     seed_matches,
 )
+from domain.engine_form import engine_form
 from tests.conftest import SERVER_SEED
 
 SEEDS = [bytes(32), SERVER_SEED, b"\xff" * 32, hashlib.sha256(b"ludo").digest()]
