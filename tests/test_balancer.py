@@ -2,7 +2,7 @@
 
 The processes are those `ludo up --instances 2 --ranking-instances 2` runs
 (ludo_cli/cluster.py), each a uvicorn process of its own, so kill -9 and SIGSTOP are real;
-the clients are those of `ludo bench faults` (ludo_cli/bench/resilient.py), which retry a
+the clients are those of `ludo bench faults` (benchmarks/resilient.py), which retry a
 command with its Idempotency-Key and reopen a socket from `last + 1`, as docs/api.md asks.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ludo_cli.bench.resilient import Books, Follower, MatchPlay, check_matches, new_guest
+from benchmarks.resilient import Books, Follower, MatchPlay, check_matches, new_guest
 from ludo_cli.cluster import Cluster, free_port
 from services.ranking.consumer import leader_name
 from services.shared.database import create_engine

@@ -191,7 +191,7 @@ def test_every_way_of_serving_uses_the_same_uvicorn_limits() -> None:
     compose = (ROOT / "compose.yaml").read_text()
     assert compose.count("services.shared.limits:GuardedHttpToolsProtocol") == 2  # match, ranking
     assert flags in compose
-    for module in ("ludo_cli/cluster.py", "ludo_cli/bench/service_bench.py"):
+    for module in ("ludo_cli/cluster.py", "benchmarks/service_process.py"):
         assert "*UVICORN_ARGS" in (ROOT / module).read_text(), module
     assert str(WS_MAX_SIZE) in UVICORN_ARGS
 

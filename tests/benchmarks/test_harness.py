@@ -1,5 +1,5 @@
 """The one harness under every `ludo bench …`: the same options, output and exit statuses
-for every bench (ludo_cli/bench/harness.py)."""
+for every bench (benchmarks/harness.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from ludo_cli.bench.common import BenchError
-from ludo_cli.bench.harness import Bench, Figures, Say, add
+from benchmarks.common import BenchError
+from benchmarks.harness import Bench, Figures, Say, add
 from ludo_cli.main import main
 
 
@@ -111,7 +111,7 @@ class TestHarness:
         ]
         assert len(targets) >= 8
         for target in targets:
-            module = importlib.import_module(f"ludo_cli.bench.{target}_bench")
+            module = importlib.import_module(f"benchmarks.{target}_bench")
             assert isinstance(module.BENCH, Bench)
             assert module.BENCH.name == target
             with pytest.raises(SystemExit) as exit_:

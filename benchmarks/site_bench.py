@@ -31,11 +31,11 @@ from typing import Any
 
 import msgspec
 
+from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.common import BenchError, scratch_db
+from benchmarks.harness import Bench, Figures, Say, to_stderr
+from benchmarks.service_process import check_loopback, serve
 from ludo_cli.arguments import positive_int
-from ludo_cli.bench import service_bench
-from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
-from ludo_cli.bench.common import BenchError, scratch_db
-from ludo_cli.bench.harness import Bench, Figures, Say
 
 __all__ = ["BENCH", "bench", "measure", "print_table"]
 
@@ -60,14 +60,13 @@ def bench(loads: int, url: str | None) -> dict[str, Any]:
     from services.shared.database import database_url
     from services.shared.settings import Settings
 
-    config = service_bench.Config(url=url, log_level="warning")
     if url is not None:
-        service_bench._check_loopback(url)
+        check_loopback(url)
     with contextlib.ExitStack() as stack:
         if url is None:
             server = stack.enter_context(database_url(Settings.from_env()))
             db_url = stack.enter_context(scratch_db(server))
-            base, _pid = stack.enter_context(service_bench._service(db_url, config))
+            base, _pid = stack.enter_context(serve(db_url, log_level="warning", say=to_stderr))
         else:
             base = url.rstrip("/")
         table = _set_table(base)

@@ -10,7 +10,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     bench = subparsers.add_parser("bench", help="benchmarks (print figures with a baseline)")
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
-    from ludo_cli.bench import (
+    from benchmarks import (
         domain_bench,
         faults_bench,
         floor_bench,
@@ -22,7 +22,7 @@ def register(subparsers: Any) -> None:
         site_bench,
         store_bench,
     )
-    from ludo_cli.bench.harness import add
+    from benchmarks.harness import add
 
     for module in (
         domain_bench,

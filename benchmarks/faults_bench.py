@@ -3,7 +3,7 @@
 What runs: a private embedded PostgreSQL (in a scratch folder: the bench stops and starts
 it), two match and two ranking instances behind HAProxy (ludo_cli/cluster.py), and K
 ranked two-guest matches played at once by the fault-tolerant clients of
-ludo_cli/bench/resilient.py, each match followed by a socket through the balancer; a new
+benchmarks/resilient.py, each match followed by a socket through the balancer; a new
 match starts whenever one ends. After a warm-up, the faults come one by one, with
 `--settle` seconds of load after each:
 
@@ -34,11 +34,12 @@ from typing import Any
 
 import httpx
 
+from benchmarks.common import BenchError
+from benchmarks.harness import Bench, Figures, Say, to_stderr
+from benchmarks.resilient import Books, Follower, MatchPlay, call, check_matches
+from benchmarks.service_process import cpu_seconds
 from domain.streams import match_id_of
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.bench.common import BenchError
-from ludo_cli.bench.harness import Bench, Figures, Say, to_stderr
-from ludo_cli.bench.resilient import Books, Follower, MatchPlay, call, check_matches
 from ludo_cli.cluster import Cluster, free_port
 
 __all__ = ["BENCH", "FAULTS", "bench", "measure"]
@@ -232,14 +233,8 @@ async def _run(
 def _cpu(cluster: Cluster, pg: Any) -> dict[str, float]:
     """CPU seconds so far of each part: the load generator (this process), the match and
     the ranking instances, HAProxy, PostgreSQL (the postmaster and its backends), and
-    the machine (busy time of all cores). Without psutil, only the load generator."""
-    snap = {"clients": time.process_time()}
-    try:
-        import psutil
-    except ImportError:  # optional, as in `ludo bench service`
-        return snap
-    times = psutil.cpu_times()
-    snap["machine"] = sum(times) - times.idle - getattr(times, "iowait", 0.0)
+    the machine (busy time of all cores). Without psutil, only the load generator. Living
+    processes only (`reaped=False`), as this bench's figures have always been taken."""
     postmaster = int((Path(pg.pgdata) / "postmaster.pid").read_text().split()[0])
     balancer = [cluster.balancer] if cluster.balancer else []
     parts = {
@@ -248,22 +243,7 @@ def _cpu(cluster: Cluster, pg: Any) -> dict[str, float]:
         "haproxy": [b.pid for b in balancer if b.alive()],
         "postgres": [postmaster],
     }
-    for part, pids in parts.items():
-        total = 0.0
-        for pid in pids:
-            try:
-                root = psutil.Process(pid)
-                procs = [root, *root.children(recursive=True)]
-            except psutil.Error:
-                continue
-            for proc in procs:
-                try:
-                    t = proc.cpu_times()
-                except psutil.Error:
-                    continue
-                total += t.user + t.system
-        snap[part] = total
-    return snap
+    return {"clients": time.process_time(), **cpu_seconds(parts, machine="machine", reaped=False)}
 
 
 def _round(value: float | None) -> float | None:

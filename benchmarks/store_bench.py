@@ -45,10 +45,11 @@ from typing import Any, Final
 
 import msgspec
 
+from benchmarks.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
+from benchmarks.harness import Bench, Figures, Say
+from benchmarks.service_process import cpu_seconds
 from domain.streams import MATCH_PREFIX, match_stream
 from ludo_cli.arguments import positive_int
-from ludo_cli.bench.common import BenchError, loadavg, percentile, pgbench_insert, scratch_db
-from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
 __all__ = ["BENCH", "Config", "bench", "measure", "print_table"]
@@ -340,13 +341,8 @@ async def _appends(table: _Table, config: Config, tag: str) -> tuple[dict[str, A
 
 
 def _cpu_snapshot() -> dict[str, float]:
-    snap = {"client_s": time.process_time()}
-    with contextlib.suppress(ImportError):
-        import psutil
-
-        times = psutil.cpu_times()
-        snap["machine_busy_s"] = sum(times) - times.idle - getattr(times, "iowait", 0.0)
-    return snap
+    """CPU seconds so far of this process (the clients) and the machine's busy time."""
+    return {"client_s": time.process_time(), **cpu_seconds({}, machine="machine_busy_s")}
 
 
 def _cpu_usage(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """What several `ludo bench …` commands share: the scratch database, pgbench's INSERT
-baseline, percentiles, the checkout of a baseline commit. One copy here, so the benches
-measure the baseline the same way."""
+baseline, percentiles, the checkout of a baseline commit, a CHECKPOINT before a run. One
+copy here, so the benches measure the baseline the same way."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ from typing import Any
 from domain.streams import MATCH_PREFIX
 
 __all__ = [
-    "ISSUE_14_START",
+    "BASELINE_TAG",
+    "ROOT",
     "BenchError",
+    "checkpoint",
+    "commit_of",
     "loadavg",
     "percentile",
     "pgbench_insert",
@@ -31,11 +34,14 @@ __all__ = [
     "worktree",
 ]
 
-# The code issue 14 (the service core: commands 6x cheaper, live fan-out) started from:
-# its first commit only added lints. `ludo bench live` and `ludo bench service
-# --baseline-ref` measure against it in the same run.
-ISSUE_14_START = "e5c5edeed73d46fb4e8334fbe9808ea9e05a50d0"
-_ROOT = Path(__file__).resolve().parents[2]
+# The git tag on the code issue 14 (the service core: commands 6x cheaper, live fan-out)
+# started from; docs/benchmarks.md names its commit and how to tag it. `ludo bench live`
+# measures against it by default, `ludo bench service --baseline-ref issue-14-start` when
+# asked, in the same run. A tag, not a commit in the code: the baseline is the
+# repository's to name.
+BASELINE_TAG = "issue-14-start"
+# The checkout the benches run from (a dev install's: the wheel does not ship them).
+ROOT = Path(__file__).resolve().parents[1]
 
 _STDERR_TAIL = 40
 
@@ -217,6 +223,42 @@ def pgbench_insert(
     }
 
 
+def commit_of(ref: str) -> str:
+    """The commit `ref` (a tag, a branch, a commit) names in this repository, in full: what
+    a bench prints as its baseline. `BenchError` saying how to make the tag if none."""
+    found = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        how = (
+            f"; tag the commit docs/benchmarks.md names: git tag {BASELINE_TAG} COMMIT"
+            if ref == BASELINE_TAG
+            else ""
+        )
+        raise BenchError(f"no commit {ref!r} in {ROOT} (--baseline-ref){how}")
+    return found.stdout.strip()
+
+
+def checkpoint(db_url: str) -> None:
+    """A CHECKPOINT, so that every run starts at the same point of PostgreSQL's checkpoint
+    cycle: a baseline may write several times the WAL per command, and the checkpoints that
+    filling `max_wal_size` forces (with the full-page images written after each) would
+    otherwise fall into whichever run came next. Skipped when the role may not (neither
+    a superuser nor in `pg_checkpoint`)."""
+    import psycopg
+
+    from services.shared.database import libpq_url
+
+    with (
+        contextlib.suppress(psycopg.errors.InsufficientPrivilege),
+        psycopg.connect(libpq_url(db_url), autocommit=True) as conn,
+    ):
+        conn.execute("CHECKPOINT")
+
+
 @contextlib.contextmanager
 def worktree(ref: str) -> Iterator[Path]:
     """A detached checkout of `ref` of this repository (removed afterwards): a baseline
@@ -224,7 +266,7 @@ def worktree(ref: str) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="ludo-bench-baseline-") as tmp:
         tree = Path(tmp, "tree")
         made = subprocess.run(
-            ["git", "-C", str(_ROOT), "worktree", "add", "--detach", str(tree), ref],
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
             capture_output=True,
             text=True,
             check=False,
@@ -235,7 +277,7 @@ def worktree(ref: str) -> Iterator[Path]:
             yield tree
         finally:
             subprocess.run(
-                ["git", "-C", str(_ROOT), "worktree", "remove", "--force", str(tree)],
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                 capture_output=True,
                 check=False,
             )

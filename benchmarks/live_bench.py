@@ -43,28 +43,29 @@ from typing import Any
 
 import msgspec
 
-from ludo_cli.arguments import positive_int
-from ludo_cli.bench import service_bench
-from ludo_cli.bench.common import (
-    ISSUE_14_START,
+from benchmarks import service_process
+from benchmarks.common import (
+    BASELINE_TAG,
+    ROOT,
     BenchError,
+    commit_of,
     loadavg,
     percentile,
     scratch_db,
     worktree,
 )
-from ludo_cli.bench.harness import Bench, Figures, Say, to_stderr
-from ludo_cli.bench.live_clients import raise_open_files, serve
+from benchmarks.harness import Bench, Figures, Say, to_stderr
+from benchmarks.live_clients import raise_open_files, serve
+from ludo_cli.arguments import positive_int
 
 __all__ = ["BASELINE_REF", "BENCH", "LiveConfig", "bench", "measure"]
 
 # The last commit whose sockets each read their own stream on every hint and every 2 s
 # (issue 14, point 6 replaced that with one follower per stream).
-BASELINE_REF = ISSUE_14_START
+BASELINE_REF = BASELINE_TAG
 TARGET_READS_PER_EVENT = 1.0
 TARGET_IDLE_QPS = 2.0
 SETTLE = 1.5  # seconds: let the connects' own reads pass before a window starts
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class LiveConfig(msgspec.Struct, kw_only=True):
@@ -126,6 +127,7 @@ def bench(config: LiveConfig, say: Callable[[str], None] = to_stderr) -> dict[st
         server = stack.enter_context(_counting_server())
         trees: list[tuple[str, Path, int | None]] = []
         if config.baseline_ref is not None:
+            config.baseline_ref = commit_of(config.baseline_ref)  # as the figures name it
             tree = stack.enter_context(worktree(config.baseline_ref))
             trees.append(("baseline", tree, None if config.port is None else config.port + 1))
         trees.append(("now", ROOT, config.port))
@@ -165,11 +167,10 @@ def _run_one(
     server: str, root: Path, port: int | None, config: LiveConfig, say: Callable[[str], None]
 ) -> dict[str, Any]:
     settings = {"LUDO_SCHEDULER": "false", "LUDO_LOG_LEVEL": "warning"}
-    service_config = service_bench.Config(log_level="warning", progress=False)
     with contextlib.ExitStack() as stack:
         db_url = stack.enter_context(scratch_db(server, "ludo_bench_live", root=root))
         base, pid = stack.enter_context(
-            service_bench._service(db_url, service_config, root=root, port=port, env=settings)
+            service_process.serve(db_url, root=root, port=port, env=settings, log_level="warning")
         )
         clients = stack.enter_context(_clients(config.clients))
         counter = stack.enter_context(_Statements(server, db_url))
@@ -325,8 +326,7 @@ class _Statements:
 def _cpu(pid: int, clients: _Clients, db_url: str) -> dict[str, float]:
     """CPU seconds so far of the service, PostgreSQL, the machine and the socket clients
     (the statements are counted by `_Statements`, not here)."""
-    snap = service_bench._cpu_snapshot(pid, [], db_url)
-    snap.pop("transactions", None)
+    snap = service_process.service_cpu_seconds(pid, db_url)
     snap["clients"] = sum(s["cpu_s"] for s in clients.stats())
     return snap
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ludo_cli.bench.common import ISSUE_14_START
-from ludo_cli.bench.service_bench import BenchError, Config, bench, print_table
+from benchmarks.common import BASELINE_TAG, commit_of
+from benchmarks.service_bench import BenchError, Config, bench, print_table
 
 
 @pytest.mark.slow
@@ -107,7 +107,7 @@ def test_a_comparison_loads_the_baseline_and_this_tree_in_turn(
         seconds=1.5,
         warmup=0.5,
         pgbench=False,
-        baseline_ref=ISSUE_14_START,
+        baseline_ref=BASELINE_TAG,
         rounds=2,
         progress=False,
     )
@@ -128,11 +128,11 @@ def test_a_comparison_loads_the_baseline_and_this_tree_in_turn(
     assert result["targets"]["service_cpu_ms"]["target"] == "<= 0.5"
     print_table(result)
     out = capsys.readouterr().out
-    assert "baseline: " + ISSUE_14_START in out
+    assert "baseline: " + commit_of(BASELINE_TAG) in out  # the commit the tag names
     assert "baseline ÷ now: service" in out
 
 
 def test_a_comparison_refuses_a_running_service() -> None:
     """`--baseline-ref` serves both codes itself, so a --url is refused before any load."""
     with pytest.raises(BenchError, match="drop --url"):
-        bench(Config(url="http://127.0.0.1:9", baseline_ref=ISSUE_14_START, progress=False))
+        bench(Config(url="http://127.0.0.1:9", baseline_ref=BASELINE_TAG, progress=False))

@@ -1,6 +1,6 @@
 import pytest
 
-from ludo_cli.bench.peer import play_peer_matches
+from benchmarks.peer import play_peer_matches
 
 
 def test_peer_plays_requested_matches() -> None:

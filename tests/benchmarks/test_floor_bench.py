@@ -9,19 +9,19 @@ import asyncio
 import pytest
 from websockets.asyncio.client import connect
 
-from ludo_cli.bench import service_bench
-from ludo_cli.bench.floor_bench import BATCH_BYTES, RESULT_BYTES, bench, print_table
+from benchmarks.floor_bench import BATCH_BYTES, RESULT_BYTES, bench, print_table
+from benchmarks.service_process import serve
 
 
 @pytest.mark.slow
 def test_the_floor_answers_a_command_as_the_match_socket_does() -> None:
     """A message on one socket of a pair brings its sender a result frame and then a batch
     frame, and the pair's other socket the same batch frame, of a command's sizes."""
-    config = service_bench.Config(progress=False)
     # The floor has no database: the URL is passed on, never used.
-    with service_bench._service(
-        "postgresql://unused", config, factory="ludo_cli.bench.floor_bench:app", ready="/ready"
-    ) as (base, _pid):
+    with serve("postgresql://unused", factory="benchmarks.floor_bench:app", ready="/ready") as (
+        base,
+        _pid,
+    ):
         url = "ws" + base.removeprefix("http") + "/ws/floor/p0"
 
         async def command() -> tuple[list[bytes], bytes]:

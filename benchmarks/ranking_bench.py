@@ -32,10 +32,10 @@ from typing import Any, Final
 
 import msgspec
 
+from benchmarks.common import BenchError, percentile, scratch_db
+from benchmarks.harness import Bench, Figures, Say
 from domain.streams import match_stream, party_stream
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.bench.common import BenchError, percentile, scratch_db
-from ludo_cli.bench.harness import Bench, Figures, Say
 
 __all__ = ["BENCH", "Config", "bench", "measure", "print_table"]
 

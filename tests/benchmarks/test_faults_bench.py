@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ludo_cli.bench.faults_bench import bench
+from benchmarks.faults_bench import bench
 
 pytestmark = pytest.mark.slow
 

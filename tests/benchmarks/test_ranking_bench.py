@@ -3,7 +3,7 @@ recomputed ratings hash equals the live one. No timing is asserted."""
 
 from __future__ import annotations
 
-from ludo_cli.bench.ranking_bench import Config, bench, print_table
+from benchmarks.ranking_bench import Config, bench, print_table
 
 
 def test_ranking_bench_tiny(database_url: str) -> None:

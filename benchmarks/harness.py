@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from ludo_cli.bench.common import BenchError
+from benchmarks.common import BenchError
 
 __all__ = ["Bench", "Figures", "Say", "add", "pin_to_one_core", "to_stderr"]
 

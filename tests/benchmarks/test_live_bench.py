@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ludo_cli.bench.live_bench import LiveConfig, bench, print_table
+from benchmarks.live_bench import LiveConfig, bench, print_table
 
 
 @pytest.mark.slow

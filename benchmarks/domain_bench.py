@@ -23,15 +23,16 @@ from typing import Any
 
 import msgspec
 
+from benchmarks import peer
+from benchmarks.harness import Bench, Figures, Say
 from domain.board import Board
 from domain.decider import MatchState, apply
+from domain.engine_form import engine_form
 from domain.events import CpuLevel, DieRolled
 from domain.moves import legal_moves
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from ludo_cli.arguments import cpu_levels, positive_int, rules_json
-from ludo_cli.bench import engine_form, peer
-from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
 __all__ = ["BENCH", "measure", "table"]

@@ -26,45 +26,42 @@ import argparse
 import asyncio
 import contextlib
 import io
-import ipaddress
 import multiprocessing
 import os
 import platform
 import queue
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import msgspec
 
-from domain.decider import MatchState, apply, current_legal_moves
-from domain.events import Event
-from ludo_cli.arguments import positive_float, positive_int, rules_json
-from ludo_cli.bench.common import (
-    ISSUE_14_START,
+from benchmarks.common import (
+    ROOT,
     BenchError,
+    checkpoint,
+    commit_of,
     loadavg,
     percentile,
     pgbench_insert,
     reap,
-    run_in_tree,
     scratch_db,
     worktree,
 )
-from ludo_cli.bench.harness import Bench, Figures, Say
-from ludo_cli.bench.http1 import Http1, Http1Error
+from benchmarks.harness import Bench, Figures, Say
+from benchmarks.http1 import Http1
+from benchmarks.match_load import Load, SetupFailed, fold_events, new_match, request
+from benchmarks.service_process import Service, check_loopback, serve, service_cpu_seconds
+from benchmarks.service_socket import play_over_socket
+from domain.decider import current_legal_moves
+from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.progress import Progress
-from services.shared.serving import UVICORN_ARGS
 
-__all__ = ["BENCH", "BenchError", "Config", "bench", "measure"]
+__all__ = ["BENCH", "BenchError", "Config", "bench", "drive", "measure"]
 
 # Targets at 32 concurrent matches (issue 14, point 5; the rebuild's from issue 3).
 TARGET_RATIO = 0.15
@@ -73,8 +70,6 @@ TARGET_REBUILD_P50_MS = 5.0
 TARGET_SERVICE_CPU_MS = {"http": 0.5, "socket": 0.3}  # per roll or move
 TARGET_POSTGRESQL_CPU_MS = 0.5
 TARGET_TRANSACTIONS = 2.0
-
-_STDERR_TAIL = 40
 
 
 class Config(msgspec.Struct, kw_only=True):
@@ -179,15 +174,10 @@ def measure(args: argparse.Namespace, say: Say) -> Figures:
         rebuilds=args.rebuilds,
         log_level=args.log_level,
         progress=not args.json,
-        baseline_ref=_ref(args.baseline_ref),
+        baseline_ref=args.baseline_ref,
         rounds=args.rounds,
     )
     return bench(config)
-
-
-def _ref(name: str | None) -> str | None:
-    """`--baseline-ref`: a git ref, or `issue-14-start` for the code issue 14 began from."""
-    return ISSUE_14_START if name == "issue-14-start" else name
 
 
 # --------------------------------------------------------------------------- the bench
@@ -201,7 +191,7 @@ def bench(config: Config) -> dict[str, Any]:
     from services.shared.settings import Settings, SettingsError
 
     if config.url is not None:
-        _check_loopback(config.url)
+        check_loopback(config.url)
     if config.baseline_ref is not None:
         if config.url is not None or config.database_url is not None:
             raise BenchError("--baseline-ref starts both services on scratch databases: drop --url")
@@ -222,10 +212,10 @@ def bench(config: Config) -> dict[str, Any]:
         _say(config, f"database: {mask_url(db_url)}")
         service_pid: int | None
         if config.url is None:
-            base, service_pid = stack.enter_context(_service(db_url, config))
+            base, service_pid = stack.enter_context(_serve(db_url, config))
         else:
             base, service_pid = config.url.rstrip("/"), config.service_pid
-        load = _drive(base, config, service_pid, db_url)
+        load = drive(base, config, service_pid, db_url)
         finished = asyncio.run(_finished_matches(base, config))
         rebuild = asyncio.run(_rebuild(db_url, finished, config))
         baseline = _pgbench(db_url, config) if config.pgbench else None
@@ -237,7 +227,7 @@ def _compare(config: Config) -> dict[str, Any]:
     `rounds` rounds, the order swapped each round so that a drift of the machine's speed
     weighs on both alike, and pgbench once a round. Each run is a standalone run's: its
     own service, started for it on a fresh scratch database (migrated by its own tree),
-    stopped and dropped after it, and a CHECKPOINT before it (`_checkpoint`). Why: with both
+    stopped and dropped after it, and a CHECKPOINT before it (`checkpoint`). Why: with both
     services up and both databases kept for all the rounds, every round had run slower
     than the one before, both codes and pgbench alike (in the third, twice the PostgreSQL
     CPU per command and a quarter more of the service's); run this way the rounds agree
@@ -247,6 +237,7 @@ def _compare(config: Config) -> dict[str, Any]:
     from services.shared.settings import Settings, SettingsError
 
     assert config.baseline_ref is not None
+    config.baseline_ref = commit_of(config.baseline_ref)  # the commit, as the figures name it
     config.loadavg_before = loadavg()
     try:
         settings = Settings.from_env()
@@ -255,21 +246,21 @@ def _compare(config: Config) -> dict[str, Any]:
     rounds: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(database_url(settings))
-        roots = {"baseline": stack.enter_context(worktree(config.baseline_ref)), "now": _ROOT}
+        roots = {"baseline": stack.enter_context(worktree(config.baseline_ref)), "now": ROOT}
         for number in range(1, config.rounds + 1):
             row: dict[str, Any] = {"round": number, "pgbench_tps": None}
             for label in _order(number):
                 _say(config, f"round {number} of {config.rounds}: {label}")
                 root = roots[label]
                 with contextlib.ExitStack() as run:
-                    tree = None if root == _ROOT else root
+                    tree = None if root == ROOT else root
                     db_url = run.enter_context(scratch_db(server, f"ludo_bench_{label}", root=tree))
                     # No deadline worker: nothing but the load is measured.
                     base, pid = run.enter_context(
-                        _service(db_url, config, root=root, env={"LUDO_SCHEDULER": "false"})
+                        _serve(db_url, config, root=root, env={"LUDO_SCHEDULER": "false"})
                     )
-                    _checkpoint(db_url)
-                    load = _drive(base, config, pid, db_url)
+                    checkpoint(db_url)
+                    load = drive(base, config, pid, db_url)
                     row[label] = {k: v for k, v in load.items() if k != "finished_match_ids"}
                     if label == "now" and config.pgbench:
                         row["pgbench_tps"] = _pgbench(db_url, config).get("tps")
@@ -280,23 +271,6 @@ def _compare(config: Config) -> dict[str, Any]:
 def _order(number: int) -> tuple[str, str]:
     """The codes in the order round `number` (from 1) loads them: swapped each round."""
     return ("baseline", "now") if number % 2 else ("now", "baseline")
-
-
-def _checkpoint(db_url: str) -> None:
-    """A CHECKPOINT, so that every run starts at the same point of PostgreSQL's checkpoint
-    cycle: the baseline writes several times the WAL per command, and the checkpoints that
-    filling `max_wal_size` forces (with the full-page images written after each) would
-    otherwise fall into whichever run came next. Skipped when the role may not (neither
-    a superuser nor in `pg_checkpoint`)."""
-    import psycopg
-
-    from services.shared.database import libpq_url
-
-    with (
-        contextlib.suppress(psycopg.errors.InsufficientPrivilege),
-        psycopg.connect(libpq_url(db_url), autocommit=True) as conn,
-    ):
-        conn.execute("CHECKPOINT")
 
 
 _COMPARED = {  # figure: where it is in a run's load figures
@@ -378,225 +352,26 @@ def _say(config: Config, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _check_loopback(url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BenchError(f"--url must be an http:// URL, not {url!r}")
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(parts.hostname, None)}
-    except OSError as exc:
-        raise BenchError(f"cannot resolve {parts.hostname}: {exc}") from exc
-    if not all(ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses):
-        raise BenchError(
-            f"--url must point at a loopback address (127.0.0.1, ::1, localhost), not "
-            f"{parts.hostname}: this benchmark loads the service heavily"
-        )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _tail(path: Path, lines: int = _STDERR_TAIL) -> str:
-    try:
-        text = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return "(no output)"
-    return "\n".join(text[-lines:]) or "(no output)"
-
-
-_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _uvicorn_args(root: Path) -> list[str]:
-    """The `UVICORN_ARGS` of the source tree `root` (a baseline checkout names the
-    protocol classes it has)."""
-    code = (
-        "import json; from services.shared.serving import UVICORN_ARGS as a; print(json.dumps(a))"
+def _serve(
+    db_url: str, config: Config, *, root: Path | None = None, env: dict[str, str] | None = None
+) -> contextlib.AbstractContextManager[Service]:
+    """The match service for `config`'s load (`serve`, with its workers and log level)."""
+    return serve(
+        db_url,
+        root=root,
+        env=env,
+        workers=config.workers,
+        log_level=config.log_level,
+        say=lambda line: _say(config, line),
     )
-    args: list[str] = msgspec.json.decode(
-        run_in_tree(root, code, what="reading the uvicorn options")
-    )
-    return args
-
-
-@contextlib.contextmanager
-def _service(
-    db_url: str,
-    config: Config,
-    *,
-    root: Path | None = None,
-    port: int | None = None,
-    env: Mapping[str, str] | None = None,
-    factory: str = "services.match.app:app_from_env",
-    ready: str = "/api/parties",
-) -> Iterator[tuple[str, int]]:
-    """The match service under uvicorn in a subprocess on a loopback port (default: a free
-    one), run from the source tree `root` (default: this one; `ludo bench live` runs a
-    baseline from another checkout), with `env`: more settings. `factory`: another app
-    served the same way (`ludo bench floor`), up once `ready` answers 200."""
-    import httpx
-
-    port = _free_port() if port is None else port
-    root = _ROOT if root is None else root
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "LUDO_CPU_DELAY": "0",
-        "LUDO_LOG_LEVEL": config.log_level,
-        "LUDO_LOG_FORMAT": "json",
-        # The bench measures capacity from one address: the per-client budgets are off.
-        "LUDO_RATE_LIMIT": "0",
-        "LUDO_GUEST_LIMIT": "0",
-        "LUDO_WS_MESSAGE_RATE": "0",
-        "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p),
-        **(env or {}),
-    }
-    # This tree's options; a baseline checkout (`ludo bench live`) is served with its own.
-    serving = [*UVICORN_ARGS] if root == _ROOT else _uvicorn_args(root)
-    cmd = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        factory,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(config.workers),
-        "--no-access-log",
-        "--log-level",
-        "warning",
-        *serving,
-    ]
-    with tempfile.TemporaryDirectory(prefix="ludo-bench-") as tmp:
-        out, err = Path(tmp, "stdout.log"), Path(tmp, "stderr.log")
-        with out.open("wb") as stdout, err.open("wb") as stderr:
-            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=stdout, stderr=stderr)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            _say(config, f"service: {' '.join(cmd[1:])} (pid {proc.pid})")
-            deadline = time.monotonic() + 60
-            while True:
-                if proc.poll() is not None:
-                    raise BenchError(
-                        f"the service exited with status {proc.returncode} before it answered;"
-                        f" its stderr ends with:\n{_tail(err)}"
-                    )
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{base}{ready}", timeout=2).status_code == 200:
-                        break
-                if time.monotonic() > deadline:
-                    raise BenchError(
-                        f"the service did not answer on {base} within 60 s; its stderr ends "
-                        f"with:\n{_tail(err)}"
-                    )
-                time.sleep(0.1)
-            yield base, proc.pid
-            if proc.poll() is not None:
-                raise BenchError(
-                    f"the service died during the run (status {proc.returncode}); its stderr "
-                    f"ends with:\n{_tail(err)}"
-                )
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
 
 
 # ------------------------------------------------------------------------ the HTTP load
 
 
-class _Load:
-    """What the match tasks record."""
-
-    def __init__(self) -> None:
-        self.measuring = False
-        self.stop = False
-        self.latencies: list[float] = []  # seconds, 200 roll/move POSTs in the window
-        self.errors: Counter[str] = Counter()  # roll/move POSTs that failed, by reason
-        self.setup_errors: Counter[str] = Counter()
-        self.commands_total = 0  # 200 roll/move POSTs, warm-up included
-        self.requests = 0  # every request in the window (GETs and set-up too)
-        self.matches_started = 0
-        self.matches_finished = 0
-        self.finished_ids: list[str] = []
-        self.window = 0.0
-        self.cpu: dict[str, Any] = {}
-
-
-async def _request(
-    client: Http1, load: _Load, method: str, url: str, **kwargs: Any
-) -> tuple[int, Any, float]:
-    """(status, JSON body or None, seconds); status 0 for a transport error."""
-    start = time.perf_counter()
-    try:
-        status, raw = await client.request(method, url, **kwargs)
-    except Http1Error:
-        return 0, "transport error", time.perf_counter() - start
-    elapsed = time.perf_counter() - start
-    if load.measuring:
-        load.requests += 1
-    try:
-        body = msgspec.json.decode(raw) if raw else None
-    except msgspec.DecodeError:
-        body = None
-    return status, body, elapsed
-
-
-async def _new_match(client: Any, load: _Load, rules: dict[str, Any]) -> tuple[str, list[str]]:
-    """Two guests at a 2-seat party, started: (match_id, [auth of seat 0, seat 1])."""
-    auths = []
-    for name in ("bench-a", "bench-b"):
-        status, body, _ = await _request(client, load, "POST", "/api/players", json={"name": name})
-        if status != 201:
-            raise _SetupFailed(f"POST /api/players: {status} {body}")
-        auths.append(f"Bearer {body['token']}")
-    status, body, _ = await _request(
-        client,
-        load,
-        "POST",
-        "/api/parties",
-        json={"seats": 2, "rules": rules, "client_seed": "bench-a"},
-        headers={"Authorization": auths[0]},
-    )
-    if status != 201:
-        raise _SetupFailed(f"POST /api/parties: {status} {body}")
-    party = body["id"]
-    status, body, _ = await _request(
-        client,
-        load,
-        "POST",
-        f"/api/parties/{party}/join",
-        json={"client_seed": "bench-b"},
-        headers={"Authorization": auths[1]},
-    )
-    if status != 200:
-        raise _SetupFailed(f"POST /api/parties/…/join: {status} {body}")
-    status, body, _ = await _request(
-        client, load, "POST", f"/api/parties/{party}/start", headers={"Authorization": auths[0]}
-    )
-    if status != 201:
-        raise _SetupFailed(f"POST /api/parties/…/start: {status} {body}")
-    return body["match_id"], auths
-
-
-class _SetupFailed(Exception):
-    pass
-
-
 async def _play(
     client: Any,
-    load: _Load,
+    load: Load,
     rules: dict[str, Any],
     budget: int,
     on_command: Callable[[], None],
@@ -610,8 +385,8 @@ async def _play(
     one request per command. Any doubt (an error) and it reads the events again."""
     while not load.stop:
         try:
-            match_id, auths = await _new_match(client, load, rules)
-        except _SetupFailed as exc:
+            match_id, auths = await new_match(client, load, rules)
+        except SetupFailed as exc:
             load.setup_errors[str(exc)[:120]] += 1
             await asyncio.sleep(0.1)
             if once and sum(load.setup_errors.values()) > 10:
@@ -625,12 +400,12 @@ async def _play(
             if load.stop and not once:
                 break
             if state is None:
-                status, body, _ = await _request(client, load, "GET", f"{base}/events")
+                status, body, _ = await request(client, load, "GET", f"{base}/events")
                 if status != 200:
                     load.errors[f"GET /events {status}"] += 1
                     await asyncio.sleep(0.01)
                     continue
-                state = _fold(body["events"])
+                state = fold_events(body["events"])
             if state.status == "finished":
                 finished = True
                 break
@@ -641,7 +416,7 @@ async def _play(
                 kwargs: dict[str, Any] = {"json": {"piece": moves[0].piece}}
             else:
                 path, kwargs = f"{base}/roll", {}
-            status, body, elapsed = await _request(
+            status, body, elapsed = await request(
                 client, load, "POST", path, headers=headers, **kwargs
             )
             if status == 200:
@@ -649,7 +424,7 @@ async def _play(
                 if load.measuring:
                     load.latencies.append(elapsed)
                     on_command()
-                _fold(body["events"], state)
+                fold_events(body["events"], state)
             else:
                 state = None
                 if isinstance(body, dict) and body.get("error") == "match_finished":
@@ -667,20 +442,12 @@ async def _play(
             return
 
 
-def _fold(events: list[dict[str, Any]], state: MatchState | None = None) -> MatchState:
-    """`state` (a new one when None) after the events of an API answer."""
-    state = MatchState() if state is None else state
-    for event in events:
-        apply(state, msgspec.convert(event["data"], Event))
-    return state
-
-
 def _client(base: str) -> Http1:
     """One kept-alive connection (a match task's own: a shared pool is a scan per request)."""
     return Http1(base)
 
 
-def _drive(base: str, config: Config, service_pid: int | None, db_url: str) -> dict[str, Any]:
+def drive(base: str, config: Config, service_pid: int | None, db_url: str) -> dict[str, Any]:
     """The load, from `config.generators` processes, for warm-up + seconds; the figures of
     the measured window, with the CPU every part spent in it (each from its own process
     accounting) and PostgreSQL's transactions.
@@ -716,13 +483,13 @@ def _drive(base: str, config: Config, service_pid: int | None, db_url: str) -> d
             start.put((begin, window_from, window_until))
         _say(config, f"load: {config.matches} matches from {len(procs)} generator process(es)")
         _sleep_until(window_from)
-        before = _cpu_snapshot(service_pid, [p.pid for p in procs if p.pid], db_url)
+        before = _cpu_snapshot(service_pid, db_url)
         with Progress(max(1, int(config.seconds)), "window", _stderr(config)) as bar:
             while time.time() < window_until:
                 time.sleep(min(1.0, max(0.0, window_until - time.time())))
                 if bar.done < bar.total:
                     bar.advance()
-        after = _cpu_snapshot(service_pid, [p.pid for p in procs if p.pid], db_url)
+        after = _cpu_snapshot(service_pid, db_url)
         parts = [results.get(timeout=config.seconds + 120) for _ in procs]
     except queue.Empty:
         raise BenchError("a load generator process did not answer in time") from None
@@ -767,8 +534,8 @@ async def _generate(
     window_from: float,
     window_until: float,
 ) -> dict[str, Any]:
-    load = _Load()
-    # One connection per match task, and a lean client (ludo_cli/bench/http1.py): httpx
+    load = Load()
+    # One connection per match task, and a lean client (benchmarks/http1.py): httpx
     # made the load generator, not the service, the bottleneck.
     async with contextlib.AsyncExitStack() as clients:
         per_match = [await clients.enter_async_context(_client(base)) for _ in range(matches)]
@@ -781,8 +548,6 @@ async def _generate(
 
         def play(client: Any) -> Any:
             if config.over == "socket":
-                from ludo_cli.bench.service_socket import play_over_socket
-
                 ws_base = "ws" + base.removeprefix("http")  # https -> wss
                 return play_over_socket(
                     client, ws_base, load, config.rules, config.match_commands, on_command
@@ -821,42 +586,13 @@ def _failed(tasks: list[asyncio.Task[None]]) -> BaseException | None:
     return None
 
 
-def _cpu_snapshot(
-    service_pid: int | None, generator_pids: list[int], db_url: str
-) -> dict[str, float]:
-    """CPU seconds so far of the service's process tree (when known), of the PostgreSQL
-    server's processes, and of the whole machine (busy, of all cores); and the database's
-    committed and rolled-back transactions. Each process's CPU from its own accounting."""
-    snap: dict[str, float] = {"transactions": float(_transactions(db_url))}
-    try:
-        import psutil
-    except ImportError:  # optional: then only the transactions are reported
-        return snap
-    times = psutil.cpu_times()
-    snap["machine_busy"] = sum(times) - times.idle - getattr(times, "iowait", 0.0)
-    if service_pid is not None:
-        snap["service"] = _tree_cpu(psutil, service_pid, children=True)
-    postmaster = _postmaster_pid(db_url)
-    if postmaster is not None:
-        snap["postgresql"] = _tree_cpu(psutil, postmaster, children=True)
-    return snap
-
-
-def _tree_cpu(psutil: Any, pid: int, *, children: bool) -> float:
-    """CPU seconds of `pid` and (`children`) of every process under it, living or gone:
-    a PostgreSQL backend whose connection closed has exited, and its CPU is then in its
-    parent's `children_user`/`children_system` (the kernel adds it when it is reaped)."""
-    total = 0.0
-    with contextlib.suppress(psutil.Error):
-        root = psutil.Process(pid)
-        if children:
-            t = root.cpu_times()
-            total += t.children_user + t.children_system
-        for proc in [root, *(root.children(recursive=True) if children else [])]:
-            with contextlib.suppress(psutil.Error):
-                t = proc.cpu_times()
-                total += t.user + t.system
-    return total
+def _cpu_snapshot(service_pid: int | None, db_url: str) -> dict[str, float]:
+    """The database's committed and rolled-back transactions so far, and the CPU seconds so
+    far of the machine, the service's process tree (when known) and PostgreSQL's."""
+    return {
+        "transactions": float(_transactions(db_url)),
+        **service_cpu_seconds(service_pid, db_url),
+    }
 
 
 def _transactions(db_url: str) -> int:
@@ -873,24 +609,6 @@ def _transactions(db_url: str) -> int:
             " WHERE datname = current_database()"
         ).fetchone()
     return int(row[0]) if row else 0
-
-
-def _postmaster_pid(db_url: str) -> int | None:
-    """The PostgreSQL server's main process, when it runs on this machine."""
-    import psycopg
-
-    from services.shared.database import libpq_url
-
-    try:
-        import psutil
-    except ImportError:
-        return None
-    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
-        row = conn.execute("SELECT pg_backend_pid()").fetchone()
-        # Asked while the session lives: its backend process exits with the connection.
-        with contextlib.suppress(psutil.Error):
-            return int(psutil.Process(int(row[0])).ppid()) if row else None
-    return None
 
 
 def _cpu_usage(before: dict[str, float], after: dict[str, float], window: float) -> dict[str, Any]:
@@ -958,7 +676,7 @@ async def _finished_matches(base: str, config: Config) -> list[str]:
     """Play `rebuild_matches` bga matches to the end (concurrently); their ids."""
     if config.rebuild_matches < 1 or config.rebuilds < 1:
         return []
-    load = _Load()
+    load = Load()
     _say(config, f"playing {config.rebuild_matches} bga matches to the end for the rebuilds")
     async with contextlib.AsyncExitStack() as clients:
         per_match = [

@@ -16,13 +16,13 @@ import time
 
 import msgspec
 
+from benchmarks.harness import Bench, Figures, Say
 from domain.decider import MatchState, apply
 from domain.events import DieRolled
 from domain.notation import position_to_json
 from domain.rules import PRESETS, ruleset_to_dict
 from domain.selfplay import play_match
 from ludo_cli.arguments import positive_int
-from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 
 __all__ = ["BENCH", "make_queries", "measure", "table"]

@@ -19,13 +19,13 @@ from typing import Any
 
 import msgspec
 
+from benchmarks.harness import Bench, Figures, Say
 from domain.chain import first_break
+from domain.engine_form import engine_form
 from domain.events import CpuLevel, SeedRevealed
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from ludo_cli.arguments import positive_int, rules_json, seats
-from ludo_cli.bench import engine_form
-from ludo_cli.bench.harness import Bench, Figures, Say
 from ludo_cli.progress import Progress
 from replays.format import ReplayFile, dump_replay, load_replay, replay_from_events
 from replays.verify import verify_replay

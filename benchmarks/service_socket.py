@@ -23,9 +23,9 @@ from typing import Any
 
 import msgspec
 
+from benchmarks.match_load import Load, SetupFailed, fold_events, new_match, request
 from domain.decider import MatchState, apply, current_legal_moves
 from domain.events import Event
-from ludo_cli.bench.service_bench import _fold, _Load, _new_match, _request, _SetupFailed
 
 __all__ = ["play_over_socket"]
 
@@ -77,7 +77,7 @@ class _Seats:
                     url, compression="deflate", ping_interval=None, max_size=None, open_timeout=30
                 )
             except Exception as exc:
-                raise _SetupFailed(f"connect {url}: {type(exc).__name__}") from exc
+                raise SetupFailed(f"connect {url}: {type(exc).__name__}") from exc
             self.sockets.append(ws)
             self.replies.append(asyncio.Queue())
             self.readers.append(asyncio.create_task(self._read(seat, ws)))
@@ -86,11 +86,11 @@ class _Seats:
             try:
                 frame = await self.reply(seat, None)
             except _Closed as exc:
-                raise _SetupFailed(f"hello: {exc}") from exc
+                raise SetupFailed(f"hello: {exc}") from exc
             if frame.type != "hello":
-                raise _SetupFailed(f"hello: {frame.type} {frame.status} {frame.error}")
+                raise SetupFailed(f"hello: {frame.type} {frame.status} {frame.error}")
         if not await self.wait(lambda: self.head is not None and self.state.version >= self.head):
-            raise _SetupFailed("no state frame after the catch-up")
+            raise SetupFailed("no state frame after the catch-up")
 
     async def _read(self, seat: int, ws: Any) -> None:
         follow = seat == 0
@@ -154,7 +154,7 @@ class _Seats:
 async def play_over_socket(
     client: Any,
     ws_base: str,
-    load: _Load,
+    load: Load,
     rules: dict[str, Any],
     budget: int,
     on_command: Callable[[], None],
@@ -163,12 +163,12 @@ async def play_over_socket(
     while not load.stop:
         seats = _Seats()
         try:
-            match_id, auths = await _new_match(client, load, rules)
+            match_id, auths = await new_match(client, load, rules)
             await seats.open(
                 f"{ws_base}/ws/matches/{match_id}?from=0",
                 [auth.removeprefix("Bearer ") for auth in auths],
             )
-        except _SetupFailed as exc:
+        except SetupFailed as exc:
             await seats.close()
             load.setup_errors[str(exc)[:120]] += 1
             await asyncio.sleep(0.1)
@@ -188,7 +188,7 @@ async def _play_match(
     client: Any,
     base: str,
     seats: _Seats,
-    load: _Load,
+    load: Load,
     budget: int,
     on_command: Callable[[], None],
 ) -> bool:
@@ -236,11 +236,11 @@ async def _play_match(
     return False
 
 
-async def _reread(client: Any, base: str, seats: _Seats, load: _Load) -> bool:
+async def _reread(client: Any, base: str, seats: _Seats, load: Load) -> bool:
     """The fold again from `GET /events` (the socket's later frames continue it)."""
-    status, body, _ = await _request(client, load, "GET", f"{base}/events")
+    status, body, _ = await request(client, load, "GET", f"{base}/events")
     if status != 200:
         load.errors[f"GET /events {status}"] += 1
         return False
-    seats.state = _fold(body["events"])
+    seats.state = fold_events(body["events"])
     return True

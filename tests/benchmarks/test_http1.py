@@ -1,4 +1,4 @@
-"""The bench's lean HTTP/1.1 client (ludo_cli/bench/http1.py): keep-alive requests with
+"""The bench's lean HTTP/1.1 client (benchmarks/http1.py): keep-alive requests with
 JSON, answers by length or chunked, and a dropped connection reopened."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import msgspec
 import pytest
 
-from ludo_cli.bench.http1 import Http1, Http1Error
+from benchmarks.http1 import Http1, Http1Error
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ludo_cli.bench.site_bench import bench, print_table
+from benchmarks.site_bench import bench, print_table
 from services.shared.settings import Settings
 from tests.browser import requires_chromium
 from tests.services.match.test_live import Instance

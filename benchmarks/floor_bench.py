@@ -9,7 +9,7 @@ and nothing else: no database, no rules, frames of a command's average sizes
 `UVICORN_ARGS`. K pairs of sockets play it as K matches play the service: one socket sends
 a command and waits for its result and its batch, the other reads its batch.
 
-The match service runs `ludo bench service --over socket`'s load (`service_bench._drive`),
+The match service runs `ludo bench service --over socket`'s load (`service_bench.drive`),
 on a scratch database, without its deadline worker. The two are loaded in turn, `--rounds`
 times, the order swapped each round. The floor's CPU per command over the service's is the
 share of a socket command that no change above the stack can remove, and the most that a
@@ -31,9 +31,10 @@ from typing import Any, Final
 
 from litestar import Litestar, WebSocket, get, websocket
 
+from benchmarks.common import BenchError, checkpoint, reap, scratch_db
+from benchmarks.harness import Bench, Figures, Say
+from benchmarks.service_process import cpu_seconds, serve
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.bench.common import BenchError, reap, scratch_db
-from ludo_cli.bench.harness import Bench, Figures, Say
 
 __all__ = ["BATCH_BYTES", "BENCH", "RESULT_BYTES", "app", "floor"]
 
@@ -130,8 +131,8 @@ def _generator(ws: str, pairs: range, ready: Any, start: Any, results: Any) -> N
 
 def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dict[str, Any]:
     """Commands/s and the server's CPU per command, `pairs` pairs from two processes."""
-    import psutil
-
+    if not cpu_seconds({"server": [pid]}):
+        raise BenchError("ludo bench floor needs psutil, for the server's CPU: pip install psutil")
     ctx = multiprocessing.get_context("spawn")
     ready, starts, results = ctx.Queue(), [ctx.Queue(), ctx.Queue()], ctx.Queue()
     half = (pairs + 1) // 2
@@ -151,17 +152,16 @@ def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dic
         window_from, window_until = begin + warmup, begin + warmup + seconds
         for start in starts[: len(procs)]:
             start.put((begin, window_from, window_until))
-        server = psutil.Process(pid)
         time.sleep(max(0.0, window_from - time.time()))
-        before = server.cpu_times()
+        before = cpu_seconds({"server": [pid]})["server"]
         time.sleep(max(0.0, window_until - time.time()))
-        after = server.cpu_times()
+        after = cpu_seconds({"server": [pid]})["server"]
         commands = sum(results.get(timeout=seconds + 60) for _ in procs)
     except queue.Empty:
         raise BenchError("a floor load process did not answer in time") from None
     finally:
         reap(procs)
-    cpu = (after.user + after.system) - (before.user + before.system)
+    cpu = after - before
     return {
         "commands": commands,
         "commands_per_s": round(commands / seconds, 1),
@@ -174,7 +174,7 @@ def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dic
 
 def bench(pairs: int, seconds: float, warmup: float, rounds: int, say: Say) -> Figures:
     """The floor and the match service over the socket in turn, `rounds` times."""
-    from ludo_cli.bench import service_bench as sb
+    from benchmarks import service_bench as sb
     from services.shared.database import database_url
     from services.shared.settings import Settings, SettingsError
 
@@ -200,15 +200,15 @@ def bench(pairs: int, seconds: float, warmup: float, rounds: int, say: Say) -> F
                     db_url = run.enter_context(scratch_db(server, "ludo_bench_floor"))
                     if label == "floor":
                         base, pid = run.enter_context(
-                            sb._service(db_url, config, factory=f"{__name__}:app", ready="/ready")
+                            serve(db_url, factory=f"{__name__}:app", ready="/ready")
                         )
                         row["floor"] = floor(base, pid, pairs, seconds, warmup)
                     else:
                         base, pid = run.enter_context(
-                            sb._service(db_url, config, env={"LUDO_SCHEDULER": "false"})
+                            serve(db_url, env={"LUDO_SCHEDULER": "false"})
                         )
-                        sb._checkpoint(db_url)
-                        load = sb._drive(base, config, pid, db_url)
+                        checkpoint(db_url)
+                        load = sb.drive(base, config, pid, db_url)
                         row["service"] = {
                             "commands": load["commands"],
                             "commands_per_s": load["commands_per_s"],

@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from ludo_cli.bench.store_bench import Config, _partitioned_ddl, bench, print_table
+from benchmarks.store_bench import Config, _partitioned_ddl, bench, print_table
 from services.shared.database import libpq_url
 from tests.databases import admin, with_database
 
