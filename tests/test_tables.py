@@ -118,3 +118,15 @@ def test_the_ranking_service_names_no_match_service_table() -> None:
     }
     assert crossing == set()
 
+
+def test_the_log_and_the_match_rows_are_read_in_one_place_each() -> None:
+    """Only the event store names `events` and `commands`; only match_rows.py names
+    `matches` and `match_seeds` (benches aside)."""
+    found = list(named_tables())
+    assert {t for f, _, t in found if f.startswith("services/shared/")} >= set(OWNERS)
+    elsewhere = [
+        (f, line, t)
+        for f, line, t in found
+        if t in OWNERS and not f.startswith(OWNERS[t]) and not f.startswith(BENCHES)
+    ]
+    assert elsewhere == []
