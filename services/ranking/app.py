@@ -46,7 +46,7 @@ from services.ranking.consumer import (
 )
 from services.ranking.public import PublicRatingsController
 from services.ranking.queries import Bucket, ChangeOut, DayCount, Lag, RatingOut, Swing
-from services.ranking.ratings import DEFAULT_MODEL, MODELS
+from services.ranking.ratings import DEFAULT_MODEL, MODELS, model_named
 from services.ranking.service import Ranking, RankingService, provide_ranking
 from services.shared.background import run_in_background
 from services.shared.bodies import check_body
@@ -106,12 +106,6 @@ Model = Annotated[
 ]
 
 
-def _model(model: str) -> str:
-    if model not in MODELS:
-        raise Invalid(f"model: one of {', '.join(MODELS)}", field="model")
-    return model
-
-
 # Bounds of query values that go into SQL: beyond them PostgreSQL's interval or bigint
 # arithmetic overflows (a 500), and no real question needs them.
 MAX_DAYS = 36_500  # a century
@@ -157,7 +151,7 @@ class RankingController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
         offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
     ) -> Leaderboard:
-        model = _model(model)
+        model_named(model)
         rows = await ranking.queries.leaderboard(
             model,
             by="rating",
@@ -188,7 +182,7 @@ class RankingController(Controller):
             int, QueryParameter(ge=1, le=5000, description="the newest N rated matches")
         ] = 500,
     ) -> PlayerRatings:
-        model = _model(model)
+        model_named(model)
         if "\x00" in player_id:  # PostgreSQL text cannot hold NUL: no such player
             raise NotFound("no rating for this player")
         rows = await ranking.queries.ratings(player_id)
@@ -217,7 +211,7 @@ class RankingController(Controller):
         bucket: Annotated[float, QueryParameter(ge=0.01, le=10_000)] = 50.0,
         min_matches: Annotated[int, QueryParameter(ge=0)] = 0,
     ) -> Distribution:
-        model = _model(model)
+        model_named(model)
         if not math.isfinite(bucket):  # NaN passes the bounds (every comparison is false)
             raise Invalid("bucket: must be a number from 0.01 to 10000", field="bucket")
         buckets = await ranking.queries.distribution(model, bucket, min_matches)
@@ -247,7 +241,8 @@ class RankingController(Controller):
         days: Annotated[int | None, QueryParameter(ge=1, le=MAX_DAYS)] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 20,
     ) -> list[Swing]:
-        return await ranking.queries.swings(_model(model), days, limit)
+        model_named(model)
+        return await ranking.queries.swings(model, days, limit)
 
     @get(
         "/lag",

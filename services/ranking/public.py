@@ -21,7 +21,7 @@ from litestar.params import FromPath, QueryParameter
 
 from domain.errors import Invalid, NotFound
 from domain.streams import match_stream
-from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill
+from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill, model_named
 from services.ranking.service import Ranking
 from services.shared.errors import error_responses
 
@@ -87,13 +87,6 @@ ModelParam = Annotated[
 ]
 
 
-def _model(name: str) -> Model:
-    model = MODELS.get(name)
-    if model is None:
-        raise Invalid(f"model: one of {', '.join(MODELS)}", field="model")
-    return model
-
-
 def _shown(model: Model, mu: float) -> int:
     """The player rating of a stored mu, rounded (it depends on mu alone)."""
     return round(model.player_rating(Skill(mu=mu, sigma=0.0)))
@@ -119,7 +112,7 @@ class PublicRatingsController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
         offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
     ) -> PublicLeaderboard:
-        m = _model(model)
+        m = model_named(model)
         rows = await ranking.queries.leaderboard(model, by="player", limit=limit, offset=offset)
         return PublicLeaderboard(
             model=model,
@@ -151,7 +144,7 @@ class PublicRatingsController(Controller):
             int, QueryParameter(ge=1, le=500, description="the newest N rated matches")
         ] = 50,
     ) -> PublicPlayer:
-        m = _model(model)
+        m = model_named(model)
         if "\x00" in player_id or len(player_id) > 200:  # no such player id can exist
             raise NotFound("no rating for this player")
         row = next((r for r in await ranking.queries.ratings(player_id) if r.model == model), None)
@@ -195,7 +188,7 @@ class PublicRatingsController(Controller):
     async def match(
         self, ranking: Ranking, match_id: FromPath[str], model: ModelParam = DEFAULT_MODEL
     ) -> PublicMatch:
-        m = _model(model)
+        m = model_named(model)
         try:
             bare = str(uuid.UUID(match_id))
         except ValueError:
