@@ -63,7 +63,7 @@ from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared import match_rows
-from services.shared.eventstore import START, Cursor, EventStore, StoredEvent
+from services.shared.eventstore import START, Cursor, EventData, EventStore
 from services.shared.logging import describe_exception
 from services.shared.match_rows import MatchRow
 
@@ -216,7 +216,7 @@ async def _finish_page(
     return _Page(finishes, page.last, len(page.events), page.held_back)
 
 
-def _ranked(stream_id: str, row: MatchRow, opened: Sequence[StoredEvent]) -> bool:
+def _ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> bool:
     """The party's `MatchOpened.ranked` for this match, else the `matches` column."""
     match_id = match_id_of(stream_id)
     for event in opened:

@@ -29,6 +29,7 @@ from ._records import (
     AppendResult,
     Backlog,
     Cursor,
+    EventData,
     Notification,
     Page,
     StoredEvent,
@@ -176,12 +177,16 @@ class InMemoryEventStore:
 
     async def read_streams(
         self, stream_ids: Sequence[str], *, types: Sequence[str] | None = None
-    ) -> dict[str, list[StoredEvent]]:
+    ) -> dict[str, list[EventData]]:
         """The events of many streams (of `types` when given), per stream in version
-        order; a stream with none of them is absent."""
+        order, as `EventData`; a stream with none of them is absent."""
         out = {}
         for stream in dict.fromkeys(stream_ids):
-            events = [e for e in self._streams.get(stream, []) if types is None or e.type in types]
+            events = [
+                EventData(e.type, e.schema_version, e.data)
+                for e in self._streams.get(stream, [])
+                if types is None or e.type in types
+            ]
             if events:
                 out[stream] = events
         return out

@@ -413,17 +413,21 @@ class EventStore:
         *,
         types: Sequence[str] | None = None,
         conn: AsyncConnection | None = None,
-    ) -> dict[str, list[StoredEvent]]:
+    ) -> dict[str, list[EventData]]:
         """The events of many streams in one query (only of `types` when given), per
         stream in version order; a stream with none of them is absent. On `conn` when
-        given."""
+        given. As `read_events`, what folding needs and nothing else: each event's type,
+        schema version and exact bytes (`EventData`; `.event` decodes a match event),
+        no ids, hashes or metadata, cheaper per row than `StoredEvent`s."""
         if not stream_ids:
             return {}
         params = {"streams": list(stream_ids), "types": _listed(types)}
-        out: dict[str, list[StoredEvent]] = {}
+        out: dict[str, list[EventData]] = {}
         async with self._connection(conn) as reader:
-            for row in await reader.exec_driver_sql(_sql.READ_STREAMS, params):
-                out.setdefault(row.stream_id, []).append(_sql.stored_event(row))
+            for stream, kind, schema, data in await reader.exec_driver_sql(
+                _sql.READ_STREAMS, params
+            ):
+                out.setdefault(stream, []).append(EventData(kind, schema, data.encode()))
         return out
 
     async def streams(self, prefix: str) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any, Protocol, Self
 from domain import events as domain_events
 
 from ._prepare import AnyEvent
-from ._records import AppendResult, Backlog, Cursor, Notification, Page, StoredEvent
+from ._records import AppendResult, Backlog, Cursor, EventData, Notification, Page, StoredEvent
 
 __all__ = ["EventLog", "HintListener"]
 
@@ -80,7 +80,7 @@ class EventLog(Protocol):
 
     async def read_streams(
         self, stream_ids: Sequence[str], *, types: Sequence[str] | None = None
-    ) -> dict[str, list[StoredEvent]]: ...
+    ) -> dict[str, list[EventData]]: ...
 
     async def streams(self, prefix: str) -> list[str]: ...
 

@@ -61,6 +61,13 @@ class EventData(msgspec.Struct, frozen=True):
         )
         return cls(tag, int(getattr(kind, "schema_version", 1)), data)
 
+    @property
+    def event(self) -> domain_events.Event:
+        """The match event, upcast from its schema version to the current one."""
+        return domain_events.decode_event(
+            self.data, type_name=self.type, schema_version=self.schema_version
+        )
+
 
 class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     """One row of the `events` table; `data` holds the exact bytes that were hashed."""
