@@ -156,9 +156,9 @@ async def test_restart_midway_counts_every_match_once(
     crashes = 0
     original = consumer_module._apply_batch
 
-    async def flaky(driver: Any, finishes: Any, tables: Any) -> int:
+    async def flaky(store: Any, conn: Any, finishes: Any, tables: Any) -> int:
         nonlocal crashes
-        rated = await original(driver, finishes, tables)
+        rated = await original(store, conn, finishes, tables)
         hit = {f.stream_id for f in finishes}
         if crashes < 3 and streams[4 * crashes + 2] in hit:
             crashes += 1
@@ -316,7 +316,9 @@ async def index_shapes(engine: AsyncEngine) -> list[tuple[str, str, bool]]:
     return sorted((t, re.sub(r"INDEX \S+ ON", "INDEX ON", d), p) for t, d, p in rows)
 
 
-async def test_global_order_sorts_xids_as_numbers(engine: AsyncEngine) -> None:
+async def test_global_order_sorts_xids_as_numbers(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
     """Pages follow (tx, position) with tx compared as a number: 99 < 100 < 1000, though
     "1000" < "99" as text. The events get those tx values explicitly (the column only
     defaults to the transaction's xid); their streams have no `matches` row: casual."""
@@ -331,16 +333,14 @@ async def test_global_order_sorts_xids_as_numbers(engine: AsyncEngine) -> None:
                 {"tx": str(tx), "s": f"match-x{tx}", "h": GENESIS},
             )
     want = ["match-x99", "match-x100", "match-x1000"]
-    assert await consumer_module.head_cursor(engine) == Cursor(1000, 1)
-    async with engine.connect() as conn:
-        driver = await consumer_module._driver(conn)
-        live = await consumer_module._live_page(driver, START, 10)
-        assert [f.stream_id for f in live.finishes] == want
-        assert live.last == Cursor(1000, 1) and live.events == 3
-        upto = await consumer_module._finish_page(driver, START, Cursor(1000, 1), 10)
-        assert [f.stream_id for f in upto.finishes] == want
-        after = await consumer_module._live_page(driver, Cursor(99, 2), 10)
-        assert [f.stream_id for f in after.finishes] == want[1:]
+    assert await pg_store.head() == Cursor(1000, 1)
+    live = await consumer_module._finish_page(pg_store, START, 10)
+    assert [f.stream_id for f in live.finishes] == want
+    assert live.last == Cursor(1000, 1) and live.events == 3
+    upto = await consumer_module._finish_page(pg_store, START, 10, until=Cursor(100, 3))
+    assert [f.stream_id for f in upto.finishes] == want[:2] and upto.last == Cursor(100, 3)
+    after = await consumer_module._finish_page(pg_store, Cursor(99, 2), 10)
+    assert [f.stream_id for f in after.finishes] == want[1:]
     # A consumer goes through them (nothing to rate) and stops at the last one.
     consumer = RankingConsumer(engine, batch=2)
     assert await consumer.step() == 2
