@@ -33,6 +33,7 @@ from services.shared.eventstore import (
     StoredEvent,
     event_ids_for,
 )
+from tests.waiting import wait_until
 
 
 def new_stream() -> str:
@@ -61,16 +62,16 @@ async def read_everything(
     on the server may hold new events back for a moment)."""
     out: list[StoredEvent] = []
     cursor = after
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        batch = await store.read_all(cursor, limit)
-        if batch:
-            out += batch
+
+    async def caught_up() -> bool:
+        nonlocal cursor
+        while batch := await store.read_all(cursor, limit):
+            out.extend(batch)
             cursor = batch[-1].cursor
-        elif len(out) >= until or asyncio.get_running_loop().time() > deadline:
-            return out
-        else:
-            await asyncio.sleep(0.01)
+        return len(out) >= until
+
+    await wait_until(caught_up, timeout, what=f"{until} events read", pause=0.01)
+    return out
 
 
 async def page_until(
@@ -82,14 +83,13 @@ async def page_until(
     **options: Any,
 ) -> Page:
     """`read_page(after, **options)` until `reached(page)` holds (as `read_everything`:
-    a transaction open elsewhere on the server may hold new events back for a moment),
-    or the last page read once `timeout` has passed."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        page = await store.read_page(after, **options)
-        if reached(page) or asyncio.get_running_loop().time() > deadline:
-            return page
-        await asyncio.sleep(0.01)
+    a transaction open elsewhere on the server may hold new events back for a moment)."""
+
+    async def reached_page() -> Page | None:
+        read = await store.read_page(after, **options)
+        return read if reached(read) else None
+
+    return await wait_until(reached_page, timeout, what="the page asked for", pause=0.01)
 
 
 class EventStoreContract:
