@@ -14,10 +14,8 @@ from typing import Any
 
 import structlog
 from litestar import Litestar
-from litestar.datastructures import CacheControlHeader
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
-from litestar.middleware import DefineMiddleware
 from litestar.openapi.spec import SecurityScheme
 from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -47,19 +45,13 @@ from services.match.site import (
     rules_page,
 )
 from services.shared.background import run_in_background
-from services.shared.bodies import check_body
 from services.shared.database import service_engine
-from services.shared.errors import exception_handlers
 from services.shared.eventstore import EventStore
-from services.shared.limits import Limits, limits_middleware
-from services.shared.logging import configure_logging, request_logging
-from services.shared.openapi_docs import openapi_config, truthful_errors
-from services.shared.serving import settle_heap
+from services.shared.openapi_docs import openapi_config
+from services.shared.service_app import serve_from_env, service_app
 from services.shared.settings import Settings
 
-__all__ = ["MAX_BODY", "app_from_env", "create_app"]
-
-MAX_BODY = 16 * 1024
+__all__ = ["app_from_env", "create_app"]
 
 _log = structlog.get_logger("services.match")
 
@@ -127,33 +119,16 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         healthz,
         ratings_proxy,
     ]
-    limits = Limits(settings)  # per-client budgets (services/shared/limits.py)
-    app = Litestar(
+    return service_app(
+        settings,
         route_handlers=handlers,
         dependencies={"service": Provide(_service, sync_to_thread=False)},
-        exception_handlers={**exception_handlers, NotFoundException: not_found},
         lifespan=[lifespan, ratings_proxy_lifespan(settings)],
-        openapi_config=openapi,
-        request_max_body_size=MAX_BODY,
-        before_request=check_body,
-        # Responses are live state, and some carry secrets (a new guest's token): no
-        # browser or proxy may keep them. Pages set the same in their own headers.
-        cache_control=CacheControlHeader(no_store=True),
-        middleware=[
-            DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms),
-            DefineMiddleware(limits_middleware, limits=limits),
-        ],
-        logging_config=None,
+        openapi=openapi,
+        errors={NotFoundException: not_found},
     )
-    app.state.limits = limits
-    truthful_errors(app)
-    return app
 
 
 def app_from_env() -> Litestar:
     """`uvicorn --factory services.match.app:app_from_env`."""
-    settings = Settings.from_env()
-    configure_logging(settings)
-    app = create_app(settings)
-    app.on_startup.append(settle_heap)  # a serving process: its start-up heap is for life
-    return app
+    return serve_from_env(create_app)

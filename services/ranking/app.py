@@ -28,9 +28,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Litestar, MediaType, Response, get, post
 from litestar.connection import ASGIConnection
-from litestar.datastructures import CacheControlHeader
 from litestar.handlers.base import BaseRouteHandler
-from litestar.middleware import DefineMiddleware
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
@@ -49,20 +47,16 @@ from services.ranking.queries import Bucket, ChangeOut, DayCount, Lag, RatingOut
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, model_named
 from services.ranking.service import Ranking, RankingService, provide_ranking
 from services.shared.background import run_in_background
-from services.shared.bodies import check_body
 from services.shared.database import reachable, service_engine
 from services.shared.errors import (
     HEALTH_RESPONSES,
     ErrorBody,
     error_responses,
-    exception_handlers,
 )
-from services.shared.limits import Limits, limits_middleware
-from services.shared.logging import configure_logging, request_logging
-from services.shared.openapi_docs import openapi_config, truthful_errors
+from services.shared.openapi_docs import openapi_config
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
-from services.shared.serving import settle_heap
+from services.shared.service_app import serve_from_env, service_app
 from services.shared.settings import Settings
 
 __all__ = ["app_from_env", "create_app"]
@@ -337,34 +331,15 @@ def create_app(
             )
         },
     )
-    limits = Limits(settings)  # per-client budgets (services/shared/limits.py)
-    app = Litestar(
+    return service_app(
+        settings,
         route_handlers=[RankingController, PublicRatingsController, healthz, dashboard, index],
         dependencies={"ranking": provide_ranking},
-        exception_handlers=exception_handlers,
-        before_request=check_body,
-        # The 413 its operations declare (as the match service's `MAX_BODY`).
-        request_max_body_size=16 * 1024,
         lifespan=[lifespan],
-        openapi_config=openapi,
-        # Responses are live state, and some carry secrets (tokens, ratings for operators): no
-        # browser or proxy may keep them. Pages set the same in their own headers.
-        cache_control=CacheControlHeader(no_store=True),
-        middleware=[
-            DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms),
-            DefineMiddleware(limits_middleware, limits=limits),
-        ],
-        logging_config=None,
+        openapi=openapi,
     )
-    app.state.limits = limits
-    truthful_errors(app)
-    return app
 
 
 def app_from_env() -> Litestar:
     """`uvicorn --factory services.ranking.app:app_from_env`."""
-    settings = Settings.from_env()
-    configure_logging(settings)
-    app = create_app(settings)
-    app.on_startup.append(settle_heap)  # a serving process: its start-up heap is for life
-    return app
+    return serve_from_env(create_app)
