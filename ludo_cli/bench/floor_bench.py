@@ -27,6 +27,7 @@ import platform
 import queue
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from litestar import Litestar, WebSocket, get, websocket
@@ -35,7 +36,7 @@ from ludo_cli.arguments import positive_float, positive_int
 from ludo_cli.bench.common import BenchError, reap, scratch_db
 from ludo_cli.bench.harness import Bench, Figures, Say
 
-__all__ = ["BATCH_BYTES", "BENCH", "RESULT_BYTES", "app", "floor"]
+__all__ = ["BATCH_BYTES", "BENCH", "RESULT_BYTES", "app", "floor", "print_rounds"]
 
 # A socket command's frames, on average over the commands of standard 2-seat matches
 # (measured 2026-12-02 from the frames `ludo bench service --over socket` reads: 2,525
@@ -109,9 +110,10 @@ async def _pair(url: str, until: float, window: tuple[float, float], count: list
                 await drain
 
 
-def _generator(ws: str, pairs: range, ready: Any, start: Any, results: Any) -> None:
+def _generator(base: str, pairs: range, ready: Any, start: Any, results: Any) -> None:
     """One load process: its `pairs`, from the agreed instant to the window's end."""
     ready.put(os.getpid())
+    ws = "ws" + base.removeprefix("http")
     begin, window_from, window_until = start.get(timeout=300)
 
     async def run() -> int:
@@ -128,17 +130,26 @@ def _generator(ws: str, pairs: range, ready: Any, start: Any, results: Any) -> N
     results.put(asyncio.run(run()))
 
 
-def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dict[str, Any]:
-    """Commands/s and the server's CPU per command, `pairs` pairs from two processes."""
+def floor(
+    base: str,
+    pid: int,
+    pairs: int,
+    seconds: float,
+    warmup: float,
+    generator: Callable[[str, range, Any, Any, Any], None] = _generator,
+) -> dict[str, Any]:
+    """Commands/s and the server's CPU per command, `pairs` pairs (or clients) from two
+    processes, each a `generator` (base URL, its share, then the queues: it says it is
+    ready, takes the instants, puts the commands it counted; `ludo bench service`'s floor
+    brings its own)."""
     import psutil
 
     ctx = multiprocessing.get_context("spawn")
     ready, starts, results = ctx.Queue(), [ctx.Queue(), ctx.Queue()], ctx.Queue()
     half = (pairs + 1) // 2
     shares = [range(half), range(half, pairs)]
-    ws = "ws" + base.removeprefix("http")
     procs = [
-        ctx.Process(target=_generator, args=(ws, share, ready, start, results), daemon=True)
+        ctx.Process(target=generator, args=(base, share, ready, start, results), daemon=True)
         for share, start in zip(shares, starts, strict=True)
         if share
     ]
@@ -252,21 +263,26 @@ def measure(args: argparse.Namespace, say: Say) -> Figures:
     return bench(args.matches, args.seconds, args.warmup, args.rounds, say)
 
 
-def print_table(r: Figures) -> None:
-    print(
-        f"ludo bench floor — Python {r['python']}, {r['cpus']} CPUs, {r['pairs']} "
-        f"socket pairs / matches, {r['seconds']:g} s measured after {r['warmup']:g} s, frames "
-        f"of {r['result_bytes']} and {r['batch_bytes']} bytes"
-    )
+def print_rounds(rows: list[dict[str, Any]], labels: tuple[str, ...]) -> None:
+    """One line per run of each round: its commands/s and server CPU per command."""
     print(f"{'round':<6}{'app':<9}{'commands/s':>11}  {'server CPU ms per command':>26}")
-    for row in r["rounds"]:
-        for label in ("floor", "service"):
+    for row in rows:
+        for label in labels:
             run = row[label]
             cpu = run["cpu_ms_per_command"]
             print(
                 f"{row['round']:<6}{label:<9}{run['commands_per_s']:>11,.1f}  "
                 f"{'-' if cpu is None else f'{cpu:.3f}':>26}"
             )
+
+
+def print_table(r: Figures) -> None:
+    print(
+        f"ludo bench floor — Python {r['python']}, {r['cpus']} CPUs, {r['pairs']} "
+        f"socket pairs / matches, {r['seconds']:g} s measured after {r['warmup']:g} s, frames "
+        f"of {r['result_bytes']} and {r['batch_bytes']} bytes"
+    )
+    print_rounds(r["rounds"], ("floor", "service"))
     print(
         f"medians: the stack alone {r['floor_cpu_ms']} ms, the match service "
         f"{r['service_cpu_ms']} ms per socket command; the stack's share (the median of "
