@@ -15,7 +15,10 @@ In the same run, and on the same PostgreSQL, at the same concurrency:
 - `pgbench` inserts one small event-shaped row per transaction into a scratch table, the
   raw write rate the service is compared with (ratio = commands/s ÷ pgbench TPS);
 - a few finished matches are rebuilt from PostgreSQL many times (`read_events` + `fold`,
-  the event store used directly, no state cache).
+  the event store used directly, no state cache);
+- the stack's floor (`stack_floor.py`: a bare Litestar endpoint, one INSERT per command)
+  and the service are loaded in turn, `--floor-rounds` times: the service's CPU per
+  command as a multiple of the floor's is its target (issue 27).
 
 Nothing asserts a time: the figures are printed beside the targets (docs/benchmarks.md).
 """
