@@ -1,4 +1,11 @@
-"""Commands: what someone asks a match to do. `decide` turns them into events or a rejection."""
+"""Commands: what someone asks a match to do. `decide` turns them into events or a rejection.
+
+Who acts (DESIGN.md §5): a seat's turn is played by its player, or by a CPU when the seat
+is a CPU's, a stand-in's, or a turn that timed out (`MatchState.controller`). `Roll` and
+`MovePiece` say which of the two sends them (`by`), and `decide` refuses either on a seat
+the other controls. The other commands have one actor each: `TimeOut` and `StandIn` are
+the scheduler's (a deadline, the grace period), `LeaveSeat` and `Reclaim` the player's.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from domain.events import SeatSpec, StandInReason
 from domain.rules import Ruleset
 
 __all__ = [
+    "Actor",
     "Command",
     "CreateMatch",
     "LeaveSeat",
@@ -24,6 +32,10 @@ __all__ = [
     "StartMatch",
     "TimeOut",
 ]
+
+
+# Who sends a roll or a move: the seat's player, or the CPU playing the seat.
+Actor = Literal["player", "cpu"]
 
 
 class CreateMatch(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,17 +56,22 @@ class StartMatch(msgspec.Struct, frozen=True, kw_only=True):
 class Roll(msgspec.Struct, frozen=True, kw_only=True):
     """Roll for `seat`. `die` comes from `domain.dice.die_for_roll(seed, client_seed,
     state.rolls_made)`; it is None only when `needs_die(state)` is False (auto_enter).
+
+    `by`: who rolls, refused on a seat it does not control (see the module docstring);
+    None when nobody is judged: a replay or a simulation deciding recorded or its own play.
     """
 
     seat: int
     die: int | None = None
+    by: Actor | None = None
 
 
 class MovePiece(msgspec.Struct, frozen=True, kw_only=True):
-    """Move `piece` (0-3) of `seat` by the die just rolled."""
+    """Move `piece` (0-3) of `seat` by the die just rolled; `by` as for `Roll`."""
 
     seat: int
     piece: int
+    by: Actor | None = None
 
 
 class TimeOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,6 +135,9 @@ RejectionCode = Literal[
     "not_finished",
     "unknown_seat",
     "not_your_turn",
+    "stood_in",
+    "cpu_playing",
+    "player_plays",
     "roll_first",
     "move_first",
     "bad_die",

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, cast
 
 from domain.board import NEST, PIECES, Board, board_for
 from domain.commands import (
+    Actor,
     Command,
     CreateMatch,
     LeaveSeat,
@@ -29,6 +30,7 @@ from domain.commands import (
 )
 from domain.dice import ClientSeedError, join_client_seeds, seed_matches
 from domain.events import (
+    CpuLevel,
     DieRolled,
     Event,
     MatchCreated,
@@ -58,6 +60,7 @@ from domain.rules import Ruleset, RulesetError, parse_ruleset, ruleset_to_dict
 
 __all__ = [
     "STAND_IN_AFTER_TIMEOUTS",
+    "STAND_IN_LEVEL",
     "STATE_FIELDS",
     "Controller",
     "MatchState",
@@ -74,6 +77,9 @@ __all__ = [
 ]
 
 STAND_IN_AFTER_TIMEOUTS: Final = 3
+# The level of the CPU that stands in for a player or plays a timed-out turn: it keeps
+# the player's game going, neither throwing it nor playing it better than they might.
+STAND_IN_LEVEL: Final[CpuLevel] = "normal"
 _THREE_TRIES: Final = 3
 
 # Who acts for a seat (`MatchState.controller`): its own CPU, a CPU standing in for the
@@ -178,6 +184,10 @@ class MatchState:
     def cpu_controls(self, seat: int) -> bool:
         """True when a CPU acts for `seat` now: a CPU seat, a stand-in, or a timed-out turn."""
         return self.controller(seat) != "player"
+
+    def cpu_level(self, seat: int) -> CpuLevel:
+        """The level of the CPU acting for `seat`: a CPU seat's own, else the stand-in's."""
+        return self.seats[seat].cpu or STAND_IN_LEVEL
 
 
 def initial_state() -> MatchState:
@@ -436,6 +446,25 @@ def _own_turn(state: MatchState, seat: int) -> Rejection | None:
     return None
 
 
+def _control(state: MatchState, seat: int, by: Actor) -> Rejection | None:
+    """A roll or a move sent by whoever does not control the seat now: a player's while a
+    CPU plays it (stood in for, or a timed-out turn), a CPU's while its player does."""
+    if state.status != "playing" or not 0 <= seat < state.players:
+        return None  # no seat is controlled: the turn's checks name what is wrong
+    controller = state.controller(seat)
+    if by == "player":
+        if controller == "player":
+            return None
+        if controller == "stand-in":
+            return Rejection("stood_in", "a CPU plays for your seat; reclaim it first")
+        if controller == "timeout":
+            return Rejection("cpu_playing", "your turn timed out; the CPU plays the rest of it")
+        return Rejection("cpu_playing", f"seat {seat} is a CPU seat")
+    if controller == "player":
+        return Rejection("player_plays", f"seat {seat}'s player plays it, not a CPU")
+    return None
+
+
 def _decide_create(command: CreateMatch, state: MatchState) -> list[Event] | Rejection:
     if state.status != "new":
         return Rejection("already_created", "the match already exists")
@@ -479,6 +508,11 @@ def _decide_start(command: StartMatch, state: MatchState) -> list[Event] | Rejec
 
 def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
     seat = command.seat
+    by = command.by
+    if by is not None:
+        refused = _control(state, seat, by)
+        if refused is not None:
+            return refused
     if seat != state.turn or state.status != "playing":
         bad = _own_turn(state, seat)
         if bad is not None:
@@ -532,6 +566,11 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
 
 def _decide_move(command: MovePiece, state: MatchState) -> list[Event] | Rejection:
     seat = command.seat
+    by = command.by
+    if by is not None:
+        refused = _control(state, seat, by)
+        if refused is not None:
+            return refused
     if seat != state.turn or state.status != "playing":
         bad = _own_turn(state, seat)
         if bad is not None:

@@ -1,11 +1,14 @@
 """Move generation (RULES.md §3), kept apart from applying a move.
 
 `legal_move_list` is the one walk that decides which moves one die allows; `legal_moves`
-iterates what it returns. The walk is eager, not a lazy generator: every caller takes all
-the moves, and as a generator the walk costs 8% more CPU on this hot path (interpreted, over
-positions from real matches). `why_not` says, as facts (`CannotMove`), which rule stops a
-piece the walk leaves out: `decide` puts them in its rejection, for a client to word in its
-own language, and their sentence in the rejection's text. `explain_move` gives a piece's
+iterates what it returns. Each rule of moving is one building block (`enters`,
+`blocks_against`, `block_on_path`, `landing_block`, `piece_between`), called by the
+walk, by `why_not` and by the CPU's reach (`domain.cpu.features.Occupancy`). The walk is
+eager, not a lazy generator: every caller takes all the moves, and as a generator the walk
+costs 8% more CPU on this hot path (interpreted, over positions from real matches).
+`why_not` says, as facts (`CannotMove`), which rule stops a piece the walk leaves out:
+`decide` puts them in its rejection, for a client to word in its own language, and their
+sentence in the rejection's text. `explain_move` gives a piece's
 move (from the walk) or that `CannotMove`; tests/domain/test_properties.py pins that the two
 agree. `push` applies a move without checking it, like python-chess's `push`: callers pass
 only moves this module generated. `decide` in `domain.decider` is the one place that
@@ -27,11 +30,16 @@ from domain.cannot_move import CannotMove
 __all__ = [
     "CannotMove",
     "Move",
+    "block_on_path",
+    "blocks_against",
     "entering_move",
+    "enters",
     "explain_move",
     "has_course_piece",
+    "landing_block",
     "legal_move_list",
     "legal_moves",
+    "piece_between",
     "push",
     "pushed",
     "why_not",
@@ -57,48 +65,87 @@ class Move(msgspec.Struct, frozen=True, array_like=True, gc=False):
     captures: tuple[tuple[int, int], ...] = ()
 
 
-class _Occupancy:
-    """Who stands where, computed lazily per `why_not` call: most calls need only one
-    look-up, and building a full square map for 16 pieces would cost more than the call.
-    Both maps go from a track square to a seat standing on it, as a rejection names it.
-    """
+# ------------------------------------------------------------- the building blocks
+#
+# Each rule of moving (RULES.md §3) written once, for the three walkers of the rules: the
+# legal-move walk (`legal_move_list`), the explanation of an illegal move (`why_not`) and
+# the CPU's reach backwards from a square (`domain.cpu.features.Occupancy`). A block is
+# given as `blocks`, track square -> the seat whose pair stands there; each walker builds
+# that map its own way (the walk lazily, only for the pairs of other colours).
 
-    __slots__ = ("_blocked", "_by_square", "board", "pieces", "seat")
 
-    def __init__(self, board: Board, pieces: Pieces, seat: int) -> None:
-        self.board = board
-        self.pieces = pieces
-        self.seat = seat
-        self._blocked: dict[int, int] | None = None
-        self._by_square: dict[int, int] | None = None
+def enters(board: Board, die: int) -> bool:
+    """Entering: `die` takes a nest piece to its start square (progress 0)."""
+    return die in board.enter_on
 
-    def blocked(self) -> dict[int, int]:
-        """Track squares holding two or more pieces of one other colour (RULES.md §3), to
-        the seat owning the pair."""
-        if self._blocked is None:
-            board = self.board
-            last = board.last_track
-            blocked: dict[int, int] = {}
-            for s, row in enumerate(self.pieces):
-                if s != self.seat:
-                    squares = [board.track[s][p] for p in row if 0 <= p <= last]
-                    blocked.update((sq, s) for sq in squares if squares.count(sq) >= 2)
-            self._blocked = blocked
-        return self._blocked
 
-    def standing(self, square: int) -> int | None:
-        """The seat of a piece, own or not, on the track square (the first in seat order
-        when several colours share it, as on a safe square); None when it is empty."""
-        if self._by_square is None:
-            board = self.board
-            last = board.last_track
-            by_square: dict[int, int] = {}
-            for s, row in enumerate(self.pieces):
-                for p in row:
-                    if 0 <= p <= last:
-                        by_square.setdefault(board.track[s][p], s)
-            self._by_square = by_square
-        return self._by_square.get(square)
+def blocks_against(board: Board, pieces: list[list[int]], seat: int) -> dict[int, int]:
+    """Blocks (`blocks="double"`): the track squares holding two or more pieces of one
+    colour other than `seat`'s, each to the seat whose pair it is (the later seat when two
+    pairs share a square, which no match reaches)."""
+    last = board.last_track
+    blocked: dict[int, int] = {}
+    for s, row in enumerate(pieces):
+        if s == seat:
+            continue
+        # A later piece equal to an earlier one, on the track, makes a block; spelled out
+        # for four pieces, with `==` chains rather than `in (tuple)`: no tuple to build
+        # (a quarter fewer instructions; this runs on nearly every roll under `double`).
+        a, b, c, d = row
+        if a == b and 0 <= a <= last:
+            blocked[board.track[s][a]] = s
+        if (c == a or c == b) and 0 <= c <= last:  # noqa: PLR1714, SIM109
+            blocked[board.track[s][c]] = s
+        if (d == a or d == b or d == c) and 0 <= d <= last:  # noqa: PLR1714, SIM109
+            blocked[board.track[s][d]] = s
+    return blocked
+
+
+def block_on_path(board: Board, seat: int, frm: int, stop: int, blocks: dict[int, int]) -> int:
+    """Blocks: the nearest track square on `seat`'s path from progress `frm` (excluded) to
+    `stop` (included) where a pair of another colour stands; -1 when none does."""
+    at = board.progress_at[seat]
+    nearest = -1
+    before = stop + 1
+    for square, owner in blocks.items():
+        progress = at[square]
+        if frm < progress < before and owner != seat:
+            nearest = square
+            before = progress
+    return nearest
+
+
+def landing_block(blocks: dict[int, int], square: int, seat: int) -> int:
+    """Landing: the seat whose pair on track `square` stops a piece of `seat` landing there
+    (nothing lands on a block of another colour); -1 when none does."""
+    owner = blocks.get(square, seat)
+    return -1 if owner == seat else owner
+
+
+def piece_between(
+    board: Board, pieces: Pieces, seat: int, frm: int, to: int, gone: int = -1
+) -> tuple[int, int] | None:
+    """Overtaking (`blocks="no_overtaking"`): the first piece, of any colour, standing
+    strictly between progress `frm` and `to` of `seat`'s path, as (its seat, its track
+    square; -1 in `seat`'s home column, where only its own pieces stand); None when the
+    path is clear. `gone`: a track square to count as empty (a piece about to leave it)."""
+    last = board.last_track
+    track = board.track[seat]
+    for q in range(frm + 1, min(to, last + 1)):
+        square = track[q]
+        if square == gone:
+            continue
+        for s, row in enumerate(pieces):
+            if board.progress_at[s][square] in row:
+                return s, square
+    own = pieces[seat]
+    for q in range(max(frm + 1, last + 1), to):
+        if q in own:
+            return seat, -1
+    return None
+
+
+# ------------------------------------------------------------------------ the walkers
 
 
 def why_not(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> CannotMove | None:
@@ -106,45 +153,39 @@ def why_not(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> Ca
     no rule does. Rule by rule, for rejections: `legal_moves` alone decides what is legal,
     and tests/domain/test_properties.py pins that the two agree in every position."""
     rules = board.ruleset
-    occ = _Occupancy(board, pieces, seat)
-    frm = pieces[seat][piece]
+    rows = [list(row) for row in pieces]
+    frm = rows[seat][piece]
     track = board.track[seat]
+    double = rules.blocks == "double"
+    blocks = blocks_against(board, rows, seat) if double else {}
     if frm == NEST:
-        if die not in rules.enter_on:
+        if not enters(board, die):
             return CannotMove(rule="enter_on", values=tuple(sorted(rules.enter_on)))
-        return _landing_blocked(board, track[0], occ)
-    goal = board.goal
-    if frm == goal:
-        return CannotMove(rule="in_goal")
-    to = frm + die
-    if to > goal:
-        if rules.exact_finish:
-            return CannotMove(rule="exact_finish", needs=goal - frm)
-        to = goal
-    last = board.last_track
-    blocks = rules.blocks
-    if blocks == "double":
-        for q in range(frm + 1, min(to, last) + 1):
-            owner = occ.blocked().get(track[q])
-            if owner is not None:
-                return CannotMove(rule="block", square=track[q], seat=owner)
-    elif blocks == "no_overtaking":
-        own = pieces[seat]
-        for q in range(frm + 1, to):
-            if q <= last:
-                other = occ.standing(track[q])
-                if other is not None:
-                    return CannotMove(rule="no_overtaking", seat=other, square=track[q])
-            elif q in own:  # q < to <= goal: a home-column square, only own pieces there
-                return CannotMove(rule="no_overtaking", seat=seat)
-    return _landing_blocked(board, track[to], occ) if to <= last else None
-
-
-def _landing_blocked(board: Board, square: int, occ: _Occupancy) -> CannotMove | None:
-    if board.ruleset.blocks == "double":
-        owner = occ.blocked().get(square)
-        if owner is not None:
-            return CannotMove(rule="block", square=square, seat=owner)
+        to = 0
+    else:
+        goal = board.goal
+        if frm == goal:
+            return CannotMove(rule="in_goal")
+        to = frm + die
+        if to > goal:
+            if rules.exact_finish:
+                return CannotMove(rule="exact_finish", needs=goal - frm)
+            to = goal
+        if double:
+            square = block_on_path(board, seat, frm, min(to, board.last_track), blocks)
+            if square >= 0:
+                return CannotMove(rule="block", square=square, seat=blocks[square])
+        elif rules.blocks == "no_overtaking":
+            found = piece_between(board, rows, seat, frm, to)
+            if found is not None:
+                other, square = found
+                return CannotMove(
+                    rule="no_overtaking", seat=other, square=square if square >= 0 else None
+                )
+    if to <= board.last_track:
+        owner = landing_block(blocks, track[to], seat)
+        if owner >= 0:
+            return CannotMove(rule="block", square=track[to], seat=owner)
     return None
 
 
@@ -171,16 +212,16 @@ def legal_move_list(board: Board, pieces: list[list[int]], seat: int, die: int) 
     else:
         reach = goal - 1
         overshoot = True
-    enters = die in board.enter_on
+    entering = enters(board, die)
     moves: list[Move] = []
     track = board.track[seat]
     last = board.last_track
     blocks = board.blocks
-    blocked: set[int] | None = None
+    blocked: dict[int, int] | None = None
     for piece in range(PIECES):
         frm = row[piece]
         if frm == NEST:
-            if not enters:
+            if not entering:
                 continue
             to = 0
         elif NEST < frm <= reach:
@@ -190,13 +231,13 @@ def legal_move_list(board: Board, pieces: list[list[int]], seat: int, die: int) 
             if blocks == "double":
                 if frm < last:
                     if blocked is None:
-                        blocked = _blocked(board, pieces, seat)
-                    if blocked and _path_blocked(board, seat, frm, min(to, last), blocked):
+                        blocked = blocks_against(board, pieces, seat)
+                    if blocked and block_on_path(board, seat, frm, min(to, last), blocked) >= 0:
                         continue
             elif (
                 blocks == "no_overtaking"
                 and to - frm > 1
-                and _overtakes(board, pieces, seat, frm, to)
+                and piece_between(board, pieces, seat, frm, to) is not None
             ):
                 continue
             if to > last:
@@ -207,8 +248,8 @@ def legal_move_list(board: Board, pieces: list[list[int]], seat: int, die: int) 
         square = track[to]
         if blocks == "double":
             if blocked is None:
-                blocked = _blocked(board, pieces, seat)
-            if square in blocked:
+                blocked = blocks_against(board, pieces, seat)
+            if blocked and landing_block(blocked, square, seat) >= 0:
                 continue
         if board.safe_at[square]:
             moves.append(Move(piece, frm, to))
@@ -228,48 +269,6 @@ def legal_move_list(board: Board, pieces: list[list[int]], seat: int, die: int) 
                     captures.extend((s, i) for i in range(PIECES) if other[i] == p)
         moves.append(Move(piece, frm, to, tuple(captures)) if captures else Move(piece, frm, to))
     return moves
-
-
-def _blocked(board: Board, pieces: list[list[int]], seat: int) -> set[int]:
-    """Track squares holding two or more pieces of one other colour (`blocks="double"`)."""
-    last = board.last_track
-    blocked: set[int] = set()
-    for s, row in enumerate(pieces):
-        if s == seat:
-            continue
-        # A later piece equal to an earlier one, on the track, makes a block; spelled out
-        # for four pieces, with `==` chains rather than `in (tuple)`: no tuple to build
-        # (a quarter fewer instructions; this runs on nearly every roll under `double`).
-        a, b, c, d = row
-        if a == b and 0 <= a <= last:
-            blocked.add(board.track[s][a])
-        if (c == a or c == b) and 0 <= c <= last:  # noqa: PLR1714, SIM109
-            blocked.add(board.track[s][c])
-        if (d == a or d == b or d == c) and 0 <= d <= last:  # noqa: PLR1714, SIM109
-            blocked.add(board.track[s][d])
-    return blocked
-
-
-def _path_blocked(board: Board, seat: int, frm: int, stop: int, blocked: set[int]) -> bool:
-    """True when a block stands on one of the squares frm+1 .. stop (track progress)."""
-    at = board.progress_at[seat]
-    for square in blocked:  # noqa: SIM110 (a loop: no generator to create, on a hot path)
-        if frm < at[square] <= stop:
-            return True
-    return False
-
-
-def _overtakes(board: Board, pieces: Pieces, seat: int, frm: int, to: int) -> bool:
-    """`no_overtaking`: True when a piece stands strictly between progress frm and to."""
-    last = board.last_track
-    own = pieces[seat]
-    for q in range(frm + 1, min(to, last + 1)):
-        sq = board.track[seat][q]
-        for s, row in enumerate(pieces):
-            if board.progress_at[s][sq] in row:
-                return True
-    # a home-column square (last < q < to <= goal): only own pieces stand there
-    return any(q in own for q in range(max(frm + 1, last + 1), to))
 
 
 def explain_move(

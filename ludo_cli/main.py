@@ -11,15 +11,19 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main"]
 
+# `ludo bench`: the repository's benches, which an editable install has and a wheel does not
+# (they sit above this package: it names them here and never imports them by statement).
+_BENCHMARKS = "benchmarks.cmd"
 # Subcommand modules, imported lazily only to build the parser: heavy imports (the web
 # stack, the database driver) stay inside each command's function.
 _COMMANDS = (
     "ludo_cli.rules_cmd",
     "ludo_cli.simulate",
-    "ludo_cli.bench.cmd",
+    _BENCHMARKS,
     "ludo_cli.db_cmd",
     "ludo_cli.up_cmd",
     "ludo_cli.ranking_cmd",
@@ -33,8 +37,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
-        importlib.import_module(name).register(subparsers)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if name != _BENCHMARKS or (error.name or "").split(".")[0] != "benchmarks":
+                raise
+            _register_missing_benchmarks(subparsers)
+            continue
+        module.register(subparsers)
     return parser
+
+
+_NO_BENCHMARKS = (
+    "ludo bench: the benchmarks are not installed here. They are the repository's "
+    "`benchmarks/` package, which the wheel does not ship; from a checkout, install it "
+    "editable (python3 -m pip install -e '.[test]') and run `ludo bench ...` or "
+    "`python3 -m benchmarks ...`."
+)
+
+
+def _register_missing_benchmarks(subparsers: Any) -> None:
+    """`ludo bench` in an install without the benches: says where they are, exits 2."""
+    bench = subparsers.add_parser("bench", help="benchmarks (a checkout only)")
+    bench.description = _NO_BENCHMARKS
+    bench.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    def missing(_args: argparse.Namespace) -> int:
+        print(_NO_BENCHMARKS, file=sys.stderr)
+        return 2
+
+    bench.set_defaults(func=missing)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 
-from ludo_cli.bench.chromium import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.paths import ROOT
 
 requires_chromium = pytest.mark.skipif(

@@ -12,10 +12,10 @@ from typing import Any
 
 import msgspec
 
+from domain.engine_form import engine_form
 from domain.events import encode_event
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
-from ludo_cli.bench import engine_form
 from replays.format import load_replay
 from replays.verify import verify_replay
 

@@ -35,11 +35,11 @@ from hypothesis import strategies as st
 from domain.board import Board, board_for
 from domain.commands import Command, MovePiece, Rejection, Roll
 from domain.decider import STATE_FIELDS, MatchState, apply, decide, fold
+from domain.engine_form import engine_form
 from domain.events import Event, MatchCreated, MatchStarted, PieceMoved, SeatSpec, TurnEnded
 from domain.moves import Move, legal_moves
 from domain.rules import REVISIONS, Ruleset, parse_ruleset, ruleset_to_dict
 from domain.selfplay import MatchRecord, play_match
-from ludo_cli.bench import engine_form
 
 E = TypeVar("E", bound=Event)  # one kind of event, for `event_as`
 

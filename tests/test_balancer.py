@@ -2,7 +2,7 @@
 
 The processes are those `ludo up --instances 2 --ranking-instances 2` runs
 (ludo_cli/cluster.py), each a uvicorn process of its own, so kill -9 and SIGSTOP are real;
-the clients are those of `ludo bench faults` (ludo_cli/bench/resilient.py), which retry a
+the clients are those of `ludo bench faults` (benchmarks/resilient.py), which retry a
 command with its Idempotency-Key and reopen a socket from `last + 1`, as docs/api.md asks.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ludo_cli.bench.resilient import Books, Follower, MatchPlay, check_matches, new_guest
+from benchmarks.resilient import Books, Follower, MatchPlay, check_matches, new_guest
 from ludo_cli.cluster import Cluster, free_port
 from services.ranking.consumer import leader_name
 from services.shared.database import create_engine
@@ -30,6 +29,7 @@ from tests.databases import (  # noqa: F401 - the database fixtures, re-used by 
 )
 from tests.databases import server_url as server_url  # noqa: PLC0414 - re-exported fixture
 from tests.databases import template_name as template_name  # noqa: PLC0414 - re-exported fixture
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -98,12 +98,7 @@ def _ws(cluster: Cluster) -> str:
 
 
 async def wait_for(what: str, check: Callable[[], Awaitable[Any]]) -> Any:
-    deadline = time.monotonic() + TIMEOUT
-    while not (value := await check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {TIMEOUT:.0f} s: {what}")
-        await asyncio.sleep(0.05)
-    return value
+    return await wait_until(check, TIMEOUT, what=what)
 
 
 async def test_commands_alternate_between_instances_and_the_socket_sees_each_event_once(

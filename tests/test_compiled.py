@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ludo_cli.bench import engine_form
+from domain.engine_form import engine_form
 from tests import paths
 from tests.compiled_probe import fingerprint
 

@@ -1,11 +1,16 @@
 """Each top-level folder imports only what is below it: domain < replays < services <
-ludo_cli (and migrations, tools); `domain/` and `replays/` import no database or web
-library. Read from the source's syntax trees, so a lazy import inside a function counts."""
+ludo_cli < benchmarks (and migrations, tools); `domain/` and `replays/` import no database or
+web library; no chain of imports leads from a module back to itself. Read from the source's
+syntax trees, so a lazy import inside a function counts.
+
+The benchmarks sit above the `ludo` command: they use its argument types, progress bar and
+cluster, while `ludo_cli/main.py` only names `benchmarks.cmd` as an optional subcommand that
+a checkout has and a wheel does not (no import statement, so no cycle)."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -22,6 +27,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "migrations": frozenset({"domain", "replays", "services", "migrations"}),
     "ludo_cli": frozenset({"domain", "replays", "services", "ludo_cli"}),
     "tools": frozenset({"domain", "replays", "services", "ludo_cli", "tools"}),
+    "benchmarks": frozenset({"domain", "replays", "services", "ludo_cli", "benchmarks"}),
 }
 PROJECT = frozenset(ALLOWED) | {"tests"}
 
@@ -83,3 +89,73 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert list(_imports(module)) == [(1, "services"), (3, "ludo_cli")]
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph(root: Path, folders: Iterable[str]) -> dict[str, set[str]]:
+    """Each module of `folders` -> the modules of `folders` it imports, at any depth of its
+    code, relative imports resolved; `from package import name` is an import of
+    `package.name` when that is a module (as `import package.name` is: a package's
+    `__init__` that imports its own modules is no cycle)."""
+    paths = {_module_name(root, p): p for folder in folders for p in (root / folder).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        named: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                named.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    submodule = f"{module}.{alias.name}"
+                    named.add(submodule if submodule in paths else module)
+        graph[name] = {other for other in named if other in paths and other != name}
+    return graph
+
+
+def _a_cycle(graph: Mapping[str, set[str]]) -> list[str]:
+    """One chain of imports from a module back to itself, or [] when there is none."""
+    done: set[str] = set()
+
+    def walk(module: str, chain: list[str]) -> list[str]:
+        if module in chain:
+            return [*chain[chain.index(module) :], module]
+        if module in done:
+            return []
+        for imported in sorted(graph[module]):
+            found = walk(imported, [*chain, module])
+            if found:
+                return found
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        found = walk(module, [])
+        if found:
+            return found
+    return []
+
+
+def test_no_import_cycle() -> None:
+    """No module imports, through any chain, a module that imports it back."""
+    assert _a_cycle(_module_graph(ROOT, ALLOWED)) == []
+
+
+def test_the_check_sees_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
+    """A cycle closed by an import inside a function (as service_bench.py and
+    service_socket.py had one) is found, relative and `from package import module` too."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "a.py").write_text("from pkg import b\n", encoding="utf-8")
+    (package / "b.py").write_text("from .c import f\n", encoding="utf-8")
+    (package / "c.py").write_text("def f():\n    import pkg.a\n", encoding="utf-8")
+    assert _a_cycle(_module_graph(tmp_path, ["pkg"])) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+    (package / "c.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    assert _a_cycle(_module_graph(tmp_path, ["pkg"])) == []

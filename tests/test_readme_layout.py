@@ -16,8 +16,9 @@ from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The folders of the product: every `*.py` in them has a line of its own.
-SOURCE_FOLDERS = ("domain", "replays", "services", "ludo_cli", "migrations", "tools")
+# The folders of source: every `*.py` in them has a line of its own (`tools/` and
+# `benchmarks/` too, though the wheel leaves them out).
+SOURCE_FOLDERS = ("domain", "replays", "services", "ludo_cli", "migrations", "tools", "benchmarks")
 # Every other file in these (assets, data, configuration) is on some line, alone or in a
 # pattern or a folder.
 LISTED_FOLDERS = (*SOURCE_FOLDERS, "deploy")
@@ -33,7 +34,7 @@ REQUIRED_FOLDERS = frozenset(
         "services/match/",
         "services/ranking/",
         "migrations/versions/",
-        "ludo_cli/bench/",
+        "benchmarks/",
         "tests/",
         "docs/",
     }

@@ -3,9 +3,10 @@
 The central question of Ludo tactics is "which die values let some opponent capture this
 piece on their next roll?". `Occupancy` answers it for every ruleset without generating
 moves: it indexes the track once per position, and `hit_mask` walks back at most six
-squares per attacking piece, applying the same landing and passing rules as
-`domain.moves` (safe squares, `double` blocks, `no_overtaking`, entering on a start
-square). The tests check it against `domain.moves.legal_moves` on random positions.
+squares per attacking piece, calling the building blocks of `domain.moves` that the
+legal-move walk calls (`double` blocks on the path and the landing square,
+`no_overtaking`, entering on a start square; safe squares). The tests check it against
+`domain.moves.legal_moves` on random positions.
 
 A die mask is an int with bit d set (1 << d) for each die value d in 1..6 that works.
 """
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from domain.board import NEST, Board
+from domain.moves import block_on_path, enters, landing_block, piece_between
 
 __all__ = [
     "MASK_COUNT",
@@ -134,7 +136,7 @@ class Occupancy:
                 and not self.nests[a]
                 and any(s == a for s, _ in captures)
             ):  # its piece captured on its own start square can enter again
-                mask |= face_mask(board.ruleset.enter_on) & _ALL_DICE
+                mask |= _entering_mask(board) & _ALL_DICE
             if mask:
                 survive *= 1.0 - MASK_COUNT[mask] / 6.0
         return 1.0 - survive
@@ -152,15 +154,15 @@ class Occupancy:
         there = self.stack.get(target)
         if there is None or there.count(attacker) == len(there):
             return 0
-        blocks = board.ruleset.blocks
         block = self.block
-        if blocks == "double" and block.get(target, attacker) != attacker:
+        if block and landing_block(block, target, attacker) >= 0:
             return 0
         return self._reach(attacker, target, block, -1)
 
     def _reach(self, attacker: int, target: int, block: dict[int, int], gone: int) -> int:
         """Die values that bring a piece of `attacker` onto `target` (or enter it there),
-        with `block` the blocks in force and `gone` a track square to count as empty."""
+        with `block` the blocks in force and `gone` a track square to count as empty: the
+        moves of `domain.moves`' building blocks, walked backwards from the target."""
         board = self.board
         blocks = board.ruleset.blocks
         at = board.progress_at[attacker]
@@ -172,24 +174,15 @@ class Occupancy:
             # home column (tp is -2 on the one square the attacker never stands on)
             if 1 <= d <= 6 and q >= 0 and not mask & (1 << d):
                 if block and blocks == "double":
-                    for sq, s in block.items():
-                        if s != attacker and q < at[sq] < tp:
-                            break  # a block of another colour in between (at: its progress)
-                    else:
+                    if block_on_path(board, attacker, q, tp - 1, block) < 0:
                         mask |= 1 << d
                 elif blocks == "no_overtaking":
-                    track = board.track[attacker]
-                    stack = self.stack
-                    for x in range(q + 1, tp):
-                        sq = track[x]
-                        if sq in stack and sq != gone:
-                            break  # a piece in between
-                    else:
+                    if piece_between(board, self.pieces, attacker, q, tp, gone) is None:
                         mask |= 1 << d
                 else:
                     mask |= 1 << d
         if tp == 0 and self.nests[attacker]:
-            mask |= face_mask(board.ruleset.enter_on)
+            mask |= _entering_mask(board)
         return mask & _ALL_DICE
 
     def hit_by_any(self, square: int, attackers: Sequence[int]) -> bool:
@@ -212,6 +205,15 @@ class Occupancy:
             if m:
                 survive *= 1.0 - MASK_COUNT[m] / 6.0
         return 1.0 - survive
+
+
+def _entering_mask(board: Board) -> int:
+    """The die mask of the values that enter a nest piece (`domain.moves.enters`)."""
+    mask = 0
+    for die in range(1, 7):
+        if enters(board, die):
+            mask |= 1 << die
+    return mask
 
 
 def _block_owner(seats: Sequence[int]) -> int:

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.decider import MatchState
-from domain.streams import match_stream
+from domain.streams import match_id_of, match_stream
 from services.match.match_reads import MatchReads, MatchRow
 from services.shared.eventstore import SideWrite
 from services.shared.settings import Settings
@@ -42,7 +42,7 @@ _UPSERT_ALONE = _UPSERT.format(gate="")
 _DELETE_ALONE = _DELETE.format(gate="")
 # Taken before the events go in: the scheduler holds this row while it fires a deadline
 # and appends, so an append waits for it and then loses the race cleanly (409) instead of
-# deadlocking with it. A player's leave or reclaim holds it too (see `MatchCommands.act`).
+# deadlocking with it. A player's leave or reclaim holds it too (`MatchCommands.leave`, `reclaim`).
 _LOCK = "SELECT 1 FROM turn_deadlines WHERE stream_id = %(dl_stream)s FOR UPDATE"
 
 
@@ -69,7 +69,7 @@ class Deadlines:
 
     async def refresh(self, conn: AsyncConnection, stream: str) -> None:
         """Recompute a match's deadline from its current state (after a stale firing)."""
-        state = await self.reads.state(stream)
+        state = await self.reads.state(match_id_of(stream))
         row = await self.reads.row(stream, conn)
         write = self._write(stream, state, row, _UPSERT_ALONE, _DELETE_ALONE)
         await conn.exec_driver_sql(write.sql, write.params)

@@ -3,7 +3,7 @@
 `MatchCommands.execute` is the ONE path by which any match command is carried out, for
 HTTP handlers, sockets and the deadline scheduler alike:
 
-1. the stream is read and folded (`MatchReads.state_and_head`); the caller's `make` turns
+1. the stream is read and folded (`MatchReads.for_command`); the caller's `make` turns
    the state into a command (this is where the seat is resolved from the token, or the CPU
    picks its move);
 2. a `Roll`'s die is ALWAYS `die_for_roll(server_seed, client_seed, state.rolls_made)`,
@@ -38,12 +38,11 @@ from domain.commands import (
     RevealSeed,
     Roll,
     StandIn,
-    TimeOut,
 )
-from domain.cpu import choose_move
-from domain.decider import MatchState, current_legal_moves, decide, fold, needs_die
+from domain.deadline import deadline_command
+from domain.decider import MatchState, decide, fold, needs_die
 from domain.dice import die_for_roll
-from domain.errors import AppError, Conflict, Forbidden, NotFound, rejection_error
+from domain.errors import AppError, Forbidden, NotFound, rejection_error
 from domain.events import Event
 from domain.streams import match_id_of, match_stream
 from services.match.deadlines import Deadlines
@@ -85,13 +84,19 @@ class MatchCommands:
     # ------------------------------------------------------------------ a player's commands
 
     async def roll(self, match_id: str, player: Player, key: str | None) -> AppendResult:
-        return await self._play(match_id, player, "roll", key, lambda seat: Roll(seat=seat))
+        return await self._play(
+            match_id, player, "roll", key, lambda seat: Roll(seat=seat, by="player")
+        )
 
     async def move(
         self, match_id: str, player: Player, piece: int, key: str | None
     ) -> AppendResult:
         return await self._play(
-            match_id, player, f"move:{piece}", key, lambda seat: MovePiece(seat=seat, piece=piece)
+            match_id,
+            player,
+            f"move:{piece}",
+            key,
+            lambda seat: MovePiece(seat=seat, piece=piece, by="player"),
         )
 
     async def leave(self, match_id: str, player: Player, key: str | None) -> AppendResult:
@@ -120,21 +125,12 @@ class MatchCommands:
         command: Callable[[int], Command],
     ) -> AppendResult:
         """A roll or a move, chosen on the state the player saw: a lost race goes back to
-        them (409)."""
-
-        def make(state: MatchState) -> Command:
-            seat = _own_seat(state, player)
-            if state.status == "playing" and state.stood_in[seat] is not None:
-                raise Conflict("a CPU plays for your seat; reclaim it first", code="stood_in")
-            if state.status == "playing" and seat == state.turn and state.timed_out_this_turn:
-                raise Conflict(
-                    "your turn timed out; the CPU plays the rest of it", code="cpu_playing"
-                )
-            return command(seat)
+        them (409). Sent `by="player"`: `decide` refuses it on a seat a CPU plays (409
+        `stood_in`, `cpu_playing`)."""
 
         return await self.execute(
             match_id,
-            make,
+            lambda state: command(_own_seat(state, player)),
             actor=player.id,
             command_id=command_id_of(player, key),
             request=request,
@@ -179,23 +175,13 @@ class MatchCommands:
     async def fire_deadline(
         self, conn: AsyncConnection, stream: str, expected_version: int, kind: str
     ) -> AppendResult:
-        """Fire a claimed deadline inside the scheduler's transaction on `conn`."""
+        """Fire a claimed deadline inside the scheduler's transaction on `conn`: what it
+        does (a timeout, or the CPU's roll or move) is `domain.deadline.deadline_command`;
+        `kind` names the deadline in the events' actor."""
         match_id = match_id_of(stream)
-
-        def make(state: MatchState) -> Command:
-            seat = state.turn
-            if kind == "turn" and not state.cpu_controls(seat):
-                return TimeOut(seat=seat)
-            if state.phase == "roll":
-                return Roll(seat=seat)
-            moves = current_legal_moves(state)
-            level = state.seats[seat].cpu or "normal"
-            move = choose_move(level, state, moves, f"{match_id}:{seat}")
-            return MovePiece(seat=seat, piece=move.piece)
-
         return await self.execute(
             match_id,
-            make,
+            lambda state: deadline_command(state, match_id),
             actor=f"scheduler:{kind}",
             expected_version=expected_version,
             conn=conn,
@@ -255,14 +241,11 @@ class MatchCommands:
         conn: AsyncConnection | None,
     ) -> AppendResult:
         # A command from a request may be decided on this instance's trusted fold, with no
-        # read (`MatchReads.state_for_command`); if that fold was stale, the refusal or
+        # read (`MatchReads.for_command`); if that fold was stale, the refusal or
         # the lost race says so, and it is decided once more on a fresh read.
         trusting = conn is None and expected_version is None
         while True:
-            if trusting:
-                state, head, trusted = await self.reads.state_for_command(stream)
-            else:
-                (state, head), trusted = await self.reads.state_and_head(stream), False
+            state, head, trusted = await self.reads.for_command(stream, fresh=not trusting)
             try:
                 return await self._decide_and_append(
                     stream, state, head, make, actor, command_id, request, expected_version, conn
@@ -340,7 +323,7 @@ class MatchCommands:
             if needs_die(state):
                 seed = await self.reads.seed(conn, stream)
                 die = die_for_roll(seed, state.client_seed, state.rolls_made)
-            command = Roll(seat=command.seat, die=die)
+            command = Roll(seat=command.seat, die=die, by=command.by)
         decided = decide(command, state)
         if isinstance(decided, Rejection):
             # An illegal move is the request's `piece` at fault; other rejections are the

@@ -4,7 +4,7 @@ the server seed.
 The state cache (`_states`) saves reading and folding old events again. For reads, the
 events after the cached version always come from the database, so what a reader sees is
 never staler than a fresh read. A command may be decided on the cached fold with no read
-at all (`state_for_command`) while that fold is *trusted*: this instance appended the last
+at all (`for_command`) while that fold is *trusted*: this instance appended the last
 event itself or read it, its NOTIFY listener is up, and no hint of a newer event has come
 (`heard`). A hint can come late, so a trusted fold may still be stale; that costs nothing
 but a retry, because every append checks the version and the hash it was decided on and
@@ -58,30 +58,39 @@ class MatchReads:
         self._trusted: set[str] = set()  # streams whose cached fold is known to be the head
         self._listening = False
 
-    async def load_match(self, match_id: str) -> tuple[MatchState, list[StoredEvent]]:
-        """The folded state and stored events of a match (404 if unknown)."""
-        stored = await self.store.read_stream(match_stream(check_id(match_id, "match")))
-        state = MatchState()
-        for e in stored:
-            apply(state, e.event)
-        if state.status == "new":
-            raise NotFound("no such match")
-        return state, stored
-
-    async def match_state(self, match_id: str) -> MatchState:
-        """The current state of a match (404 if unknown), without its events."""
-        state = await self.state(match_stream(check_id(match_id, "match")))
+    async def state(self, match_id: str) -> MatchState:
+        """The match now, for a view or a check (404 if unknown): the cached fold brought
+        up to date by the events after it, so never staler than a fresh read. The
+        caller's own copy, to change as it likes."""
+        state = (await self._read(match_stream(check_id(match_id, "match"))))[0]
         if state.status == "new":
             raise NotFound("no such match")
         return state
 
-    async def state(self, stream: str) -> MatchState:
-        """The current fold of a match stream (a new state when it has no events)."""
-        return (await self.state_and_head(stream))[0]
+    async def events(self, match_id: str) -> list[StoredEvent]:
+        """Every stored event of the match, in version order (404 if unknown)."""
+        stored = await self.store.read_stream(match_stream(check_id(match_id, "match")))
+        if not stored:
+            raise NotFound("no such match")
+        return stored
 
-    async def state_and_head(self, stream: str) -> tuple[MatchState, bytes]:
-        """`state`, and the hash of the stream's last event (GENESIS: no events). The
-        state is the caller's own copy, to change as it likes."""
+    async def for_command(
+        self, stream: str, *, fresh: bool = False
+    ) -> tuple[MatchState, bytes, bool]:
+        """The fold a command is decided on (the caller's own copy), the hash of the
+        stream's last event (GENESIS: no events), and whether it came from the trusted
+        cache without a read (True) rather than a read (False). `fresh`: read, whatever
+        the cache holds. See the module docstring."""
+        if not fresh and stream in self._trusted:
+            state, head = self._states[stream]
+            self._states.move_to_end(stream)
+            return state.copy(), head, True
+        state, head = await self._read(stream)
+        return state, head, False
+
+    async def _read(self, stream: str) -> tuple[MatchState, bytes]:
+        """The cached fold of `stream` (a copy) advanced by the events after it, and the
+        hash of its last event."""
         cached = self._states.get(stream)
         state, head = (MatchState(), GENESIS) if cached is None else (cached[0].copy(), cached[1])
         events, last_hash = await self.store.read_events_and_hash(stream, state.version)
@@ -92,17 +101,6 @@ class MatchReads:
         if state.version:
             self._keep(stream, state.copy(), head)
         return state, head
-
-    async def state_for_command(self, stream: str) -> tuple[MatchState, bytes, bool]:
-        """The fold a command is decided on (the caller's own copy) and its head hash:
-        the trusted cached fold without a read (True), else a fresh read (False). See the
-        module docstring."""
-        if stream in self._trusted:
-            state, head = self._states[stream]
-            self._states.move_to_end(stream)
-            return state.copy(), head, True
-        state, head = await self.state_and_head(stream)
-        return state, head, False
 
     def appended(self, stream: str, after: MatchState, head: bytes) -> None:
         """This instance appended to `stream`: `after` is the fold at its new head. It is
@@ -134,15 +132,9 @@ class MatchReads:
             dropped, _ = self._states.popitem(last=False)
             self._trusted.discard(dropped)
 
-    async def match_row(self, match_id: str) -> MatchRow | None:
-        stream = match_stream(match_id)
-        if (cached := self._rows.get(stream)) is not None:
-            return cached
-        async with self._reader.connect() as conn:
-            return await self._load_row(conn, stream)
-
     async def row(self, stream: str, conn: AsyncConnection | None = None) -> MatchRow:
-        """The stream's `matches` row (on `conn` when given), or NO_ROW without one."""
+        """The stream's `matches` row (on `conn` when given), or NO_ROW without one (a
+        match imported, not started here)."""
         if (cached := self._rows.get(stream)) is not None:
             return cached
         if conn is not None:

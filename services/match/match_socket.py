@@ -11,9 +11,9 @@ last): one message per batch and socket instead of one per event and one more fo
 state, which had been most of the socket's sends (docs/benchmarks.md).
 
 Client messages: `hello` (presence in a seat, and who the commands are for), `ping`, and
-the commands `roll`, `move`, `leave`, `reclaim`, carried out by `MatchService.act` exactly
-as the HTTP handlers carry them out (same rules, errors and idempotency: the message's
-`id` is the `Idempotency-Key`). A command is answered by a `result` or an `error` frame;
+the commands `roll`, `move`, `leave`, `reclaim`, carried out through the table the HTTP
+routes use too (`player_commands.PLAYER_COMMANDS`: same rules, errors and idempotency; the
+message's `id` is the `Idempotency-Key`). A command is answered by a `result` or an `error` frame;
 its events arrive as event frames like anyone else's.
 """
 
@@ -39,6 +39,7 @@ from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
 from services.match.match_reads import MatchRow
+from services.match.player_commands import PLAYER_COMMANDS
 from services.match.schemas import MatchOut, SeatIndex
 from services.match.service import MatchService
 from services.match.sockets import (
@@ -93,11 +94,11 @@ class ReclaimMessage(_Message, tag="reclaim"):
 
 Command = RollMessage | MoveMessage | LeaveMessage | ReclaimMessage
 _MESSAGES = Hello | Ping | Command
+# A command message's `type` (its tag) names its entry in PLAYER_COMMANDS
+# (tests/services/match/test_player_commands.py checks there is one for every command).
 _ACTIONS: dict[type[Any], str] = {
-    RollMessage: "roll",
-    MoveMessage: "move",
-    LeaveMessage: "leave",
-    ReclaimMessage: "reclaim",
+    kind: str(kind.__struct_config__.tag)
+    for kind in (RollMessage, MoveMessage, LeaveMessage, ReclaimMessage)
 }
 
 # ---------------------------------------------------------------------- frames it sends
@@ -182,7 +183,7 @@ class MatchFeed:
     not make the socket read the whole stream."""
 
     def __init__(
-        self, service: MatchService, match_id: str, state: MatchState, row: MatchRow | None
+        self, service: MatchService, match_id: str, state: MatchState, row: MatchRow
     ) -> None:
         self.service = service
         self.match_id = match_id
@@ -222,19 +223,12 @@ class MatchFeed:
     def frame(self) -> bytes:
         state, row = self.state, self.row
         deadline = None
-        timing = None if row is None else self.service.deadlines.timing(state, row)
+        timing = self.service.deadlines.timing(state, row)
         if timing is not None and self.last_at is not None:
             # The deadline row was written with the same now() as the last event.
             kind, seconds = timing
             deadline = (kind, (self.last_at + timedelta(seconds=seconds)).isoformat())
-        match = match_view(
-            self.match_id,
-            state,
-            party_id=row.party_id if row else None,
-            turn_limit=row.turn_limit if row else None,
-            ranked=row.ranked if row else False,
-            deadline=deadline,
-        )
+        match = match_view(self.match_id, state, row, deadline)
         moves = [option_view(m) for m in current_legal_moves(state)]
         return msgspec.json.encode(StateFrame(version=state.version, match=match, moves=moves))
 
@@ -298,15 +292,11 @@ class _Session:
         if self.player is None:
             body = ErrorBody(error="unauthorized", detail="say hello with your token first")
             return error_frame(401, body, reply_to=key)
-        commands, match_id, player = self.service.commands, self.match_id, self.player
-        if isinstance(message, MoveMessage):
-            result = await commands.move(match_id, player, message.piece, message.id)
-        elif action == "roll":
-            result = await commands.roll(match_id, player, message.id)
-        elif action == "leave":
-            result = await commands.leave(match_id, player, message.id)
-        else:
-            result = await commands.reclaim(match_id, player, message.id)
+        piece = message.piece if isinstance(message, MoveMessage) else None
+        command = PLAYER_COMMANDS[action]
+        result = await command.run(
+            self.service.commands, self.match_id, self.player, message.id, piece
+        )
         frame = ResultFrame(
             id=message.id,
             command=action,
@@ -357,8 +347,8 @@ async def match_socket(
     try:
         from_version = _from_version(from_text)
         match_id = check_id(match_id, "match")
-        state = await service.matches.match_state(match_id)  # 404 for an unknown match
-        row = await service.matches.match_row(match_id)
+        state = await service.matches.state(match_id)  # 404 for an unknown match
+        row = await service.matches.row(match_stream(match_id))
     except AppError as error:
         await refuse(socket, error)
         return

@@ -6,15 +6,22 @@ from typing import Annotated, Any
 
 import structlog
 from litestar import Controller, get, post
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain.dice import die_for_roll
 from domain.errors import Invalid
 from domain.notation import NotationError, answer_query
 from domain.rules import PRESETS, option_values, options_to_dict
+from domain.streams import match_stream
 from services.match.ids import check_id
-from services.match.parties import IdempotencyKey
-from services.match.players import BEARER, CurrentPlayer, Service, provide_player
+from services.match.player_commands import PLAYER_COMMANDS, PlayerCommand
+from services.match.players import (
+    BEARER,
+    CurrentPlayer,
+    IdempotencyKey,
+    Service,
+    provide_player,
+)
 from services.match.schemas import (
     CommandOut,
     EventsOut,
@@ -22,10 +29,9 @@ from services.match.schemas import (
     MatchOut,
     MovePiece,
     MovesOut,
-    RollOut,
     RuleOptionsOut,
 )
-from services.match.views import event_view, match_view, moves_view, result_events, rolls_of
+from services.match.views import event_view, fairness_view, match_view, moves_view, result_events
 from services.shared.errors import error_responses
 from services.shared.eventstore import AppendResult
 
@@ -43,6 +49,45 @@ def _command_out(result: AppendResult) -> CommandOut:
     )
 
 
+def _command_route(command: PlayerCommand) -> HTTPRouteHandler:
+    """`POST /api/matches/{match_id}/<command.name>`, carried out through the table
+    (`player_commands.py`) the socket dispatches through as well."""
+    route = post(
+        f"/{{match_id:str}}/{command.name}",
+        operation_id=command.operation_id,
+        summary=command.summary,
+        status_code=200,
+        security=BEARER,
+        responses=_COMMAND_ERRORS,
+    )
+    if command.takes_piece:
+
+        async def with_piece(
+            self: Controller,
+            match_id: FromPath[str],
+            data: JSONBody[MovePiece],
+            service: Service,
+            player: CurrentPlayer,
+            idempotency_key: IdempotencyKey = None,
+        ) -> CommandOut:
+            run = command.run(service.commands, match_id, player, idempotency_key, data.piece)
+            return _command_out(await run)
+
+        return route(with_piece)
+
+    async def without_body(
+        self: Controller,
+        match_id: FromPath[str],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> CommandOut:
+        run = command.run(service.commands, match_id, player, idempotency_key, None)
+        return _command_out(await run)
+
+    return route(without_body)
+
+
 class MatchesController(Controller):
     path = "/api/matches"
     tags = ("matches",)
@@ -56,17 +101,10 @@ class MatchesController(Controller):
     )
     async def read(self, match_id: FromPath[str], service: Service) -> MatchOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state = await service.matches.match_state(match_id)
+        state = await service.matches.state(match_id)
         match_id = check_id(match_id, "match")
-        row = await service.matches.match_row(match_id)
-        return match_view(
-            match_id,
-            state,
-            party_id=row.party_id if row else None,
-            turn_limit=row.turn_limit if row else None,
-            ranked=row.ranked if row else False,
-            deadline=await service.deadlines.due(match_id),
-        )
+        row = await service.matches.row(match_stream(match_id))
+        return match_view(match_id, state, row, await service.deadlines.due(match_id))
 
     @get(
         "/{match_id:str}/moves",
@@ -76,8 +114,7 @@ class MatchesController(Controller):
     )
     async def moves(self, match_id: FromPath[str], service: Service) -> MovesOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state = await service.matches.match_state(match_id)
-        return moves_view(state)
+        return moves_view(await service.matches.state(match_id))
 
     @get(
         "/{match_id:str}/events",
@@ -92,10 +129,9 @@ class MatchesController(Controller):
         from_version: Annotated[int, QueryParameter(name="from", ge=0)] = 0,
     ) -> EventsOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state, stored = await service.matches.load_match(match_id)
-        return EventsOut(
-            events=[event_view(e) for e in stored[from_version:]], version=state.version
-        )
+        stored = await service.matches.events(match_id)
+        # Versions run from 0 with no gap: the match's version is its count of events.
+        return EventsOut(events=[event_view(e) for e in stored[from_version:]], version=len(stored))
 
     @get(
         "/{match_id:str}/fairness",
@@ -105,92 +141,13 @@ class MatchesController(Controller):
     )
     async def fairness(self, match_id: FromPath[str], service: Service) -> FairnessOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state, stored = await service.matches.load_match(match_id)
-        rolls = rolls_of(stored)
-        verified: bool | None = None
-        if state.server_seed is not None:
-            seed = bytes.fromhex(state.server_seed)
-            verified = all(die_for_roll(seed, state.client_seed, r.n) == r.value for r in rolls)
-        return FairnessOut(
-            seed_hash=state.seed_hash,
-            client_seed=state.client_seed,
-            server_seed=state.server_seed,
-            rolls=[RollOut(n=r.n, seat=r.seat, value=r.value) for r in rolls],
-            verified=verified,
-        )
+        return fairness_view(await service.matches.events(match_id))
 
-    @post(
-        "/{match_id:str}/roll",
-        operation_id="rollDie",
-        summary="Roll the die for your seat (the server derives the die)",
-        status_code=200,
-        security=BEARER,
-        responses=_COMMAND_ERRORS,
-    )
-    async def roll(
-        self,
-        match_id: FromPath[str],
-        service: Service,
-        player: CurrentPlayer,
-        idempotency_key: IdempotencyKey = None,
-    ) -> CommandOut:
-        result = await service.commands.roll(match_id, player, idempotency_key)
-        return _command_out(result)
-
-    @post(
-        "/{match_id:str}/move",
-        operation_id="movePiece",
-        summary="Move a piece by the die you rolled",
-        status_code=200,
-        security=BEARER,
-        responses=_COMMAND_ERRORS,
-    )
-    async def move(
-        self,
-        match_id: FromPath[str],
-        data: JSONBody[MovePiece],
-        service: Service,
-        player: CurrentPlayer,
-        idempotency_key: IdempotencyKey = None,
-    ) -> CommandOut:
-        result = await service.commands.move(match_id, player, data.piece, idempotency_key)
-        return _command_out(result)
-
-    @post(
-        "/{match_id:str}/reclaim",
-        operation_id="reclaimSeat",
-        summary="Take your seat back from the CPU stand-in",
-        status_code=200,
-        security=BEARER,
-        responses=_COMMAND_ERRORS,
-    )
-    async def reclaim(
-        self,
-        match_id: FromPath[str],
-        service: Service,
-        player: CurrentPlayer,
-        idempotency_key: IdempotencyKey = None,
-    ) -> CommandOut:
-        result = await service.commands.reclaim(match_id, player, idempotency_key)
-        return _command_out(result)
-
-    @post(
-        "/{match_id:str}/leave",
-        operation_id="leaveMatch",
-        summary="Leave the match: a CPU plays your seat until you reclaim it",
-        status_code=200,
-        security=BEARER,
-        responses=_COMMAND_ERRORS,
-    )
-    async def leave(
-        self,
-        match_id: FromPath[str],
-        service: Service,
-        player: CurrentPlayer,
-        idempotency_key: IdempotencyKey = None,
-    ) -> CommandOut:
-        result = await service.commands.leave(match_id, player, idempotency_key)
-        return _command_out(result)
+    # POST /{match_id}/roll, /move, /reclaim, /leave: one route per player command.
+    roll = _command_route(PLAYER_COMMANDS["roll"])
+    move = _command_route(PLAYER_COMMANDS["move"])
+    reclaim = _command_route(PLAYER_COMMANDS["reclaim"])
+    leave = _command_route(PLAYER_COMMANDS["leave"])
 
 
 class RulesController(Controller):

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import structlog
 from litestar import Controller, get, post
-from litestar.params import FromPath, HeaderParameter, JSONBody
+from litestar.params import FromPath, JSONBody
 
 from domain import party as pd
-from services.match.players import BEARER, CurrentPlayer, Service, provide_player
+from services.match.players import (
+    BEARER,
+    CurrentPlayer,
+    IdempotencyKey,
+    Service,
+    provide_player,
+)
 from services.match.schemas import (
     AddCpu,
     ChangeSettings,
@@ -23,16 +27,6 @@ from services.match.views import party_list_view, party_view
 from services.shared.errors import error_responses
 
 __all__ = ["PartiesController"]
-
-IdempotencyKey = Annotated[
-    str | None,
-    HeaderParameter(
-        name="Idempotency-Key",
-        required=False,
-        description="Retry-safe command id (scoped to your player): a repeat returns the "
-        "first outcome and appends nothing",
-    ),
-]
 
 _COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422)
 
@@ -97,6 +91,19 @@ class PartiesController(Controller):
         structlog.contextvars.bind_contextvars(party_id=party_id)
         state = await service.parties.command(party_id, command, player, key)
         return party_view(party_id, state)
+
+    async def _start(
+        self,
+        service: Service,
+        party_id: str,
+        player: CurrentPlayer,
+        key: str | None,
+        *,
+        rematch: bool,
+    ) -> StartOut:
+        structlog.contextvars.bind_contextvars(party_id=party_id)
+        state, match_id = await service.parties.start(party_id, player, key, rematch=rematch)
+        return StartOut(party=party_view(party_id, state), match_id=match_id)
 
     @post(
         "/{party_id:str}/join",
@@ -212,11 +219,7 @@ class PartiesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
-        structlog.contextvars.bind_contextvars(party_id=party_id)
-        state, match_id = await service.parties.start(
-            party_id, player, idempotency_key, rematch=False
-        )
-        return StartOut(party=party_view(party_id, state), match_id=match_id)
+        return await self._start(service, party_id, player, idempotency_key, rematch=False)
 
     @post(
         "/{party_id:str}/rematch",
@@ -233,8 +236,4 @@ class PartiesController(Controller):
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
-        structlog.contextvars.bind_contextvars(party_id=party_id)
-        state, match_id = await service.parties.start(
-            party_id, player, idempotency_key, rematch=True
-        )
-        return StartOut(party=party_view(party_id, state), match_id=match_id)
+        return await self._start(service, party_id, player, idempotency_key, rematch=True)

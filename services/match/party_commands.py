@@ -31,7 +31,7 @@ from services.match.match_reads import MatchReads, MatchRow
 from services.match.views import party_view
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore, SideWrite
 
-__all__ = ["Parties"]
+__all__ = ["PartyCommands"]
 
 _log = structlog.get_logger(__name__)
 
@@ -69,7 +69,7 @@ def _party_field(field: str | None) -> str | None:
     return field
 
 
-class Parties:
+class PartyCommands:
     def __init__(
         self, engine: AsyncEngine, store: EventStore, reads: MatchReads, deadlines: Deadlines
     ) -> None:
@@ -230,7 +230,7 @@ class Parties:
         if rematch:
             finished = False
             if state.match_id is not None:
-                current = await self.reads.state(match_stream(state.match_id))
+                current = await self.reads.state(state.match_id)
                 finished = current.status == "finished"
             command = pd.Rematch(player_id=player.id, match_id=match_id, current_finished=finished)
         else:

@@ -1,12 +1,14 @@
-"""Guest players: create one, and who am I (`Authorization: Bearer <token>`)."""
+"""Who sends a request: guest players (create one, who am I), and what every controller
+takes from a request: the bearer player (`Authorization: Bearer <token>`), the service, and
+the `Idempotency-Key` header."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Request, get, post, put
 from litestar.di import NamedDependency, Provide
-from litestar.params import JSONBody
+from litestar.params import HeaderParameter, JSONBody
 
 from domain.errors import Unauthenticated
 from services.match.guests import Player
@@ -18,6 +20,7 @@ from services.shared.limits import Limits, client_key
 __all__ = [
     "BEARER",
     "CurrentPlayer",
+    "IdempotencyKey",
     "PlayersController",
     "Service",
     "current_player",
@@ -26,6 +29,15 @@ __all__ = [
 
 Service = NamedDependency[MatchService]
 CurrentPlayer = NamedDependency[Player]
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        required=False,
+        description="Retry-safe command id (scoped to your player): a repeat returns the "
+        "first outcome and appends nothing",
+    ),
+]
 
 BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 

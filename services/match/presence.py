@@ -10,8 +10,10 @@ import contextlib
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.commands import Reclaim, StandIn
+from domain.decider import decide
 from domain.errors import AppError
-from domain.streams import match_stream
+from domain.streams import match_id_of, match_stream
 from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.match_commands import MatchCommands, seat_of
@@ -78,17 +80,17 @@ class Presence:
         stands in for it because the player's connection was lost (`SeatReclaimed`); a
         stand-in the player chose (`left`) or earned (`timeouts`) stays until they reclaim
         the seat. Returns the player's seat (None: a spectator)."""
-        state = await self.reads.match_state(match_id)
+        state = await self.reads.state(match_id)
         seat = seat_of(state, player)
         if seat is None:
             return None
         stream = match_stream(check_id(match_id, "match"))
         async with self._writer.connect() as conn:
             await conn.execute(_CONNECTED, {"stream_id": stream, "seat": seat, "kind": "connected"})
-        # Only a shortcut past the usual case (nobody stands in): `decide` judges whether
-        # this returning connection ends the stand-in (a `disconnected` one) or not
-        # (`stand_in_kept`), on the state it reads under the deadline row's lock.
-        if state.status == "playing" and state.stood_in[seat] is not None:
+        # Asked of `decide` first on the state just read, to spare the usual case (nobody
+        # stands in, or a stand-in that stays) the locked round trip; `reclaim` decides
+        # again on the state it reads under the deadline row's lock.
+        if isinstance(decide(Reclaim(seat=seat, returning=True), state), list):
             # `reclaim` retries the version race with a stand-in playing on another
             # instance; still losing after every try, the match ended meanwhile, or a
             # stand-in that stays: nothing to do.
@@ -112,13 +114,11 @@ class Presence:
     ) -> AppendResult | None:
         """The seat's player has not come back within the grace period: a CPU stands in,
         unless the match is over or a CPU already plays for the seat."""
-        state = await self.reads.state(stream)
+        state = await self.reads.state(match_id_of(stream))
         result = None
-        if (
-            state.status == "playing"
-            and state.seats[seat].cpu is None
-            and state.stood_in[seat] is None
-        ):
+        # `decide` says whether a stand-in may start (refused once the match is over or a
+        # CPU already plays the seat); the append decides it again at this version.
+        if isinstance(decide(StandIn(seat=seat, reason="disconnected"), state), list):
             # A ConcurrencyError leaves grace_due set, so the next poll tries again.
             result = await self.commands.stand_in(conn, stream, seat, state.version)
         await conn.execute(_GRACE_DONE, {"stream_id": stream, "seat": seat})

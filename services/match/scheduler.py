@@ -2,7 +2,7 @@
 
 Each instance runs `Scheduler.run()`. A firing is one transaction: claim the earliest due
 row with `FOR UPDATE SKIP LOCKED` (other instances skip it), then execute through
-`MatchService.fire_deadline`, which appends with the row's `expected_version` and rewrites
+`MatchCommands.fire_deadline`, which appends with the row's `expected_version` and rewrites
 the row from the new state in the same transaction. A row whose version is stale (the
 match moved on) is recomputed instead of fired, so a deadline fires at most once, and a
 crash before the commit leaves the row for the next poll, so it fires at least once.

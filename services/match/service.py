@@ -19,7 +19,7 @@ from services.match.deadlines import Deadlines
 from services.match.guests import Guests
 from services.match.match_commands import MatchCommands
 from services.match.match_reads import MatchReads
-from services.match.party_commands import Parties
+from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
@@ -39,4 +39,4 @@ class MatchService:
         self.deadlines = Deadlines(engine, self.matches, settings)
         self.commands = MatchCommands(engine, store, self.matches, self.deadlines)
         self.presence = Presence(engine, self.matches, self.commands, settings)
-        self.parties = Parties(engine, store, self.matches, self.deadlines)
+        self.parties = PartyCommands(engine, store, self.matches, self.deadlines)

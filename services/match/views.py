@@ -12,31 +12,35 @@ from typing import Any, Literal
 import msgspec
 
 from domain import party as pd
-from domain.decider import MatchState, current_legal_moves
+from domain.decider import MatchState, current_legal_moves, fold
 from domain.events import DieRolled
 from domain.rules import ruleset_to_dict
 from replays.board_view import board_view, option_view
+from replays.verify import verify_links
+from services.match.match_reads import MatchRow
 from services.match.schemas import (
     DeadlineOut,
     EventOut,
+    FairnessOut,
     MatchOut,
     MatchSeatOut,
     MovesOut,
     PartyListOut,
     PartyOut,
     PartySeatOut,
+    RollOut,
 )
 from services.shared.eventstore import AppendResult, StoredEvent
 
 __all__ = [
     "board_view",
     "event_view",
+    "fairness_view",
     "match_view",
     "moves_view",
     "option_view",
     "party_list_view",
     "party_view",
-    "rolls_of",
 ]
 
 
@@ -73,12 +77,11 @@ def party_list_view(rows: Iterable[dict[str, Any]]) -> PartyListOut:
 def match_view(
     match_id: str,
     state: MatchState,
-    *,
-    party_id: str | None,
-    turn_limit: int | None,
-    ranked: bool,
+    row: MatchRow,
     deadline: tuple[str, str] | None,
 ) -> MatchOut:
+    """`GET /api/matches/{id}`: the match as everyone may see it (no seed before the end),
+    with its `matches` row's settings (NO_ROW: an imported match, no party or timer)."""
     board = state.board
     assert board is not None and state.ruleset is not None
     colours = board.colours
@@ -96,7 +99,7 @@ def match_view(
     ]
     return MatchOut(
         id=match_id,
-        party_id=party_id,
+        party_id=row.party_id or None,
         status=state.status,
         rules=ruleset_to_dict(state.ruleset),
         seats=seats,
@@ -112,8 +115,8 @@ def match_view(
         seed_hash=state.seed_hash,
         client_seed=state.client_seed,
         server_seed=state.server_seed,
-        turn_limit=turn_limit,
-        ranked=ranked,
+        turn_limit=row.turn_limit,
+        ranked=row.ranked,
         version=state.version,
         deadline=None if deadline is None else DeadlineOut(kind=deadline[0], due_at=deadline[1]),
         board=board_view(board),
@@ -152,11 +155,26 @@ def result_events(result: AppendResult) -> list[EventOut]:
     return [event_view(e) for e in result.events]
 
 
-def rolls_of(stored: Iterable[StoredEvent]) -> list[DieRolled]:
-    out = []
-    for e in stored:
-        if e.type == "DieRolled":
-            event = e.event
-            assert isinstance(event, DieRolled)
-            out.append(event)
-    return out
+def fairness_view(stored: list[StoredEvent]) -> FairnessOut:
+    """`GET /api/matches/{id}/fairness`: the commitment, every roll, and after the end the
+    revealed seed with `verified`: whether the stored match verifies as `ludo replay
+    verify` checks a file (`replays.verify`, the one place that re-derives each die from
+    the seed), dice included."""
+    events = [e.event for e in stored]
+    state = fold(events)
+    rolls = [e for e in events if isinstance(e, DieRolled)]
+    verified: bool | None = None
+    if state.server_seed is not None:
+        links = [
+            (e.stream_id, e.version, e.type, e.schema_version, e.data, e.prev_hash, e.hash)
+            for e in stored
+        ]
+        verdict = verify_links(stored[0].stream_id, links, require_finished=False)
+        verified = verdict.ok and verdict.dice_checked
+    return FairnessOut(
+        seed_hash=state.seed_hash,
+        client_seed=state.client_seed,
+        server_seed=state.server_seed,
+        rolls=[RollOut(n=r.n, seat=r.seat, value=r.value) for r in rolls],
+        verified=verified,
+    )

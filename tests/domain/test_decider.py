@@ -1,5 +1,6 @@
 """The match decider: creation and start, every rejection, purity of evolve, fold, timeouts,
-stand-ins, reclaiming a seat and revealing the seed (DESIGN.md §2, §4, §5)."""
+stand-ins, reclaiming a seat, who controls a seat and what a deadline sends, and revealing
+the seed (DESIGN.md §2, §4, §5)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from domain.board import board_for
 from domain.commands import (
+    Actor,
     CreateMatch,
     LeaveSeat,
     MovePiece,
@@ -21,8 +23,11 @@ from domain.commands import (
     StartMatch,
     TimeOut,
 )
+from domain.cpu import choose_move
+from domain.deadline import deadline_command
 from domain.decider import (
     STAND_IN_AFTER_TIMEOUTS,
+    STAND_IN_LEVEL,
     MatchState,
     current_legal_moves,
     decide,
@@ -33,6 +38,7 @@ from domain.decider import (
     needs_die,
 )
 from domain.events import (
+    CpuLevel,
     MatchCreated,
     MatchStarted,
     SeatReclaimed,
@@ -556,3 +562,109 @@ class TestReclaimOnReturn:
     def test_a_returning_connection_to_a_seat_nobody_stands_in_for_is_rejected(self) -> None:
         """not_stood_in, as for an explicit reclaim."""
         assert rejected(new_match(), Reclaim(seat=1, returning=True)).code == "not_stood_in"
+
+
+def with_cpu_seat(level: CpuLevel = "hard") -> MatchState:
+    """A started match of two guests (seats 0, 1) and a CPU of `level` (seat 2)."""
+    seats = (*seat_specs(2), seat_specs(1, cpu=level)[0])
+    return fold(
+        [
+            MatchCreated(ruleset=ruleset_to_dict(rules()), seats=seats, seed_hash=SEED_HASH),
+            MatchStarted(client_seeds=("", "", ""), client_seed="||"),
+        ]
+    )
+
+
+class TestSeatControl:
+    """Who may roll and move for a seat (`by`): its player, or the CPU that plays it."""
+
+    def test_a_players_roll_on_a_seat_stood_in_for_is_refused_as_stood_in(self) -> None:
+        """stood_in: the player reclaims the seat before playing it again."""
+        state = new_match()
+        play(state, LeaveSeat(seat=0))
+        assert rejected(state, Roll(seat=0, die=3, by="player")).code == "stood_in"
+
+    def test_stood_in_is_named_before_the_turn_off_turn_too(self) -> None:
+        """A stood-in seat's player hears `stood_in`, not `not_your_turn`, on any turn."""
+        state = new_match()
+        play(state, LeaveSeat(seat=1))
+        assert rejected(state, Roll(seat=1, die=3, by="player")).code == "stood_in"
+
+    def test_a_players_command_in_a_timed_out_turn_is_refused_as_cpu_playing(self) -> None:
+        """cpu_playing: the CPU plays the rest of a turn that timed out, roll and move."""
+        state = at_position(rules(), 2, {"yellow": [3, *N[1:]]})
+        play(state, TimeOut(seat=0))
+        assert rejected(state, Roll(seat=0, die=2, by="player")).code == "cpu_playing"
+        roll(state, 2)
+        assert rejected(state, MovePiece(seat=0, piece=0, by="player")).code == "cpu_playing"
+
+    def test_a_players_command_on_a_cpu_seat_is_refused_as_cpu_playing(self) -> None:
+        """cpu_playing: a CPU seat is never a player's to play."""
+        state = with_cpu_seat()
+        play(state, Roll(seat=0, die=1, by="player"))
+        play(state, Roll(seat=1, die=1, by="player"))
+        assert rejected(state, Roll(seat=2, die=1, by="player")).code == "cpu_playing"
+
+    def test_a_cpu_command_on_a_seat_its_player_plays_is_refused_as_player_plays(
+        self,
+    ) -> None:
+        """player_plays: a CPU acts only for a seat it controls."""
+        state = at_position(rules(), 2, {"yellow": [3, *N[1:]]})
+        assert rejected(state, Roll(seat=0, die=2, by="cpu")).code == "player_plays"
+        roll(state, 2)
+        assert rejected(state, MovePiece(seat=0, piece=0, by="cpu")).code == "player_plays"
+
+    def test_the_controller_plays_its_seat(self) -> None:
+        """The player plays their own turn; the CPU plays a timed-out turn and a stand-in."""
+        state = at_position(rules(), 2, {"yellow": [3, *N[1:]], "red": [5, *N[1:]]})
+        play(state, Roll(seat=0, die=2, by="player"))
+        play(state, MovePiece(seat=0, piece=0, by="player"))
+        play(state, LeaveSeat(seat=1))
+        play(state, Roll(seat=1, die=2, by="cpu"))
+        play(state, MovePiece(seat=1, piece=0, by="cpu"))
+        play(state, TimeOut(seat=0))
+        assert kinds(play(state, Roll(seat=0, die=1, by="cpu"))) == ["DieRolled"]
+
+    def test_a_command_without_an_actor_is_not_judged_for_control(self) -> None:
+        """`by=None` (replays, simulations): recorded play is re-decided whoever acted."""
+        state = new_match()
+        play(state, LeaveSeat(seat=0))
+        assert kinds(play(state, Roll(seat=0, die=1))) == ["DieRolled", "RollPassed", "TurnEnded"]
+
+    @pytest.mark.parametrize("by", ["player", "cpu"])
+    def test_control_is_not_judged_before_the_match_is_played(self, by: Actor) -> None:
+        """Before the start, the rejection says so (`not_started`), not who controls."""
+        assert code(created(), Roll(seat=0, die=1, by=by)) == "not_started"
+
+    def test_cpu_level_is_a_cpu_seats_own_or_the_stand_ins(self) -> None:
+        """A CPU seat plays at its level; a stand-in or a timed-out turn at STAND_IN_LEVEL."""
+        state = with_cpu_seat("hard")
+        assert (state.cpu_level(2), state.cpu_level(0)) == ("hard", STAND_IN_LEVEL)
+        assert STAND_IN_LEVEL == "normal"
+
+
+class TestDeadlineCommand:
+    """What the scheduler sends when a deadline passes (`domain.deadline`)."""
+
+    def test_a_players_turn_times_out(self) -> None:
+        """A turn the player controls: TimeOut of the seat to act."""
+        assert deadline_command(new_match(), "m") == TimeOut(seat=0)
+
+    def test_the_cpu_rolls_then_moves_a_turn_it_controls(self) -> None:
+        """A timed-out turn: the CPU's roll, then its move, both sent `by="cpu"`."""
+        state = at_position(rules(), 2, {"yellow": [3, 9, *N[2:]]})
+        play(state, TimeOut(seat=0))
+        assert deadline_command(state, "m") == Roll(seat=0, by="cpu")
+        roll(state, 2)
+        command = deadline_command(state, "m")
+        assert isinstance(command, MovePiece) and command.by == "cpu"
+        assert command.piece in {m.piece for m in current_legal_moves(state)}
+
+    def test_the_cpus_move_is_the_one_its_level_chooses(self) -> None:
+        """The move is `choose_move` at `cpu_level`, seeded by the match id and the seat."""
+        state = at_position(rules(), 2, {"yellow": [3, 9, 20, *N[3:]]})
+        play(state, LeaveSeat(seat=0))
+        roll(state, 4)
+        moves = current_legal_moves(state)
+        chosen = choose_move(STAND_IN_LEVEL, state, moves, "m:0")
+        assert deadline_command(state, "m") == MovePiece(seat=0, piece=chosen.piece, by="cpu")

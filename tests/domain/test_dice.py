@@ -21,7 +21,7 @@ from domain.dice import (
     seed_commitment,
     seed_matches,
 )
-from ludo_cli.bench import engine_form
+from domain.engine_form import engine_form
 from tests.conftest import SERVER_SEED
 
 SEEDS = [bytes(32), SERVER_SEED, b"\xff" * 32, hashlib.sha256(b"ludo").digest()]

@@ -1,4 +1,4 @@
-"""The database fixtures for the command-line and bench tests (tests/databases.py)."""
+"""The database fixtures for the command-line tests (tests/databases.py)."""
 
 from __future__ import annotations
 

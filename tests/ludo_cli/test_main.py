@@ -3,6 +3,7 @@ own parser, and an unreachable database is one line saying what to do, not a tra
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,23 @@ class TestDatabaseUnreachable:
         monkeypatch.setenv("LUDO_DATA_DIR", str(tmp_path))
         assert main(["db", "stop"]) == 0
         assert "only stops the embedded PostgreSQL" in capsys.readouterr().err
+
+
+class TestWithoutTheBenchmarks:
+    @pytest.fixture(autouse=True)
+    def _no_benchmarks(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """An install without the `benchmarks` package, as from the wheel."""
+        monkeypatch.setitem(sys.modules, "benchmarks", None)  # None: the import fails
+        monkeypatch.delitem(sys.modules, "benchmarks.cmd", raising=False)
+
+    def test_bench_says_where_the_benches_are(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """`ludo bench …` without the benches exits 2 saying how a checkout runs them."""
+        assert main(["bench", "service", "--matches", "4"]) == 2
+        err = capsys.readouterr().err
+        assert "the benchmarks are not installed here" in err
+        assert "pip install -e '.[test]'" in err and "python3 -m benchmarks" in err
+
+    def test_the_other_commands_still_work(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The rest of `ludo` does not need the benches (`ludo simulate` plays a match)."""
+        assert main(["simulate", "--matches", "1", "--seats", "easy,easy", "--jobs", "1"]) == 0
+        assert "easy" in capsys.readouterr().out

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,12 +14,7 @@ from typing import Any
 
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from ludo_cli.cluster import free_port
 
 
 def _request(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
@@ -48,7 +42,7 @@ class Up:
                 "--port",
                 str(port),
                 "--ranking-port",
-                str(_free_port()),
+                str(free_port()),
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -82,7 +76,7 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
     """`ludo up` migrates, serves the API at the printed URL (ratings through the match
     service's proxy to the ranking service it started), stops cleanly on Ctrl-C
     (services, then the embedded PostgreSQL), and a second start finds the same data."""
-    port = _free_port()
+    port = free_port()
     first = Up(tmp_path, port)
     try:
         assert _request(f"{first.url}/healthz") == {"status": "ok"}

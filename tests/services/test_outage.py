@@ -25,6 +25,7 @@ from services.ranking.app import create_app as create_ranking_app
 from services.shared.database import EmbeddedPostgres, libpq_url, migrate
 from services.shared.settings import Settings
 from tests.services.match.test_live import Instance, Table
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -99,12 +100,12 @@ async def _client(instance: Instance) -> AsyncIterator[httpx.AsyncClient]:
 async def _retry(call: Any, seconds: float = 30.0) -> httpx.Response:
     """`call()` until it answers below 500 (the first statements after a restart may
     meet connections the server dropped: 503, and the client retries)."""
-    deadline = time.monotonic() + seconds
-    while True:
+
+    async def answered() -> httpx.Response | None:
         r: httpx.Response = await call()
-        if r.status_code < 500 or time.monotonic() > deadline:
-            return r
-        await asyncio.sleep(0.2)
+        return r if r.status_code < 500 else None
+
+    return await wait_until(answered, seconds, what="an answer below 500", pause=0.2)
 
 
 async def _step(http: httpx.AsyncClient, table: Table, key: str) -> None:

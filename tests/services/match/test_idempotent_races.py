@@ -77,7 +77,7 @@ async def _at_once(
     store = api.store
     append, notify = store.append, store.notify
     reads = api.reads
-    read = reads.state_for_command
+    read = reads.for_command
     committed, all_arrived = anyio.Event(), anyio.Event()
     arrived = 0
 
@@ -111,7 +111,7 @@ async def _at_once(
 
     store.append, store.notify = gated_append, notify_then_open  # type: ignore[method-assign]
     if gate == "read":
-        reads.state_for_command = gated_read  # type: ignore[method-assign]
+        reads.for_command = gated_read  # type: ignore[method-assign]
     responses: list[Any] = []
 
     async def one(method: str, url: str, kwargs: dict[str, Any]) -> None:
@@ -123,7 +123,7 @@ async def _at_once(
                 tg.start_soon(one, method, url, kwargs)
     finally:
         store.append, store.notify = append, notify  # type: ignore[method-assign]
-        reads.state_for_command = read  # type: ignore[method-assign]
+        reads.for_command = read  # type: ignore[method-assign]
     return responses
 
 

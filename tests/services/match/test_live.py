@@ -26,6 +26,7 @@ from litestar import Litestar
 from services.match.app import create_app
 from services.shared.serving import uvicorn_options
 from services.shared.settings import Settings
+from tests.waiting import wait_until, wait_until_sync
 
 pytestmark = pytest.mark.anyio
 
@@ -51,11 +52,13 @@ class Instance:
 
     def __enter__(self) -> Instance:
         self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the service instance did not start")
-            time.sleep(0.02)
+
+        def started() -> bool:
+            if not self.thread.is_alive():
+                raise RuntimeError("the service instance stopped before it started")
+            return bool(self.server.started)
+
+        wait_until_sync(started, 30, what="the service instance to start")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -307,18 +310,19 @@ async def test_a_player_gone_past_the_grace_period_gets_a_stand_in_until_they_re
             # The socket is closed: within the grace period nothing happens yet ...
             state = (await http.get(f"/api/matches/{table.match_id}")).json()
             assert state["seats"][0]["stood_in"] is None
-            deadline = time.monotonic() + 15
-            while state["seats"][0]["stood_in"] is None:
-                assert time.monotonic() < deadline, "no stand-in after the grace period"
-                await asyncio.sleep(0.05)
-                state = (await http.get(f"/api/matches/{table.match_id}")).json()
-            assert state["seats"][0]["stood_in"] == "disconnected"
+
+            async def stood_in() -> str | None:
+                match = (await http.get(f"/api/matches/{table.match_id}")).json()
+                return match["seats"][0]["stood_in"]  # type: ignore[no-any-return]
+
+            reason = await wait_until(stood_in, 15, what="a stand-in after the grace period")
+            assert reason == "disconnected"
             async with websockets.connect(server.ws(table.match_id)) as ws:
                 await ws.send(msgspec.json.encode(hello).decode())
-                deadline = time.monotonic() + 15
-                while state["seats"][0]["stood_in"] is not None:
-                    assert time.monotonic() < deadline, "the seat was not reclaimed"
-                    await asyncio.sleep(0.05)
-                    state = (await http.get(f"/api/matches/{table.match_id}")).json()
+
+                async def reclaimed() -> bool:
+                    return await stood_in() is None
+
+                await wait_until(reclaimed, 15, what="the seat reclaimed by the hello")
             types = [e["type"] for e in await table.stream()]
     assert types.index("SeatStoodIn") < types.index("SeatReclaimed")

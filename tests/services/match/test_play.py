@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
-import anyio
 import pytest
 import sqlalchemy as sa
 
 from domain.dice import die_for_roll
 from tests.services.conftest import Api
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -57,29 +58,35 @@ async def test_one_human_and_three_cpus_play_to_the_end(scheduled_api: Api) -> N
         assert r.status_code == 200, r.text
     match_id = await api.start(party["id"], human)
     human_actions = 0
-    for _ in range(20_000):
+
+    async def my_turn_or_the_end() -> dict[str, Any] | None:
         state = await api.match(match_id)
         if state["status"] == "finished":
-            break
+            return state
         if state["turn"] == 0 and state["seats"][0]["stood_in"] is None:
-            if state["phase"] == "roll":
-                r = await api.call("POST", f"/api/matches/{match_id}/roll", headers=api.h(human))
-            else:
-                moves = (await api.call("GET", f"/api/matches/{match_id}/moves")).json()["moves"]
-                r = await api.call(
-                    "POST",
-                    f"/api/matches/{match_id}/move",
-                    json={"piece": moves[0]["piece"]},
-                    headers=api.h(human),
-                )
-            # The worker can act between our read and our command only for CPU seats,
-            # which never hold the human's turn, so every human command lands.
-            assert r.status_code == 200, r.text
-            human_actions += 1
+            return state
+        # A CPU is to act (its deadline row may already be gone if it just finished).
+        assert state["deadline"] is None or state["deadline"]["kind"] == "cpu"
+        return None
+
+    for _ in range(2_000):
+        state = await wait_until(my_turn_or_the_end, 60, what="the human's turn, or the end")
+        if state["status"] == "finished":
+            break
+        if state["phase"] == "roll":
+            r = await api.call("POST", f"/api/matches/{match_id}/roll", headers=api.h(human))
         else:
-            # A CPU is to act (its deadline row may already be gone if it just finished).
-            assert state["deadline"] is None or state["deadline"]["kind"] == "cpu"
-            await anyio.sleep(0.005)
+            moves = (await api.call("GET", f"/api/matches/{match_id}/moves")).json()["moves"]
+            r = await api.call(
+                "POST",
+                f"/api/matches/{match_id}/move",
+                json={"piece": moves[0]["piece"]},
+                headers=api.h(human),
+            )
+        # The worker can act between our read and our command only for CPU seats,
+        # which never hold the human's turn, so every human command lands.
+        assert r.status_code == 200, r.text
+        human_actions += 1
     else:
         raise AssertionError("the match did not end")
     assert human_actions > 0

@@ -67,6 +67,7 @@ async def finish(api: Api, match_id: str, players: list[dict[str, str]]) -> None
 
 
 async def test_replay_file_round_trips_and_verifies(api: Api) -> None:
+    """A match's replay file downloads live (no seed) and after the end, and verifies as written."""
     match_id, players, _ = await api.duel()
     live = await api.call("GET", f"/api/matches/{match_id}/replay")
     assert live.status_code == 200
@@ -89,6 +90,7 @@ async def test_replay_file_round_trips_and_verifies(api: Api) -> None:
 
 
 async def test_audit_passes_then_names_the_altered_event(api: Api) -> None:
+    """The audit of a played match holds, and names the roll a superuser altered in the table."""
     match_id, players, _ = await api.duel()
     await api.play_to_end(match_id, players)
     r = await api.call("GET", f"/api/matches/{match_id}/audit")
@@ -204,6 +206,7 @@ async def test_steps_give_the_board_options_and_fairness(api: Api) -> None:
 
 
 async def test_report_needs_the_operator_token(op_api: Api, api: Api) -> None:
+    """The dispute report needs the operator's bearer token; with none configured, nobody."""
     match_id, _, _ = await op_api.duel()
     url = f"/api/matches/{match_id}/report"
     assert (await op_api.call("GET", url)).status_code == 401
@@ -222,6 +225,7 @@ async def test_report_needs_the_operator_token(op_api: Api, api: Api) -> None:
 async def test_report_shows_turns_choices_timeouts_stand_ins_and_connections(
     op_api: Api,
 ) -> None:
+    """The dispute report shows turns, choices, timeouts, stand-ins and connections."""
     api = op_api
     service = service_of(api)
     alice = await api.player("alice")
@@ -333,6 +337,7 @@ async def test_report_shows_turns_choices_timeouts_stand_ins_and_connections(
 
 
 async def test_the_connection_log_is_append_only(api: Api) -> None:
+    """Nobody can update or delete a line of the connection log."""
     match_id, players, _ = await api.duel()
     await service_of(api).presence.connected(match_id, Player(players[0]["id"], "alice"))
     for statement in ("UPDATE seat_connections SET seat = 1", "DELETE FROM seat_connections"):
@@ -343,6 +348,7 @@ async def test_the_connection_log_is_append_only(api: Api) -> None:
 
 @pytest.mark.parametrize("what", ["replay", "audit", "steps"])
 async def test_unknown_and_malformed_ids_are_404(api: Api, what: str) -> None:
+    """A malformed id, an unknown match or a party's id gets 404 not_found from the replay reads."""
     _, _, party_id = await api.duel()
     for bad in ("not-a-uuid", str(uuid.uuid4()), party_id):
         r = await api.call("GET", f"/api/matches/{bad}/{what}")
@@ -351,6 +357,7 @@ async def test_unknown_and_malformed_ids_are_404(api: Api, what: str) -> None:
 
 
 async def test_report_of_an_unknown_match_is_404_for_the_operator(op_api: Api) -> None:
+    """The operator asking for the report of an unknown match gets 404 (a stranger 401 first)."""
     for bad in ("not-a-uuid", str(uuid.uuid4())):
         url = f"/api/matches/{bad}/report"
         assert (await op_api.call("GET", url)).status_code == 401  # the token first
@@ -359,6 +366,7 @@ async def test_report_of_an_unknown_match_is_404_for_the_operator(op_api: Api) -
 
 
 async def test_pages_are_served_under_a_strict_csp(api: Api) -> None:
+    """The viewer and report pages come under a CSP with hashed scripts and no external resource."""
     match_id, _, _ = await api.duel()
     for page in ("replay", "report"):
         r = await api.call("GET", f"/{page}/{match_id}")
@@ -374,6 +382,7 @@ async def test_pages_are_served_under_a_strict_csp(api: Api) -> None:
 
 
 async def test_openapi_documents_the_replay_endpoints(api: Api) -> None:
+    """The OpenAPI names the replay operations with their 404s, the report with its security."""
     schema = (await api.call("GET", "/schema/openapi.json")).json()
     ops = {
         op["operationId"]: (path, op)

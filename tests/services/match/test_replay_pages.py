@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from domain.dice import die_for_roll
 from services.shared.settings import Settings
 from tests.browser import console_errors, new_page, requires_chromium
 from tests.services.match.test_live import Instance
+from tests.waiting import wait_until_sync
 
 TOKEN = "op-secret"
 
@@ -81,13 +81,11 @@ class Site:
         return match_id
 
     def wait_finished(self, match_id: str) -> dict[str, Any]:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        def finished() -> dict[str, Any] | None:
             state: dict[str, Any] = self.http.get(f"/api/matches/{match_id}").json()
-            if state["status"] == "finished":
-                return state
-            time.sleep(0.1)
-        raise AssertionError("the CPU match did not finish")
+            return state if state["status"] == "finished" else None
+
+        return wait_until_sync(finished, 120, what="the CPU match to finish", pause=0.1)
 
     def steps(self, match_id: str) -> dict[str, Any]:
         model: dict[str, Any] = self.http.get(f"/api/matches/{match_id}/steps").json()
@@ -593,6 +591,7 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
 async def test_viewer_of_an_unknown_match_is_404(
     site: Site, browser_page: tuple[Page, list[str]]
 ) -> None:
+    """The viewer of an unknown match answers 404 with a page that says so."""
     page, _ = browser_page
     response = await page.goto(f"{site.instance.http}/replay/{uuid.uuid4()}")
     assert response is not None and response.status == 404
@@ -602,6 +601,7 @@ async def test_viewer_of_an_unknown_match_is_404(
 async def test_report_page_shows_the_timeline_with_the_operator_token(
     site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
 ) -> None:
+    """The report page refuses a wrong token, then shows the timeline to the operator."""
     page, errors = browser_page
     report = site.http.get(
         f"/api/matches/{cpu_match}/report", headers={"Authorization": f"Bearer {TOKEN}"}

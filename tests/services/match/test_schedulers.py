@@ -15,6 +15,7 @@ from services.match.service import MatchService
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.services.conftest import Api
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -50,12 +51,12 @@ async def test_three_scheduler_instances_play_cpu_matches_once_each(
     async with anyio.create_task_group() as group:
         for scheduler in schedulers:
             group.start_soon(scheduler.run)
-        with anyio.fail_after(240):
-            while True:
-                states = [await api.match(m) for m in matches]
-                if all(s["status"] == "finished" for s in states):
-                    break
-                await anyio.sleep(0.05)
+
+        async def all_finished() -> bool:
+            states = [await api.match(m) for m in matches]
+            return all(s["status"] == "finished" for s in states)
+
+        await wait_until(all_finished, 240, what="every match to finish", pause=0.05)
         group.cancel_scope.cancel()
     for match_id in matches:
         stream = f"match-{match_id}"

@@ -19,7 +19,6 @@ frame), never on a clock.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -29,6 +28,7 @@ from playwright.async_api import Browser, Page, expect
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site
 from tests.services.match.test_live import Table
+from tests.waiting import wait_until_sync
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
@@ -58,12 +58,14 @@ async def rated_duel(site: Site) -> tuple[str, list[str]]:
         table = await Table(http).open(ranked=True)
         while (await http.get(f"/api/matches/{table.match_id}")).json()["status"] != "finished":
             await table.step()
+
     # The ranking service rates the match on its own: asked until it has (a bound, not a
     # time the test asserts).
-    deadline = time.monotonic() + 30
-    while not (rated := site.http.get(f"/api/ratings/matches/{table.match_id}").json())["rated"]:
-        assert time.monotonic() < deadline, "the ranking service did not rate the duel"
-        time.sleep(0.05)
+    def rated_match() -> dict[str, Any] | None:
+        rated: dict[str, Any] = site.http.get(f"/api/ratings/matches/{table.match_id}").json()
+        return rated if rated["rated"] else None
+
+    rated = wait_until_sync(rated_match, 30, what="the ranking service to rate the duel")
     return table.match_id, [c["player_id"] for c in rated["changes"]]
 
 

@@ -690,11 +690,11 @@ async def in_first_screen(page: Page, parts: tuple[str, ...], width: int, height
 async def test_a_phone_sees_the_board_the_die_and_its_controls_without_scrolling(
     site: Site, browser: Browser
 ) -> None:
-    """At 360×640, 375×812 and 412×915 (and on its side, 812×375, and a desktop's
-    1280×800), in both languages, the board, the turn line, the die and the roll button are
-    all in the first screen, at the top of the page, and so are the board, the die and the
-    movable pieces when a piece is to be chosen; screenshots of each (docs/screenshots,
-    when LUDO_SCREENSHOTS is set)."""
+    """On phones and a desktop, in both languages, the board, turn line, die and roll
+    button (or the movable pieces) are all in the first screen, at the top of the page.
+
+    Sizes: 360×640, 375×812 and 412×915, on its side 812×375, and 1280×800; screenshots
+    of each go to docs/screenshots when LUDO_SCREENSHOTS is set."""
     async with person(browser, width=375, height=812, touch=True) as (page, errors):
         await name_myself(page, site, "aoi")
         await play_now(page)

@@ -58,6 +58,7 @@ async def eventually(client: AsyncTestClient[Any], url: str, check: Any) -> Any:
 async def test_api_serves_what_the_consumer_in_the_lifespan_rated(
     client: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
 ) -> None:
+    """The app's own consumer rates what is written; the leaderboard and player reads show it."""
     await write_match(engine, pg_store, ["ann", "ben", CPU], [1, 2, 3])
     await write_match(engine, pg_store, ["ann", "cat"], [1, 1])
     board = await eventually(client, "/api/ranking/leaderboard", lambda b: len(b["entries"]) == 3)
@@ -122,6 +123,7 @@ async def test_recompute_endpoint_needs_the_operator_token(
     ],
 )
 async def test_read_endpoints_are_the_operators(client: AsyncTestClient[Any], path: str) -> None:
+    """The operator's reads need the operator token: 401 without or with a wrong one."""
     del client.headers["Authorization"]
     refused = await client.get(path)
     assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
@@ -152,6 +154,7 @@ async def test_dashboard_page_is_self_contained(client: AsyncTestClient[Any]) ->
 async def test_cli_recompute_prints_the_live_hash(
     engine: AsyncEngine, pg_store: EventStore, database_url: str
 ) -> None:
+    """`ludo ranking recompute` prints the hash of the live ratings."""
     for i in range(5):
         await write_match(engine, pg_store, ["a", "b", "c"][: 2 + i % 2], [1, 2, 2][: 2 + i % 2])
     await RankingConsumer(engine, pg_store).catch_up()

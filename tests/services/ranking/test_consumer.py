@@ -57,6 +57,7 @@ async def some_matches(engine: AsyncEngine, store: EventStore, n: int = 12) -> l
 
 
 async def test_draw_between_equals_changes_no_mu(engine: AsyncEngine, pg_store: EventStore) -> None:
+    """A draw between two new players leaves them at 25 (OpenSkill) and 1500 (Elo)."""
     await write_match(engine, pg_store, ["a", "b"], [1, 1])
     await RankingConsumer(engine, pg_store).catch_up()
     r = await ratings(engine)
@@ -70,6 +71,7 @@ async def test_win_draw_loss_against_same_opponent(
     engine: AsyncEngine, pg_store: EventStore
 ) -> None:
     # Three separate pairs of fresh players, so each outcome starts from the same ratings.
+    """From equal ratings, a win rates above a draw above a loss, the draw halfway."""
     await write_match(engine, pg_store, ["w", "x"], [1, 2])
     await write_match(engine, pg_store, ["d", "y"], [1, 1])
     await write_match(engine, pg_store, ["l", "z"], [2, 1])
@@ -81,6 +83,7 @@ async def test_win_draw_loss_against_same_opponent(
 
 
 async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore) -> None:
+    """CPU-only and casual matches are not rated; a player who left is placed last."""
     await write_match(engine, pg_store, ["a", CPU], [1, 2])  # one human: nothing to rate
     await write_match(engine, pg_store, ["a", "b"], [1, 2], ranked=False)  # casual
     await RankingConsumer(engine, pg_store).catch_up()
@@ -116,6 +119,7 @@ async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore)
 async def test_ranked_from_party_event_else_matches_table(
     engine: AsyncEngine, pg_store: EventStore
 ) -> None:
+    """Ranked is read from the party's MatchOpened, else from the matches table."""
     await write_match(engine, pg_store, ["a", "b"], [1, 2], party_event=False)
     # The party's MatchOpened says casual: it wins over the table's column.
     await write_match(engine, pg_store, ["c", "d"], [1, 2], ranked=False, table_ranked=True)
@@ -126,6 +130,7 @@ async def test_ranked_from_party_event_else_matches_table(
 
 
 def test_timeout_stand_in_is_not_leaving() -> None:
+    """A stand-in for timeouts keeps the place; one for leaving is placed last."""
     seats = (ev.SeatSpec(name="a", player_id="a"), ev.SeatSpec(name="b", player_id="b"))
     base = [ev.MatchCreated(ruleset={}, seats=seats, seed_hash="")]
     end = [ev.MatchFinished(placements=(2, 1))]
@@ -139,6 +144,7 @@ def test_timeout_stand_in_is_not_leaving() -> None:
 async def test_restart_midway_counts_every_match_once(
     engine: AsyncEngine, pg_store: EventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Crashes between a batch's writes and its checkpoint rate every match once."""
     streams = await some_matches(engine, pg_store, 12)
     reference = RankingConsumer(engine, pg_store, batch=1000)
     await reference.catch_up()
@@ -183,6 +189,7 @@ async def recompute_from_scratch(engine: AsyncEngine) -> None:
 
 
 async def test_two_consumers_at_once_equal_one(engine: AsyncEngine, pg_store: EventStore) -> None:
+    """Three consumers catching up at once rate as one would."""
     await some_matches(engine, pg_store, 15)
     await RankingConsumer(engine, pg_store).catch_up()
     want = await ratings_hash(engine)
@@ -194,6 +201,7 @@ async def test_two_consumers_at_once_equal_one(engine: AsyncEngine, pg_store: Ev
 
 
 async def test_run_leader_and_standby_take_over(engine: AsyncEngine, pg_store: EventStore) -> None:
+    """One consumer leads, the other stands by and takes over when the leader stops."""
     first = RankingConsumer(engine, pg_store, poll=0.05, standby_poll=0.05)
     second = RankingConsumer(engine, EventStore(engine), poll=0.05, standby_poll=0.05)
     t1 = asyncio.create_task(first.run())
@@ -261,6 +269,7 @@ async def wait_for_ratings(engine: AsyncEngine, n: int) -> None:
 async def test_recompute_hash_equals_live_and_itself(
     engine: AsyncEngine, pg_store: EventStore
 ) -> None:
+    """A recompute from the events gives the live ratings' hash, page size aside."""
     await some_matches(engine, pg_store, 10)
     await RankingConsumer(engine, pg_store).catch_up()
     live, _ = await ratings_hash(engine)

@@ -140,6 +140,7 @@ async def test_dashboard_shows_the_ranking_with_the_operator_token(
 
 
 async def test_a_wrong_token_gets_a_clear_message(page: Page) -> None:
+    """A wrong operator token is told in words, the dashboard stays hidden, nothing is kept."""
     await sign_in(page, "not-the-token")
     message = page.locator("#message")
     await expect(message).to_be_visible()

@@ -301,7 +301,6 @@ async def test_a_leader_frozen_in_the_middle_of_a_batch_is_replaced(
     pair.append(consumers("ranking-b"))
     await wait_for("b stands by", lambda: _has_session(engine, pair[1].name))
     total, mid_batch, rounds = 0, 0, 0
-    rng = random.Random()
     while mid_batch < 3:
         rounds += 1
         assert rounds <= 10, f"only {mid_batch} of {rounds - 1} freezes fell inside a batch"
@@ -312,7 +311,11 @@ async def test_a_leader_frozen_in_the_middle_of_a_batch_is_replaced(
         total += 3000
         working = functools.partial(_moved, engine, before)
         await wait_for(f"{old.name} works on the backlog", working)
-        await asyncio.sleep(rng.uniform(0, 0.2))  # a random moment of the catch-up
+        # Frozen the moment it is seen inside a batch's transaction (it may commit before
+        # the signal lands: `inside`, read after the freeze, says which it was).
+        await wait_for(
+            f"{old.name} in a batch", functools.partial(in_transaction, engine, old.name)
+        )
         old.signal(signal.SIGSTOP)
         since = time.monotonic()
         inside = await in_transaction(engine, old.name)

@@ -26,6 +26,7 @@ ALL = list(MODELS)
 
 @pytest.mark.parametrize("model", ALL)
 def test_draw_between_equals_leaves_mu_unchanged(model: str) -> None:
+    """A draw between two new players leaves both at the starting mu, alike."""
     after = rate(model, {}, [Entry("a", 1), Entry("b", 1)])
     start = MODELS[model].initial()
     assert after["a"].mu == start.mu == after["b"].mu
@@ -34,6 +35,7 @@ def test_draw_between_equals_leaves_mu_unchanged(model: str) -> None:
 
 @pytest.mark.parametrize("model", ALL)
 def test_win_draw_loss_order_and_draw_exactly_halfway(model: str) -> None:
+    """A win rates above a draw above a loss, and (but in Glicko-2) the draw lies halfway."""
     m = MODELS[model]
     me = Skill(
         mu=m.initial().mu + (3.0 if model == "openskill" else 60.0),
@@ -71,6 +73,7 @@ def test_win_draw_loss_order_and_draw_exactly_halfway(model: str) -> None:
     ],
 )
 def test_multiplayer_with_ties(model: str, places: tuple[int, ...]) -> None:
+    """With 3 or 4 players and ties, a better place means a higher mu, a shared place the same."""
     entries = [Entry(f"p{i}", p) for i, p in enumerate(places)]
     after = rate(model, {}, entries)
     for a in entries:
@@ -88,12 +91,14 @@ def test_multiplayer_with_ties(model: str, places: tuple[int, ...]) -> None:
 
 @pytest.mark.parametrize("model", ALL)
 def test_only_the_order_of_places_matters(model: str) -> None:
+    """Places 1, 3, 3 rate as 1, 2, 2: only their order counts."""
     a = rate(model, {}, [Entry("a", 1), Entry("b", 3), Entry("c", 3)])
     b = rate(model, {}, [Entry("a", 1), Entry("b", 2), Entry("c", 2)])
     assert a == b
 
 
 def test_glicko2_matches_glickmans_worked_example() -> None:
+    """Glicko-2 gives the numbers of Glickman's worked example."""
     s = _glicko2_one(
         Skill(mu=1500, sigma=200, volatility=0.06),
         [
@@ -108,6 +113,7 @@ def test_glicko2_matches_glickmans_worked_example() -> None:
 
 
 def test_openskill_display_and_provisional() -> None:
+    """OpenSkill shows a new player at 1500, provisional until sigma is small."""
     m = MODELS["openskill"]
     assert m.display(m.initial()) == pytest.approx(1500.0)
     assert m.provisional(m.initial())

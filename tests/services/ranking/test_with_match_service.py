@@ -13,6 +13,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.parametrize("ranked", [True, False])
 async def test_a_played_duel_is_rated_only_when_ranked(api: Api, ranked: bool) -> None:
+    """A duel played through the match service is rated when ranked, not when casual."""
     match_id, (a, b), _ = await api.duel(ranked=ranked)
     final = await api.play_to_end(match_id, [a, b])
     await RankingConsumer(api.engine).catch_up()

@@ -14,7 +14,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import httpx
 import msgspec
@@ -191,7 +191,7 @@ def test_every_way_of_serving_uses_the_same_uvicorn_limits() -> None:
     compose = (ROOT / "compose.yaml").read_text()
     assert compose.count("services.shared.limits:GuardedHttpToolsProtocol") == 2  # match, ranking
     assert flags in compose
-    for module in ("ludo_cli/cluster.py", "ludo_cli/bench/service_bench.py"):
+    for module in ("ludo_cli/cluster.py", "benchmarks/service_process.py"):
         assert "*UVICORN_ARGS" in (ROOT / module).read_text(), module
     assert str(WS_MAX_SIZE) in UVICORN_ARGS
 
@@ -213,38 +213,45 @@ def _open(port: int) -> socket.socket:
     return conn
 
 
-def _drip(conn: socket.socket, data: bytes, bound: float) -> tuple[bytes, float]:
-    """Send `data` one byte a second (the slow client) until the server closes the
-    connection or `bound` seconds pass: (what the server sent, seconds it took)."""
+class _Dripped(NamedTuple):
+    answer: bytes  # what the server sent
+    sent: int  # bytes of the request the client got to send
+    closed: bool  # the server closed the connection (False: still open at the bound)
+
+
+def _drip(conn: socket.socket, data: bytes, bound: float) -> _Dripped:
+    """Send `data` one byte a second (the slow client: each byte after a 1 s wait for an
+    answer) until the server closes the connection, or give up after `bound` seconds."""
     started = time.monotonic()
-    answer = b""
+    answer, sent = b"", 0
     for byte in data:
         if time.monotonic() - started > bound:
             break
         try:
             conn.sendall(bytes([byte]))
         except OSError:  # closed by the server
-            break
+            return _Dripped(answer, sent, True)
+        sent += 1
         try:
             chunk = conn.recv(65536)
             answer += chunk
             if not chunk:
-                return answer, time.monotonic() - started
+                return _Dripped(answer, sent, True)
         except TimeoutError:  # nothing yet: the pause of a slow client
             continue
         except OSError:
-            return answer, time.monotonic() - started
+            return _Dripped(answer, sent, True)
     while time.monotonic() - started <= bound:  # all sent: wait for the server's close
         try:
             chunk = conn.recv(65536)
         except TimeoutError:
             continue
         except OSError:
-            return answer, time.monotonic() - started
+            return _Dripped(answer, sent, True)
         if not chunk:
-            return answer, time.monotonic() - started
+            return _Dripped(answer, sent, True)
         answer += chunk
-    return answer, float("inf")
+    return _Dripped(answer, sent, False)
 
 
 @pytest.fixture(params=[_FastHeaders, _FastHeadersH11], ids=["httptools", "h11"])
@@ -266,16 +273,17 @@ async def test_slow_headers_are_cut_off_and_others_served(slow_server: Instance)
         drip = asyncio.create_task(asyncio.to_thread(_drip, conn, request, 20))
         async with httpx.AsyncClient(base_url=slow_server.http, timeout=10) as http:
             assert (await http.get("/healthz")).status_code == 200
-        answer, took = await drip
-    assert took < 10, "the slow-header connection was held open"
-    assert b"200 OK" not in answer
+        dripped = await drip
+    # Closed by the server while the client was still sending its headers.
+    assert dripped.closed and dripped.sent < len(request), "the slow headers were waited for"
+    assert b"200 OK" not in dripped.answer
 
 
 async def test_an_idle_connection_is_cut_off(slow_server: Instance) -> None:
     """A connection that never sends a byte is closed within the bound."""
     with _open(slow_server.port) as conn:
-        answer, took = await asyncio.to_thread(_drip, conn, b"", 20)
-    assert took < 10 and answer == b""
+        dripped = await asyncio.to_thread(_drip, conn, b"", 20)
+    assert dripped.closed and dripped.answer == b""
 
 
 async def test_a_slow_body_is_cut_off_with_408(slow_server: Instance) -> None:
@@ -289,10 +297,11 @@ async def test_a_slow_body_is_cut_off_with_408(slow_server: Instance) -> None:
         drip = asyncio.create_task(asyncio.to_thread(_drip, conn, b"{" + b" " * 16383, 20))
         async with httpx.AsyncClient(base_url=slow_server.http, timeout=10) as http:
             assert (await http.get("/api/parties")).status_code == 200
-        answer, took = await drip
-    assert took < 10, "the slow-body connection was held open"
-    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
-    assert b'"error":"request_timeout"' in answer
+        dripped = await drip
+    # Answered and closed while the client was still sending its body.
+    assert dripped.closed and dripped.sent < 16384, "the slow body was waited for"
+    assert dripped.answer.startswith(b"HTTP/1.1 408"), dripped.answer[:200]
+    assert b'"error":"request_timeout"' in dripped.answer
 
 
 async def test_keep_alive_requests_are_still_served(slow_server: Instance) -> None:

@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from services.shared.logging import configure_logging
 from services.shared.settings import Settings
 from tests import paths
 from tests.services.conftest import Api
+from tests.waiting import wait_until_sync
 
 pytestmark = pytest.mark.anyio
 
@@ -234,12 +234,14 @@ def test_the_container_command_writes_only_json_lines_on_stdout(
     server = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(600):
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
+
+        def ready() -> bool:
             assert server.poll() is None, server.communicate()
-            time.sleep(0.05)  # polling for readiness, as `ludo up` does
+            with contextlib.suppress(httpx.TransportError):
+                return httpx.get(f"{base}/healthz").status_code == 200
+            return False
+
+        wait_until_sync(ready, 30, what="the service to answer /healthz")
         assert httpx.get(f"{base}/api/parties").status_code == 200
         assert httpx.post(f"{base}/api/players", json={"name": "ops"}).status_code == 201
     finally:

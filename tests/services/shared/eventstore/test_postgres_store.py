@@ -264,14 +264,26 @@ ROUNDS_PER_WRITER = 110  # 1,100 appends in all
 
 
 async def test_follower_misses_nothing_and_repeats_nothing(engine: AsyncEngine) -> None:
-    """Slow and fast writers on many streams: a cursor follower sees each event exactly once."""
+    """Slow and fast writers on many streams, commits out of position order: a cursor
+    follower sees each event exactly once."""
     store = EventStore(engine)
     rng = random.Random(20261129)
     committed: set[uuid.UUID] = set()
     writers_done = asyncio.Event()
     naive_missed = 0
 
+    # A slow writer holds its transaction open until a fast writer has committed after
+    # it began (or every fast writer is done): commits land out of position order on
+    # every slow round, by design rather than by a random pause.
+    fast_commits, fast_left = 0, WRITERS // 2
+    fast_moved = asyncio.Condition()
+
+    async def a_fast_commit_after(seen: int) -> None:
+        async with fast_moved:
+            await fast_moved.wait_for(lambda: fast_commits > seen or fast_left == 0)
+
     async def writer(w: int) -> None:
+        nonlocal fast_commits, fast_left
         sid = f"race-{w}"
         version = 0
         slow = w % 2 == 0
@@ -283,12 +295,17 @@ async def test_follower_misses_nothing_and_repeats_nothing(engine: AsyncEngine) 
                 async with engine.connect() as conn, conn.begin():
                     if n % 2:
                         await conn.execute(sa.select(sa.func.pg_current_xact_id()))
-                        await asyncio.sleep(rng.uniform(0, 0.004))
+                        await a_fast_commit_after(fast_commits)
+                    began = fast_commits
                     result = await store.append(sid, version, events, conn=conn)
-                    await asyncio.sleep(rng.uniform(0, 0.008))
+                    await a_fast_commit_after(began)
                 await store.notify(result)
             else:
                 result = await store.append(sid, version, events)
+                async with fast_moved:
+                    fast_commits += 1
+                    fast_left -= n == ROUNDS_PER_WRITER - 1
+                    fast_moved.notify_all()
             committed.update(e.event_id for e in result.events)
             version = result.next_version
 

@@ -1,0 +1,72 @@
+"""The commands a player sends to a match, by name: the one table that both ways in
+dispatch through, `POST /api/matches/{id}/<name>` (`matches.py`) and a match socket's
+`{"type": "<name>"}` message (`match_socket.py`). Each entry says how the command is
+carried out (`MatchCommands`), so the two ways in cannot drift apart: same rules, same
+errors, same idempotency (the socket message's `id` is the HTTP `Idempotency-Key`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+import msgspec
+
+from services.match.guests import Player
+from services.match.match_commands import MatchCommands
+from services.shared.eventstore import AppendResult
+
+__all__ = ["PLAYER_COMMANDS", "PlayerCommand"]
+
+# (commands, match id, player, idempotency key, piece) -> the outcome of the append.
+Run = Callable[[MatchCommands, str, Player, str | None, int | None], Awaitable[AppendResult]]
+
+
+class PlayerCommand(msgspec.Struct, frozen=True, kw_only=True):
+    """One command a player may send: its name (the route's last segment and the socket
+    message's `type`), its OpenAPI operation, whether it names a piece, and how it runs."""
+
+    name: str
+    operation_id: str
+    summary: str
+    run: Run
+    takes_piece: bool = False
+
+
+def _piece(piece: int | None) -> int:
+    # The body or message schema requires the piece; this only narrows the type.
+    assert piece is not None
+    return piece
+
+
+PLAYER_COMMANDS: Final[dict[str, PlayerCommand]] = {
+    c.name: c
+    for c in (
+        PlayerCommand(
+            name="roll",
+            operation_id="rollDie",
+            summary="Roll the die for your seat (the server derives the die)",
+            run=lambda commands, match, player, key, _: commands.roll(match, player, key),
+        ),
+        PlayerCommand(
+            name="move",
+            operation_id="movePiece",
+            summary="Move a piece by the die you rolled",
+            run=lambda commands, match, player, key, piece: commands.move(
+                match, player, _piece(piece), key
+            ),
+            takes_piece=True,
+        ),
+        PlayerCommand(
+            name="reclaim",
+            operation_id="reclaimSeat",
+            summary="Take your seat back from the CPU stand-in",
+            run=lambda commands, match, player, key, _: commands.reclaim(match, player, key),
+        ),
+        PlayerCommand(
+            name="leave",
+            operation_id="leaveMatch",
+            summary="Leave the match: a CPU plays your seat until you reclaim it",
+            run=lambda commands, match, player, key, _: commands.leave(match, player, key),
+        ),
+    )
+}
