@@ -20,14 +20,10 @@ append on its own): the service answers 503 and the client retries with its
 Idempotency-Key. The next batch opens a new connection.
 
 After the commit, each append's `finish` runs (the store builds its result and tells
-the service, `on_commit`), and only then do the batch's NOTIFY hints go out, after the
-commit of their events (docs/event-store.md: NOTIFY), so that this process knows of its
-own events before its listener hears of them: in the next batch's round trip (and its
-transaction: a batch that rolls back sends them again), or on their own when no batch
-follows at once.
-
-A batch is the statements of one pipeline up to its Sync, which PostgreSQL runs as one
-implicit transaction: committed at the Sync, rolled back whole when a statement fails.
+the service, `on_commit`), and only then do the batch's NOTIFY hints go out, in a
+transaction of their own (docs/event-store.md: NOTIFY), so that this process knows of its
+own events before its listener hears of them: in the next batch's pipeline, after its
+COMMIT, or on their own when no batch follows at once.
 """
 
 from __future__ import annotations
@@ -150,17 +146,16 @@ class GroupCommit:
         hints: list[str] = []
         try:
             conn = await self._connection()
-            # No BEGIN and COMMIT: the statements of one pipeline up to its Sync are one
-            # implicit transaction (PostgreSQL's protocol), committed at the Sync, rolled
-            # back whole when one fails; two statements fewer per batch to queue and read.
-            statements: list[tuple[str, Any]] = [(p.sql, p.params) for p in batch]
-            # The previous batch's hints (already committed) go in the same round trip;
-            # if this batch rolls back they are sent again with the next one.
+            statements: list[tuple[str, Any]] = [("BEGIN", None)]
+            statements += [(pending.sql, pending.params) for pending in batch]
+            statements.append(("COMMIT", None))
+            # The previous batch's hints, after this batch's COMMIT: a transaction of
+            # their own (until the pipeline's Sync), and no round trip of their own.
             hints, self._hints = self._hints, []
             if hints:
                 statements.append((_NOTIFY_MANY, (CHANNEL, _payloads(hints))))
             assert self._pipeline is not None
-            results = (await self._pipeline.run(statements))[: len(batch)]
+            results = (await self._pipeline.run(statements))[1 : len(batch) + 1]
         except psycopg.Error as exc:
             self._hints = hints + self._hints  # not sent: the next batch carries them
             if conn is None or conn.broken or conn.closed:
