@@ -143,9 +143,7 @@ class TestFailure:
                 await conn.execute("ROLLBACK")
             assert await pipeline.run([("SELECT 1", None)]) == [[(1,)]]
 
-    async def test_mixed_placeholders_are_refused(
-        self, conn: psycopg.AsyncConnection[Any]
-    ) -> None:
+    async def test_mixed_placeholders_are_refused(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """A statement with both named and positional parameters is a mistake, refused
         before anything is sent; the connection stays usable."""
         pipeline = Pipeline(conn)
