@@ -42,7 +42,15 @@ from benchmarks.harness import Say
 from benchmarks.http1 import Http1
 from benchmarks.service_process import serve
 
-__all__ = ["TARGET_MULTIPLE", "app", "compare"]
+__all__ = [
+    "FACTORY",
+    "TARGET_MULTIPLE",
+    "app",
+    "compare",
+    "floor_run",
+    "multiples",
+    "print_multiples",
+]
 
 # Issue 27: the rules, the hash chain, idempotency and fan-out together cost at most half
 # as much again as the bare insert over HTTP, and as much again over the socket.
