@@ -29,7 +29,7 @@ def closed_loop(
     processes, each a `generator` (base URL, its share, then the queues: it says it is
     ready, takes the instants, puts the commands it counted in the window)."""
     if not cpu_seconds({"server": [pid]}):
-        raise BenchError("ludo bench floor needs psutil, for the server's CPU: pip install psutil")
+        raise BenchError("the bench needs psutil, for the server's CPU: pip install psutil")
     ctx = multiprocessing.get_context("spawn")
     ready, starts, results = ctx.Queue(), [ctx.Queue(), ctx.Queue()], ctx.Queue()
     half = (pairs + 1) // 2
@@ -54,7 +54,7 @@ def closed_loop(
         after = cpu_seconds({"server": [pid]})["server"]
         commands = sum(results.get(timeout=seconds + 60) for _ in procs)
     except queue.Empty:
-        raise BenchError("a floor load process did not answer in time") from None
+        raise BenchError("a load process did not answer in time") from None
     finally:
         reap(procs)
     cpu = after - before
