@@ -259,11 +259,11 @@ def _with_store(work: Any) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from replays.format import dump_replay
-    from services.match.replay_store import ReplayNotFound, export_match
+    from services.match.replay_store import ReplayNotFound, ReplayStore
 
     async def work(store: Any) -> int:
         try:
-            replay = await export_match(store, args.match_id)
+            replay = await ReplayStore(store).export(args.match_id)
         except ReplayNotFound as error:
             raise _Usage(f"{error}; list matches with `ludo replay audit --all`") from None
         data = dump_replay(replay)
@@ -283,7 +283,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from replays.verify import verify_replay
-    from services.match.replay_store import ImportRefused, import_replay
+    from services.match.replay_store import ImportRefused, ReplayStore
 
     replay = _read(args.file)
     # Checked offline first: a file that cannot be imported needs no database (import_replay
@@ -298,7 +298,7 @@ def _import(args: argparse.Namespace) -> int:
 
     async def work(store: Any) -> int:
         try:
-            count = await import_replay(store, replay)
+            count = await ReplayStore(store).import_replay(replay)
         except ImportRefused as error:
             print(f"ludo replay import: {error}", file=sys.stderr)
             return 1
@@ -310,18 +310,19 @@ def _import(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     from ludo_cli.progress import Progress
-    from services.match.replay_store import ReplayNotFound, audit_match, match_ids
+    from services.match.replay_store import ReplayNotFound, ReplayStore
 
     if not args.all and not args.match_ids:
         raise _Usage("name matches to audit, or pass --all")
 
     async def work(store: Any) -> int:
-        ids = await match_ids(store.engine) if args.all else args.match_ids
+        replays = ReplayStore(store)
+        ids = await replays.match_ids() if args.all else args.match_ids
         failed = 0
         with Progress(len(ids), "audit", stream=_quiet_unless(len(ids) > 20)) as bar:
             for match_id in ids:
                 try:
-                    verdict = await audit_match(store, match_id)
+                    verdict = await replays.audit(match_id)
                 except ReplayNotFound as error:
                     failed += 1
                     print(f"FAIL {match_id}: {error}")

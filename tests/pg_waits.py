@@ -11,10 +11,10 @@ Tests import it with `from tests.pg_waits import ...`.
 
 from __future__ import annotations
 
-import asyncio
-
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from tests.waiting import wait_until
 
 # Sessions of this database (each test has its own) waiting for a lock, other than ours;
 # with :by, only those that the session :by blocks.
@@ -42,17 +42,17 @@ async def wait_until_blocked(
     """Returns once `count` sessions of `engine`'s database wait on a lock (held by the
     session whose backend pid is `by`, when given); fails the test after `timeout` s,
     listing the database's sessions."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
     async with engine.connect() as conn:
         auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        while True:
-            if int(await auto.scalar(_BLOCKED, {"by": by}) or 0) >= count:
-                return
-            if loop.time() > deadline:
-                sessions = [dict(r._mapping) for r in await auto.execute(_SESSIONS)]
-                raise AssertionError(
-                    f"not {count} session(s) blocked{f' by {by}' if by else ''}"
-                    f" within {timeout:g} s: {sessions}"
-                )
-            await asyncio.sleep(0.01)
+
+        async def blocked() -> bool:
+            return int(await auto.scalar(_BLOCKED, {"by": by}) or 0) >= count
+
+        try:
+            await wait_until(blocked, timeout, pause=0.01)
+        except AssertionError:
+            sessions = [dict(r._mapping) for r in await auto.execute(_SESSIONS)]
+            raise AssertionError(
+                f"not {count} session(s) blocked{f' by {by}' if by else ''}"
+                f" within {timeout:g} s: {sessions}"
+            ) from None

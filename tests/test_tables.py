@@ -1,8 +1,9 @@
 """Every table the product code names in its SQL is declared in a catalog (the `sa.Table`
-declarations of services/shared/eventstore/_tables.py, services/match/tables.py and
-services/ranking/tables.py), and the ranking service names no table of the match
-service. Read from the string literals of the source's syntax trees (docstrings left
-out), so SQL assembled from f-string pieces counts too."""
+declarations of services/shared/eventstore/_tables.py, tests/match_tables.py and
+services/ranking/tables.py); the ranking service names no table of the match service;
+only the event store names `events` and `commands`, and only services/shared/match_rows.py
+names `matches` and `match_seeds`. Read from the string literals of the source's syntax
+trees (docstrings left out), so SQL assembled from f-string pieces counts too."""
 
 from __future__ import annotations
 
@@ -10,11 +11,10 @@ import ast
 import re
 from collections.abc import Iterator
 
-from services.match import tables as match_tables
 from services.ranking import tables as ranking_tables
 from services.shared.eventstore import events_table
 from services.shared.eventstore._sql import append_statement
-from tests import paths
+from tests import match_tables, paths
 
 ROOT = paths.ROOT
 PRODUCT = ("domain", "replays", "services", "ludo_cli")  # migrations are history
@@ -27,10 +27,16 @@ NOT_OURS = frozenset({"alembic_version"})
 # CTEs of the store's one append statement, which side writes (`SideWrite`, written as
 # separate strings) select from: checked below to be CTEs of that statement.
 APPEND_CTES = frozenset({"appended", "inserted"})
-# The one match-service table the ranking service still reads: the consumer's `matches`
-# lookup (party link and the `ranked` flag, docs/ranking.md "What counts"), which the
-# events alone do not give without a scan of every party stream.
-RANKING_READS = {("services/ranking/consumer.py", "matches")}
+# Where the SQL on some tables may be: the event store's (the only reader of the log), and
+# the one module of the rows a match keeps beside its stream. The ranking consumer reads
+# `matches` (party link and the `ranked` flag, docs/ranking.md "What counts", which the
+# events alone do not give without a scan of every party stream) through that module.
+OWNERS = {
+    "events": "services/shared/eventstore/",
+    "commands": "services/shared/eventstore/",
+    "matches": "services/shared/match_rows.py",
+    "match_seeds": "services/shared/match_rows.py",
+}
 
 # A relation named after FROM / JOIN / INTO / UPDATE / TABLE in upper-case SQL (a name
 # followed by "(" is a function: unnest(...), LATERAL (...)); "epoch FROM x" is extract().
@@ -108,4 +114,15 @@ def test_the_ranking_service_names_no_match_service_table() -> None:
         for f, _, t in named_tables()
         if f.startswith("services/ranking/") and t in MATCH_TABLES
     }
-    assert crossing == RANKING_READS
+    assert crossing == set()
+
+
+def test_the_log_and_the_match_rows_are_read_in_one_place_each() -> None:
+    """Only the event store names `events` and `commands`; only match_rows.py names
+    `matches` and `match_seeds` (the benches, outside the product, may measure them raw)."""
+    found = list(named_tables())
+    assert {t for f, _, t in found if f.startswith("services/shared/")} >= set(OWNERS)
+    elsewhere = [
+        (f, line, t) for f, line, t in found if t in OWNERS and not f.startswith(OWNERS[t])
+    ]
+    assert elsewhere == []

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import msgspec
-import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.chain import GENESIS
@@ -27,24 +25,14 @@ from domain.errors import NotFound
 from domain.streams import match_stream
 from services.match.caches import remember
 from services.match.ids import check_id
+from services.shared import match_rows
 from services.shared.eventstore import EventStore, StoredEvent
+from services.shared.match_rows import NO_ROW, MatchRow
 
 __all__ = ["NO_ROW", "MatchReads", "MatchRow"]
 
 _STATE_CACHE = 2000
 _ROW_CACHE = 4000  # server seeds and `matches` rows: immutable once written
-
-
-class MatchRow(msgspec.Struct, frozen=True):
-    """The match's side-table settings (`matches`)."""
-
-    party_id: str
-    turn_limit: int | None
-    ranked: bool
-
-
-# A match written without the service (imported, say) has no row: no timers.
-NO_ROW = MatchRow("", None, False)
 
 
 class MatchReads:
@@ -143,15 +131,9 @@ class MatchReads:
             return await self._load_row(reader, stream) or NO_ROW
 
     async def _load_row(self, conn: AsyncConnection, stream: str) -> MatchRow | None:
-        row = (
-            await conn.execute(
-                sa.text("SELECT party_id, turn_limit, ranked FROM matches WHERE stream_id = :s"),
-                {"s": stream},
-            )
-        ).one_or_none()
-        if row is None:
+        found = await match_rows.read_row(conn, stream)
+        if found is None:
             return None
-        found = MatchRow(row.party_id, row.turn_limit, row.ranked)
         remember(self._rows, stream, found, _ROW_CACHE)
         return found
 
@@ -160,15 +142,13 @@ class MatchReads:
         `conn`, or on a connection of its own)."""
         if (cached := self._seeds.get(stream)) is not None:
             return cached
-        query = sa.text("SELECT server_seed FROM match_seeds WHERE stream_id = :s")
         if conn is None:
             async with self._reader.connect() as own:
-                seed = await own.scalar(query, {"s": stream})
+                seed = await match_rows.read_seed(own, stream)
         else:
-            seed = await conn.scalar(query, {"s": stream})
+            seed = await match_rows.read_seed(conn, stream)
         if seed is None:  # pragma: no cover - written with MatchCreated
             raise RuntimeError(f"no seed stored for {stream}")
-        seed = bytes(seed)
         remember(self._seeds, stream, seed, _ROW_CACHE)
         return seed
 

@@ -27,9 +27,11 @@ from services.match.guests import Player
 from services.match.idempotency import command_id as command_id_of
 from services.match.idempotency import done_meanwhile, fingerprint, metadata, same_request
 from services.match.ids import check_id
-from services.match.match_reads import MatchReads, MatchRow
+from services.match.match_reads import MatchReads
 from services.match.views import party_view
+from services.shared import match_rows
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore, SideWrite
+from services.shared.match_rows import MatchRow
 
 __all__ = ["PartyCommands"]
 
@@ -51,14 +53,6 @@ _LISTING = """
     RETURNING 1
 """
 _LOCK_PARTY = "SELECT 1 FROM parties WHERE party_id = %(pl_party)s FOR UPDATE"
-# A new match's seed and its row, in one statement of the start's transaction.
-_NEW_MATCH = """
-    WITH seed AS (
-        INSERT INTO match_seeds (stream_id, server_seed) VALUES (%(s)s, %(seed)s)
-    )
-    INSERT INTO matches (stream_id, party_id, turn_limit, ranked)
-    VALUES (%(s)s, %(p)s, %(t)s, %(r)s)
-"""
 
 
 def _party_field(field: str | None) -> str | None:
@@ -272,16 +266,7 @@ class PartyCommands:
                 if party_result.duplicate:  # the same key started it before
                     same_request(party_result, request)
                     return await self._started(party_id, party_result)
-                await conn.exec_driver_sql(
-                    _NEW_MATCH,
-                    {
-                        "s": mstream,
-                        "seed": server_seed,
-                        "p": party_id,
-                        "t": row.turn_limit,
-                        "r": row.ranked,
-                    },
-                )
+                await match_rows.insert_match(conn, mstream, server_seed, row)
                 match_result = await self.store.append(
                     mstream,
                     0,

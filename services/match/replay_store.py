@@ -1,10 +1,11 @@
 """Replays against the event store: export, import, audit, and what the replay pages read.
 
 The I/O half of `replays/`: the pure work (the file format, verification, the walk, the
-viewer's and the report's projections) lives there; this module only reads and writes
-PostgreSQL, through `services.shared.eventstore.EventStore` and the `match_seeds` and
-`seat_connections` tables. `ludo replay export|import|audit` and the match service's
-replay routes (`replays_web.py`) both use it.
+viewer's and the report's projections) lives there; `ReplayStore` only reads and writes
+PostgreSQL, through `services.shared.eventstore.EventStore` (the events, the match
+streams), `services.shared.match_rows` (the kept seeds) and the `seat_connections`
+table. `ludo replay export|import|audit` and the match service's replay routes
+(`replays_web.py`, through `MatchService.replays`) both use it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from importlib import metadata as package_metadata
 from itertools import groupby
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Invalid, NotFound
 from domain.streams import MATCH_PREFIX, match_id_of, match_stream
@@ -24,21 +24,10 @@ from replays.format import ReplayEvent, ReplayFile, build_replay
 from replays.report import ConnectionLogEntry
 from replays.verify import Verdict, verify_links, verify_replay
 from replays.viewer import WalkedMatch, walk_match
+from services.shared import match_rows
 from services.shared.eventstore import ConcurrencyError, EventData, EventStore, StoredEvent
 
-__all__ = [
-    "ImportRefused",
-    "ReplayNotFound",
-    "actor_of",
-    "audit_all",
-    "audit_match",
-    "connection_log",
-    "export_match",
-    "import_replay",
-    "match_ids",
-    "stream_of",
-    "walked_match",
-]
+__all__ = ["ImportRefused", "ReplayNotFound", "ReplayStore", "actor_of", "stream_of"]
 
 
 class ReplayNotFound(NotFound):
@@ -83,137 +72,121 @@ def replay_event(stored: StoredEvent) -> ReplayEvent:
     )
 
 
-async def _stream(store: EventStore, match_id: str) -> tuple[str, list[StoredEvent]]:
-    stream = stream_of(match_id)
-    stored = await store.read_stream(stream)
-    if not stored:
-        raise ReplayNotFound(f"no match {match_id}")
-    return stream, stored
+class ReplayStore:
+    """Replays of the matches of one event store (`MatchService.replays`, and the
+    `ludo replay` commands): export, import, audit, the walk the viewer and the report
+    show, and the seats' connections."""
 
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.engine = store.engine
 
-async def export_match(store: EventStore, match_id: str) -> ReplayFile:
-    """The replay file of a stored match (of a live one too: no seed, no placements yet)."""
-    stream, stored = await _stream(store, match_id)
-    return build_replay(
-        match_id_of(stream),
-        stream,
-        [replay_event(e) for e in stored],
-        exported_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        exported_by=_exported_by(),
-    )
+    async def _stream(self, match_id: str) -> tuple[str, list[StoredEvent]]:
+        stream = stream_of(match_id)
+        stored = await self.store.read_stream(stream)
+        if not stored:
+            raise ReplayNotFound(f"no match {match_id}")
+        return stream, stored
 
-
-async def _kept_seed(engine: AsyncEngine, stream: str) -> bytes | None:
-    async with engine.connect() as conn:
-        seed = await conn.scalar(
-            sa.text("SELECT server_seed FROM match_seeds WHERE stream_id = :s"), {"s": stream}
+    async def export(self, match_id: str) -> ReplayFile:
+        """The replay file of a stored match (of a live one too: no seed, no placements
+        yet)."""
+        stream, stored = await self._stream(match_id)
+        return build_replay(
+            match_id_of(stream),
+            stream,
+            [replay_event(e) for e in stored],
+            exported_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            exported_by=_exported_by(),
         )
-    return None if seed is None else bytes(seed)
 
-
-async def audit_match(store: EventStore, match_id: str) -> Verdict:
-    """Verify a match as stored: the chain of its rows, its dice against the seed the
-    database keeps (before the reveal too), every move, and its result if it is over."""
-    stream, stored = await _stream(store, match_id)
-    return verify_links(
-        stream,
-        [
-            (e.stream_id, e.version, e.type, e.schema_version, e.data, e.prev_hash, e.hash)
-            for e in stored
-        ],
-        kept_seed=await _kept_seed(store.engine, stream),
-        require_finished=False,
-    )
-
-
-async def match_ids(engine: AsyncEngine) -> list[str]:
-    """Every stored match's id, oldest first."""
-    async with engine.connect() as conn:
-        rows = await conn.execute(
-            sa.text(
-                "SELECT stream_id FROM events WHERE stream_version = 0"
-                " AND starts_with(stream_id, :prefix) ORDER BY global_position"
-            ),
-            {"prefix": MATCH_PREFIX},
+    async def audit(self, match_id: str) -> Verdict:
+        """Verify a match as stored: the chain of its rows, its dice against the seed the
+        database keeps (before the reveal too), every move, and its result if it is over."""
+        stream, stored = await self._stream(match_id)
+        async with self.engine.connect() as conn:
+            kept_seed = await match_rows.read_seed(conn, stream)
+        return verify_links(
+            stream,
+            [
+                (e.stream_id, e.version, e.type, e.schema_version, e.data, e.prev_hash, e.hash)
+                for e in stored
+            ],
+            kept_seed=kept_seed,
+            require_finished=False,
         )
-        return [match_id_of(row.stream_id) for row in rows]
 
+    async def match_ids(self) -> list[str]:
+        """Every stored match's id, oldest first."""
+        return [match_id_of(stream) for stream in await self.store.streams(MATCH_PREFIX)]
 
-async def audit_all(store: EventStore) -> AsyncIterator[tuple[str, Verdict]]:
-    """`audit_match` for every stored match, oldest first."""
-    for match_id in await match_ids(store.engine):
-        yield match_id, await audit_match(store, match_id)
+    async def audit_all(self) -> AsyncIterator[tuple[str, Verdict]]:
+        """`audit` of every stored match, oldest first."""
+        for match_id in await self.match_ids():
+            yield match_id, await self.audit(match_id)
 
+    async def import_replay(self, replay: ReplayFile) -> int:
+        """Store a verified replay's events under its own stream, byte for byte, so the
+        stored hashes are the file's. Refused when it does not verify or the match exists.
 
-async def import_replay(store: EventStore, replay: ReplayFile) -> int:
-    """Store a verified replay's events under its own stream, byte for byte, so the
-    stored hashes are the file's. Refused when it does not verify or the match exists.
+        Each run of events by one actor is one append (the store keeps one `actor` per
+        append); all of them, and the seed, commit together or not at all. The original
+        recording times go into each append's metadata (`recorded_at` is the import's).
+        Imported matches have no `matches` row, so the ranking service never rates them.
+        """
+        verdict = verify_replay(replay)
+        if not verdict.ok:
+            assert verdict.failure is not None
+            raise ImportRefused(f"the file does not verify: {verdict.failure.describe()}")
+        stream = replay.stream_id
+        if stream != stream_of(replay.match_id):
+            raise ImportRefused(f"stream {stream!r} is not match {replay.match_id}'s stream")
+        runs: list[Sequence[ReplayEvent]] = [
+            list(run) for _actor, run in groupby(replay.events, key=lambda e: e.actor)
+        ]
+        async with self.engine.begin() as conn:
+            for run in runs:
+                try:
+                    result = await self.store.append(
+                        stream,
+                        run[0].version,
+                        [EventData(e.type, e.schema_version, e.data.encode("utf-8")) for e in run],
+                        metadata={
+                            "actor": run[0].actor,
+                            "imported": True,
+                            "recorded_at": [e.recorded_at for e in run],
+                        },
+                        conn=conn,
+                    )
+                except ConcurrencyError:
+                    raise ImportRefused(f"match {replay.match_id} is already stored here") from None
+                for stored, original in zip(result.events, run, strict=True):
+                    if stored.hash.hex() != original.hash:  # pragma: no cover - same function
+                        raise ImportRefused(f"event {original.version} hashed differently here")
+            if replay.server_seed is not None:
+                await match_rows.insert_seed(conn, stream, bytes.fromhex(replay.server_seed))
+        return len(replay.events)
 
-    Each run of events by one actor is one append (the store keeps one `actor` per
-    append); all of them, and the seed, commit together or not at all. The original
-    recording times go into each append's metadata (`recorded_at` is the import's).
-    Imported matches have no `matches` row, so the ranking service never rates them.
-    """
-    verdict = verify_replay(replay)
-    if not verdict.ok:
-        assert verdict.failure is not None
-        raise ImportRefused(f"the file does not verify: {verdict.failure.describe()}")
-    stream = replay.stream_id
-    if stream != stream_of(replay.match_id):
-        raise ImportRefused(f"stream {stream!r} is not match {replay.match_id}'s stream")
-    runs: list[Sequence[ReplayEvent]] = [
-        list(run) for _actor, run in groupby(replay.events, key=lambda e: e.actor)
-    ]
-    async with store.engine.begin() as conn:
-        for run in runs:
-            try:
-                result = await store.append(
-                    stream,
-                    run[0].version,
-                    [EventData(e.type, e.schema_version, e.data.encode("utf-8")) for e in run],
-                    metadata={
-                        "actor": run[0].actor,
-                        "imported": True,
-                        "recorded_at": [e.recorded_at for e in run],
-                    },
-                    conn=conn,
-                )
-            except ConcurrencyError:
-                raise ImportRefused(f"match {replay.match_id} is already stored here") from None
-            for stored, original in zip(result.events, run, strict=True):
-                if stored.hash.hex() != original.hash:  # pragma: no cover - same function
-                    raise ImportRefused(f"event {original.version} hashed differently here")
-        if replay.server_seed is not None:
-            await conn.execute(
+    async def walked(self, match_id: str) -> WalkedMatch:
+        """The stored match walked (`replays.viewer.walk_match`), for the viewer and the
+        report; ReplayNotFound when there is no such match."""
+        _, stored = await self._stream(match_id)
+        return walk_match(
+            match_id,
+            [e.event for e in stored],
+            actors=[actor_of(e) for e in stored],
+            recorded_at=[e.recorded_at for e in stored],
+        )
+
+    async def connection_log(self, match_id: str) -> list[ConnectionLogEntry]:
+        """The seats' live connections of a match, in time order (`seat_connections`,
+        kept by the match service)."""
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
                 sa.text(
-                    "INSERT INTO match_seeds (stream_id, server_seed) VALUES (:s, :seed)"
-                    " ON CONFLICT (stream_id) DO NOTHING"
+                    "SELECT seat, kind, at FROM seat_connections WHERE stream_id = :s"
+                    " ORDER BY at, id"
                 ),
-                {"s": stream, "seed": bytes.fromhex(replay.server_seed)},
+                {"s": stream_of(match_id)},
             )
-    return len(replay.events)
-
-
-async def walked_match(store: EventStore, match_id: str) -> WalkedMatch:
-    """The stored match walked (`replays.viewer.walk_match`), for the viewer and the
-    report; ReplayNotFound when there is no such match."""
-    _, stored = await _stream(store, match_id)
-    return walk_match(
-        match_id,
-        [e.event for e in stored],
-        actors=[actor_of(e) for e in stored],
-        recorded_at=[e.recorded_at for e in stored],
-    )
-
-
-async def connection_log(engine: AsyncEngine, match_id: str) -> list[ConnectionLogEntry]:
-    """The seats' live connections of a match, in time order (`seat_connections`, kept by
-    the match service)."""
-    async with engine.connect() as conn:
-        rows = await conn.execute(
-            sa.text(
-                "SELECT seat, kind, at FROM seat_connections WHERE stream_id = :s ORDER BY at, id"
-            ),
-            {"s": stream_of(match_id)},
-        )
-        return [ConnectionLogEntry(r.seat, r.kind, r.at) for r in rows]
+            return [ConnectionLogEntry(r.seat, r.kind, r.at) for r in rows]

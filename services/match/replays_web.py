@@ -3,9 +3,10 @@ dispute report (`/api/matches/{id}/replay|audit|steps|report`), and the two page
 show them: the public replay viewer `/replay/{id}` and the operator's dispute report
 `/report/{id}`.
 
-The routes only check the id and pass what `services.match.replay_store` reads (the
-event store, and for the report `seat_connections`, the log of live connections) to the
-pure projections of `replays/` (`replays.viewer`, `replays.report`, built on the same walk
+The routes only check the id and pass what the service's replays
+(`MatchService.replays`, services/match/replay_store.py) read (the event store, and for
+the report `seat_connections`, the log of live connections) to the pure projections of
+`replays/` (`replays.viewer`, `replays.report`, built on the same walk
 as `ludo replay show`); nothing is written.
 
 The pages are self-contained HTML files next to this module (`replay_viewer.html`,
@@ -33,13 +34,7 @@ from replays.verify import Verdict
 from replays.viewer import StepsOut, steps_view
 from services.match.ids import check_id
 from services.match.players import Service
-from services.match.replay_store import (
-    ReplayNotFound,
-    audit_match,
-    connection_log,
-    export_match,
-    walked_match,
-)
+from services.match.replay_store import ReplayNotFound
 from services.match.service import MatchService
 from services.match.site import stream_page
 from services.shared.errors import error_responses
@@ -112,7 +107,7 @@ class ReplaysController(Controller):
     )
     async def replay(self, match_id: FromPath[str], service: Service) -> Response[bytes]:
         match_id = _match_id(match_id)
-        replay = await _found(export_match(service.store, match_id))
+        replay = await _found(service.replays.export(match_id))
         return Response(
             dump_replay(replay),
             media_type=MediaType.JSON,
@@ -131,7 +126,7 @@ class ReplaysController(Controller):
         responses=error_responses(404),
     )
     async def audit(self, match_id: FromPath[str], service: Service) -> Verdict:
-        return await _found(audit_match(service.store, _match_id(match_id)))
+        return await _found(service.replays.audit(_match_id(match_id)))
 
     @get(
         "/{match_id:str}/steps",
@@ -140,7 +135,7 @@ class ReplaysController(Controller):
         responses=error_responses(404),
     )
     async def steps(self, match_id: FromPath[str], service: Service) -> StepsOut:
-        return steps_view(await _found(walked_match(service.store, _match_id(match_id))))
+        return steps_view(await _found(service.replays.walked(_match_id(match_id))))
 
     @get(
         "/{match_id:str}/report",
@@ -156,8 +151,8 @@ class ReplaysController(Controller):
     )
     async def report(self, match_id: FromPath[str], service: Service) -> ReportOut:
         match_id = _match_id(match_id)
-        walked = await _found(walked_match(service.store, match_id))
-        return report_view(walked, await connection_log(service.engine, match_id))
+        walked = await _found(service.replays.walked(match_id))
+        return report_view(walked, await service.replays.connection_log(match_id))
 
 
 # -------------------------------------------------------------------------------- pages
@@ -166,11 +161,11 @@ class ReplaysController(Controller):
 @get("/replay/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
 async def replay_viewer_page(match_id: FromPath[str], service: Service) -> Response[str]:
     """The public replay viewer of a match (`replay_viewer.html`)."""
-    return await stream_page(service, match_id, "match", "replay_viewer.html")
+    return await stream_page(service.matches.state(match_id), "replay_viewer.html")
 
 
 @get("/report/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
 async def dispute_report_page(match_id: FromPath[str], service: Service) -> Response[str]:
     """The operator's dispute report of a match (`dispute_report.html`; it asks for the
     operator token and sends it to `getDisputeReport`)."""
-    return await stream_page(service, match_id, "match", "dispute_report.html")
+    return await stream_page(service.matches.state(match_id), "dispute_report.html")

@@ -6,7 +6,8 @@
 - `commands`: match commands, the one path from a command to its events
   (`match_commands.py`);
 - `deadlines`: the turn deadline row of each match (`deadlines.py`);
-- `presence`: who is connected, and the grace period (`presence.py`).
+- `presence`: who is connected, and the grace period (`presence.py`);
+- `replays`: export, audit and the walk of stored matches (`replay_store.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
 the scheduler receive it and call the part they need."""
@@ -21,6 +22,7 @@ from services.match.match_commands import MatchCommands
 from services.match.match_reads import MatchReads
 from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
+from services.match.replay_store import ReplayStore
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 
@@ -40,3 +42,4 @@ class MatchService:
         self.commands = MatchCommands(engine, store, self.matches, self.deadlines)
         self.presence = Presence(engine, self.matches, self.commands, settings)
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
+        self.replays = ReplayStore(store)

@@ -11,24 +11,25 @@
 
 Every page is one self-contained HTML file served under the hash-based CSP of
 `services.shared.pages`; the replay viewer and dispute report (services/match/
-replays_web.py) are served the same way through `stream_page`. An unknown or malformed id
-is the site's 404 page (`not_found.html`), as is any unknown path a browser asks for.
+replays_web.py) are served the same way through `stream_page`. The pages read through the
+service's parts (`MatchService.parties`, `.matches`, `.guests`), never the store. An
+unknown or malformed id is the site's 404 page (`not_found.html`), as is any unknown path
+a browser asks for.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
-import sqlalchemy as sa
 from litestar import MediaType, Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
-from domain.errors import AppError
-from domain.streams import match_stream, party_stream
+from domain.errors import AppError, NotFound
 from services.match.ids import check_id
 from services.match.players import Service
-from services.match.service import MatchService
+from services.shared.database import reachable
 from services.shared.errors import HEALTH_RESPONSES, http_error
 from services.shared.pages import PAGE_HEADERS, inline_page
 
@@ -57,16 +58,14 @@ def page(name: str, status: int = 200) -> Response[str]:
     )
 
 
-async def stream_page(service: MatchService, raw_id: str, what: str, name: str) -> Response[str]:
-    """The page `name` when the party or match (`what`) of `raw_id` exists, else a 404 page."""
-    stream_of = party_stream if what == "party" else match_stream
+async def stream_page(found: Awaitable[object], name: str) -> Response[str]:
+    """The page `name` when `found`, the service's read of the party or match it shows,
+    finds it; else (an unknown or malformed id: `NotFound`) the 404 page."""
     try:
-        stream = stream_of(check_id(raw_id, what))
-    except AppError:
-        stream = None
-    if stream is not None and await service.store.stream_version(stream) > 0:
-        return page(name)
-    return page("not_found.html", status=404)
+        await found
+    except NotFound:
+        return page("not_found.html", status=404)
+    return page(name)
 
 
 def not_found(request: Request[Any, Any, Any], exc: NotFoundException) -> Response[Any]:
@@ -88,13 +87,13 @@ def index() -> Response[str]:
 @get("/party/{party_id:str}", media_type=MediaType.HTML, include_in_schema=False)
 async def party_page(party_id: FromPath[str], service: Service) -> Response[str]:
     """A party's table: seats, then its match live, the result and もう一度."""
-    return await stream_page(service, party_id, "party", "table.html")
+    return await stream_page(service.parties.load(party_id), "table.html")
 
 
 @get("/match/{match_id:str}", media_type=MediaType.HTML, include_in_schema=False)
 async def match_page(match_id: FromPath[str], service: Service) -> Response[str]:
     """One match live (read-only unless this device's guest holds a seat)."""
-    return await stream_page(service, match_id, "match", "table.html")
+    return await stream_page(service.matches.state(match_id), "table.html")
 
 
 @get("/leaderboard", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
@@ -129,9 +128,6 @@ async def player_page(player_id: FromPath[str], service: Service) -> Response[st
 )
 async def healthz(service: Service) -> Response[dict[str, str]]:
     """200 when the service can reach its database, 503 otherwise."""
-    try:
-        async with service.engine.connect() as conn:
-            await conn.execute(sa.text("SELECT 1"))
-    except Exception:
+    if not await reachable(service.engine):
         return Response({"status": "database unreachable"}, status_code=503)
     return Response({"status": "ok"})

@@ -1,19 +1,23 @@
 """The ranking consumer: finished ranked matches -> rating changes, exactly once.
 
 It follows the global cursor (DESIGN.md §3: `(tx, global_position)`, only rows with
-`tx < pg_snapshot_xmin(pg_current_snapshot())`, the store's `global_order_page`), woken
-by the NOTIFY hints and polling as a fallback. For each batch, ONE transaction:
+`tx < pg_snapshot_xmin(pg_current_snapshot())`), through the event store, the only reader
+of `events` (`EventStore.read_page`: the match ends after the cursor, and where to
+continue past the other events), woken by the NOTIFY hints and polling as a fallback.
+For each batch, ONE transaction (the store reads on its connection):
 
 1. locks its checkpoint row (`consumer_checkpoints`, `SELECT … FOR UPDATE`) and reads the
    cursor from it, never from memory;
-2. reads the events after that cursor (cursor columns only); for all the `MatchFinished`
-   of ranked matches among them it reads what rating needs in two queries, locks the
+2. reads the match ends after that cursor; for the ranked matches among them (the
+   `matches` row through `services.shared.match_rows`, the party's `MatchOpened`) it
+   reads what rating needs in two queries (`EventStore.read_streams`), locks the
    players' `ratings` rows in one, rates the matches in order in memory (every model),
    and writes with one upsert (`ratings`, with the name each player played their
    latest rated match under: `MatchCreated`'s seat names, never the match service's
    `players` table) and one COPY (`rating_changes`): a fixed number of statements per
    batch, not per match;
-3. moves the checkpoint to the last event read, and commits.
+3. moves the checkpoint to where the read reached (`Page.last`: past every event it
+   covered, of any type), and commits.
 
 Effects and checkpoint commit together, so a crash at any point leaves either both or
 neither: a match is counted once, never twice, never missed. The row lock makes this hold
@@ -55,18 +59,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
 from domain.decider import MatchState, apply
-from domain.streams import MATCH_PREFIX, PARTY_PREFIX, is_match_stream, match_id_of
+from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
 from services.ranking.ratings import MODELS, Skill, rate_match
-from services.shared.eventstore import (
-    START,
-    Cursor,
-    EventStore,
-    global_order_held_back,
-    global_order_page,
-    global_order_params,
-)
+from services.shared import match_rows
+from services.shared.eventstore import START, Cursor, EventData, EventStore
 from services.shared.logging import describe_exception
+from services.shared.match_rows import MatchRow
 
 __all__ = [
     "BATCH_LOCK",
@@ -163,6 +162,10 @@ def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
 
 # The match stream's events `match_outcome` looks at; nothing else is read or decoded.
 _OUTCOME_TYPES: Final = ("MatchCreated", "SeatStoodIn", "SeatReclaimed", "MatchFinished")
+# What the consumer follows in the global order: match ends.
+_FINISHES: Final = ("MatchFinished",)
+# The party's event that says whether its match is ranked (`_ranked`).
+_OPENED: Final = "MatchOpened"
 
 
 class _Finish(NamedTuple):
@@ -174,15 +177,18 @@ class _Finish(NamedTuple):
 
 
 class _Page(NamedTuple):
-    """What one read of the log gave: the match ends in it (in global order) and the
-    cursor of the last event it covers."""
+    """What one read of the log gave: the match ends in it (in global order), the cursor
+    the consumer continues from (past the other events it covered too), how many ends
+    it read, and whether committed events after it are held back by the global-order
+    rule (a transaction older than theirs still runs)."""
 
     finishes: list[_Finish]
     last: Cursor | None
-    events: int  # how many were read
-    # Live pages: whether committed events after the cursor were left out by the xid8
-    # rule (a transaction older than theirs still runs), as of the same snapshot.
+    events: int
     held_back: bool = False
+
+
+_HELD_BACK_FIRST: Final = 0.01  # s: the first look again at held-back events
 
 
 async def _driver(conn: AsyncConnection) -> Any:
@@ -191,98 +197,33 @@ async def _driver(conn: AsyncConnection) -> Any:
     return raw.driver_connection
 
 
-# Every event after the cursor in the store's commit-safe global order (the rule of
-# `read_all`, DESIGN.md §3, written once in the store), cheap columns only: the live
-# consumer needs the cursor of every event (its checkpoint) but the data of none. In the
-# same statement (same snapshot), whether committed events after the cursor were held
-# back by that rule; the one-row `h` on the left keeps that answer when the page is empty.
-# (Order by `tx8`, the xid8 itself: `tx` is its text, and "999" sorts after "1000".)
-_LIVE_PAGE: Final = (
-    "SELECT p.tx, p.global_position, p.stream_id, p.type, p.recorded_at, h.held FROM"
-    f" (SELECT {global_order_held_back()} AS held) h"
-    " LEFT JOIN LATERAL ("
-    + global_order_page(
-        "e.tx AS tx8, e.tx::text AS tx, e.global_position, e.stream_id, e.type, e.recorded_at"
-    )
-    + ") p ON true ORDER BY p.tx8, p.global_position"
-)
-# The recompute: only match ends, up to a head whose transactions have all ended.
-_FINISH_PAGE: Final = (
-    "SELECT e.tx::text AS tx, e.global_position, e.stream_id, e.recorded_at FROM events e"
-    " WHERE (e.tx, e.global_position) > (%s::xid8, %s)"
-    " AND (e.tx, e.global_position) <= (%s::xid8, %s)"
-    " AND e.type = 'MatchFinished' AND starts_with(e.stream_id, %s::text)"
-    " ORDER BY e.tx, e.global_position LIMIT %s"
-)
-
-
-_HELD_BACK_FIRST: Final = 0.01  # s: the first look again at held-back events
-
-
-async def _live_page(driver: Any, after: Cursor, limit: int) -> _Page:
-    async with driver.cursor() as cur:
-        await cur.execute(_LIVE_PAGE, global_order_params(after, limit))
-        rows = await cur.fetchall()
-    held = bool(rows and rows[0][5])
-    if not rows or rows[0][0] is None:
-        return _Page([], None, 0, held)
+async def _finish_page(
+    store: EventStore,
+    after: Cursor,
+    limit: int,
+    *,
+    until: Cursor | None = None,
+    conn: AsyncConnection | None = None,
+) -> _Page:
+    """The match ends after `after` (up to `until`) in the store's commit-safe global
+    order (`EventStore.read_page`, DESIGN.md §3), on `conn` when given."""
+    page = await store.read_page(after, limit, types=_FINISHES, until=until, conn=conn)
     finishes = [
-        _Finish(stream, position, at)
-        for _, position, stream, kind, at, _ in rows
-        if kind == "MatchFinished" and is_match_stream(stream)
+        _Finish(e.stream_id, e.global_position, e.recorded_at)
+        for e in page.events
+        if is_match_stream(e.stream_id)
     ]
-    return _Page(finishes, Cursor(int(rows[-1][0]), int(rows[-1][1])), len(rows), held)
+    return _Page(finishes, page.last, len(page.events), page.held_back)
 
 
-async def _finish_page(driver: Any, after: Cursor, upto: Cursor, limit: int) -> _Page:
-    async with driver.cursor() as cur:
-        await cur.execute(
-            _FINISH_PAGE,
-            (str(after.tx), after.position, str(upto.tx), upto.position, MATCH_PREFIX, limit),
-        )
-        rows = await cur.fetchall()
-    if not rows:
-        return _Page([], None, 0)
-    finishes = [_Finish(stream, position, at) for _, position, stream, at in rows]
-    return _Page(finishes, Cursor(int(rows[-1][0]), int(rows[-1][1])), len(rows))
-
-
-# Ranked or not, for many matches at once: the `matches` row and the data of every
-# `MatchOpened` of its party stream, in stream order (`_ranked` picks the match's one).
-_RANKED: Final = (
-    "SELECT m.stream_id, m.ranked, ARRAY(SELECT e.data::text FROM events e"
-    " WHERE e.stream_id = %s::text || m.party_id AND e.type = 'MatchOpened'"
-    " ORDER BY e.stream_version) FROM matches m WHERE m.stream_id = ANY(%s::text[])"
-)
-_MATCH_EVENTS: Final = (
-    "SELECT stream_id, type, schema_version, data::text FROM events"
-    " WHERE stream_id = ANY(%s::text[]) AND type = ANY(%s::text[])"
-    " ORDER BY stream_id, stream_version"
-)
-
-
-def _ranked(stream_id: str, table_ranked: bool, opened: Sequence[str]) -> bool:
+def _ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> bool:
     """The party's `MatchOpened.ranked` for this match, else the `matches` column."""
     match_id = match_id_of(stream_id)
-    for text in opened:
-        data = msgspec.json.decode(text)
+    for event in opened:
+        data = msgspec.json.decode(event.data)
         if data.get("match_id") in (match_id, stream_id):
             return bool(data.get("ranked"))
-    return bool(table_ranked)
-
-
-def _decode_events(
-    rows: Sequence[tuple[str, str, int, str]], streams: set[str]
-) -> dict[str, list[ev.Event]]:
-    """The `_MATCH_EVENTS` rows of `streams`, decoded (and upcast), per stream in order."""
-    out: dict[str, list[ev.Event]] = {}
-    decode = ev.decode_event
-    for stream, kind, schema, data in rows:
-        if stream in streams:
-            out.setdefault(stream, []).append(
-                decode(data.encode(), type_name=kind, schema_version=schema)
-            )
-    return out
+    return row.ranked
 
 
 class _Outcome(NamedTuple):
@@ -301,28 +242,27 @@ def _seat_names(events: Sequence[ev.Event]) -> dict[str, str]:
     return {}
 
 
-async def _outcomes(driver: Any, finishes: Sequence[_Finish]) -> dict[str, _Outcome]:
+async def _outcomes(
+    store: EventStore, conn: AsyncConnection, finishes: Sequence[_Finish]
+) -> dict[str, _Outcome]:
     """The outcome of every ranked match among `finishes` that has something to rate
-    (two queries, whatever the number of matches); the others are absent."""
+    (two queries on `conn`, whatever the number of matches); the others are absent.
+
+    The `matches` rows first (no row: casual); then, in one read, the events that decide
+    ranked or not (the parties' `MatchOpened`) and what rating needs of each match."""
     streams = list(dict.fromkeys(f.stream_id for f in finishes))
-    if not streams:
+    rows = await match_rows.read_rows(conn, streams)
+    if not rows:
         return {}
-    # Both queries in one round trip (pipeline mode): the events are read for every
-    # match of the page and decoded only for the ranked ones.
-    literal = _literal(streams)
-    async with driver.pipeline(), driver.cursor() as ranked_cur, driver.cursor() as events_cur:
-        await ranked_cur.execute(_RANKED, (PARTY_PREFIX, literal))
-        await events_cur.execute(_MATCH_EVENTS, (literal, _literal(_OUTCOME_TYPES)))
-        ranked = [
-            s for s, table, opened in await ranked_cur.fetchall() if _ranked(s, table, opened)
-        ]
-        rows = await events_cur.fetchall() if ranked else []
-    if not ranked:
-        return {}
-    events = _decode_events(rows, set(ranked))
+    parties = {stream: PARTY_PREFIX + row.party_id for stream, row in rows.items()}
+    events = await store.read_streams(
+        [*rows, *dict.fromkeys(parties.values())], types=(*_OUTCOME_TYPES, _OPENED), conn=conn
+    )
     out: dict[str, _Outcome] = {}
-    for stream in ranked:
-        stream_events = events.get(stream, ())
+    for stream, row in rows.items():
+        if not _ranked(stream, row, events.get(parties[stream], ())):
+            continue
+        stream_events = [e.event for e in events.get(stream, ())]
         players = match_outcome(stream_events)
         if players is not None:
             out[stream] = _Outcome(players, _seat_names(stream_events))
@@ -499,16 +439,19 @@ def _literal(values: Iterable[Any]) -> str:
     return "{" + ",".join(out) + "}"
 
 
-async def _apply_batch(driver: Any, finishes: Sequence[_Finish], tables: Tables) -> int:
+async def _apply_batch(
+    store: EventStore, conn: AsyncConnection, finishes: Sequence[_Finish], tables: Tables
+) -> int:
     """Rate the ranked matches among `finishes`, in order, against the current rows of
     `tables` (locked until the transaction ends); returns the number of matches rated.
 
     A fixed number of statements whatever the batch's size: two reads for the outcomes,
     one to lock and read the players' ratings, one upsert, one COPY. Plain COPY (no ON
     CONFLICT) into `changes`: a second rating of a match violates its primary key."""
-    outcomes = await _outcomes(driver, finishes)
+    outcomes = await _outcomes(store, conn, finishes)
     if not outcomes:
         return 0
+    driver = await _driver(conn)
     ids = sorted({p.player_id for outcome in outcomes.values() for p in outcome.players})
     book = _Book()
     async with driver.cursor() as cur:
@@ -563,17 +506,9 @@ async def _write_checkpoint(conn: AsyncConnection, name: str, cursor: Cursor) ->
 
 
 async def head_cursor(engine: AsyncEngine) -> Cursor:
-    """The cursor of the last committed event in the global order (START: none)."""
-    async with engine.connect() as conn:
-        row = (
-            await conn.execute(
-                sa.text(
-                    "SELECT e.tx::text AS tx, e.global_position FROM events e "
-                    "ORDER BY e.tx DESC, e.global_position DESC LIMIT 1"
-                )
-            )
-        ).first()
-    return START if row is None else Cursor(int(row.tx), int(row.global_position))
+    """The cursor of the newest event in the global order (START: none): the store's
+    `head` (the bench's and operators' tools ask the consumer module)."""
+    return await EventStore(engine).head()
 
 
 async def leader_name(engine: AsyncEngine) -> str | None:
@@ -636,21 +571,22 @@ class RankingConsumer:
         self.held_back = False
 
     async def step(self) -> int:
-        """One batch in one transaction; returns the number of events read (0: caught up).
+        """One batch in one transaction; returns the number of match ends read (0: caught
+        up, as far as the global order lets a follower read).
 
-        The checkpoint row is locked first; the events after it are read, every ranked
-        match they finish is rated (a fixed number of statements per batch, see
-        `_apply_batch`), and the checkpoint moves to the last event read; then commit."""
+        The checkpoint row is locked first; the match ends after it are read, every ranked
+        match among them is rated (a fixed number of statements per batch, see
+        `_apply_batch`), and the checkpoint moves to where the read reached; then commit."""
         async with self.engine.begin() as conn:
             driver = await _driver(conn)
             async with driver.cursor() as cur:
                 await cur.execute(self._fence)
             cursor = await read_checkpoint(conn, self.name, lock=True)
-            page = await _live_page(driver, cursor, self.batch)
+            page = await _finish_page(self.store, cursor, self.batch, conn=conn)
             self.held_back = page.held_back and page.events < self.batch
             if page.last is None:
                 return 0
-            rated = await _apply_batch(driver, page.finishes, LIVE)
+            rated = await _apply_batch(self.store, conn, page.finishes, LIVE)
             await _write_checkpoint(conn, self.name, page.last)
             events = page.events
         if rated:
@@ -660,8 +596,8 @@ class RankingConsumer:
     async def catch_up(self, timeout: float = 60.0) -> int:
         """Steps until the checkpoint reaches the log's head as of this call (events of
         transactions still running anywhere on the server are waited for: the xid8 rule
-        holds them back until then); returns the number of events read."""
-        head = await head_cursor(self.engine)
+        holds them back until then); returns the number of match ends read."""
+        head = await self.store.head()
         deadline = asyncio.get_running_loop().time() + timeout
         total = 0
         while True:
@@ -873,9 +809,10 @@ async def _recompute(engine: AsyncEngine, batch: int) -> str:
                 await _create_next(conn)
             # Up to the head as of now, once every transaction that could still add an
             # event before it has ended (the xid8 rule): two recomputes of one log agree.
-            head = await head_cursor(engine)
-            await _wait_for_transactions(engine, head)
-            matches = await _rebuild(engine, head, batch)
+            store = EventStore(engine)
+            head = await store.head()
+            await store.settle(head)
+            matches = await _rebuild(engine, store, head, batch)
             # Statistics before the swap: a table made by CREATE TABLE + COPY has none,
             # and until autovacuum got to it the planner would guess (the leaderboard,
             # a player's history, the dashboard's queries). For the history, only the
@@ -913,19 +850,7 @@ async def _recompute(engine: AsyncEngine, batch: int) -> str:
     return digest
 
 
-async def _wait_for_transactions(engine: AsyncEngine, head: Cursor) -> None:
-    """Returns once no transaction older than the head's (`tx <= head.tx`) is running:
-    from then on, the events up to `head` are all there and will never change."""
-    async with engine.connect() as conn:
-        auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        while not await auto.scalar(
-            sa.text("SELECT pg_snapshot_xmin(pg_current_snapshot()) > CAST(:tx AS xid8)"),
-            {"tx": str(head.tx)},
-        ):
-            await asyncio.sleep(0.02)
-
-
-async def _rebuild(engine: AsyncEngine, head: Cursor, batch: int) -> int:
+async def _rebuild(engine: AsyncEngine, store: EventStore, head: Cursor, batch: int) -> int:
     """Rates every ranked match up to `head` into the `NEXT` tables; returns their number.
 
     Three things overlap, on two connections: the next page is read (and its outcomes
@@ -935,12 +860,12 @@ async def _rebuild(engine: AsyncEngine, head: Cursor, batch: int) -> int:
     book = _Book()
     rated = 0
     async with engine.connect() as read_conn, engine.connect() as write_conn:
-        reader = await _driver(await read_conn.execution_options(isolation_level="AUTOCOMMIT"))
+        reader = await read_conn.execution_options(isolation_level="AUTOCOMMIT")
         writer = await _driver(await write_conn.execution_options(isolation_level="AUTOCOMMIT"))
 
         async def fetch(after: Cursor) -> tuple[_Page, dict[str, _Outcome]]:
-            page = await _finish_page(reader, after, head, batch)
-            return page, await _outcomes(reader, page.finishes)
+            page = await _finish_page(store, after, batch, until=head, conn=reader)
+            return page, await _outcomes(store, reader, page.finishes)
 
         pending: list[asyncio.Task[Any]] = []
         try:

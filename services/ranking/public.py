@@ -3,25 +3,26 @@
 Every rating here is `Model.player_rating` (a rating on mu: a win never lowers it, a loss
 or an abandonment never raises it; services/ranking/ratings.py), rounded to the nearest
 integer; `delta` is the difference of the two rounded numbers. The operator's ordinal stays
-under `/api/ranking/*`. The match service proxies these routes for its pages
-(services/match/ratings_proxy.py).
+under `/api/ranking/*`. The rows come from the ranking service's queries
+(`RankingService.queries`, services/ranking/queries.py: the leaderboard is the operator's
+one query, in the players' order); this module only shows them. The match service
+proxies these routes for its pages (services/match/ratings_proxy.py).
 """
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
-import sqlalchemy as sa
 from litestar import Controller, get
-from litestar.datastructures import State
 from litestar.params import FromPath, QueryParameter
 
 from domain.errors import Invalid, NotFound
-from domain.streams import match_id_of, match_stream
-from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill
+from domain.streams import match_stream
+from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill, model_named
+from services.ranking.service import Ranking
 from services.shared.errors import error_responses
 
 __all__ = ["PublicRatingsController"]
@@ -86,20 +87,9 @@ ModelParam = Annotated[
 ]
 
 
-def _model(name: str) -> Model:
-    model = MODELS.get(name)
-    if model is None:
-        raise Invalid(f"model: one of {', '.join(MODELS)}", field="model")
-    return model
-
-
 def _shown(model: Model, mu: float) -> int:
     """The player rating of a stored mu, rounded (it depends on mu alone)."""
     return round(model.player_rating(Skill(mu=mu, sigma=0.0)))
-
-
-def _engine(state: State) -> Any:
-    return state.ranking.engine
 
 
 class PublicRatingsController(Controller):
@@ -117,20 +107,13 @@ class PublicRatingsController(Controller):
     )
     async def leaderboard(
         self,
-        state: State,
+        ranking: Ranking,
         model: ModelParam = DEFAULT_MODEL,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
         offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
     ) -> PublicLeaderboard:
-        m = _model(model)
-        # player_rating increases with mu in every model: ordering by mu is by rating.
-        query = sa.text(
-            "SELECT r.player_id, r.name, r.mu, r.provisional, r.matches FROM ratings r "
-            "WHERE r.model = :m "
-            "ORDER BY r.provisional, r.mu DESC, r.player_id LIMIT :limit OFFSET :offset"
-        )
-        async with _engine(state).connect() as conn:
-            rows = (await conn.execute(query, {"m": model, "limit": limit, "offset": offset})).all()
+        m = model_named(model)
+        rows = await ranking.queries.leaderboard(model, by="player", limit=limit, offset=offset)
         return PublicLeaderboard(
             model=model,
             entries=[
@@ -154,44 +137,26 @@ class PublicRatingsController(Controller):
     )
     async def player(
         self,
-        state: State,
+        ranking: Ranking,
         player_id: FromPath[str],
         model: ModelParam = DEFAULT_MODEL,
         limit: Annotated[
             int, QueryParameter(ge=1, le=500, description="the newest N rated matches")
         ] = 50,
     ) -> PublicPlayer:
-        m = _model(model)
+        m = model_named(model)
         if "\x00" in player_id or len(player_id) > 200:  # no such player id can exist
             raise NotFound("no rating for this player")
-        async with _engine(state).connect() as conn:
-            row = (
-                await conn.execute(
-                    sa.text(
-                        "SELECT r.mu, r.provisional, r.matches, r.name FROM ratings r "
-                        "WHERE r.player_id = :p AND r.model = :m"
-                    ),
-                    {"p": player_id, "m": model},
-                )
-            ).one_or_none()
-            history = (
-                await conn.execute(
-                    sa.text(
-                        "SELECT match_stream, finished_at, place, players, left_match, "
-                        "mu_before, mu_after FROM rating_changes WHERE player_id = :p "
-                        "AND model = :m ORDER BY position DESC LIMIT :limit"
-                    ),
-                    {"p": player_id, "m": model, "limit": limit},
-                )
-            ).all()
+        row = next((r for r in await ranking.queries.ratings(player_id) if r.model == model), None)
         if row is None:
             raise NotFound("no rating for this player")
+        history = await ranking.queries.history(player_id, model, limit)
         entries = []
         for h in history:
             before, after = _shown(m, h.mu_before), _shown(m, h.mu_after)
             entries.append(
                 HistoryEntry(
-                    match_id=match_id_of(h.match_stream),
+                    match_id=h.match_id,
                     at=h.finished_at,
                     place=h.place,
                     players=h.players,
@@ -221,37 +186,16 @@ class PublicRatingsController(Controller):
         responses=error_responses(404, 422),
     )
     async def match(
-        self, state: State, match_id: FromPath[str], model: ModelParam = DEFAULT_MODEL
+        self, ranking: Ranking, match_id: FromPath[str], model: ModelParam = DEFAULT_MODEL
     ) -> PublicMatch:
-        m = _model(model)
+        m = model_named(model)
         try:
             bare = str(uuid.UUID(match_id))
         except ValueError:
             raise Invalid("match_id: not a UUID", field="match_id") from None
         stream = match_stream(bare)
-        async with _engine(state).connect() as conn:
-            known = await conn.scalar(
-                # A match stream begins with MatchCreated (version 0), from the log: the
-                # match service's `matches` table is its own.
-                sa.text("SELECT 1 FROM events WHERE stream_id = :s AND stream_version = 0"),
-                {"s": stream},
-            )
-            rows = (
-                await conn.execute(
-                    sa.text(
-                        "SELECT c.player_id, r.name, c.place, c.mu_before, c.mu_after, "
-                        "c.sigma_after, (SELECT count(*) FROM rating_changes e "
-                        "WHERE e.player_id = c.player_id AND e.model = c.model "
-                        "AND e.position <= c.position) AS matches "
-                        "FROM rating_changes c JOIN ratings r "
-                        "ON r.model = c.model AND r.player_id = c.player_id "
-                        "WHERE c.model = :m AND c.match_stream = :s "
-                        "ORDER BY c.place, c.player_id"
-                    ),
-                    {"m": model, "s": stream},
-                )
-            ).all()
-        if not known and not rows:
+        rows = await ranking.queries.match_changes(model, stream)
+        if not rows and not await ranking.queries.match_exists(stream):
             raise NotFound("no such match")
         changes = []
         for r in rows:

@@ -66,6 +66,8 @@ from typing import Any, Final
 import msgspec
 from openskill.models import BradleyTerryFull
 
+from domain.errors import Invalid
+
 __all__ = [
     "DEFAULT_MODEL",
     "MODELS",
@@ -76,6 +78,7 @@ __all__ = [
     "Skill",
     "elo_update",
     "glicko2_update",
+    "model_named",
     "openskill_update",
     "rate",
     "rate_match",
@@ -386,6 +389,16 @@ MODELS: Final[dict[str, Model]] = {
     ),
 }
 DEFAULT_MODEL: Final = "openskill"
+
+
+def model_named(name: str) -> Model:
+    """The rating model called `name`; any other name is `Invalid` (a 422 naming the
+    `model` query parameter, for both APIs)."""
+    model = MODELS.get(name)
+    if model is None:
+        raise Invalid(f"model: one of {', '.join(MODELS)}", field="model")
+    return model
+
 
 _INITIAL = {
     "openskill": lambda m: Skill(mu=float(m.params["mu"]), sigma=float(m.params["sigma"])),

@@ -59,6 +59,7 @@ __all__ = [
     "normalize_url",
     "owns_schema",
     "prepare_schema",
+    "reachable",
     "stop_embedded",
 ]
 
@@ -300,6 +301,16 @@ async def service_engine(
     own = create_engine(url, settings)
     stack.push_async_callback(own.dispose)
     return own
+
+
+async def reachable(engine: AsyncEngine) -> bool:
+    """Whether the database answers a trivial query: the services' health checks."""
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(sa.text("SELECT 1"))
+    except Exception:
+        return False
+    return True
 
 
 def create_sync_engine(url: str, **kwargs: Any) -> sa.Engine:

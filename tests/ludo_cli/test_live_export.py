@@ -12,7 +12,7 @@ import pytest
 from domain.events import DieRolled, Event, TurnEnded
 from ludo_cli.main import main
 from replays.format import dump_replay, load_replay, replay_from_events
-from services.match.replay_store import export_match
+from services.match.replay_store import ReplayStore
 from services.shared.eventstore import EventStore
 from tests.services.match.test_replay_store import MATCH_ID, a_match, store_match
 
@@ -26,7 +26,7 @@ async def _live_export(pg_store: EventStore, tmp_path: Path) -> tuple[Path, list
     cut = next(i for i, e in enumerate(events) if isinstance(e, TurnEnded) and i > 60)
     await store_match(pg_store, MATCH_ID, events[: cut + 1], actors[: cut + 1], seed)
     path = tmp_path / "live.json"
-    path.write_bytes(dump_replay(await export_match(pg_store, MATCH_ID)))
+    path.write_bytes(dump_replay(await ReplayStore(pg_store).export(MATCH_ID)))
     return path, events[: cut + 1]
 
 

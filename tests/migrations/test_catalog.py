@@ -11,11 +11,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from services.match import tables as match_tables
 from services.ranking import tables as ranking_tables
 from services.shared.database import create_sync_engine, migrate
 from services.shared.eventstore import events_table
 from services.shared.eventstore._tables import Xid8
+from tests import match_tables
 
 CATALOGS = (events_table.metadata, match_tables.TABLES, ranking_tables.TABLES)
 _DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]

@@ -20,8 +20,15 @@ append path, a commit-safe global order, NOTIFY hints.
   scope them (for example by player) before they get here.
 - Every event extends its stream's hash chain, `domain.chain.event_hash`.
 - `read_all` pages through every stream with `Cursor(tx, position)` in commit-safe order
-  (the rule: `global_order_page`, also used by the ranking consumer): a follower never
-  skips an event that commits late and never sees one twice, without any lock on append.
+  (the rule is written once, in `_sql`): a follower never skips an event that commits
+  late and never sees one twice, without any lock on append. `read_page` is the same
+  order for a follower of some types (`Page.last`: where to continue, past the other
+  types too; `Page.held_back`), up to a cursor when given; `head`, `settle(cursor)` and
+  `backlog(cursor)` say where the log ends, wait until nothing can join it before a
+  cursor, and how far a cursor is behind.
+- `read_streams(ids, types=…)` reads many streams at once; `streams(prefix)` lists the
+  streams of a kind (`domain.streams.MATCH_PREFIX`, …) in the order they were begun.
+  These are the only reads of `events` in the product: the services read through them.
 - After a commit a hint `{"stream_id", "version"}` goes to the listeners (NOTIFY
   `ludo_events` on PostgreSQL): a wake-up only; readers catch up from their cursor.
 
@@ -46,24 +53,28 @@ from ._memory import InMemoryEventStore
 from ._postgres import EventStore
 from ._protocol import EventLog, HintListener
 from ._records import (
+    BACKLOG_COUNT,
     COMMAND_NAMESPACE,
     START,
     AppendResult,
+    Backlog,
     Cursor,
     EventData,
     Notification,
+    Page,
     SideWrite,
     StoredEvent,
     event_ids_for,
 )
-from ._sql import global_order_held_back, global_order_page, global_order_params
 from ._tables import commands_table, events_table
 
 __all__ = [
+    "BACKLOG_COUNT",
     "CHANNEL",
     "COMMAND_NAMESPACE",
     "START",
     "AppendResult",
+    "Backlog",
     "ChainBroken",
     "ConcurrencyError",
     "Cursor",
@@ -76,12 +87,10 @@ __all__ = [
     "InMemoryEventStore",
     "Listener",
     "Notification",
+    "Page",
     "SideWrite",
     "StoredEvent",
     "commands_table",
     "event_ids_for",
     "events_table",
-    "global_order_held_back",
-    "global_order_page",
-    "global_order_params",
 ]

@@ -12,6 +12,7 @@ caller's transaction (`side`, `conn`), roles and triggers.
 from __future__ import annotations
 
 import asyncio
+import bisect
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
@@ -22,7 +23,17 @@ from domain.chain import GENESIS
 
 from ._errors import ConcurrencyError, IdempotencyKeyReused
 from ._prepare import AnyEvent, check_chain, link, prepare, stored_metadata
-from ._records import START, AppendResult, Cursor, Notification, StoredEvent
+from ._records import (
+    BACKLOG_COUNT,
+    START,
+    AppendResult,
+    Backlog,
+    Cursor,
+    EventData,
+    Notification,
+    Page,
+    StoredEvent,
+)
 
 __all__ = ["InMemoryEventStore", "MemoryListener"]
 
@@ -134,15 +145,70 @@ class InMemoryEventStore:
         append has ended, so none is held back)."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        # Cursors grow with the log, so the first event after `after` is found by bisection.
-        lo, hi = 0, len(self._log)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._log[mid].cursor <= after:
-                lo = mid + 1
-            else:
-                hi = mid
-        return self._log[lo : lo + limit]
+        first = self._after(after)
+        return self._log[first : first + limit]
+
+    def _after(self, after: Cursor) -> int:
+        """The index in the log of the first event after `after`. Cursors grow with the
+        log, so it is found by bisection."""
+        return bisect.bisect_right(self._log, after, key=lambda e: e.cursor)
+
+    async def read_page(
+        self,
+        after: Cursor = START,
+        limit: int = 1000,
+        *,
+        types: Sequence[str] | None = None,
+        until: Cursor | None = None,
+    ) -> Page:
+        """`EventStore.read_page`: the events after `after` (of `types`, up to `until`),
+        and where to continue; nothing is ever held back here."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        if isinstance(types, str):
+            raise TypeError("types: a sequence of type names, not one name")
+        end = len(self._log) if until is None else self._after(until)
+        reach = self._log[self._after(after) : end]
+        wanted = None if types is None else frozenset(types)
+        events = [e for e in reach if wanted is None or e.type in wanted][:limit]
+        if len(events) == limit:
+            return Page(events, events[-1].cursor)
+        return Page(events, reach[-1].cursor if reach else None)
+
+    async def read_streams(
+        self, stream_ids: Sequence[str], *, types: Sequence[str] | None = None
+    ) -> dict[str, list[EventData]]:
+        """The events of many streams (of `types` when given), per stream in version
+        order, as `EventData`; a stream with none of them is absent."""
+        out = {}
+        for stream in dict.fromkeys(stream_ids):
+            events = [
+                EventData(e.type, e.schema_version, e.data)
+                for e in self._streams.get(stream, [])
+                if types is None or e.type in types
+            ]
+            if events:
+                out[stream] = events
+        return out
+
+    async def streams(self, prefix: str) -> list[str]:
+        """The ids of the streams whose id starts with `prefix`, in the order they were
+        begun (a dict keeps its keys in insertion order)."""
+        return [stream for stream in self._streams if stream.startswith(prefix)]
+
+    async def head(self) -> Cursor:
+        """The cursor of the newest event (START: none)."""
+        return self._log[-1].cursor if self._log else START
+
+    async def settle(self, until: Cursor, *, poll: float = 0.02) -> None:
+        """Every append has ended: every event up to `until` is readable already."""
+
+    async def backlog(self, after: Cursor) -> Backlog:
+        """How far `after` is behind the log (see `EventStore.backlog`)."""
+        pending = self._log[self._after(after) :][:BACKLOG_COUNT]
+        age = (datetime.now(UTC) - pending[0].recorded_at).total_seconds() if pending else 0.0
+        head = self._log[-1].global_position if self._log else 0
+        return Backlog(head, len(pending), max(age, 0.0))
 
     async def verify_stream(self, stream_id: str) -> int:
         """Recompute the stream's hash chain; its length if intact, else `ChainBroken`."""

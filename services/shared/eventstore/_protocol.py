@@ -10,7 +10,7 @@ from typing import Any, Protocol, Self
 from domain import events as domain_events
 
 from ._prepare import AnyEvent
-from ._records import AppendResult, Cursor, Notification, StoredEvent
+from ._records import AppendResult, Backlog, Cursor, EventData, Notification, Page, StoredEvent
 
 __all__ = ["EventLog", "HintListener"]
 
@@ -33,8 +33,10 @@ class HintListener(Protocol):
 
 
 class EventLog(Protocol):
-    """Append with an expected version (and optionally the head's hash), read a stream,
-    page through the global order, answer a retried command, check a chain, hint."""
+    """Append with an expected version (and optionally the head's hash), read a stream
+    or many, list the streams of a kind, page through the global order (all of it, or
+    some types with where to continue), its head and a cursor's backlog, answer a
+    retried command, check a chain, hint. Nothing else of the product reads `events`."""
 
     async def append(
         self,
@@ -66,6 +68,27 @@ class EventLog(Protocol):
     async def stream_versions(self, stream_ids: Sequence[str]) -> dict[str, int]: ...
 
     async def read_all(self, after: Cursor = ..., limit: int = 1000) -> list[StoredEvent]: ...
+
+    async def read_page(
+        self,
+        after: Cursor = ...,
+        limit: int = 1000,
+        *,
+        types: Sequence[str] | None = None,
+        until: Cursor | None = None,
+    ) -> Page: ...
+
+    async def read_streams(
+        self, stream_ids: Sequence[str], *, types: Sequence[str] | None = None
+    ) -> dict[str, list[EventData]]: ...
+
+    async def streams(self, prefix: str) -> list[str]: ...
+
+    async def head(self) -> Cursor: ...
+
+    async def settle(self, until: Cursor, *, poll: float = 0.02) -> None: ...
+
+    async def backlog(self, after: Cursor) -> Backlog: ...
 
     async def verify_stream(self, stream_id: str) -> int: ...
 

@@ -13,12 +13,15 @@ import msgspec
 from domain import events as domain_events
 
 __all__ = [
+    "BACKLOG_COUNT",
     "COMMAND_NAMESPACE",
     "START",
     "AppendResult",
+    "Backlog",
     "Cursor",
     "EventData",
     "Notification",
+    "Page",
     "SideWrite",
     "StoredEvent",
     "event_ids_for",
@@ -57,6 +60,13 @@ class EventData(msgspec.Struct, frozen=True):
             else msgspec.json.encode(event)
         )
         return cls(tag, int(getattr(kind, "schema_version", 1)), data)
+
+    @property
+    def event(self) -> domain_events.Event:
+        """The match event, upcast from its schema version to the current one."""
+        return domain_events.decode_event(
+            self.data, type_name=self.type, schema_version=self.schema_version
+        )
 
 
 class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +115,36 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def next_version(self) -> int:
         return self.last_version + 1
+
+
+class Page(msgspec.Struct, frozen=True):
+    """One read of the global order (`read_page`): the events it gives, and how far it
+    reached.
+
+    `last` is where the follower continues: the last event given when the page is full,
+    else the last event of the global order the read covered, whatever its type (so a
+    follower of a few types moves past the others); None when nothing after the cursor
+    is readable yet. `held_back`: committed events after `last` that the global-order
+    rule still holds back (a transaction older than theirs runs), as of the same read.
+    """
+
+    events: list[StoredEvent]
+    last: Cursor | None
+    held_back: bool = False
+
+
+class Backlog(msgspec.Struct, frozen=True):
+    """How far a cursor is behind the log (`backlog`): the newest event's position, how
+    many events lie after the cursor (counted up to `BACKLOG_COUNT`), and the age in
+    seconds of the oldest of them (0 when none)."""
+
+    head_position: int
+    events: int
+    seconds: float
+
+
+# Events `backlog` counts at most: enough to say "far behind", cheap at any size.
+BACKLOG_COUNT: Final = 100_000
 
 
 class Notification(msgspec.Struct, frozen=True):

@@ -1,5 +1,6 @@
 """The SQL of the PostgreSQL store, as driver-level text (psycopg `%(name)s` parameters):
-the append statement, the reads, the global-order rule, and the one row builder.
+the append statement, the reads, the global-order rule (written once), and the one row
+builder. No other module of the product reads the `events` table.
 
 Every statement that reads events selects `EVENT_COLUMNS` from `events e`, so one
 function (`stored_event`) turns any of their rows into a `StoredEvent`; the append
@@ -19,18 +20,23 @@ from ._tables import events_table
 
 __all__ = [
     "APPENDED_COLUMNS",
+    "BACKLOG",
     "EVENT_COLUMNS",
+    "HEAD",
     "HEAD_AND_COMMAND",
+    "READ_ALL",
     "READ_EVENTS",
     "READ_RANGE",
     "READ_STREAM",
+    "READ_STREAMS",
+    "SETTLED",
+    "STREAMS",
     "STREAM_LENGTH",
     "STREAM_LENGTHS",
     "append_statement",
-    "global_order_held_back",
-    "global_order_page",
-    "global_order_params",
     "is_unique_violation",
+    "order_params",
+    "read_page",
     "stored_event",
 ]
 
@@ -108,38 +114,92 @@ HEAD_AND_COMMAND: Final = (
 # older than every transaction still running. Identity values are handed out at insert
 # time but transactions commit in any order; a row that becomes visible later has a `tx`
 # at or above today's xmin, so it sorts after every row returned now: a follower never
-# skips a late commit and never sees an event twice. Written here once, for `read_all`
-# and the ranking consumer.
+# skips a late commit and never sees an event twice. Written here once (`_AFTER`,
+# `_SETTLED`), for every read of the global order: `read_all`, `read_page`, `backlog`,
+# `head` and `settle`.
 
 _AFTER: Final = "({a}.tx, {a}.global_position) > (%(after_tx)s::xid8, %(after_position)s)"
+_UNTIL: Final = "({a}.tx, {a}.global_position) <= (%(until_tx)s::xid8, %(until_position)s)"
 _SETTLED: Final = "{a}.tx < pg_snapshot_xmin(pg_current_snapshot())"
+_TYPED: Final = "{a}.type = ANY(%(types)s::text[])"
 
 
-def global_order_page(columns: str, *, alias: str = "e") -> str:
-    """`SELECT columns` of the events after the cursor in commit-safe global order, at
-    most `%(limit)s` of them (parameters: `global_order_params`). `columns` name the
-    table as `alias`."""
-    a = alias
+def _readable(a: str, *, until: bool) -> str:
+    """The rows after the cursor (up to `until`) that the rule lets a follower read."""
+    where = f"{_AFTER.format(a=a)} AND {_SETTLED.format(a=a)}"
+    return where + (f" AND {_UNTIL.format(a=a)}" if until else "")
+
+
+# `read_all`: every column of the events after the cursor, in global order.
+READ_ALL: Final = (
+    f"SELECT {EVENT_COLUMNS} FROM events e WHERE {_readable('e', until=False)}"
+    " ORDER BY e.tx, e.global_position LIMIT %(limit)s"
+)
+
+
+@functools.lru_cache(maxsize=8)
+def read_page(*, typed: bool, until: bool) -> str:
+    """`read_page`'s one statement: the readable events after the cursor (of
+    `%(types)s` when `typed`, up to the cursor `%(until_…)s` when `until`), at most
+    `%(limit)s`; on every row, as of the same snapshot, the last readable event of any
+    type (`reach_tx`, `reach_position`: NULL when there is none) and whether committed
+    events after the cursor are held back (`held`). The one-row left side keeps both
+    when no event is given. (Ordered by `tx8`, the xid8 itself: `tx` is its text, and
+    "999" sorts after "1000".)"""
+    given = _readable("e", until=until) + (f" AND {_TYPED.format(a='e')}" if typed else "")
     return (
-        f"SELECT {columns} FROM events {a}"
-        f" WHERE {_AFTER.format(a=a)} AND {_SETTLED.format(a=a)}"
-        f" ORDER BY {a}.tx, {a}.global_position LIMIT %(limit)s"
+        "SELECT r.held, r.reach_tx, r.reach_position, p.* FROM (SELECT"
+        f" EXISTS (SELECT FROM events h WHERE {_AFTER.format(a='h')}"
+        f" AND NOT {_SETTLED.format(a='h')}) AS held,"
+        " reach.tx::text AS reach_tx, reach.global_position AS reach_position"
+        " FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT c.tx, c.global_position"
+        f" FROM events c WHERE {_readable('c', until=until)}"
+        " ORDER BY c.tx DESC, c.global_position DESC LIMIT 1) AS reach ON true) AS r"
+        f" LEFT JOIN LATERAL (SELECT e.tx AS tx8, {EVENT_COLUMNS} FROM events e"
+        f" WHERE {given} ORDER BY e.tx, e.global_position LIMIT %(limit)s) AS p ON true"
+        " ORDER BY p.tx8, p.global_position"
     )
 
 
-def global_order_held_back(*, alias: str = "h") -> str:
-    """A boolean expression: whether committed events after the cursor are held back by
-    the rule (a transaction older than theirs still runs). In the statement of a page, it
-    answers as of the page's snapshot."""
-    a = alias
-    return (
-        f"EXISTS (SELECT FROM events {a} WHERE {_AFTER.format(a=a)} AND NOT {_SETTLED.format(a=a)})"
-    )
+# The newest event in the global order (committed, held back or not).
+HEAD: Final = (
+    "SELECT e.tx::text AS tx, e.global_position FROM events e"
+    " ORDER BY e.tx DESC, e.global_position DESC LIMIT 1"
+)
+# Whether the rule lets a follower read every event up to `%(until_tx)s`: no transaction
+# as old as it still runs, so none can add an event before it any more.
+SETTLED: Final = "SELECT pg_snapshot_xmin(pg_current_snapshot()) > %(until_tx)s::xid8"
+# How far a cursor is behind: all the events after it, held back or not.
+BACKLOG: Final = (
+    "SELECT (SELECT coalesce(max(global_position), 0) FROM events) AS head_position,"
+    " count(*) AS events, coalesce(extract(epoch FROM now() - min(b.recorded_at)), 0)"
+    f" AS seconds FROM (SELECT e.recorded_at FROM events e WHERE {_AFTER.format(a='e')}"
+    " LIMIT %(limit)s) AS b"
+)
 
 
-def global_order_params(after: Cursor, limit: int) -> dict[str, Any]:
-    """The parameters of `global_order_page` and `global_order_held_back`."""
-    return {"after_tx": str(after.tx), "after_position": after.position, "limit": limit}
+def order_params(after: Cursor, *, until: Cursor | None = None, **more: Any) -> dict[str, Any]:
+    """The parameters of the global-order statements: the cursor (and `until`) as text
+    for xid8, and `more`."""
+    params = {"after_tx": str(after.tx), "after_position": after.position, **more}
+    if until is not None:
+        params |= {"until_tx": str(until.tx), "until_position": until.position}
+    return params
+
+
+# Streams begun under a prefix (their version 0), in the order they were begun.
+STREAMS: Final = (
+    "SELECT stream_id FROM events WHERE stream_version = 0"
+    " AND starts_with(stream_id, %(prefix)s) ORDER BY global_position"
+)
+# The events of many streams (of some types), per stream in version order: what folding
+# needs (as `READ_EVENTS`).
+READ_STREAMS: Final = (
+    "SELECT stream_id, type, schema_version, data::text FROM events"
+    " WHERE stream_id = ANY(%(streams)s::text[])"
+    " AND (%(types)s::text[] IS NULL OR type = ANY(%(types)s::text[]))"
+    " ORDER BY stream_id, stream_version"
+)
 
 
 # ---------------------------------------------------------------------------- append

@@ -21,10 +21,7 @@ from replays.verify import verify_replay
 from services.match.replay_store import (
     ImportRefused,
     ReplayNotFound,
-    audit_all,
-    audit_match,
-    export_match,
-    import_replay,
+    ReplayStore,
     stream_of,
 )
 from services.shared.eventstore import EventStore
@@ -118,7 +115,7 @@ class TestExport:
         """A stored match exports to a file that verifies offline, with who acted."""
         events, actors, seed = a_match()
         await store_match(pg_store, MATCH_ID, events, actors, seed)
-        replay = load_replay(dump_replay(await export_match(pg_store, MATCH_ID)))
+        replay = load_replay(dump_replay(await ReplayStore(pg_store).export(MATCH_ID)))
         assert verify_replay(replay).ok
         assert [e.actor for e in replay.events] == actors
         assert all(e.recorded_at for e in replay.events)
@@ -129,9 +126,9 @@ class TestExport:
     async def test_unknown_and_malformed_ids(self, pg_store: EventStore) -> None:
         """No such match, or not a match id: ReplayNotFound with a readable message."""
         with pytest.raises(ReplayNotFound, match="no match"):
-            await export_match(pg_store, "00000000-0000-0000-0000-000000000000")
+            await ReplayStore(pg_store).export("00000000-0000-0000-0000-000000000000")
         with pytest.raises(ReplayNotFound, match="not a match id"):
-            await export_match(pg_store, "../etc/passwd")
+            await ReplayStore(pg_store).export("../etc/passwd")
 
 
 class TestImport:
@@ -139,20 +136,20 @@ class TestImport:
         """An imported replay is stored byte for byte: the exports are identical."""
         events, actors, _seed = a_match()
         replay = replay_from_events(MATCH_ID, events, actors=actors)
-        assert await import_replay(pg_store, replay) == len(events)
-        again = await export_match(pg_store, MATCH_ID)
+        assert await ReplayStore(pg_store).import_replay(replay) == len(events)
+        again = await ReplayStore(pg_store).export(MATCH_ID)
         assert [(e.data, e.hash, e.actor) for e in again.events] == [
             (e.data, e.hash, e.actor) for e in replay.events
         ]
-        assert (await audit_match(pg_store, MATCH_ID)).ok
+        assert (await ReplayStore(pg_store).audit(MATCH_ID)).ok
 
     async def test_import_twice_is_refused(self, pg_store: EventStore) -> None:
         """The second import of the same match changes nothing and says why."""
         events, actors, _seed = a_match()
         replay = replay_from_events(MATCH_ID, events, actors=actors)
-        await import_replay(pg_store, replay)
+        await ReplayStore(pg_store).import_replay(replay)
         with pytest.raises(ImportRefused, match="already stored"):
-            await import_replay(pg_store, replay)
+            await ReplayStore(pg_store).import_replay(replay)
         assert len(await pg_store.read_stream(stream_of(MATCH_ID))) == len(events)
 
     async def test_tampered_file_is_refused_and_nothing_stored(self, pg_store: EventStore) -> None:
@@ -161,7 +158,9 @@ class TestImport:
         i, roll = first_roll_after(events, 50)
         events[i] = msgspec.structs.replace(roll, value=roll.value % 6 + 1)
         with pytest.raises(ImportRefused, match=f"event {i} .*dice"):
-            await import_replay(pg_store, replay_from_events(MATCH_ID, events, actors=actors))
+            await ReplayStore(pg_store).import_replay(
+                replay_from_events(MATCH_ID, events, actors=actors)
+            )
         assert await pg_store.read_stream(stream_of(MATCH_ID)) == []
 
 
@@ -175,15 +174,15 @@ async def test_a_match_of_either_revision_imports_audits_and_folds_as_recorded(
     the recorded position and export again with the same header and event bytes."""
     path = GOLDEN_REPLAYS / f"{stem}.ludo-replay.json"
     replay = load_replay(path.read_bytes())
-    await import_replay(pg_store, replay)
-    assert (await audit_match(pg_store, replay.match_id)).ok
+    await ReplayStore(pg_store).import_replay(replay)
+    assert (await ReplayStore(pg_store).audit(replay.match_id)).ok
     state = fold(await pg_store.read_events(replay.stream_id))
     expected = json.loads((GOLDEN_REPLAYS / "expected-v2.json").read_text())[stem]
     assert (state.pieces, list(state.placements or ())) == (
         expected["pieces"],
         expected["placements"],
     )
-    exported = await export_match(pg_store, replay.match_id)
+    exported = await ReplayStore(pg_store).export(replay.match_id)
     header = msgspec.structs.replace(exported, exported_at=None, exported_by=None, events=[])
     assert dump_replay(header) == dump_replay(msgspec.structs.replace(replay, events=[]))
     assert [(e.schema_version, e.data, e.hash) for e in exported.events] == [
@@ -196,7 +195,7 @@ class TestAudit:
         """A match stored by the normal path audits clean."""
         events, actors, seed = a_match()
         await store_match(pg_store, MATCH_ID, events, actors, seed)
-        verdict = await audit_match(pg_store, MATCH_ID)
+        verdict = await ReplayStore(pg_store).audit(MATCH_ID)
         assert verdict.ok and verdict.finished and verdict.events == len(events)
 
     async def test_altered_row_is_found_and_named(self, pg_store: EventStore) -> None:
@@ -206,7 +205,7 @@ class TestAudit:
         i, roll = first_roll_after(events, 40)
         forged = encode_event(msgspec.structs.replace(roll, value=roll.value % 6 + 1))
         await tamper(pg_store.engine, stream_of(MATCH_ID), i, forged, rechain=False)
-        verdict = await audit_match(pg_store, MATCH_ID)
+        verdict = await ReplayStore(pg_store).audit(MATCH_ID)
         assert verdict.failure is not None
         assert (verdict.failure.check, verdict.failure.version) == ("hash_chain", i)
 
@@ -217,7 +216,7 @@ class TestAudit:
         i, roll = first_roll_after(events, 40)
         forged = encode_event(msgspec.structs.replace(roll, value=roll.value % 6 + 1))
         await tamper(pg_store.engine, stream_of(MATCH_ID), i, forged, rechain=True)
-        verdict = await audit_match(pg_store, MATCH_ID)
+        verdict = await ReplayStore(pg_store).audit(MATCH_ID)
         assert verdict.failure is not None
         assert (verdict.failure.check, verdict.failure.version) == ("dice", i)
 
@@ -227,12 +226,12 @@ class TestAudit:
         events, actors, seed = a_match()
         cut = next(i for i, e in enumerate(events) if type(e).__name__ == "TurnEnded" and i > 60)
         await store_match(pg_store, MATCH_ID, events[: cut + 1], actors[: cut + 1], seed)
-        verdict = await audit_match(pg_store, MATCH_ID)
+        verdict = await ReplayStore(pg_store).audit(MATCH_ID)
         assert verdict.ok and not verdict.finished
         i, roll = first_roll_after(events, 20)
         forged = encode_event(msgspec.structs.replace(roll, value=roll.value % 6 + 1))
         await tamper(pg_store.engine, stream_of(MATCH_ID), i, forged, rechain=True)
-        verdict = await audit_match(pg_store, MATCH_ID)
+        verdict = await ReplayStore(pg_store).audit(MATCH_ID)
         assert verdict.failure is not None
         assert (verdict.failure.check, verdict.failure.version) == ("dice", i)
 
@@ -246,7 +245,7 @@ class TestAudit:
             pg_store.engine, stream_of(ids[1]), 5, b'{"type":"TurnEnded","seat":0,"next_seat":1}',
             rechain=False,
         )  # fmt: skip
-        results: dict[str, Any] = {m: v async for m, v in audit_all(pg_store)}
+        results: dict[str, Any] = {m: v async for m, v in ReplayStore(pg_store).audit_all()}
         assert set(results) == set(ids)
         assert [m for m, v in results.items() if not v.ok] == [ids[1]]
         assert results[ids[1]].failure.version == 5

@@ -24,6 +24,7 @@ from services.shared.settings import Settings
 from tests import paths
 from tests.databases import admin
 from tests.services.ranking.finished_matches import CPU, write_match
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -47,12 +48,13 @@ async def client(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncTestCl
 
 
 async def eventually(client: AsyncTestClient[Any], url: str, check: Any) -> Any:
-    for _ in range(250):
-        body = (await client.get(url)).json()
-        if check(body):
-            return body
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{url}: {body}")
+    """The body of `url` once `check(body)` holds (the consumer rates in the background)."""
+
+    async def body() -> Any:
+        answer = (await client.get(url)).json()
+        return answer if check(answer) else None
+
+    return await wait_until(body, 10, what=f"{url} to show the ratings")
 
 
 async def test_api_serves_what_the_consumer_in_the_lifespan_rated(

@@ -26,6 +26,7 @@ from services.ranking.consumer import (
 from services.ranking.ratings import MODELS
 from services.shared.eventstore import START, Cursor, EventStore
 from tests.services.ranking.finished_matches import CPU, write_match
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -156,9 +157,9 @@ async def test_restart_midway_counts_every_match_once(
     crashes = 0
     original = consumer_module._apply_batch
 
-    async def flaky(driver: Any, finishes: Any, tables: Any) -> int:
+    async def flaky(store: Any, conn: Any, finishes: Any, tables: Any) -> int:
         nonlocal crashes
-        rated = await original(driver, finishes, tables)
+        rated = await original(store, conn, finishes, tables)
         hit = {f.stream_id for f in finishes}
         if crashes < 3 and streams[4 * crashes + 2] in hit:
             crashes += 1
@@ -205,17 +206,17 @@ async def test_run_leader_and_standby_take_over(engine: AsyncEngine, pg_store: E
     first = RankingConsumer(engine, pg_store, poll=0.05, standby_poll=0.05)
     second = RankingConsumer(engine, EventStore(engine), poll=0.05, standby_poll=0.05)
     t1 = asyncio.create_task(first.run())
-    await wait_for(lambda: first.active)
+    await wait_until(lambda: first.active, 5, what="the first consumer to lead")
     refusals = count_refusals(second)
     t2 = asyncio.create_task(second.run())
-    await wait_for(lambda: refusals[0] >= 3)  # three polls for the lock, each refused
+    await wait_until(lambda: refusals[0] >= 3, 5, what="three polls for the lock, each refused")
     assert first.active and not second.active
     await write_match(engine, pg_store, ["a", "b"], [1, 2])
     await wait_for_ratings(engine, 2)
     t1.cancel()
     with pytest.raises(asyncio.CancelledError):
         await t1
-    await wait_for(lambda: second.active)
+    await wait_until(lambda: second.active, 5, what="the second consumer to take over")
     await write_match(engine, pg_store, ["c", "d"], [2, 1])
     await wait_for_ratings(engine, 4)
     t2.cancel()
@@ -250,20 +251,13 @@ def count_refusals(consumer: RankingConsumer) -> list[int]:
     return refusals
 
 
-async def wait_for(cond: Any, seconds: float = 5.0) -> None:
-    for _ in range(int(seconds / 0.02)):
-        if cond():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("timed out")
-
-
 async def wait_for_ratings(engine: AsyncEngine, n: int) -> None:
-    for _ in range(250):
-        if len(await ratings(engine)) >= n:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("ratings did not appear")
+    """Returns once `n` players have a rating (the consumer runs in the background)."""
+
+    async def rated() -> bool:
+        return len(await ratings(engine)) >= n
+
+    await wait_until(rated, 10, what=f"{n} ratings")
 
 
 async def test_recompute_hash_equals_live_and_itself(
@@ -316,7 +310,9 @@ async def index_shapes(engine: AsyncEngine) -> list[tuple[str, str, bool]]:
     return sorted((t, re.sub(r"INDEX \S+ ON", "INDEX ON", d), p) for t, d, p in rows)
 
 
-async def test_global_order_sorts_xids_as_numbers(engine: AsyncEngine) -> None:
+async def test_global_order_sorts_xids_as_numbers(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
     """Pages follow (tx, position) with tx compared as a number: 99 < 100 < 1000, though
     "1000" < "99" as text. The events get those tx values explicitly (the column only
     defaults to the transaction's xid); their streams have no `matches` row: casual."""
@@ -331,16 +327,14 @@ async def test_global_order_sorts_xids_as_numbers(engine: AsyncEngine) -> None:
                 {"tx": str(tx), "s": f"match-x{tx}", "h": GENESIS},
             )
     want = ["match-x99", "match-x100", "match-x1000"]
-    assert await consumer_module.head_cursor(engine) == Cursor(1000, 1)
-    async with engine.connect() as conn:
-        driver = await consumer_module._driver(conn)
-        live = await consumer_module._live_page(driver, START, 10)
-        assert [f.stream_id for f in live.finishes] == want
-        assert live.last == Cursor(1000, 1) and live.events == 3
-        upto = await consumer_module._finish_page(driver, START, Cursor(1000, 1), 10)
-        assert [f.stream_id for f in upto.finishes] == want
-        after = await consumer_module._live_page(driver, Cursor(99, 2), 10)
-        assert [f.stream_id for f in after.finishes] == want[1:]
+    assert await pg_store.head() == Cursor(1000, 1)
+    live = await consumer_module._finish_page(pg_store, START, 10)
+    assert [f.stream_id for f in live.finishes] == want
+    assert live.last == Cursor(1000, 1) and live.events == 3
+    upto = await consumer_module._finish_page(pg_store, START, 10, until=Cursor(100, 3))
+    assert [f.stream_id for f in upto.finishes] == want[:2] and upto.last == Cursor(100, 3)
+    after = await consumer_module._finish_page(pg_store, Cursor(99, 2), 10)
+    assert [f.stream_id for f in after.finishes] == want[1:]
     # A consumer goes through them (nothing to rate) and stops at the last one.
     consumer = RankingConsumer(engine, batch=2)
     assert await consumer.step() == 2
@@ -386,11 +380,12 @@ async def test_held_back_events_are_looked_at_again_soon(
     consumer = RankingConsumer(engine, pg_store, poll=30.0, standby_poll=0.05)
     task = asyncio.create_task(consumer.run())
     try:
-        await wait_for(lambda: consumer.active)
+        await wait_until(lambda: consumer.active, 5, what="the consumer to lead")
         async with engine.connect() as blocker:
             await blocker.scalar(sa.text("SELECT pg_current_xact_id()"))  # an older xid
             await write_match(engine, pg_store, ["a", "b"], [1, 2])
-            await wait_for(lambda: consumer.held_back)  # a batch saw the match, held back
+            # A batch saw the match and held it back.
+            await wait_until(lambda: consumer.held_back, 5, what="a batch to hold the match back")
             assert await change_count(engine) == 0
             await blocker.rollback()
         started = asyncio.get_running_loop().time()

@@ -17,6 +17,7 @@ from services.ranking.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from tests.services.ranking.finished_matches import write_match
 from tests.services.shared.test_logging import _logs
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -68,12 +69,11 @@ async def test_a_failing_batch_is_logged_without_the_values_it_echoes(
 async def _fault_lines(buffer: Any) -> list[dict[str, Any]]:
     """The consumer's fault lines, once there is one (it retries every standby poll)."""
     events = ("ranking_consumer_error", "ranking_consumer_standing_by")
-    for _ in range(500):
+
+    def faults() -> list[dict[str, Any]]:
         lines = [
             json.loads(line) for line in buffer.getvalue().splitlines() if line.startswith("{")
         ]
-        faults = [line for line in lines if line.get("event") in events]
-        if faults:
-            return faults
-        await asyncio.sleep(0.02)
-    raise AssertionError("the consumer logged no fault")
+        return [line for line in lines if line.get("event") in events]
+
+    return await wait_until(faults, 10, what="a fault line of the consumer")

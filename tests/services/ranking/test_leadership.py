@@ -27,6 +27,7 @@ from services.ranking.consumer import CHECKPOINT, head_cursor
 from services.ranking.consumer import leader_name as leader
 from services.shared.eventstore import EventStore
 from tests import paths
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -98,15 +99,11 @@ async def wait_for(
 ) -> Any:
     """Polls `check` until it returns something true; returns it (fails after `timeout`,
     with the consumers' sessions as `pg_stat_activity` shows them when `engine` is given)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            sessions = await _sessions(engine) if engine is not None else ""
-            raise AssertionError(f"not within {timeout:.0f} s: {what}{sessions}")
-        await asyncio.sleep(0.05)
+    try:
+        return await wait_until(check, timeout, what=what, pause=0.05)
+    except AssertionError as failed:
+        sessions = await _sessions(engine) if engine is not None else ""
+        raise AssertionError(f"{failed}{sessions}") from None
 
 
 async def _sessions(engine: AsyncEngine) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -28,9 +29,11 @@ from services.shared.eventstore import (
     EventData,
     EventLog,
     IdempotencyKeyReused,
+    Page,
     StoredEvent,
     event_ids_for,
 )
+from tests.waiting import wait_until
 
 
 def new_stream() -> str:
@@ -59,16 +62,34 @@ async def read_everything(
     on the server may hold new events back for a moment)."""
     out: list[StoredEvent] = []
     cursor = after
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        batch = await store.read_all(cursor, limit)
-        if batch:
-            out += batch
+
+    async def caught_up() -> bool:
+        nonlocal cursor
+        while batch := await store.read_all(cursor, limit):
+            out.extend(batch)
             cursor = batch[-1].cursor
-        elif len(out) >= until or asyncio.get_running_loop().time() > deadline:
-            return out
-        else:
-            await asyncio.sleep(0.01)
+        return len(out) >= until
+
+    await wait_until(caught_up, timeout, what=f"{until} events read", pause=0.01)
+    return out
+
+
+async def page_until(
+    store: EventLog,
+    after: Cursor,
+    reached: Callable[[Page], bool],
+    *,
+    timeout: float = 10.0,
+    **options: Any,
+) -> Page:
+    """`read_page(after, **options)` until `reached(page)` holds (as `read_everything`:
+    a transaction open elsewhere on the server may hold new events back for a moment)."""
+
+    async def reached_page() -> Page | None:
+        read = await store.read_page(after, **options)
+        return read if reached(read) else None
+
+    return await wait_until(reached_page, timeout, what="the page asked for", pause=0.01)
 
 
 class EventStoreContract:
@@ -363,6 +384,88 @@ class EventStoreContract:
         second = await store.append(sid, 3, turn(1, 1))
         assert await read_everything(store, after=cursor, until=3) == list(second.events)
         assert isinstance(cursor, Cursor) and cursor > START
+
+    async def test_a_page_of_some_types_moves_past_the_others(self, store: EventLog) -> None:
+        """`read_page` of some types gives only those, in global order, each once, a page
+        at a time; where it continues (`last`) is past the other types' events too."""
+        streams = [new_stream() for _ in range(3)]
+        finished: list[StoredEvent] = []
+        for n, sid in enumerate(streams):
+            await store.append(sid, 0, turn(n, n))
+            finished += (await store.append(sid, 3, [MatchFinished(placements=(1, 2))])).events
+        tail = (await store.append(streams[0], 4, turn(1, 1))).events[-1]
+        kinds = ["MatchFinished"]
+        first = await page_until(store, START, lambda p: p.last is not None, limit=2, types=kinds)
+        assert first.events == finished[:2] and first.last == finished[1].cursor
+        rest = await page_until(store, first.last, lambda p: p.last == tail.cursor, types=kinds)
+        assert rest.events == finished[2:] and rest.last == tail.cursor
+        assert not rest.held_back
+        assert await store.read_page(tail.cursor, types=kinds) == Page([], None)
+        untyped = await store.read_page(finished[0].cursor, limit=3)
+        assert [e.type for e in untyped.events] == ["DieRolled", "PieceMoved", "TurnEnded"]
+        assert untyped.last == untyped.events[-1].cursor
+        with pytest.raises(ValueError):
+            await store.read_page(START, 0)
+
+    async def test_a_page_stops_at_until(self, store: EventLog) -> None:
+        """With `until`, a page gives nothing after that cursor, and its `last` is at
+        most there: a rebuild reads the log up to a head it fixed first."""
+        sid = new_stream()
+        one = await store.append(sid, 0, [MatchFinished(placements=(1, 2))])
+        await store.append(sid, 1, [MatchFinished(placements=(2, 1))])
+        until = one.events[-1].cursor
+        page = await page_until(
+            store, START, lambda p: p.last is not None, types=["MatchFinished"], until=until
+        )
+        assert page == Page(list(one.events), until)
+        assert await store.read_page(until, until=until) == Page([], None)
+
+    async def test_read_streams_of_some_types(self, store: EventLog) -> None:
+        """`read_streams` gives each asked stream's events of the types asked, in version
+        order; a stream without any is absent, and every type comes without `types`."""
+        a, b, unknown = new_stream(), new_stream(), new_stream()
+        await store.append(a, 0, turn(0, 0))
+        await store.append(b, 0, turn(1, 1))
+        await store.append(a, 3, turn(2, 2))
+        got = await store.read_streams([a, b, unknown], types=["DieRolled", "TurnEnded"])
+        assert {s: [e.event for e in got[s]] for s in got} == {
+            a: [turn(0, 0)[0], turn(0, 0)[2], turn(2, 2)[0], turn(2, 2)[2]],
+            b: [turn(1, 1)[0], turn(1, 1)[2]],
+        }
+        every = await store.read_streams([b])
+        assert every == {b: [EventData.of(e) for e in turn(1, 1)]}
+        assert [e.event for e in every[b]] == turn(1, 1)
+        assert await store.read_streams([a], types=["SeedRevealed"]) == {}
+        assert await store.read_streams([]) == {}
+
+    async def test_streams_of_a_kind_in_the_order_begun(self, store: EventLog) -> None:
+        """`streams(prefix)` lists the streams whose ids start with it, oldest first,
+        each once however many events it has."""
+        kind = f"kind{uuid.uuid4().hex[:8]}-"
+        later, earlier = f"{kind}b", f"{kind}a"
+        await store.append(later, 0, turn(0, 0))
+        await store.append(new_stream(), 0, turn(0, 0))
+        await store.append(earlier, 0, turn(0, 0))
+        await store.append(later, 3, turn(1, 1))
+        assert await store.streams(kind) == [later, earlier]
+        assert await store.streams(f"{kind}none") == []
+
+    async def test_head_and_backlog(self, store: EventLog) -> None:
+        """`head` is the newest event's cursor; `backlog` counts the events after a
+        cursor, gives the newest position, and none after the head; `settle` returns once
+        the events up to a cursor are all readable."""
+        sid = new_stream()
+        first = await store.append(sid, 0, turn(0, 0))
+        second = await store.append(sid, 3, turn(1, 1))
+        head = await store.head()
+        assert head >= second.events[-1].cursor
+        await store.settle(head)
+        behind = await store.backlog(first.events[-1].cursor)
+        assert behind.events >= 3 and behind.seconds >= 0.0
+        assert behind.head_position >= second.events[-1].global_position
+        caught_up = await store.backlog(head)
+        assert (caught_up.events, caught_up.seconds) == (0, 0.0)
+        assert caught_up.head_position == head.position
 
     # ------------------------------------------------------------------------- hints
 

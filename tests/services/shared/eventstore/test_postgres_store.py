@@ -24,12 +24,14 @@ from services.shared.eventstore import (
     START,
     ConcurrencyError,
     EventStore,
+    Page,
     StoredEvent,
 )
 from tests.pg_waits import backend_pid, wait_until_blocked
 from tests.services.shared.eventstore.contract import (
     EventStoreContract,
     new_stream,
+    page_until,
     read_everything,
     turn,
 )
@@ -239,6 +241,36 @@ async def test_read_all_holds_back_commits_behind_an_open_transaction(
     await conn.close()
     seen = await read_everything(pg_store, until=4)
     assert [e.stream_id for e in seen] == [slow_stream] + [fast_stream] * 3
+
+
+async def test_a_page_is_held_back_behind_an_open_transaction(pg_store: EventStore) -> None:
+    """`read_page` neither gives nor moves past a commit behind an older open append, and
+    says so (`held_back`); once that append commits, the page gives both in order."""
+    slow_stream, fast_stream = new_stream(), new_stream()
+    conn, tx, slow_event = await hold_append(pg_store, slow_stream, 0)
+    await pg_store.append(fast_stream, 0, turn(0, 0))
+    kinds = ["DieRolled"]
+    assert await pg_store.read_page(START, types=kinds) == Page([], None, held_back=True)
+    assert (await pg_store.backlog(START)).events == 3  # the open append is not visible
+    assert await pg_store.head() > slow_event.cursor
+    await tx.commit()
+    await conn.close()
+    page = await page_until(pg_store, START, lambda p: len(p.events) == 2, types=kinds)
+    assert [e.stream_id for e in page.events] == [slow_stream, fast_stream]
+    assert page.last == await pg_store.head() and not page.held_back
+
+
+async def test_settle_waits_for_the_transactions_before_a_cursor(pg_store: EventStore) -> None:
+    """`settle(head)` returns only once no transaction that could still add an event
+    before the head runs."""
+    conn, tx, _slow_event = await hold_append(pg_store, new_stream(), 0)
+    await pg_store.append(new_stream(), 0, turn(0, 0))
+    head = await pg_store.head()
+    with pytest.raises(TimeoutError):  # the open append could still land before the head
+        await asyncio.wait_for(pg_store.settle(head, poll=0.01), 0.3)
+    await tx.commit()
+    await conn.close()
+    await asyncio.wait_for(pg_store.settle(head, poll=0.01), 10)
 
 
 async def test_read_all_orders_by_transaction_then_position(pg_store: EventStore) -> None:

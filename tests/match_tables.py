@@ -1,6 +1,10 @@
-"""The match service's tables, declared once (made by the migrations 0001, 0002, 0003 and
-0005; tests/migrations/test_catalog.py checks that the two agree). Only this service reads
-or writes them: the ranking service has its own (services/ranking/tables.py).
+"""The match service's tables as the migrations 0001, 0002, 0003 and 0005 make them: the
+catalog the tests hold them to (tests/migrations/test_catalog.py compares it with the
+migrated schema; tests/test_tables.py checks that the product's SQL names only cataloged
+tables). The product writes its SQL as text (the match service's modules, and
+services/shared/match_rows.py for `matches` and `match_seeds`); no product code needs
+these declarations, so they live with the tests. The ranking service has its own tables
+(services/ranking/tables.py).
 
 Checks, indexes and triggers live in the migrations only.
 """

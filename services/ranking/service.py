@@ -1,0 +1,52 @@
+"""The ranking service's application layer, as the match service's (services/match/
+service.py): one object per process, built by the lifespan over one engine and one event
+store, with a part per responsibility:
+
+- `consumer`: follows the log and keeps the ratings (`consumer.py`);
+- `queries`: every read the API answers with (`queries.py`);
+- `recompute_lock`: one recompute at a time in this process.
+
+Handlers receive it as the `ranking` dependency (`Ranking`, from the ASGI scope) and call
+the part they need; none holds SQL of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from litestar import Litestar
+from litestar.di import NamedDependency, Provide
+from litestar.types import Scope
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.ranking.consumer import CHECKPOINT, RankingConsumer
+from services.ranking.queries import RatingQueries
+from services.shared.eventstore import EventStore
+from services.shared.settings import Settings
+
+__all__ = ["Ranking", "RankingService", "provide_ranking"]
+
+
+class RankingService:
+    """The ranking service's parts over one engine (see the module docstring)."""
+
+    def __init__(self, engine: AsyncEngine, settings: Settings) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.store = EventStore(engine)
+        self.consumer = RankingConsumer(engine, self.store, poll=settings.ranking_poll)
+        self.queries = RatingQueries(engine, self.store, CHECKPOINT)
+        self.recompute_lock = asyncio.Lock()
+
+
+Ranking = NamedDependency[RankingService]
+
+
+def _ranking(scope: Scope) -> RankingService:
+    # From the ASGI scope, not as `state: State`: for that Litestar builds a new State,
+    # a copy of the app's, on every request (a hundredth of a command's CPU).
+    ranking: RankingService = Litestar.from_scope(scope).state.ranking
+    return ranking
+
+
+provide_ranking = Provide(_ranking, sync_to_thread=False)

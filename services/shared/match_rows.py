@@ -1,0 +1,93 @@
+"""The rows a match keeps beside its event stream, and every SQL statement on them.
+
+- `matches`: the table settings a match needs but its rules do not (its party, turn
+  limit, ranked), one `MatchRow` per match stream, written with `MatchCreated`;
+- `match_seeds`: the server seed, kept out of the public stream until `SeedRevealed`
+  (DESIGN.md §4), written with `MatchCreated` (or by a replay import).
+
+Both never change once written. The match service writes and reads them (starting a
+match, its reads and timers, replays); the ranking consumer reads `matches` (the party
+link and the ranked flag, docs/ranking.md "What counts"), the one table of the match
+service it reads. Here because both services use it: shared code lives under
+`services/shared/`, and this is the one module that names these two tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+__all__ = [
+    "NO_ROW",
+    "MatchRow",
+    "insert_match",
+    "insert_seed",
+    "read_row",
+    "read_rows",
+    "read_seed",
+]
+
+
+class MatchRow(msgspec.Struct, frozen=True):
+    """The match's side-table settings (`matches`)."""
+
+    party_id: str
+    turn_limit: int | None
+    ranked: bool
+
+
+# A match written without the service (imported, say) has no row: no timers, not rated.
+NO_ROW: Final = MatchRow("", None, False)
+
+# A new match's seed and its row, in one statement of the start's transaction.
+_NEW_MATCH: Final = """
+    WITH seed AS (
+        INSERT INTO match_seeds (stream_id, server_seed) VALUES (%(s)s, %(seed)s)
+    )
+    INSERT INTO matches (stream_id, party_id, turn_limit, ranked)
+    VALUES (%(s)s, %(p)s, %(t)s, %(r)s)
+"""
+# An imported match's seed: the file's, unless this database has one already.
+_IMPORTED_SEED: Final = (
+    "INSERT INTO match_seeds (stream_id, server_seed) VALUES (%(s)s, %(seed)s)"
+    " ON CONFLICT (stream_id) DO NOTHING"
+)
+_SEED: Final = "SELECT server_seed FROM match_seeds WHERE stream_id = %(s)s"
+_ROWS: Final = (
+    "SELECT stream_id, party_id, turn_limit, ranked FROM matches"
+    " WHERE stream_id = ANY(%(streams)s::text[])"
+)
+
+
+async def insert_match(conn: AsyncConnection, stream: str, seed: bytes, row: MatchRow) -> None:
+    """Write a new match's seed and row (in the caller's transaction, with its events)."""
+    params = {"s": stream, "seed": seed, "p": row.party_id, "t": row.turn_limit, "r": row.ranked}
+    await conn.exec_driver_sql(_NEW_MATCH, params)
+
+
+async def insert_seed(conn: AsyncConnection, stream: str, seed: bytes) -> None:
+    """Keep an imported match's seed (nothing when the stream has one already)."""
+    await conn.exec_driver_sql(_IMPORTED_SEED, {"s": stream, "seed": seed})
+
+
+async def read_seed(conn: AsyncConnection, stream: str) -> bytes | None:
+    """The match's server seed, None when none is kept."""
+    seed = (await conn.exec_driver_sql(_SEED, {"s": stream})).scalar_one_or_none()
+    return None if seed is None else bytes(seed)
+
+
+async def read_rows(conn: AsyncConnection, streams: Sequence[str]) -> dict[str, MatchRow]:
+    """The `matches` rows of many match streams in one query; a stream without one is
+    absent."""
+    if not streams:
+        return {}
+    rows = await conn.exec_driver_sql(_ROWS, {"streams": list(streams)})
+    return {r.stream_id: MatchRow(r.party_id, r.turn_limit, r.ranked) for r in rows}
+
+
+async def read_row(conn: AsyncConnection, stream: str) -> MatchRow | None:
+    """The match stream's `matches` row, None without one."""
+    return (await read_rows(conn, [stream])).get(stream)
