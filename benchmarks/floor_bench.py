@@ -21,22 +21,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import multiprocessing
 import os
 import platform
-import queue
 import statistics
 import time
 from typing import Any, Final
 
 from litestar import Litestar, WebSocket, get, websocket
 
-from benchmarks.common import BenchError, checkpoint, reap, scratch_db
+from benchmarks.closed_loop import closed_loop, print_rounds
+from benchmarks.common import BenchError, checkpoint, scratch_db
 from benchmarks.harness import Bench, Figures, Say
-from benchmarks.service_process import cpu_seconds, serve
+from benchmarks.service_process import serve
 from ludo_cli.arguments import positive_float, positive_int
 
-__all__ = ["BATCH_BYTES", "BENCH", "RESULT_BYTES", "app", "floor"]
+__all__ = ["BATCH_BYTES", "BENCH", "RESULT_BYTES", "app"]
 
 # A socket command's frames, on average over the commands of standard 2-seat matches
 # (measured 2026-12-02 from the frames `ludo bench service --over socket` reads: 2,525
@@ -110,9 +109,10 @@ async def _pair(url: str, until: float, window: tuple[float, float], count: list
                 await drain
 
 
-def _generator(ws: str, pairs: range, ready: Any, start: Any, results: Any) -> None:
+def _generator(base: str, pairs: range, ready: Any, start: Any, results: Any) -> None:
     """One load process: its `pairs`, from the agreed instant to the window's end."""
     ready.put(os.getpid())
+    ws = "ws" + base.removeprefix("http")
     begin, window_from, window_until = start.get(timeout=300)
 
     async def run() -> int:
@@ -127,46 +127,6 @@ def _generator(ws: str, pairs: range, ready: Any, start: Any, results: Any) -> N
         return count[0]
 
     results.put(asyncio.run(run()))
-
-
-def floor(base: str, pid: int, pairs: int, seconds: float, warmup: float) -> dict[str, Any]:
-    """Commands/s and the server's CPU per command, `pairs` pairs from two processes."""
-    if not cpu_seconds({"server": [pid]}):
-        raise BenchError("ludo bench floor needs psutil, for the server's CPU: pip install psutil")
-    ctx = multiprocessing.get_context("spawn")
-    ready, starts, results = ctx.Queue(), [ctx.Queue(), ctx.Queue()], ctx.Queue()
-    half = (pairs + 1) // 2
-    shares = [range(half), range(half, pairs)]
-    ws = "ws" + base.removeprefix("http")
-    procs = [
-        ctx.Process(target=_generator, args=(ws, share, ready, start, results), daemon=True)
-        for share, start in zip(shares, starts, strict=True)
-        if share
-    ]
-    for proc in procs:
-        proc.start()
-    try:
-        for _ in procs:
-            ready.get(timeout=120)  # imported and waiting
-        begin = time.time() + 0.2
-        window_from, window_until = begin + warmup, begin + warmup + seconds
-        for start in starts[: len(procs)]:
-            start.put((begin, window_from, window_until))
-        time.sleep(max(0.0, window_from - time.time()))
-        before = cpu_seconds({"server": [pid]})["server"]
-        time.sleep(max(0.0, window_until - time.time()))
-        after = cpu_seconds({"server": [pid]})["server"]
-        commands = sum(results.get(timeout=seconds + 60) for _ in procs)
-    except queue.Empty:
-        raise BenchError("a floor load process did not answer in time") from None
-    finally:
-        reap(procs)
-    cpu = after - before
-    return {
-        "commands": commands,
-        "commands_per_s": round(commands / seconds, 1),
-        "cpu_ms_per_command": round(cpu / commands * 1000, 3) if commands else None,
-    }
 
 
 # --------------------------------------------------------------------------- the bench
@@ -202,7 +162,7 @@ def bench(pairs: int, seconds: float, warmup: float, rounds: int, say: Say) -> F
                         base, pid = run.enter_context(
                             serve(db_url, factory=f"{__name__}:app", ready="/ready")
                         )
-                        row["floor"] = floor(base, pid, pairs, seconds, warmup)
+                        row["floor"] = closed_loop(base, pid, pairs, seconds, warmup, _generator)
                     else:
                         base, pid = run.enter_context(
                             serve(db_url, env={"LUDO_SCHEDULER": "false"})
@@ -258,15 +218,7 @@ def print_table(r: Figures) -> None:
         f"socket pairs / matches, {r['seconds']:g} s measured after {r['warmup']:g} s, frames "
         f"of {r['result_bytes']} and {r['batch_bytes']} bytes"
     )
-    print(f"{'round':<6}{'app':<9}{'commands/s':>11}  {'server CPU ms per command':>26}")
-    for row in r["rounds"]:
-        for label in ("floor", "service"):
-            run = row[label]
-            cpu = run["cpu_ms_per_command"]
-            print(
-                f"{row['round']:<6}{label:<9}{run['commands_per_s']:>11,.1f}  "
-                f"{'-' if cpu is None else f'{cpu:.3f}':>26}"
-            )
+    print_rounds(r["rounds"], ("floor", "service"))
     print(
         f"medians: the stack alone {r['floor_cpu_ms']} ms, the match service "
         f"{r['service_cpu_ms']} ms per socket command; the stack's share (the median of "

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.shared.database import libpq_url
-from services.shared.eventstore._pipeline import Pipeline, _Shape
+from services.shared.eventstore._pipeline import Pipeline
 from tests.pg_waits import wait_until_blocked
 
 pytestmark = pytest.mark.anyio
@@ -79,7 +79,7 @@ class TestPrepared:
         assert await pipeline.run([(sql, {"x": "c"})]) == [[("c",)]]
         await pipeline.run([(sql, {"x": 7})])
         cursor = await conn.execute(
-            "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'ludo_batch_%%'"
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement = 'SELECT $1::text'"
         )
         assert await cursor.fetchone() == (2,)
 
@@ -143,7 +143,10 @@ class TestFailure:
                 await conn.execute("ROLLBACK")
             assert await pipeline.run([("SELECT 1", None)]) == [[(1,)]]
 
-    def test_mixed_placeholders_are_refused(self) -> None:
-        """A statement with both named and positional parameters is a mistake."""
-        with pytest.raises(ValueError, match="mixes"):
-            _Shape("SELECT %(a)s, %s")
+    async def test_mixed_placeholders_are_refused(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """A statement with both named and positional parameters is a mistake, refused
+        before anything is sent; the connection stays usable."""
+        pipeline = Pipeline(conn)
+        with pytest.raises(psycopg.ProgrammingError, match="mixed"):
+            await pipeline.run([("SELECT %(a)s::text, %s::text", {"a": "x"})])
+        assert await pipeline.run([("SELECT 1", None)]) == [[(1,)]]
