@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import structlog
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from ludo_cli.cluster import free_port
 from services.match.app import create_app
 from services.shared.logging import configure_logging
 from services.shared.settings import Settings
@@ -196,18 +196,6 @@ async def test_service_start_writes_no_alembic_lines(
     assert not [line for line in _lines(info_logs) if line.get("logger", "").startswith("alembic")]
 
 
-def _free_port() -> int:
-    """A free port of 55500-55599 on 127.0.0.1 (the range this suite's servers use)."""
-    for port in range(55500, 55600):
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 55500-55599")
-
-
 def test_the_container_command_writes_only_json_lines_on_stdout(
     database_url: str, tmp_path: Path
 ) -> None:
@@ -220,7 +208,7 @@ def test_the_container_command_writes_only_json_lines_on_stdout(
         )
     )
     assert command[0] == "python"
-    port = _free_port()
+    port = free_port()
     argv = [sys.executable, *command[1:]]
     argv[argv.index("--host") + 1] = "127.0.0.1"
     argv[argv.index("--port") + 1] = str(port)
