@@ -19,6 +19,7 @@ import pytest
 from psycopg import errors
 from sqlalchemy.engine import make_url
 
+from ludo_cli.cluster import free_port
 from migrations.grants import AppRoleError
 from services.ranking.consumer import recompute
 from services.shared.database import (
@@ -32,7 +33,6 @@ from services.shared.database import (
 )
 from tests import paths
 from tests.databases import admin
-from tests.services.shared.test_logging import _free_port
 
 ROOT = paths.ROOT
 
@@ -224,7 +224,7 @@ def test_a_service_on_a_schema_behind_its_code_exits_at_start(
     cmd = next(line for line in dockerfile.splitlines() if line.startswith("CMD "))
     argv = [sys.executable, *json.loads(cmd.removeprefix("CMD "))[1:]]
     argv[argv.index("--host") + 1] = "127.0.0.1"
-    argv[argv.index("--port") + 1] = str(_free_port())
+    argv[argv.index("--port") + 1] = str(free_port())
     env = {
         **os.environ,
         "DATABASE_URL": url,
