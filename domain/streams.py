@@ -1,10 +1,11 @@
-"""Stream ids: the one spelling of which event stream holds a match or a party.
+"""Stream ids: the one spelling of which event stream holds a match, a party or a pool.
 
-A match is one stream (DESIGN.md §2) and so is a party; the stream id is part of the event
-model, not of storage: every event's hash covers it (`domain.chain`) and a replay file
-names it (`replays.format`). So it is spelled here, below everything that names a stream:
-the match and ranking services, replays and the CLI. How streams are stored (the table,
-its SQL) stays in the event store; this module only says what the ids look like.
+A match is one stream (DESIGN.md §2), and so is a party and a quick-play pool; the stream
+id is part of the event model, not of storage: every event's hash covers it
+(`domain.chain`) and a replay file names it (`replays.format`). So it is spelled here,
+below everything that names a stream: the match and ranking services, replays and the
+CLI. How streams are stored (the table, its SQL) stays in the event store; this module
+only says what the ids look like.
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ from __future__ import annotations
 __all__ = [
     "MATCH_PREFIX",
     "PARTY_PREFIX",
+    "POOL_PREFIX",
     "is_match_stream",
     "match_id_of",
     "match_stream",
     "party_stream",
+    "pool_stream",
 ]
 
 MATCH_PREFIX = "match-"
 PARTY_PREFIX = "party-"
+POOL_PREFIX = "pool-"
 
 
 def match_stream(match_id: str) -> str:
@@ -30,6 +34,11 @@ def match_stream(match_id: str) -> str:
 def party_stream(party_id: str) -> str:
     """The stream of the party `party_id`."""
     return f"{PARTY_PREFIX}{party_id}"
+
+
+def pool_stream(seats: int, ranked: bool) -> str:
+    """The stream of the quick-play pool of `seats`-seat tables, ranked or casual."""
+    return f"{POOL_PREFIX}{seats}-{'ranked' if ranked else 'casual'}"
 
 
 def is_match_stream(stream_id: str) -> bool:
