@@ -59,6 +59,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
 from domain.decider import MatchState, apply
+from domain.reputation import left_seats
 from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
 from services.ranking.ratings import MODELS, Skill, rate_match
@@ -95,7 +96,6 @@ RECOMPUTE_LOCK: Final = 0x6C75646F0002
 BATCH_LOCK: Final = 0x6C75646F0003
 # s: how long PostgreSQL lets the leader's sessions sit idle before ending them (run()).
 LEASE: Final = 5.0
-_LEFT_REASONS: Final = frozenset({"left", "disconnected"})
 
 
 class RatedPlayer(msgspec.Struct, frozen=True):
@@ -136,7 +136,8 @@ def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
     """The rated players of a finished match and their places; None: nothing to rate.
 
     Who stands in for whom is the domain's fold (`MatchState.stood_in`), applied up to
-    `MatchFinished`: only the events `_OUTCOME_TYPES` names change what is read here."""
+    `MatchFinished`, and who left is the domain's reading of it (`left_seats`, placed
+    last): only the events `_OUTCOME_TYPES` names change what is read here."""
     state = MatchState()
     for event in events:
         apply(state, event)
@@ -145,7 +146,7 @@ def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
     finished = state.placements
     if finished is None:
         return None
-    left = [reason in _LEFT_REASONS for reason in state.stood_in]
+    left = left_seats(state)
     last = max(finished, default=0) + 1
     players = [
         RatedPlayer(spec.player_id, last if left[seat] else finished[seat], left[seat])
