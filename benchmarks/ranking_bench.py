@@ -14,7 +14,9 @@ migrated, dropped afterwards unless `--keep`):
    ranked matches at a steady rate through `EventStore.append` and measures, for each,
    the time from its `MatchFinished` commit to its rating changes being visible.
 
-Nothing here asserts a time; it prints figures (docs/benchmarks.md records them).
+Nothing here asserts a time; it prints figures (docs/benchmarks.md records them) and its
+targets as ratios to baselines of the same run: recompute against the rate the backlog
+was written at, the live lag against the MatchFinished append's own time.
 """
 
 from __future__ import annotations
@@ -39,8 +41,13 @@ from ludo_cli.arguments import positive_float, positive_int
 
 __all__ = ["BENCH", "Config", "bench", "measure", "print_table"]
 
-TARGET_RECOMPUTE_PER_S: Final = 2000.0
-TARGET_LAG_P99_MS: Final = 1000.0
+# Targets are ratios to baselines of the same run (the machine's speed moves up to 3×):
+# recompute at least this share of the rate the same server wrote the backlog at (COPY,
+# one transaction per batch: what the matches cost to write at all) ...
+TARGET_RECOMPUTE_SHARE: Final = 0.25
+# ... and a finished match's rating visible within this many times the p99 of its own
+# MatchFinished append (p99 over p99).
+TARGET_LAG_APPENDS: Final = 10.0
 _BATCH: Final = 1000  # matches per backlog transaction
 
 
@@ -278,6 +285,7 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
     task = asyncio.create_task(consumer.run(), name="ranking-consumer")
     committed: dict[str, float] = {}
     seen: dict[str, float] = {}
+    appended: list[float] = []  # seconds each MatchFinished append took to commit
     writing = True
 
     async def write_one() -> None:
@@ -294,9 +302,11 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
             await store.append(stream, 0, events[:2], conn=conn)
         await store.notify(party)
         async with engine.connect() as conn:
+            began = time.perf_counter()
             async with conn.begin():
                 result = await store.append(stream, 2, events[2:], conn=conn)
             committed[stream] = time.perf_counter()  # MatchFinished is committed
+            appended.append(committed[stream] - began)
             await store.notify(result, conn)
 
     async def watch() -> None:
@@ -343,6 +353,7 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
         with contextlib.suppress(asyncio.CancelledError):
             await task
     lags = sorted((seen[s] - committed[s]) * 1000 for s in committed)
+    appends = sorted(t * 1000 for t in appended)
     return {
         "matches": len(lags),
         "rate": config.rate,
@@ -350,6 +361,9 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
         "p50_ms": round(percentile(lags, 0.5), 1),
         "p99_ms": round(percentile(lags, 0.99), 1),
         "max_ms": round(lags[-1], 1),
+        # The same run's baseline: the MatchFinished append itself, to its commit.
+        "append_p50_ms": round(percentile(appends, 0.5), 1),
+        "append_p99_ms": round(percentile(appends, 0.99), 1),
     }
 
 
@@ -415,13 +429,15 @@ def bench(config: Config) -> dict[str, Any]:
         "backlog": backlog,
         **phases,
         "targets": {
-            "recompute_matches_per_s": {
-                "target": f">= {TARGET_RECOMPUTE_PER_S:g}",
-                "met": rec["matches_per_s"] >= TARGET_RECOMPUTE_PER_S,
+            "recompute_share_of_backlog_write": {
+                "value": round(rec["matches_per_s"] / backlog["matches_per_s"], 3),
+                "target": f">= {TARGET_RECOMPUTE_SHARE:g}",
+                "met": rec["matches_per_s"] >= TARGET_RECOMPUTE_SHARE * backlog["matches_per_s"],
             },
-            "live_p99_ms": {
-                "target": f"< {TARGET_LAG_P99_MS:g}",
-                "met": live["p99_ms"] < TARGET_LAG_P99_MS,
+            "live_p99_in_appends": {
+                "value": round(live["p99_ms"] / live["append_p99_ms"], 2),
+                "target": f"<= {TARGET_LAG_APPENDS:g}",
+                "met": live["p99_ms"] <= TARGET_LAG_APPENDS * live["append_p99_ms"],
             },
             "hash_equal": {"target": "recompute == live", "met": rec["hash_equal"]},
         },
@@ -442,11 +458,12 @@ def print_table(r: dict[str, Any]) -> None:
     rows = [
         ("backlog written (matches/s)", f"{b['matches_per_s']:,.1f}", "", ""),
         ("consumer catch-up (matches/s)", f"{c['matches_per_s']:,.1f}", "", ""),
+        ("recompute (matches/s)", f"{rec['matches_per_s']:,.1f}", "", ""),
         (
-            "recompute (matches/s)",
-            f"{rec['matches_per_s']:,.1f}",
-            t["recompute_matches_per_s"]["target"],
-            _met(t["recompute_matches_per_s"]["met"]),
+            "recompute ÷ backlog written",
+            f"{t['recompute_share_of_backlog_write']['value']:.2f}×",
+            t["recompute_share_of_backlog_write"]["target"],
+            _met(t["recompute_share_of_backlog_write"]["met"]),
         ),
         (
             "recompute hash == live hash",
@@ -460,13 +477,15 @@ def print_table(r: dict[str, Any]) -> None:
             "",
             "",
         ),
-        (
-            "live lag p99",
-            f"{live['p99_ms']:.1f} ms",
-            t["live_p99_ms"]["target"] + " ms",
-            _met(t["live_p99_ms"]["met"]),
-        ),
+        ("live lag p99", f"{live['p99_ms']:.1f} ms", "", ""),
         ("live lag max", f"{live['max_ms']:.1f} ms", "", ""),
+        ("MatchFinished append p99 (baseline)", f"{live['append_p99_ms']:.1f} ms", "", ""),
+        (
+            "live lag p99 ÷ append p99",
+            f"{t['live_p99_in_appends']['value']:.1f}×",
+            t["live_p99_in_appends"]["target"],
+            _met(t["live_p99_in_appends"]["met"]),
+        ),
     ]
     width = max(len(row[0]) for row in rows) + 2
     print(f"{'figure':<{width}}{'value':>14}  {'target':<12}{'':>8}")

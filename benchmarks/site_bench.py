@@ -11,9 +11,11 @@ at the guest's roll.
 - **Time to a playable table**: Debian's Chromium (headless, the system's
   /usr/bin/chromium) navigates to the table N times; each time the figure is the page's
   own `performance.mark("ludo:playable")` (set when the board is drawn and the roll
-  button is live), in ms since the navigation started; target ≤ 500 ms.
+  button is live), in ms since the navigation started.
 - **Baseline, same run, same browser**: navigating to `/healthz` (a 16-byte JSON answer),
-  to the navigation's `responseEnd`: the floor of a loopback navigation here.
+  to the navigation's `responseEnd`: the floor of a loopback navigation here. The target
+  is a ratio to it (the machine's speed moves up to 3× between hours): a playable table
+  within `TARGET_PLAYABLE_FLOORS` bare navigations (p90 over p90).
 
 Nothing asserts a time; the figures are printed beside the targets (docs/benchmarks.md).
 """
@@ -40,7 +42,7 @@ from ludo_cli.arguments import positive_int
 __all__ = ["BENCH", "bench", "measure", "print_table"]
 
 TARGET_KB = 150.0
-TARGET_PLAYABLE_MS = 500.0
+TARGET_PLAYABLE_FLOORS = 25.0
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -171,14 +173,19 @@ def print_table(r: dict[str, Any]) -> None:
         ok = "met" if p["kb"] <= TARGET_KB else "NOT met"
         print(f"{p['page']:<24} {p['kb']:>7} {p['script']:>8} {p['style']:>7}   {ok}")
     pm, bm = r["playable_ms"], r["baseline_ms"]
-    ok = "met" if pm["p90"] <= TARGET_PLAYABLE_MS else "NOT met"
     print(
         f"\nnavigation → playable table, {r['loads']} loads (ms): p50 {pm['p50']}  "
-        f"p90 {pm['p90']}  max {pm['max']}   target ≤ {TARGET_PLAYABLE_MS:.0f} ms: {ok}"
+        f"p90 {pm['p90']}  max {pm['max']}"
     )
     print(
         f"baseline, navigation → /healthz answered (ms): p50 {bm['p50']}  p90 {bm['p90']}  "
         f"max {bm['max']}"
+    )
+    floors = pm["p90"] / bm["p90"]
+    ok = "met" if floors <= TARGET_PLAYABLE_FLOORS else "NOT met"
+    print(
+        f"playable table ÷ baseline (p90): {floors:.1f}×   "
+        f"target ≤ {TARGET_PLAYABLE_FLOORS:.0f}×: {ok}"
     )
 
 
