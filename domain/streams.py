@@ -1,11 +1,12 @@
-"""Stream ids: the one spelling of which event stream holds a match, a party or a pool.
+"""Stream ids: the one spelling of which event stream holds a match, its stamps, a party or
+a pool.
 
-A match is one stream (DESIGN.md §2), and so is a party and a quick-play pool; the stream
-id is part of the event model, not of storage: every event's hash covers it
-(`domain.chain`) and a replay file names it (`replays.format`). So it is spelled here,
-below everything that names a stream: the match and ranking services, replays and the
-CLI. How streams are stored (the table, its SQL) stays in the event store; this module
-only says what the ids look like.
+A match is one stream (DESIGN.md §2), and so are its stamps (outside its hash chain), a
+party and a quick-play pool; the stream id is part of the event model, not of storage:
+every event's hash covers it (`domain.chain`) and a replay file names it
+(`replays.format`). So it is spelled here, below everything that names a stream: the match
+and ranking services, replays and the CLI. How streams are stored (the table, its SQL)
+stays in the event store; this module only says what the ids look like.
 """
 
 from __future__ import annotations
@@ -14,16 +15,19 @@ __all__ = [
     "MATCH_PREFIX",
     "PARTY_PREFIX",
     "POOL_PREFIX",
+    "STAMPS_PREFIX",
     "is_match_stream",
     "match_id_of",
     "match_stream",
     "party_stream",
     "pool_stream",
+    "stamps_stream",
 ]
 
 MATCH_PREFIX = "match-"
 PARTY_PREFIX = "party-"
 POOL_PREFIX = "pool-"
+STAMPS_PREFIX = "stamps-"
 
 
 def match_stream(match_id: str) -> str:
@@ -34,6 +38,11 @@ def match_stream(match_id: str) -> str:
 def party_stream(party_id: str) -> str:
     """The stream of the party `party_id`."""
     return f"{PARTY_PREFIX}{party_id}"
+
+
+def stamps_stream(match_id: str) -> str:
+    """The stream of the stamps sent at the match `match_id`."""
+    return f"{STAMPS_PREFIX}{match_id}"
 
 
 def pool_stream(seats: int, ranked: bool) -> str:
