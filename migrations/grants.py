@@ -19,11 +19,12 @@ import sqlalchemy as sa
 __all__ = ["AppRoleError", "app_role_sql", "grant_app_role"]
 
 # Working tables of the services (0001: seeds, deadlines, lobby; 0002: players, matches;
-# 0003: seat presence; 0004: ratings, their history and the consumer's checkpoint).
+# 0003: seat presence; 0004: ratings, their history and the consumer's checkpoint;
+# 0008: lobby presence).
 # `ludo ranking recompute` renames the rating tables, which needs their owner: run it as
 # the migrating role, not the app role.
 _WORK_TABLES = (
-    "turn_deadlines, parties, players, matches, seat_presence, "
+    "turn_deadlines, parties, players, matches, seat_presence, lobby_presence, "
     "ratings, rating_changes, consumer_checkpoints"
 )
 # Read and append only: the log, the idempotency records (append-only triggers on both,

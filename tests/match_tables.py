@@ -1,4 +1,4 @@
-"""The match service's tables as the migrations 0001, 0002, 0003 and 0005 make them: the
+"""The match service's tables as the migrations 0001, 0002, 0003, 0005 and 0008 make them: the
 catalog the tests hold them to (tests/migrations/test_catalog.py compares it with the
 migrated schema; tests/test_tables.py checks that the product's SQL names only cataloged
 tables). The product writes its SQL as text (the match service's modules, and
@@ -21,6 +21,7 @@ __all__ = [
     "match_seeds",
     "matches",
     "parties",
+    "lobby_presence",
     "players",
     "seat_connections",
     "seat_presence",
@@ -91,6 +92,14 @@ seat_presence: Final = sa.Table(
     sa.Column("connections", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column("disconnected_at", _TIMESTAMPTZ, nullable=True),
     sa.Column("grace_due", _TIMESTAMPTZ, nullable=True),
+)
+
+# Who holds a lobby socket, refreshed by the instance holding it (a pool entry's life).
+lobby_presence: Final = sa.Table(
+    "lobby_presence",
+    TABLES,
+    sa.Column("player_id", sa.Text, primary_key=True),
+    sa.Column("seen_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
 )
 
 # Every live connection opened and closed (append-only: rows are only inserted).
