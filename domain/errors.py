@@ -43,7 +43,8 @@ __all__ = [
 class AppError(Exception):
     """A request refused on purpose: `code` (stable), `detail` (readable, in English),
     `field`, the input it names when there is one, and `why`, the refusal's facts when it
-    has them (an illegal move's rule), for a client to word in its own language. Raise one
+    has them (an illegal move's rule), for a client to word in its own language; `until`,
+    when the refusal ends (ISO 8601: a pause from ranked pools). Raise one
     of the kinds below, not this."""
 
     default_code: ClassVar[str] = "bad_request"
@@ -55,12 +56,14 @@ class AppError(Exception):
         code: str | None = None,
         field: str | None = None,
         why: CannotMove | None = None,
+        until: str | None = None,
     ) -> None:
         super().__init__(detail)
         self.code = code or self.default_code
         self.detail = detail
         self.field = field
         self.why = why
+        self.until = until
 
 
 class Invalid(AppError):
@@ -117,6 +120,8 @@ _REJECTION_KINDS: dict[str, type[AppError]] = {
     "unknown_seat": Invalid,
     "illegal_move": Invalid,
     "bad_die": Invalid,
+    "bad_wait": Invalid,
+    "bad_rating": Invalid,
     # who may act
     "not_host": Forbidden,
     "not_seated": Forbidden,

@@ -56,6 +56,7 @@ __all__ = [
     "apply",
     "cpu_level_for",
     "decide",
+    "decode_pool_event",
     "fold",
     "form_tables",
     "rating_window",
@@ -84,6 +85,11 @@ class PoolKind(msgspec.Struct, frozen=True):
     ranked: bool
 
     @property
+    def name(self) -> str:
+        """The pool's name in the API: `2-casual`, `4-ranked`, ..."""
+        return f"{self.seats}-{'ranked' if self.ranked else 'casual'}"
+
+    @property
     def stream(self) -> str:
         """The pool's stream id: `pool-2-ranked`, `pool-4-casual`, ..."""
         return pool_stream(self.seats, self.ranked)
@@ -108,6 +114,7 @@ class PoolEntered(_PoolEvent, frozen=True):
     rating: float
     entered_at: float
     cpu_after: int | None = None
+    client_seed: str = ""
 
 
 class PoolLeft(_PoolEvent, frozen=True):
@@ -119,23 +126,34 @@ class PoolLeft(_PoolEvent, frozen=True):
 
 
 class PoolPlayer(msgspec.Struct, frozen=True):
-    """A player seated by the pool, under the name they entered with."""
+    """A player seated by the pool, under the name and client seed they entered with."""
 
     player_id: str
     name: str
+    client_seed: str = ""
 
 
 class TableFormed(_PoolEvent, frozen=True):
-    """A table for `players` (longest wait first), opened as party `party_id`; `cpus`
-    CPUs of `cpu_level` take the other seats (casual pools only)."""
+    """A table for `players` (longest wait first, in seat order), opened as party
+    `party_id` playing match `match_id`; `cpus` CPUs of `cpu_level` take the other seats
+    (casual pools only)."""
 
     party_id: str
+    match_id: str
     players: tuple[PoolPlayer, ...]
     cpus: int = 0
     cpu_level: CpuLevel | None = None
 
 
 PoolEvent = PoolEntered | PoolLeft | TableFormed
+
+_decoder: msgspec.json.Decoder[PoolEvent] = msgspec.json.Decoder(PoolEvent)
+
+
+def decode_pool_event(data: bytes) -> PoolEvent:
+    """Decode a stored pool event (all are at schema version 1)."""
+    return _decoder.decode(data)
+
 
 # -------------------------------------------------------------------------------- commands
 
@@ -148,6 +166,7 @@ class EnterPool(msgspec.Struct, frozen=True, kw_only=True):
     rating: float
     now: float
     cpu_after: int | None = None
+    client_seed: str = ""
 
 
 class LeavePool(msgspec.Struct, frozen=True, kw_only=True):
@@ -158,11 +177,14 @@ class LeavePool(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class FormTables(msgspec.Struct, frozen=True, kw_only=True):
-    """The pairing pass at `now`; `party_ids` are fresh ids for the tables it opens, used
-    in order (as many as there are players waiting is always enough)."""
+    """The pairing pass at `now`; `table_ids` are fresh (party id, match id) pairs for the
+    tables it opens, used in order (as many as there are players waiting is always
+    enough). Players in `absent` (their connection is away, within its grace) stay in the
+    pool but are not seated: nobody is seated at a table they cannot see."""
 
     now: float
-    party_ids: tuple[str, ...]
+    table_ids: tuple[tuple[str, str], ...]
+    absent: frozenset[str] = frozenset()
 
 
 PoolCommand = EnterPool | LeavePool | FormTables
@@ -187,6 +209,7 @@ class Waiting(msgspec.Struct, frozen=True):
     rating: float
     entered_at: float
     cpu_after: int | None
+    client_seed: str = ""
 
 
 class PoolState:
@@ -202,7 +225,12 @@ class PoolState:
 
 def _entered(state: PoolState, event: PoolEntered) -> None:
     state.waiting[event.player_id] = Waiting(
-        event.player_id, event.name, event.rating, event.entered_at, event.cpu_after
+        event.player_id,
+        event.name,
+        event.rating,
+        event.entered_at,
+        event.cpu_after,
+        event.client_seed,
     )
 
 
@@ -292,7 +320,7 @@ def _casual(seats: int, queue: list[Waiting], now: float) -> list[list[Waiting]]
 
 
 def form_tables(kind: PoolKind, waiting: Sequence[Waiting], now: float) -> list[TableFormed]:
-    """The tables the pool forms at `now` (party ids left empty: `decide` gives them)."""
+    """The tables the pool forms at `now` (ids left empty: `decide` gives them)."""
     queue = sorted(waiting, key=lambda w: (w.entered_at, w.player_id))
     groups = (_ranked if kind.ranked else _casual)(kind.seats, queue, now)
     formed = []
@@ -301,7 +329,8 @@ def form_tables(kind: PoolKind, waiting: Sequence[Waiting], now: float) -> list[
         formed.append(
             TableFormed(
                 party_id="",
-                players=tuple(PoolPlayer(w.player_id, w.name) for w in group),
+                match_id="",
+                players=tuple(PoolPlayer(w.player_id, w.name, w.client_seed) for w in group),
                 cpus=cpus,
                 cpu_level=cpu_level_for([w.rating for w in group]) if cpus else None,
             )
@@ -325,6 +354,7 @@ def _decide_enter(command: EnterPool, state: PoolState) -> list[PoolEvent] | Poo
             rating=command.rating,
             entered_at=command.now,
             cpu_after=command.cpu_after,
+            client_seed=command.client_seed,
         )
     ]
 
@@ -336,12 +366,13 @@ def _decide_leave(command: LeavePool, state: PoolState) -> list[PoolEvent] | Poo
 
 
 def _decide_form(command: FormTables, state: PoolState) -> list[PoolEvent] | PoolRejection:
-    formed = form_tables(state.kind, list(state.waiting.values()), command.now)
-    if len(formed) > len(command.party_ids):
-        return PoolRejection("party_ids", f"{len(formed)} tables form: give as many ids")
+    present = [w for w in state.waiting.values() if w.player_id not in command.absent]
+    formed = form_tables(state.kind, present, command.now)
+    if len(formed) > len(command.table_ids):
+        return PoolRejection("table_ids", f"{len(formed)} tables form: give as many ids")
     return [
-        msgspec.structs.replace(table, party_id=party_id)
-        for table, party_id in zip(formed, command.party_ids, strict=False)
+        msgspec.structs.replace(table, party_id=party_id, match_id=match_id)
+        for table, (party_id, match_id) in zip(formed, command.table_ids, strict=False)
     ]
 
 

@@ -21,11 +21,13 @@ from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.live_hub import LiveHub
+from services.match.lobby_socket import lobby_socket
 from services.match.match_socket import match_socket
 from services.match.matches import MatchesController, RulesController
 from services.match.parties import PartiesController
-from services.match.party_socket import lobby_socket, party_socket
+from services.match.party_socket import party_socket
 from services.match.players import PlayersController
+from services.match.pools import PoolsController
 from services.match.ratings_proxy import ratings_proxy, ratings_proxy_lifespan
 from services.match.replays_web import (
     ReplaysController,
@@ -46,7 +48,7 @@ from services.match.site import (
 )
 from services.shared.background import run_in_background
 from services.shared.database import service_engine
-from services.shared.eventstore import EventStore
+from services.shared.eventstore import EventStore, Notification
 from services.shared.openapi_docs import openapi_config
 from services.shared.service_app import serve_from_env, service_app
 from services.shared.settings import Settings
@@ -76,9 +78,14 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             service = MatchService(own, store, settings)
             app.state.service = service
             reads = service.matches
+
+            def heard(note: Notification) -> None:
+                reads.heard(note.stream_id, note.version)
+                service.pools.heard(note.stream_id)
+
             hub = LiveHub(
                 store,
-                on_hint=lambda note: reads.heard(note.stream_id, note.version),
+                on_hint=heard,
                 on_listening=reads.listening,
             )
             service.commands.on_appended = hub.committed
@@ -88,6 +95,9 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             app.state.scheduler = Scheduler(service, own, settings.scheduler_poll)
             if settings.scheduler:
                 run_in_background(stack, app.state.scheduler.run(), "ludo-scheduler")
+            run_in_background(stack, service.lobby.run(), "ludo-lobby-heartbeat")
+            if settings.pairing:
+                run_in_background(stack, service.pools.run(), "ludo-pairing")
             yield
 
     openapi = openapi_config(
@@ -102,6 +112,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
     handlers: list[Any] = [
         PlayersController,
         PartiesController,
+        PoolsController,
         MatchesController,
         RulesController,
         ReplaysController,

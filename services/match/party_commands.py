@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import sqlalchemy as sa
@@ -20,6 +20,7 @@ from domain.decider import MatchState, decide, fold
 from domain.dice import seed_commitment
 from domain.errors import AppError, NotFound, rejection_error
 from domain.events import Event
+from domain.pool import POOL_TURN_LIMIT, PoolKind, TableFormed
 from domain.rules import parse_ruleset
 from domain.streams import match_stream, party_stream
 from services.match.deadlines import Deadlines
@@ -33,7 +34,7 @@ from services.shared import match_rows
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore, SideWrite
 from services.shared.match_rows import MatchRow
 
-__all__ = ["PartyCommands"]
+__all__ = ["Opened", "PartyCommands"]
 
 _log = structlog.get_logger(__name__)
 
@@ -61,6 +62,25 @@ def _party_field(field: str | None) -> str | None:
     if field is not None and (field == "ruleset" or field.startswith("ruleset.")):
         return "rules" + field.removeprefix("ruleset")
     return field
+
+
+class _MatchStart(NamedTuple):
+    """The match a party opens, before it is stored: the party's `MatchOpened`, the
+    match's secret seed, and its first events and the state after them."""
+
+    opened: pd.MatchOpened
+    server_seed: bytes
+    state: MatchState
+    events: list[Event]
+
+
+class Opened(NamedTuple):
+    """A party and its match opened in a caller's transaction (`open_formed`): the two
+    appends (to notify after the commit) and what to remember once committed."""
+
+    results: tuple[AppendResult, AppendResult]
+    match: _MatchStart
+    row: MatchRow
 
 
 class PartyCommands:
@@ -235,14 +255,91 @@ class PartyCommands:
         opened = decided[0]
         assert isinstance(opened, pd.MatchOpened)
 
+        request = "rematch" if rematch else "start"
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                # The match's seats before the party's fold moves on (`_append_events`).
+                match = self._match_start(state, opened)
+                party_result = await self._append_events(
+                    party_id, stream, state, head, decided, player, command_id, request, conn
+                )
+                if party_result.duplicate:  # the same key started it before
+                    same_request(party_result, request)
+                    return await self._started(party_id, party_result)
+                match_result, row = await self._open_match(conn, party_id, state, match, player.id)
+            await self.store.notify(party_result, conn)
+            await self.store.notify(match_result, conn)
+        self._committed(match, row)
+        return state, match_id
+
+    async def open_formed(
+        self, conn: AsyncConnection, table: TableFormed, kind: PoolKind
+    ) -> Opened:
+        """The party a pool's `TableFormed` opens, started, in the caller's transaction
+        (the one appending the `TableFormed`, so that a pool's table and its party and
+        match exist together or not at all): the longest waiting player hosts seat 0, the
+        others sit in the order they waited, CPUs take the rest; the site's rules, the
+        pools' turn limit. Decided through the party's own decider, as if they had
+        clicked: a pooled table is an ordinary party. Call `committed` after the commit."""
+        host, *guests = table.players
+        commands: list[pd.PartyCommand] = [
+            pd.CreateParty(
+                host_id=host.player_id,
+                host_name=host.name,
+                seats=kind.seats,
+                turn_limit=POOL_TURN_LIMIT,
+                ranked=kind.ranked,
+                client_seed=host.client_seed,
+            ),
+            *(
+                pd.JoinParty(player_id=p.player_id, name=p.name, client_seed=p.client_seed)
+                for p in guests
+            ),
+            *(
+                pd.AddCpu(player_id=host.player_id, level=table.cpu_level or "normal")
+                for _ in range(table.cpus)
+            ),
+        ]
+        state = pd.PartyState()
+        events: list[pd.PartyEvent] = []
+        for command in commands:
+            decided = pd.decide(command, state)
+            if isinstance(decided, pd.PartyRejection):  # pragma: no cover - pool-checked
+                raise rejection_error(decided.code, decided.reason, _party_field(decided.field))
+            pd.fold(decided, state)
+            events.extend(decided)
+        start = pd.decide(pd.StartParty(player_id=host.player_id, match_id=table.match_id), state)
+        if isinstance(start, pd.PartyRejection):  # pragma: no cover - every seat is filled
+            raise rejection_error(start.code, start.reason)
+        opened = start[0]
+        assert isinstance(opened, pd.MatchOpened)
+        match = self._match_start(state, opened)
+        pd.fold(start, state)
+        party_result = await self.store.append(
+            party_stream(table.party_id),
+            0,
+            [*events, *start],
+            metadata={"actor": "pool"},
+            prev_hash=GENESIS,
+            side=[self._listing(table.party_id, state)],
+            conn=conn,
+        )
+        match_result, row = await self._open_match(conn, table.party_id, state, match, "pool")
+        return Opened((party_result, match_result), match, row)
+
+    def committed(self, opened: Opened) -> None:
+        """After the commit of `open_formed`'s transaction."""
+        self._committed(opened.match, opened.row)
+
+    def _match_start(self, state: pd.PartyState, opened: pd.MatchOpened) -> _MatchStart:
+        """The match a party opens: a fresh seed and its first events (created, started)."""
         server_seed = secrets.token_bytes(32)
-        seats = pd.seat_specs(state)
         match_state = MatchState()
         match_events: list[Event] = []
         for match_command in (
             CreateMatch(
                 ruleset=parse_ruleset(state.ruleset),
-                seats=seats,
+                seats=pd.seat_specs(state),
                 seed_hash=seed_commitment(server_seed),
                 first_seat=opened.first_seat,
             ),
@@ -253,35 +350,36 @@ class PartyCommands:
                 raise rejection_error(events.code, events.reason)
             fold(events, match_state)
             match_events.extend(events)
+        return _MatchStart(opened, server_seed, match_state, match_events)
 
-        mstream = match_stream(match_id)
-        structlog.contextvars.bind_contextvars(match_id=match_id)
+    async def _open_match(
+        self,
+        conn: AsyncConnection,
+        party_id: str,
+        state: pd.PartyState,
+        match: _MatchStart,
+        actor: str,
+    ) -> tuple[AppendResult, MatchRow]:
+        """The match's row, seed and first events, in the caller's transaction."""
+        mstream = match_stream(match.opened.match_id)
+        structlog.contextvars.bind_contextvars(match_id=match.opened.match_id)
         row = MatchRow(party_id, state.turn_limit, state.ranked)
-        request = "rematch" if rematch else "start"
-        async with self.engine.connect() as conn:
-            async with conn.begin():
-                party_result = await self._append_events(
-                    party_id, stream, state, head, decided, player, command_id, request, conn
-                )
-                if party_result.duplicate:  # the same key started it before
-                    same_request(party_result, request)
-                    return await self._started(party_id, party_result)
-                await match_rows.insert_match(conn, mstream, server_seed, row)
-                match_result = await self.store.append(
-                    mstream,
-                    0,
-                    match_events,
-                    metadata={"actor": player.id},
-                    prev_hash=GENESIS,
-                    side=[self.deadlines.side_write(mstream, match_state, row)],
-                    conn=conn,
-                )
-            await self.store.notify(party_result, conn)
-            await self.store.notify(match_result, conn)
-        # Committed: remember what never changes (the seed stays in this process only).
-        self.reads.started(mstream, server_seed, row)
-        _log.info("match_started", first_seat=opened.first_seat, game=opened.game)
-        return state, match_id
+        await match_rows.insert_match(conn, mstream, match.server_seed, row)
+        result = await self.store.append(
+            mstream,
+            0,
+            match.events,
+            metadata={"actor": actor},
+            prev_hash=GENESIS,
+            side=[self.deadlines.side_write(mstream, match.state, row)],
+            conn=conn,
+        )
+        return result, row
+
+    def _committed(self, match: _MatchStart, row: MatchRow) -> None:
+        """Committed: remember what never changes (the seed stays in this process only)."""
+        self.reads.started(match_stream(match.opened.match_id), match.server_seed, row)
+        _log.info("match_started", first_seat=match.opened.first_seat, game=match.opened.game)
 
     async def _append_events(
         self,

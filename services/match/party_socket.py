@@ -1,13 +1,8 @@
-"""The party socket `/ws/parties/{party_id}` and the lobby socket `/ws/lobby` (docs/api.md).
+"""The party socket `/ws/parties/{party_id}` (docs/api.md); the lobby's is lobby_socket.py.
 
-The party socket sends `{"type": "party", "party": <GET /api/parties/{id}>}` on connect and
-again after every batch of new events on the party's stream (seats, settings, the match
-it plays), folded with `domain.party`. The lobby socket sends `{"type": "parties",
-"parties": <GET /api/parties's list>}` on connect and again whenever a party changes: any
-hint for a `party-` stream wakes it, bursts coalesce into at most one re-read per
-`LOBBY_INTERVAL`, made once for every lobby socket of the process, and a re-read that
-finds the same list sends nothing. Both answer
-`ping` with `pong`.
+It sends `{"type": "party", "party": <GET /api/parties/{id}>}` on connect and again after
+every batch of new events on the party's stream (seats, settings, the match it plays),
+folded with `domain.party`, and answers `ping` with `pong`.
 """
 
 from __future__ import annotations
@@ -23,17 +18,15 @@ from litestar.params import FromPath
 
 from domain import party as pd
 from domain.errors import AppError
-from domain.streams import PARTY_PREFIX, party_stream
+from domain.streams import party_stream
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
 from services.match.schemas import PartyOut
 from services.match.service import MatchService
 from services.match.sockets import Channel, ping_only, refuse, serve, unavailable
-from services.match.views import party_list_view, party_view
+from services.match.views import party_view
 
-__all__ = ["LOBBY_INTERVAL", "lobby_socket", "party_socket"]
-
-LOBBY_INTERVAL = 0.5  # seconds: the least time between two re-reads of one lobby socket
+__all__ = ["party_socket"]
 
 
 class PartyFrame(msgspec.Struct, kw_only=True):
@@ -81,28 +74,3 @@ async def party_socket(
         await serve(channel, pump, ping_only, party_stream(party_id))
     finally:
         structlog.contextvars.unbind_contextvars("party_id")
-
-
-@websocket("/ws/lobby")
-async def lobby_socket(
-    socket: WebSocket[Any, Any, Any], service: NamedDependency[MatchService]
-) -> None:
-    """The open parties, now and after each change."""
-    hub: LiveHub = socket.app.state.hub
-    await socket.accept()
-    channel = Channel(socket)
-
-    async def listing() -> bytes:
-        parties = party_list_view(await service.parties.list_open()).parties
-        return msgspec.json.encode(PartiesFrame(parties=parties))
-
-    async def pump() -> None:
-        sent = b""
-        # One re-read per change for all the lobby sockets of this process (live_view.py).
-        async with contextlib.aclosing(hub.view(PARTY_PREFIX, listing, LOBBY_INTERVAL)) as frames:
-            async for frame in frames:
-                if frame != sent:
-                    await channel.send(frame)
-                    sent = frame
-
-    await serve(channel, pump, ping_only, "lobby")

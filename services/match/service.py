@@ -7,6 +7,8 @@
   (`match_commands.py`);
 - `deadlines`: the turn deadline row of each match (`deadlines.py`);
 - `presence`: who is connected, and the grace period (`presence.py`);
+- `lobby`: who holds the lobby open, over all instances (`lobby_presence.py`);
+- `pools`: quick play, entering, leaving and pairing (`pairing.py`);
 - `replays`: export, audit and the walk of stored matches (`replay_store.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
@@ -18,8 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.deadlines import Deadlines
 from services.match.guests import Guests
+from services.match.lobby_presence import LobbyPresence
 from services.match.match_commands import MatchCommands
 from services.match.match_reads import MatchReads
+from services.match.pairing import Pools
 from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.match.replay_store import ReplayStore
@@ -42,4 +46,6 @@ class MatchService:
         self.commands = MatchCommands(engine, store, self.matches, self.deadlines)
         self.presence = Presence(engine, self.matches, self.commands, settings)
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
+        self.lobby = LobbyPresence(engine)
+        self.pools = Pools(engine, store, self.parties, self.matches, self.lobby, settings)
         self.replays = ReplayStore(store)

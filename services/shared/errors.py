@@ -86,6 +86,13 @@ class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
             "its `square`, left out in the mover's home column)"
         ),
     ] = None
+    until: Annotated[
+        str | None,
+        msgspec.Meta(
+            description="Only with `ranked_paused`: when the pause from ranked pools ends "
+            "(ISO 8601), for a client to word in its own language."
+        ),
+    ] = None
 
 
 class TooLarge(Invalid):
@@ -211,7 +218,9 @@ def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
     (a fault). The HTTP handlers below and the WebSocket command replies both answer with
     it."""
     if isinstance(exc, AppError):
-        body = ErrorBody(error=exc.code, detail=exc.detail, field=exc.field, why=exc.why)
+        body = ErrorBody(
+            error=exc.code, detail=exc.detail, field=exc.field, why=exc.why, until=exc.until
+        )
         return status_of(exc), body
     if isinstance(exc, ConcurrencyError):
         detail = "another command changed this first; reload and retry"

@@ -77,6 +77,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     scheduler: bool = True
     reconnect_grace: Annotated[float, msgspec.Meta(ge=0)] = 60.0
     scheduler_poll: Annotated[float, msgspec.Meta(gt=0)] = 0.25
+    pairing: bool = True
+    pool_grace: Annotated[float, msgspec.Meta(ge=0)] = 10.0
     log_level: str = "info"
     log_format: str = "auto"
     slow_request_ms: Annotated[float, msgspec.Meta(ge=0)] = 500.0
@@ -141,6 +143,11 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "seconds a disconnected player has to come back before a CPU stands in",
     ),
     "scheduler_poll": ("LUDO_SCHEDULER_POLL", "seconds between deadline polls when idle"),
+    "pairing": ("LUDO_PAIRING", "run quick play's pairing passes in this process (true/false)"),
+    "pool_grace": (
+        "LUDO_POOL_GRACE",
+        "seconds a quick-play entry outlives its holder's last lobby socket (a reload)",
+    ),
     "log_level": ("LUDO_LOG_LEVEL", "debug, info, warning or error"),
     "log_format": ("LUDO_LOG_FORMAT", "auto (JSON unless stdout is a TTY), json or console"),
     "slow_request_ms": (

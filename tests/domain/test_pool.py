@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,6 +29,7 @@ from domain.pool import (
     apply,
     cpu_level_for,
     decide,
+    decode_pool_event,
     fold,
     rating_window,
 )
@@ -36,7 +38,7 @@ RANKED_2 = PoolKind(2, ranked=True)
 RANKED_4 = PoolKind(4, ranked=True)
 CASUAL_2 = PoolKind(2, ranked=False)
 CASUAL_4 = PoolKind(4, ranked=False)
-IDS = tuple(f"party-{i}" for i in range(64))
+IDS = tuple((f"party-{i}", f"match-{i}") for i in range(64))
 
 
 def run(state: PoolState, *commands: EnterPool | LeavePool | FormTables) -> list[PoolEvent]:
@@ -139,24 +141,24 @@ class TestRankedPairing:
         """Two players within ±50 of each other form a table on the first pass."""
         state = PoolState(RANKED_2)
         run(state, enter("ann", 1500), enter("ben", 1540, at=1.0))
-        formed = tables(run(state, FormTables(now=1.0, party_ids=IDS)))
+        formed = tables(run(state, FormTables(now=1.0, table_ids=IDS)))
         assert [seated(t) for t in formed] == [["ann", "ben"]]
-        assert formed[0].party_id == IDS[0] and formed[0].cpus == 0 and state.waiting == {}
+        assert formed[0].party_id == IDS[0][0] and formed[0].cpus == 0 and state.waiting == {}
 
     def test_far_ratings_wait_until_both_windows_reach(self) -> None:
         """A 160-point gap waits until both players' windows cover it."""
         state = PoolState(RANKED_2)
         run(state, enter("ann", 1500), enter("ben", 1660, at=10.0))
-        assert run(state, FormTables(now=14.0, party_ids=IDS)) == []  # ann ±150, ben ±50
-        assert run(state, FormTables(now=24.9, party_ids=IDS)) == []  # ben ±150
-        formed = tables(run(state, FormTables(now=25.0, party_ids=IDS)))  # ben ±200
+        assert run(state, FormTables(now=14.0, table_ids=IDS)) == []  # ann ±150, ben ±50
+        assert run(state, FormTables(now=24.9, table_ids=IDS)) == []  # ben ±150
+        formed = tables(run(state, FormTables(now=25.0, table_ids=IDS)))  # ben ±200
         assert [seated(t) for t in formed] == [["ann", "ben"]]
 
     def test_the_closest_rating_is_taken_first(self) -> None:
         """Of two who fit, the anchor sits with the closer rating."""
         state = PoolState(RANKED_2)
         run(state, enter("ann", 1500), enter("far", 1545, at=1.0), enter("near", 1510, at=2.0))
-        formed = tables(run(state, FormTables(now=2.0, party_ids=IDS)))
+        formed = tables(run(state, FormTables(now=2.0, table_ids=IDS)))
         assert [seated(t) for t in formed] == [["ann", "near"]]
         assert list(state.waiting) == ["far"]
 
@@ -164,22 +166,22 @@ class TestRankedPairing:
         """A 4-player ranked table forms only when every pair fits; the longest wait leads."""
         state = PoolState(RANKED_4)
         run(state, *(enter(p, 1500 + 20 * i, at=i) for i, p in enumerate("abc")))
-        assert run(state, FormTables(now=3.0, party_ids=IDS)) == []  # three waiting
+        assert run(state, FormTables(now=3.0, table_ids=IDS)) == []  # three waiting
         run(state, enter("d", 1550, at=3.0))
-        formed = tables(run(state, FormTables(now=3.0, party_ids=IDS)))
+        formed = tables(run(state, FormTables(now=3.0, table_ids=IDS)))
         assert [seated(t) for t in formed] == [["a", "b", "c", "d"]]
 
     def test_one_who_fits_the_leader_but_not_another_is_not_seated(self) -> None:
         """Every pair at the table fits: 1460 fits 1500 but not 1540, so no table forms."""
         state = PoolState(RANKED_4)
         run(state, enter("a", 1500), enter("b", 1540), enter("c", 1460), enter("d", 1500))
-        assert run(state, FormTables(now=0.0, party_ids=IDS)) == []
+        assert run(state, FormTables(now=0.0, table_ids=IDS)) == []
 
     def test_ranked_tables_are_people_only(self) -> None:
         """A lone ranked player is never given CPUs, however long they wait."""
         state = PoolState(RANKED_2)
         run(state, enter("ann"))
-        assert run(state, FormTables(now=3600.0, party_ids=IDS)) == []
+        assert run(state, FormTables(now=3600.0, table_ids=IDS)) == []
 
 
 class TestCasualPairing:
@@ -187,7 +189,7 @@ class TestCasualPairing:
         """The first four waiting sit together, whatever their ratings and waits."""
         state = PoolState(CASUAL_4)
         run(state, *(enter(p, 900 + 400 * i, at=i, cpu_after=None) for i, p in enumerate("abcde")))
-        formed = tables(run(state, FormTables(now=4.0, party_ids=IDS)))
+        formed = tables(run(state, FormTables(now=4.0, table_ids=IDS)))
         assert [seated(t) for t in formed] == [["a", "b", "c", "d"]]
         assert list(state.waiting) == ["e"]
 
@@ -195,8 +197,8 @@ class TestCasualPairing:
         """A lone visitor who chose 10 s gets three CPUs at 10 s, not before."""
         state = PoolState(CASUAL_4)
         run(state, enter("ann", 1500, at=100.0, cpu_after=10))
-        assert run(state, FormTables(now=109.9, party_ids=IDS)) == []
-        formed = tables(run(state, FormTables(now=110.0, party_ids=IDS)))
+        assert run(state, FormTables(now=109.9, table_ids=IDS)) == []
+        formed = tables(run(state, FormTables(now=110.0, table_ids=IDS)))
         assert [(seated(t), t.cpus, t.cpu_level) for t in formed] == [(["ann"], 3, "normal")]
 
     def test_everyone_who_accepts_cpus_sits_together(self) -> None:
@@ -209,8 +211,8 @@ class TestCasualPairing:
             enter("pep", at=1.0, cpu_after=None),
             enter("ben", at=20.0, cpu_after=30),
         )
-        assert run(state, FormTables(now=29.0, party_ids=IDS)) == []
-        formed = tables(run(state, FormTables(now=30.0, party_ids=IDS)))
+        assert run(state, FormTables(now=29.0, table_ids=IDS)) == []
+        formed = tables(run(state, FormTables(now=30.0, table_ids=IDS)))
         assert [(seated(t), t.cpus) for t in formed] == [(["ann", "ben"], 2)]
         assert list(state.waiting) == ["pep"]
 
@@ -218,7 +220,7 @@ class TestCasualPairing:
         """Players who chose people only wait, however long."""
         state = PoolState(CASUAL_2)
         run(state, enter("ann", cpu_after=None))
-        assert run(state, FormTables(now=3600.0, party_ids=IDS)) == []
+        assert run(state, FormTables(now=3600.0, table_ids=IDS)) == []
 
     @pytest.mark.parametrize(
         ("ratings", "level"),
@@ -246,12 +248,27 @@ class TestKinds:
 
 
 class TestFormTables:
-    def test_too_few_party_ids_is_refused(self) -> None:
+    def test_too_few_table_ids_is_refused(self) -> None:
         """The pass needs an id for each table it opens."""
         state = PoolState(CASUAL_2)
         run(state, enter("a"), enter("b"), enter("c"), enter("d"))
-        refused = decide(FormTables(now=0.0, party_ids=IDS[:1]), state)
-        assert isinstance(refused, PoolRejection) and refused.code == "party_ids"
+        refused = decide(FormTables(now=0.0, table_ids=IDS[:1]), state)
+        assert isinstance(refused, PoolRejection) and refused.code == "table_ids"
+
+    def test_an_absent_player_stays_but_is_not_seated(self) -> None:
+        """A player whose connection is away is passed over and keeps their place."""
+        state = PoolState(CASUAL_2)
+        run(state, enter("a"), enter("b", at=1.0), enter("c", at=2.0))
+        formed = tables(run(state, FormTables(now=2.0, table_ids=IDS, absent=frozenset({"a"}))))
+        assert [[p.player_id for p in t.players] for t in formed] == [["b", "c"]]
+        assert list(state.waiting) == ["a"]
+
+    def test_events_decode_as_they_were_stored(self) -> None:
+        """Every pool event survives its stored JSON, ids and seeds included."""
+        state = PoolState(CASUAL_2)
+        events = run(state, enter("a"), enter("b"), FormTables(now=0.0, table_ids=IDS))
+        assert [decode_pool_event(msgspec.json.encode(e)) for e in events] == events
+        assert isinstance(events[-1], TableFormed) and events[-1].match_id == IDS[0][1]
 
     def test_the_fold_of_the_events_is_the_state(self) -> None:
         """Folding the stream's events gives the state the decisions were made on."""
@@ -261,7 +278,7 @@ class TestFormTables:
             enter("a"),
             enter("b", at=1.0),
             enter("c", at=2.0),
-            FormTables(now=2.0, party_ids=IDS),
+            FormTables(now=2.0, table_ids=IDS),
         )
         again = fold(CASUAL_2, events)
         assert again.waiting == state.waiting and again.version == state.version == 4
@@ -293,7 +310,7 @@ class TestPairingProperties:
                 enter(f"p{i}", rating, at=min(at, now), cpu_after=None if ranked else cpu_after),
             )
         before = dict(state.waiting)
-        formed = tables(run(state, FormTables(now=now, party_ids=IDS)))
+        formed = tables(run(state, FormTables(now=now, table_ids=IDS)))
         ids = [p for t in formed for p in seated(t)]
         assert len(ids) == len(set(ids)) and set(ids) <= set(before)
         assert set(state.waiting) == set(before) - set(ids)
@@ -317,6 +334,6 @@ class TestPairingProperties:
         state = PoolState(CASUAL_4)
         for i, (rating, at, cpu_after) in enumerate(entries):
             run(state, enter(f"p{i}", rating, at=min(at, now), cpu_after=cpu_after))
-        run(state, FormTables(now=now, party_ids=IDS))
+        run(state, FormTables(now=now, table_ids=IDS))
         assert len(state.waiting) < 4
-        assert run(state, FormTables(now=now, party_ids=IDS)) == []
+        assert run(state, FormTables(now=now, table_ids=IDS)) == []

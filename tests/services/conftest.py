@@ -147,13 +147,19 @@ def _settings(tmp_path: Path, **overrides: Any) -> Settings:
     # The request budget per address is off: these tests play whole matches at machine
     # speed, past the 1,200 requests a minute a person never reaches (the budgets have
     # their own tests, tests/services/shared/test_limits.py).
-    options: dict[str, Any] = {"cpu_delay": 0, "scheduler": False, "rate_limit": 0, **overrides}
+    options: dict[str, Any] = {
+        "cpu_delay": 0,
+        "scheduler": False,
+        "pairing": False,
+        "rate_limit": 0,
+        **overrides,
+    }
     return Settings(data_dir=tmp_path, **options)
 
 
 @pytest.fixture
 async def api(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Api]:
-    """The app on the test's database, deadline worker off."""
+    """The app on the test's database, deadline worker and pairing passes off."""
     app = create_app(_settings(tmp_path), engine=engine)
     async with AsyncTestClient(app) as client:
         yield Api(client, engine)

@@ -67,7 +67,7 @@ def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]
 
 async def test_every_declared_error_response_is_our_error_body(clients: dict[str, Any]) -> None:
     """Every 4xx declared by any operation of either service references `ErrorBody`
-    (`{error, detail, field, why}`), never Litestar's default `{status_code, detail,
+    (`{error, detail, field, why, until}`), never Litestar's default `{status_code, detail,
     extra}`."""
     for name, client in clients.items():
         document = await _document(client)
@@ -76,6 +76,7 @@ async def test_every_declared_error_response_is_our_error_body(clients: dict[str
             "detail",
             "field",
             "why",
+            "until",
         }
         wrong = []
         for method, path, op in _operations(document):

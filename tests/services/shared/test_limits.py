@@ -39,7 +39,7 @@ ROOT = paths.ROOT
 
 
 def _app_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    options: dict[str, Any] = {"cpu_delay": 0, "scheduler": False, **overrides}
+    options: dict[str, Any] = {"cpu_delay": 0, "scheduler": False, "pairing": False, **overrides}
     return Settings(data_dir=tmp_path, **options)
 
 

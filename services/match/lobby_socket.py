@@ -1,0 +1,204 @@
+"""The lobby socket `/ws/lobby` (docs/api.md, docs/pools.md): the open parties, quick play's
+counts, and a guest's own wait.
+
+Frames the server sends:
+
+- `{"type": "parties", "parties": [...]}`: on connect and whenever a party changes (any hint
+  for a `party-` stream wakes it; bursts coalesce into one re-read per `LOBBY_INTERVAL`,
+  made once for every lobby socket of the process; the same list is not sent again);
+- `{"type": "pools", "online": n, "pools": [...]}`: as `GET /api/pools`, on connect and when
+  a count changes (one re-read per change of a `pool-` stream for all the process's
+  sockets, at most once per `POOLS_INTERVAL`, and every poll for the online count);
+- after `{"type": "hello", "token": ...}`: `{"type": "hello", "player_id": ...}`, then
+  `{"type": "pool", ...}` on every change of the guest's wait (`"pool": null`: not
+  waiting), and `{"type": "seated", "pool", "party_id", "match_id"}` once their table
+  formed (also told to a lobby opened within a minute after it: a reload).
+
+A socket that said hello holds the guest's pool entry (`lobby_presence.py`). It answers
+`ping` with `pong`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any, Final, Literal
+
+import msgspec
+from litestar import WebSocket, websocket
+from litestar.di import NamedDependency
+
+from domain.errors import Invalid, Unauthenticated
+from domain.streams import PARTY_PREFIX, POOL_PREFIX
+from services.match.guests import Player
+from services.match.live_hub import LiveHub
+from services.match.pairing import KINDS, PoolsSnapshot
+from services.match.pools import entry_view, pools_view
+from services.match.schemas import PartyOut
+from services.match.service import MatchService
+from services.match.sockets import (
+    PONG,
+    BadMessage,
+    Channel,
+    Ping,
+    parse_message,
+    reply_error,
+    serve,
+)
+from services.match.views import party_list_view
+from services.shared.limits import client_key
+
+__all__ = ["LOBBY_INTERVAL", "POOLS_INTERVAL", "lobby_socket"]
+
+LOBBY_INTERVAL: Final = 0.5  # seconds: the least time between two re-reads of the listing
+POOLS_INTERVAL: Final = 0.5  # seconds: the least time between two re-reads of the pools
+_RECENT: Final = 60.0  # seconds: a seating this fresh is told to a lobby opened after it
+
+
+class PartiesFrame(msgspec.Struct, kw_only=True):
+    type: Literal["parties"] = "parties"
+    parties: list[PartyOut]
+
+
+class Hello(msgspec.Struct, tag_field="type", tag="hello", forbid_unknown_fields=True):
+    """`{"type": "hello", "token": "..."}`: this guest is online and holds their entry."""
+
+    token: str
+
+
+class _Guest:
+    """What one lobby socket has told its guest, to send only what changed."""
+
+    def __init__(self) -> None:
+        self.player: Player | None = None
+        self.since = 0.0  # when the guest said hello (seconds since the epoch)
+        self.snapshot: PoolsSnapshot | None = None
+        self.counts = b""
+        self.pool = b""
+        self.told: set[str] = set()  # match ids whose seating was sent
+
+    def frames(self) -> list[bytes]:
+        """The frames the latest snapshot calls for on this socket."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            return []
+        out = []
+        counts = msgspec.json.encode({"type": "pools", **msgspec.to_builtins(pools_view(snapshot))})
+        if counts != self.counts:
+            self.counts = counts
+            out.append(counts)
+        if self.player is None:
+            return out
+        # The seating first: a page leaves for its table rather than show "not waiting".
+        seated = snapshot.seated.get(self.player.id)
+        if (
+            seated is not None
+            and seated.match_id not in self.told
+            and seated.at >= self.since - _RECENT
+        ):
+            self.told.add(seated.match_id)
+            frame = {"type": "seated", **msgspec.to_builtins(seated)}
+            del frame["at"]
+            out.append(msgspec.json.encode(frame))
+        now = time.time()
+        pool = self._pool_frame(snapshot, self.player.id, now)
+        # Without `now`, which moves every time: a frame only when the wait changed.
+        if pool != self.pool:
+            self.pool = pool
+            out.append(pool[:-1] + b',"now":' + msgspec.json.encode(now) + b"}")
+        return out
+
+    @staticmethod
+    def _pool_frame(snapshot: PoolsSnapshot, player_id: str, now: float) -> bytes:
+        for name, waiting in snapshot.waiting.items():
+            for entry in waiting:
+                if entry.player_id == player_id:
+                    view = entry_view(KINDS[name], entry, len(waiting), now)
+                    return msgspec.json.encode({"type": "pool", **msgspec.to_builtins(view)})
+        return b'{"type":"pool","pool":null}'
+
+
+@websocket("/ws/lobby")
+async def lobby_socket(
+    socket: WebSocket[Any, Any, Any], service: NamedDependency[MatchService]
+) -> None:
+    """The open parties and quick play, now and after each change (module docstring)."""
+    hub: LiveHub = socket.app.state.hub
+    limits = socket.app.state.limits
+    client = client_key(socket.scope)
+    await socket.accept()
+    channel = Channel(socket)
+    guest = _Guest()
+    sending = asyncio.Lock()  # the pools pump and a hello both send the guest's frames
+
+    async def listing() -> bytes:
+        parties = party_list_view(await service.parties.list_open()).parties
+        return msgspec.json.encode(PartiesFrame(parties=parties))
+
+    async def parties_pump() -> None:
+        sent = b""
+        # One re-read per change for all the lobby sockets of this process (live_view.py).
+        async with contextlib.aclosing(hub.view(PARTY_PREFIX, listing, LOBBY_INTERVAL)) as frames:
+            async for frame in frames:
+                if frame != sent:
+                    await channel.send(frame)
+                    sent = frame
+
+    async def pools_pump() -> None:
+        snapshots = hub.view(POOL_PREFIX, service.pools.snapshot, POOLS_INTERVAL)
+        async with contextlib.aclosing(snapshots) as values:
+            async for snapshot in values:
+                async with sending:
+                    guest.snapshot = snapshot
+                    await channel.send_all(guest.frames())
+
+    async def pump() -> None:
+        # Both feeds until either fails; its own error (not a group of them) goes to
+        # `serve`, which tells a 503 from a fault.
+        tasks = [asyncio.create_task(parties_pump()), asyncio.create_task(pools_pump())]
+        try:
+            done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def hello(token: str) -> bytes:
+        if guest.player is None:
+            if not token:
+                raise BadMessage(Invalid("hello needs the player's token", field="token"))
+            limits.check_auth(client)  # 429 after many unknown tokens
+            player = await service.guests.for_token(token)
+            if player is None:
+                limits.auth_failed(client)
+                raise BadMessage(Unauthenticated("unknown token", field="token"))
+            await service.lobby.hold(player.id)
+            guest.player, guest.since = player, time.time()
+        async with sending:
+            # The guest's wait at once, from the latest snapshot (the pump sends the rest).
+            await channel.send(msgspec.json.encode({"type": "hello", "player_id": guest.player.id}))
+            await channel.send_all(guest.frames())
+        return b""
+
+    async def handle(raw: str | bytes) -> bytes | None:
+        what = "message"
+        try:
+            _key, message = parse_message(raw, Ping | Hello)
+            what = type(message).__name__
+            if isinstance(message, Ping):
+                return PONG
+            await hello(message.token)
+            return None
+        except BadMessage as error:
+            return reply_error(error, error.reply_to, what)
+        except Exception as error:
+            return reply_error(error, None, what)
+
+    try:
+        await serve(channel, pump, handle, "lobby")
+    finally:
+        if guest.player is not None:
+            service.lobby.release(guest.player.id)

@@ -1,0 +1,354 @@
+"""Quick play's pools (docs/pools.md): entering, leaving, and the pairing pass that seats
+the waiting players at tables, on any instance.
+
+Each pool is a stream folded by `domain.pool`'s Decider. This process keeps each pool's
+fold and catches it up from its version before deciding (`_current`), so a decision costs
+a read of what is new, not of the pool's whole history.
+
+- **Entering** takes a transaction-scoped advisory lock on the player, then checks every
+  pool and the player's tables: two entries of one player (two tabs, two instances) are
+  decided one after the other, so nobody waits in two pools.
+- **Pairing** (`pair`) runs on every instance, about once a second and at once after an
+  entry here. Its append carries the pool's version, so two passes at once are a conflict,
+  never two seatings; a transaction-scoped `pg_try_advisory_xact_lock` per pool makes the
+  other instances skip a pass already running instead of doing it twice for nothing. The
+  `TableFormed` events, the parties they open and their matches' first events go in ONE
+  transaction (`PartyCommands.open_formed`): a table exists with its party and match, or
+  not at all, whatever instance dies when.
+- **Presence**: only players whose lobby socket is connected now are seated
+  (`lobby_presence.PRESENT`); one not seen for `LUDO_POOL_GRACE` seconds (and waiting
+  longer than that) is taken out (`PoolLeft`, reason `gone`) by the same pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import time
+import uuid
+from collections import OrderedDict
+from typing import Final
+
+import msgspec
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain import pool as pl
+from domain.errors import Conflict, Forbidden, NotFound, rejection_error
+from domain.streams import POOL_PREFIX
+from services.match.caches import remember
+from services.match.guests import Player
+from services.match.lobby_presence import PRESENT, LobbyPresence
+from services.match.match_reads import MatchReads
+from services.match.party_commands import Opened, PartyCommands
+from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+from services.shared.logging import describe_exception
+from services.shared.settings import Settings
+from services.shared.standing import standing
+
+__all__ = ["KINDS", "PAIR_EVERY", "Pools", "PoolsSnapshot", "Seated"]
+
+_log = structlog.get_logger(__name__)
+
+KINDS: Final = {kind.name: kind for kind in pl.POOL_KINDS}
+PAIR_EVERY: Final = 1.0  # seconds between two pairing passes of an instance when idle
+_READ_ANYWAY: Final = 10  # passes: every tenth reads every pool, hint or not
+_SEATINGS: Final = 4096  # tables formed remembered, for the sockets of their players
+_RECENT: Final = 60.0  # seconds a seating is told to a lobby that connects after it
+
+# The locks' keys: one space per use, hashed with the id (pg's `hashtext`).
+_LOCK_PLAYER = sa.text("SELECT pg_advisory_xact_lock(hashtext('pool-player:' || :id))")
+_LOCK_POOL = sa.text("SELECT pg_advisory_xact_lock(hashtext('pool:' || :stream))")
+_TRY_LOCK_POOL = sa.text("SELECT pg_try_advisory_xact_lock(hashtext('pool:' || :stream))")
+# An open party this player sits at, or one whose match may still run (latest first).
+_PARTIES_OF = sa.text(
+    """
+    SELECT party_id, status, settings ->> 'match_id' AS match_id FROM parties
+    WHERE settings -> 'seats' @> CAST(:probe AS jsonb) AND status IN ('open', 'playing')
+    ORDER BY updated_at DESC LIMIT 20
+    """
+)
+
+
+class Seated(msgspec.Struct, frozen=True):
+    """A player's table, formed by a pool at `at` (seconds since the epoch)."""
+
+    pool: str
+    party_id: str
+    match_id: str
+    at: float
+
+
+class PoolsSnapshot(msgspec.Struct, frozen=True):
+    """What every lobby socket of a process shows, read once per change: who waits in
+    which pool, how many are online, and the tables formed lately."""
+
+    waiting: dict[str, list[pl.Waiting]]  # by pool name, in order of entry
+    online: int
+    seated: dict[str, Seated]  # by player id
+
+
+class Pools:
+    """The four pools of this process (see the module docstring)."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        store: EventStore,
+        parties: PartyCommands,
+        reads: MatchReads,
+        presence: LobbyPresence,
+        settings: Settings,
+    ) -> None:
+        self.engine = engine
+        self.store = store
+        self.parties = parties
+        self.reads = reads
+        self.presence = presence
+        self.grace = settings.pool_grace
+        self._states = {kind: pl.PoolState(kind) for kind in pl.POOL_KINDS}
+        self._locks = {kind: asyncio.Lock() for kind in pl.POOL_KINDS}
+        self._seated: OrderedDict[str, Seated] = OrderedDict()
+        self._wake = asyncio.Event()
+        # Pools that may have changed since this process last read them: a hint for their
+        # stream, an entry here. An idle site's passes then cost no query; a pool is read
+        # anyway every `_READ_ANYWAY` passes, in case a hint was lost.
+        self._stale = set(pl.POOL_KINDS)
+        self._idle_passes = 0
+        self.passes = 0  # pairing passes run (diagnostics)
+
+    # ---------------------------------------------------------------------------- reads
+
+    def heard(self, stream_id: str) -> None:
+        """A hint for `stream_id` (LISTEN/NOTIFY): a pool's is read at its next pass."""
+        if stream_id.startswith(POOL_PREFIX):
+            self._stale.update(k for k in pl.POOL_KINDS if k.stream == stream_id)
+            self._wake.set()
+
+    async def _current(self, kind: pl.PoolKind) -> pl.PoolState:
+        """The pool's fold, caught up from its version (one reader at a time per pool, so
+        an event is never folded twice)."""
+        async with self._locks[kind]:
+            self._stale.discard(kind)
+            state = self._states[kind]
+            for stored in await self.store.read_stream(kind.stream, state.version):
+                event = pl.decode_pool_event(stored.data)
+                pl.apply(state, event)
+                if isinstance(event, pl.TableFormed):
+                    seated = Seated(
+                        kind.name, event.party_id, event.match_id, stored.recorded_at.timestamp()
+                    )
+                    for player in event.players:
+                        remember(self._seated, player.player_id, seated, _SEATINGS)
+            return state
+
+    async def snapshot(self) -> PoolsSnapshot:
+        """Every pool now, the online count and the recent seatings (the lobby's view)."""
+        waiting = {}
+        for kind in pl.POOL_KINDS:
+            waiting[kind.name] = list((await self._current(kind)).waiting.values())
+        return PoolsSnapshot(waiting, await self.presence.online(), dict(self._seated))
+
+    async def waiting_in(self, player_id: str) -> pl.PoolKind | None:
+        """The pool `player_id` waits in, if any."""
+        for kind in pl.POOL_KINDS:
+            if player_id in (await self._current(kind)).waiting:
+                return kind
+        return None
+
+    # ------------------------------------------------------------------------- commands
+
+    async def enter(
+        self, player: Player, pool: str, cpu_after: int | None, client_seed: str
+    ) -> tuple[pl.Waiting, int]:
+        """Wait in `pool`; the entry and how many wait there now."""
+        kind = kind_named(pool)
+        mine = await standing(self.engine, player.id, dt.datetime.now(dt.UTC))
+        if kind.ranked and mine.ranked_block is not None:
+            block = mine.ranked_block
+            why = (
+                "an operator suspended you"
+                if block.reason == "suspended"
+                else ("you left 3 ranked matches within 24 hours")
+            )
+            raise Forbidden(
+                f"you cannot enter ranked pools until {block.until.isoformat()}: {why}",
+                code="ranked_paused",
+                until=block.until.isoformat(),
+            )
+        command = pl.EnterPool(
+            player_id=player.id,
+            name=player.name,
+            rating=mine.rating,
+            now=time.time(),
+            cpu_after=cpu_after,
+            client_seed=client_seed,
+        )
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                # One entry of a player at a time: the checks below see the other's result.
+                await conn.execute(_LOCK_PLAYER, {"id": player.id})
+                elsewhere = await self.waiting_in(player.id)
+                if elsewhere is not None:
+                    raise Conflict(
+                        f"you are already waiting in the {elsewhere.name} pool",
+                        code="already_waiting",
+                    )
+                await self._not_seated(player.id)
+                result, (event,), waiting = await self._append(conn, kind, command)
+            await self.store.notify(result, conn)
+        self._wake.set()
+        assert isinstance(event, pl.PoolEntered)
+        entry = pl.Waiting(
+            event.player_id,
+            event.name,
+            event.rating,
+            event.entered_at,
+            event.cpu_after,
+            event.client_seed,
+        )
+        return entry, waiting
+
+    async def leave(self, player: Player, pool: str) -> None:
+        """Stop waiting in `pool`."""
+        kind = kind_named(pool)
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                command = pl.LeavePool(player_id=player.id)
+                result, _events, _waiting = await self._append(conn, kind, command)
+            await self.store.notify(result, conn)
+
+    async def _append(
+        self, conn: AsyncConnection, kind: pl.PoolKind, command: pl.EnterPool | pl.LeavePool
+    ) -> tuple[AppendResult, list[pl.PoolEvent], int]:
+        """Decide `command` on the pool and append its events in `conn`'s transaction,
+        under the pool's lock: entries, leaves and pairing passes of a pool go one at a
+        time over all instances, each deciding on the state the one before left (no lost
+        race to retry, however many enter at once). Returns the append and how many wait
+        after it, with the events."""
+        await conn.execute(_LOCK_POOL, {"stream": kind.stream})
+        state = await self._current(kind)
+        decided = pl.decide(command, state)
+        if isinstance(decided, pl.PoolRejection):
+            raise rejection_error(decided.code, decided.reason, decided.field)
+        result = await self.store.append(
+            kind.stream, state.version, decided, metadata={"actor": command.player_id}, conn=conn
+        )
+        waiting = len(state.waiting) + (1 if isinstance(command, pl.EnterPool) else -1)
+        return result, decided, waiting
+
+    async def _not_seated(self, player_id: str) -> None:
+        """Refuse a player who sits at an open party or plays a running match."""
+        probe = msgspec.json.encode([{"player_id": player_id}]).decode()
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(_PARTIES_OF, {"probe": probe})).all()
+        for row in rows:
+            if row.status == "open":
+                raise Conflict(
+                    f"you sit at the open party {row.party_id}: leave it first",
+                    code="seated_elsewhere",
+                )
+            if row.match_id is not None:
+                state = await self.reads.state(row.match_id)
+                if state.status != "finished":
+                    raise Conflict(
+                        f"your match {row.match_id} is still running: finish it first",
+                        code="seated_elsewhere",
+                    )
+
+    # ------------------------------------------------------------------------- pairing
+
+    async def run(self) -> None:
+        """Pairing passes over every pool, until cancelled: one each `PAIR_EVERY` seconds,
+        or at once after an entry here."""
+        while True:
+            self._wake.clear()
+            self._idle_passes = (self._idle_passes + 1) % _READ_ANYWAY
+            if not self._idle_passes:
+                self._stale.update(pl.POOL_KINDS)
+            for kind in pl.POOL_KINDS:
+                if kind not in self._stale and not self._states[kind].waiting:
+                    continue  # nobody waited at the last read, and nothing was heard since
+                try:
+                    await self.pair(kind)
+                except Exception as error:  # the database away: the next pass retries
+                    _log.warning("pairing_failed", pool=kind.name, **describe_exception(error))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), PAIR_EVERY)
+
+    async def pair(self, kind: pl.PoolKind, now: float | None = None) -> list[pl.TableFormed]:
+        """One pairing pass over `kind`'s pool: the gone taken out, the tables formed and
+        opened. Returns the tables this pass formed (none when another instance's pass
+        holds the pool, or when this one lost the race)."""
+        state = await self._current(kind)
+        if not state.waiting:
+            return []
+        self.passes += 1
+        now = time.time() if now is None else now
+        ages = await self.presence.ages(list(state.waiting))
+        never = float("inf")
+        gone = [
+            w.player_id
+            for w in state.waiting.values()
+            if ages.get(w.player_id, never) > self.grace and now - w.entered_at > self.grace
+        ]
+        absent = frozenset(p for p in state.waiting if ages.get(p, never) > PRESENT)
+        trial = pl.PoolState(kind)
+        trial.waiting = dict(state.waiting)
+        events: list[pl.PoolEvent] = []
+        for player_id in gone:
+            left = pl.PoolLeft(player_id=player_id, reason="gone")
+            pl.apply(trial, left)
+            events.append(left)
+        ids = tuple((str(uuid.uuid4()), str(uuid.uuid4())) for _ in trial.waiting)
+        formed = pl.decide(pl.FormTables(now=now, table_ids=ids, absent=absent), trial)
+        assert not isinstance(formed, pl.PoolRejection)  # an id pair for every player
+        events.extend(formed)
+        if not events:
+            return []
+        tables = [e for e in formed if isinstance(e, pl.TableFormed)]
+        opened: list[Opened] = []
+        try:
+            async with self.engine.connect() as conn:
+                async with conn.begin():
+                    if not await conn.scalar(_TRY_LOCK_POOL, {"stream": kind.stream}):
+                        return []  # an entry or another instance's pass holds the pool
+                    result = await self.store.append(
+                        kind.stream,
+                        state.version,
+                        events,
+                        metadata={"actor": "pool"},
+                        conn=conn,
+                    )
+                    for table in tables:
+                        opened.append(await self.parties.open_formed(conn, table, kind))
+                await self.store.notify(result, conn)
+                for done in opened:
+                    for appended in done.results:
+                        await self.store.notify(appended, conn)
+        except ConcurrencyError:
+            return []  # an entry or another pass went first: the next pass decides again
+        for done in opened:
+            self.parties.committed(done)
+        if gone:
+            _log.info("pool_gone", pool=kind.name, players=len(gone))
+        for table in tables:
+            _log.info(
+                "table_formed",
+                pool=kind.name,
+                party_id=table.party_id,
+                match_id=table.match_id,
+                players=len(table.players),
+                cpus=table.cpus,
+            )
+        return tables
+
+
+def kind_named(pool: str) -> pl.PoolKind:
+    """The pool of an API name (`2-casual`, ...), or 404."""
+    kind = KINDS.get(pool)
+    if kind is None:
+        raise NotFound(f"no pool {pool!r}: one of {', '.join(KINDS)}")
+    return kind
