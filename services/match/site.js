@@ -133,6 +133,29 @@
         cpu_playing: "時間切れのため、この番はCPUが打ちます。", unauthorized: "この端末のゲスト情報が無効です。名前を入れ直してください。",
         match_finished: "対局は終わっています。", too_many: "操作が多すぎます。少し待ってください。",
       },
+      // The lobby's quick play, "your tables" and the party form's fold (issue 28).
+      quick_play: "クイック対戦", quick_intro: "知らない人とすぐ遊べます。ルールはこのサイトの初期値、手番の制限時間は30秒です。",
+      cpu_wait: "CPUを入れるまで", people_only: "人だけ", quick_enter: "対戦相手を探す", quick_leave: "待つのをやめる",
+      quick_entering: "参加しています…", quick_leaving: "待つのをやめています…", quick_left: "待つのをやめました。",
+      quick_waiting: "待ち時間 {time} — このプールで{n}人が待っています", quick_seated: "卓がそろいました。移動します…",
+      quick_waiting_in: "{pool}で相手を待っています。",
+      quick_window: "レート{low}〜{high}の相手を受け付けています（待つほど広がります）。",
+      quick_window_pm: "あなたのレートの±{w}の相手を受け付けています（待つほど広がります）。",
+      quick_cpu_after: "{s}秒たっても人がそろわなければ、空いた席にCPUが入ります。", quick_people_only: "人がそろうまで待ちます（CPUは入りません）。",
+      quick_ranked_note: "ランク戦はレートの近い人と組みます。受け付けるレートの幅は、待つほど広がります。",
+      pool_name: "{n}人・{mode}", online_n: "オンライン {n}人", pool_waiting: "{pool}: {n}人待ち",
+      play_cpus: "CPUとすぐ遊ぶ",
+      your_tables: "あなたの卓", your_tables_hint: "座っている卓に1回で戻れます。",
+      table_open: "メンバー募集中（{taken}/{n}人）", table_playing: "対局中", table_finished: "対局が終わりました（もう一度遊べます）",
+      return: "戻る", return_to: "{table}に戻る", completion: "完走率 {pct}%",
+      rules_fold: "ローカルルール: {what}（{n}項目）", rules_fold_changed: "ローカルルール: {preset}から{k}項目を変更",
+      pool_errors: {
+        already_waiting: "もう別のプールで待っています。", not_waiting: "いまは待っていません。",
+        seated_elsewhere: "座っている卓があります。「あなたの卓」から戻るか、卓を離れてから探してください。",
+        ranked_paused: "ランク戦は{until}まで参加できません（24時間で3回途中で抜けたため）",
+        ranked_suspended: "ランク戦は{until}まで参加できません（運営による停止）",
+        bad_wait: "CPUを入れるまでの時間を選び直してください。",
+      },
     },
     en: {
       site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules",
@@ -260,6 +283,29 @@
         cpu_playing: "Your turn timed out: the CPU plays the rest of it.", unauthorized: "This device's guest is unknown. Enter your name again.",
         match_finished: "The match is over.", too_many: "Too many actions. Wait a moment.",
       },
+      // The lobby's quick play, "your tables" and the party form's fold (issue 28).
+      quick_play: "Quick play", quick_intro: "Play people you do not know, at once: this site's default rules, 30 s a turn.",
+      cpu_wait: "CPUs join after", people_only: "People only", quick_enter: "Find opponents", quick_leave: "Stop waiting",
+      quick_entering: "Entering…", quick_leaving: "Leaving…", quick_left: "You stopped waiting.",
+      quick_waiting: "Waiting {time} — {n} waiting in this pool", quick_seated: "Your table is ready. Taking you there…",
+      quick_waiting_in: "Waiting for opponents: {pool}.",
+      quick_window: "Accepting ratings {low}–{high}, widening as you wait.",
+      quick_window_pm: "Accepting ratings within ±{w} of yours, widening as you wait.",
+      quick_cpu_after: "If the seats are not filled within {s} s, CPUs take the empty ones.", quick_people_only: "Waiting for people only (no CPUs).",
+      quick_ranked_note: "Ranked play pairs you with players of a similar rating; the accepted range widens the longer you wait.",
+      pool_name: "{n} players, {mode}", online_n: "{n} online", pool_waiting: "{pool}: {n} waiting",
+      play_cpus: "Play the CPUs now",
+      your_tables: "Your tables", your_tables_hint: "Back to a table you sit at in one press.",
+      table_open: "Waiting for players ({taken}/{n})", table_playing: "Match in play", table_finished: "Match over (you can play again)",
+      return: "Return", return_to: "Return to {table}", completion: "{pct}% completed",
+      rules_fold: "Local rules: {what} ({n} rules)", rules_fold_changed: "Local rules: {k} changed from {preset}",
+      pool_errors: {
+        already_waiting: "You are already waiting in a pool.", not_waiting: "You are not waiting.",
+        seated_elsewhere: "You sit at a table: return to it from “Your tables”, or leave it, first.",
+        ranked_paused: "Ranked play is closed to you until {until} (you left 3 matches within 24 hours)",
+        ranked_suspended: "Ranked play is closed to you until {until} (suspended by an operator)",
+        bad_wait: "Choose again when CPUs may join.",
+      },
     },
   };
 
@@ -330,12 +376,13 @@
   // A refused request: the server's `error` code, `detail`, `field`, and `why` (the facts of
   // an illegal move: the rule that stops the piece, docs/api.md).
   class ApiError extends Error {
-    constructor(status, code, detail, field, why) {
+    constructor(status, code, detail, field, why, body) {
       super(detail || code || `HTTP ${status}`);
       this.status = status;
       this.code = code;
       this.field = field;
       this.why = why || null;
+      this.body = body || null;  // the whole error body (e.g. ranked_paused's `until`)
     }
   }
 
@@ -383,7 +430,7 @@
     try { data = await res.json(); } catch (_) { /* not JSON */ }
     if (!res.ok) {
       throw new ApiError(res.status, data && data.error, data && data.detail, data && data.field,
-                         data && data.why);
+                         data && data.why, data);
     }
     return data;
   }
@@ -645,5 +692,29 @@
     const base = options.presets[options.default];
     const changed = Object.keys(base).filter((k) => !same(base[k], rules[k]));
     return changed.map((k) => `${t(`opt.${k}.name`)}: ${optionValueText(k, rules[k])}`).join(" / ");
+  }
+
+  // --------------------------------------------------------------- completion rates
+  // HOOK (issue 28): a player's completion rate (matches played to the end ÷ matches
+  // started, over the last 50) shown next to their name. The ranking service's batch read
+  // is not wired yet; whoever wires it calls `setCompletionRates({player_id: rate 0..1})`
+  // with its answer (e.g. from `GET /api/ratings/reputation?ids=a,b`), and every name
+  // drawn afterwards by `completionTag` carries its rate. Until then nothing is shown.
+  const completionRates = new Map();
+  const completionListeners = [];
+  function setCompletionRates(rates) {
+    for (const [id, rate] of Object.entries(rates || {})) {
+      if (typeof rate === "number" && rate >= 0 && rate <= 1) completionRates.set(id, rate);
+    }
+    for (const redraw of completionListeners) redraw();
+  }
+  // Called with a redraw function: it runs again whenever rates arrive.
+  function onCompletionRates(redraw) { completionListeners.push(redraw); }
+  // A tag "完走率 96%" / "96% completed" for `playerId`, or null when no rate is known.
+  function completionTag(playerId) {
+    const rate = playerId ? completionRates.get(playerId) : undefined;
+    if (rate === undefined) return null;
+    return el("span", { class: "tag completion", "data-completion": String(rate) },
+              t("completion", { pct: Math.round(rate * 100) }));
   }
   // ---- end of site.js
