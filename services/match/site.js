@@ -298,7 +298,7 @@
       your_tables: "Your tables", your_tables_hint: "Back to a table you sit at in one press.",
       table_open: "Waiting for players ({taken}/{n})", table_playing: "Match in play", table_finished: "Match over (you can play again)",
       return: "Return", return_to: "Return to {table}", completion: "{pct}% completed",
-      rules_fold: "Local rules: {what} ({n} rules)", rules_fold_changed: "Local rules: {k} changed from {preset}",
+      rules_fold: "Local rules: {what} ({n} rules)", rules_fold_changed: "Local rules: {preset}, {k} changed",
       pool_errors: {
         already_waiting: "You are already waiting in a pool.", not_waiting: "You are not waiting.",
         seated_elsewhere: "You sit at a table: return to it from “Your tables”, or leave it, first.",
