@@ -156,6 +156,7 @@
         ranked_suspended: "ランク戦は{until}まで参加できません（運営による停止）",
         bad_wait: "CPUを入れるまでの時間を選び直してください。",
       },
+      pool_mode: { casual: "カジュアル", ranked: "ランク戦" },
     },
     en: {
       site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules",
@@ -306,6 +307,7 @@
         ranked_suspended: "Ranked play is closed to you until {until} (suspended by an operator)",
         bad_wait: "Choose again when CPUs may join.",
       },
+      pool_mode: { casual: "casual", ranked: "ranked" },
     },
   };
 
