@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.browser import person, requires_chromium, shot
+from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site, create_party, name_myself
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
@@ -88,7 +88,7 @@ async def test_quick_play_comes_first_and_the_rules_are_folded(
     """At 375×812 quick play (its big button too) is in the first screen, the open
     parties come before the party form, and the twelve local rules are folded behind a
     one-line summary that opens to all twelve and counts a change; ranked hides the CPU
-    wait and says how pairing by rating works."""
+    wait and says how pairing by rating works; 44 px targets, nothing serious to axe."""
     words = WORDS[lang]
     async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
         page,
@@ -104,6 +104,7 @@ async def test_quick_play_comes_first_and_the_rules_are_folded(
         assert boxes["#quick-button"]["bottom"] <= PHONE[1], boxes
         assert not boxes["#mine"]["shown"]  # a new visitor sits at no table
         await shot(page, f"lobby-first-375-{lang}.png", full_page=False)
+        assert await small_targets(page) == []
         # The rules: folded, one line; open, all twelve; a change is counted.
         summary = page.locator("#rules-fold summary")
         await expect(summary).to_have_text(words["fold"])
@@ -123,6 +124,11 @@ async def test_quick_play_comes_first_and_the_rules_are_folded(
         await expect(page.locator("#q-ranked-note")).to_be_visible()
         await page.set_viewport_size({"width": DESKTOP[0], "height": DESKTOP[1]})
         await page.click("#q-mode label:has(input[value='casual'])")
+        await summary.click()
+        await expect(page.locator("#rules-table")).to_be_visible()
+        assert await small_targets(page) == []
+        assert await axe_violations(page) == []
+        await summary.click()
         await shot(page, f"lobby-desktop-{lang}.png")
         assert errors == []
 
@@ -132,7 +138,8 @@ async def test_a_guest_back_in_the_lobby_returns_to_their_table_in_one_press(
 ) -> None:
     """A guest who created a party and went back to the lobby finds it under "your
     tables" and returns in one press; the row follows the party live (a guest sits down,
-    the match starts) and then returns to the match, in both languages."""
+    the match starts) and then returns to the match, in both languages; its targets are
+    44 px and axe finds nothing serious."""
     for lang, locale in LOCALES.items():
         words = WORDS[lang]
         async with person(browser, locale=locale, width=PHONE[0], height=PHONE[1]) as (
@@ -155,6 +162,9 @@ async def test_a_guest_back_in_the_lobby_returns_to_their_table_in_one_press(
             await expect(row).to_contain_text(words["open"].format(taken=2, n=3))
             await page.evaluate("() => window.scrollTo(0, 0)")
             await shot(page, f"lobby-tables-375-{lang}.png")
+            # Listed, the tables keep the page's promises: large targets, nothing serious to axe.
+            assert await small_targets(page) == []
+            assert await axe_violations(page) == []
             # One press returns to the party's table.
             await row.get_by_role("link").click()
             await page.wait_for_url(f"{site.url}/party/{party_id}")
