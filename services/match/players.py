@@ -12,7 +12,8 @@ from litestar.params import HeaderParameter, JSONBody
 
 from domain.errors import Unauthenticated
 from services.match.guests import Player
-from services.match.schemas import NewPlayer, PlayerOut
+from services.match.my_tables import tables_of
+from services.match.schemas import NewPlayer, PlayerOut, TablesOut
 from services.match.service import MatchService
 from services.shared.errors import error_responses
 from services.shared.limits import Limits, client_key
@@ -110,3 +111,18 @@ class PlayersController(Controller):
     )
     async def me(self, player: CurrentPlayer) -> PlayerOut:
         return PlayerOut(id=player.id, name=player.name)
+
+    @get(
+        "/me/tables",
+        operation_id="myTables",
+        summary="The tables the player of the bearer token sits at",
+        description="Parties with a seat of this player that are open, whose match is "
+        "running, or whose match finished within the last 2 hours (running matches "
+        "first, then open parties, then finished ones, each newest first); `action` says "
+        "what one press on `href` does.",
+        dependencies={"player": provide_player},
+        security=BEARER,
+        responses=error_responses(401),
+    )
+    async def my_tables(self, player: CurrentPlayer, service: Service) -> TablesOut:
+        return TablesOut(tables=await tables_of(service.engine, service.store, player.id))

@@ -104,6 +104,32 @@ class PartyListOut(msgspec.Struct, kw_only=True):
     parties: list[PartyOut]
 
 
+class TableOut(msgspec.Struct, kw_only=True):
+    """A table the player sits at (`myTables`): `status` "open" (the party waits for
+    players), "playing" (its match runs) or "finished" (its match ended lately);
+    `action` says what one press on `href` does: "open_party", "return_to_match" or
+    "see_result" (the result and もう一度). `updated_at`: the party's last change, or the
+    match's end when finished (ISO 8601)."""
+
+    party_id: str
+    match_id: str | None
+    status: Literal["open", "playing", "finished"]
+    host_id: str
+    seats: list[PartySeatOut]
+    ranked: bool
+    turn_limit: int | None
+    updated_at: str
+    action: Literal["open_party", "return_to_match", "see_result"]
+    href: str
+
+
+class TablesOut(msgspec.Struct, kw_only=True):
+    """The tables the player sits at: running matches, open parties, then matches that
+    finished within the last 2 hours, each newest first."""
+
+    tables: list[TableOut]
+
+
 class MatchSeatOut(msgspec.Struct, kw_only=True):
     seat: int
     name: str

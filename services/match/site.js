@@ -133,6 +133,8 @@
         cpu_playing: "時間切れのため、この番はCPUが打ちます。", unauthorized: "この端末のゲスト情報が無効です。名前を入れ直してください。",
         match_finished: "対局は終わっています。", too_many: "操作が多すぎます。少し待ってください。",
       },
+      // A player's completion rate (issue 28; `completionTag` below).
+      completion: "完走率 {pct}%",
     },
     en: {
       site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules",
@@ -260,6 +262,8 @@
         cpu_playing: "Your turn timed out: the CPU plays the rest of it.", unauthorized: "This device's guest is unknown. Enter your name again.",
         match_finished: "The match is over.", too_many: "Too many actions. Wait a moment.",
       },
+      // A player's completion rate (issue 28; `completionTag` below).
+      completion: "{pct}% completed",
     },
   };
 
@@ -330,12 +334,13 @@
   // A refused request: the server's `error` code, `detail`, `field`, and `why` (the facts of
   // an illegal move: the rule that stops the piece, docs/api.md).
   class ApiError extends Error {
-    constructor(status, code, detail, field, why) {
+    constructor(status, code, detail, field, why, body) {
       super(detail || code || `HTTP ${status}`);
       this.status = status;
       this.code = code;
       this.field = field;
       this.why = why || null;
+      this.body = body || null;  // the whole error body (e.g. ranked_paused's `until`)
     }
   }
 
@@ -383,7 +388,7 @@
     try { data = await res.json(); } catch (_) { /* not JSON */ }
     if (!res.ok) {
       throw new ApiError(res.status, data && data.error, data && data.detail, data && data.field,
-                         data && data.why);
+                         data && data.why, data);
     }
     return data;
   }
@@ -645,5 +650,29 @@
     const base = options.presets[options.default];
     const changed = Object.keys(base).filter((k) => !same(base[k], rules[k]));
     return changed.map((k) => `${t(`opt.${k}.name`)}: ${optionValueText(k, rules[k])}`).join(" / ");
+  }
+
+  // --------------------------------------------------------------- completion rates
+  // HOOK (issue 28): a player's completion rate (matches played to the end ÷ matches
+  // started, over the last 50) shown next to their name. The ranking service's batch read
+  // is not wired yet; whoever wires it calls `setCompletionRates({player_id: rate 0..1})`
+  // with its answer (e.g. from `GET /api/ratings/reputation?ids=a,b`), and every name
+  // drawn afterwards by `completionTag` carries its rate. Until then nothing is shown.
+  const completionRates = new Map();
+  const completionListeners = [];
+  function setCompletionRates(rates) {
+    for (const [id, rate] of Object.entries(rates || {})) {
+      if (typeof rate === "number" && rate >= 0 && rate <= 1) completionRates.set(id, rate);
+    }
+    for (const redraw of completionListeners) redraw();
+  }
+  // Called with a redraw function: it runs again whenever rates arrive.
+  function onCompletionRates(redraw) { completionListeners.push(redraw); }
+  // A tag "完走率 96%" / "96% completed" for `playerId`, or null when no rate is known.
+  function completionTag(playerId) {
+    const rate = playerId ? completionRates.get(playerId) : undefined;
+    if (rate === undefined) return null;
+    return el("span", { class: "tag completion", "data-completion": String(rate) },
+              t("completion", { pct: Math.round(rate * 100) }));
   }
   // ---- end of site.js

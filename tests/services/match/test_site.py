@@ -291,7 +291,7 @@ async def tab_to(page: Page, selector: str) -> None:
 
 async def test_a_match_played_from_the_keyboard_alone(site: Site, browser: Browser) -> None:
     """From the lobby to the result without the mouse: Tab to the name and type it, Tab to
-    "Play with these rules now" and press Enter; at the table R or Space rolls, a piece's
+    "Play the CPUs now" and press Enter; at the table R or Space rolls, a piece's
     digit moves it, or Tab reaches it and Enter moves it."""
     async with person(browser) as (page, errors):
         await page.goto(site.url + "/")

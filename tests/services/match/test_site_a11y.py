@@ -285,6 +285,8 @@ async def test_a_message_about_the_name_clears_once_a_name_is_typed(
             await expect(name).not_to_have_attribute("aria-describedby", "message")
             await name.fill("")
         # No value leaves the nest: the message is about those boxes, not about the name.
+        # (The local rules are folded behind their summary: opened first.)
+        await page.click("#rules-fold summary")
         for face in await page.locator("#rules-table [data-face]:checked").all():
             await face.uncheck()
         await name.fill("mika")
