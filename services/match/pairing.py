@@ -41,7 +41,7 @@ from domain.streams import POOL_PREFIX
 from services.match.caches import remember
 from services.match.guests import Player
 from services.match.lobby_presence import PRESENT, LobbyPresence
-from services.match.match_reads import MatchReads
+from services.match.my_tables import holding, tables_of
 from services.match.party_commands import Opened, PartyCommands
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
 from services.shared.logging import describe_exception
@@ -62,14 +62,6 @@ _RECENT: Final = 60.0  # seconds a seating is told to a lobby that connects afte
 _LOCK_PLAYER = sa.text("SELECT pg_advisory_xact_lock(hashtext('pool-player:' || :id))")
 _LOCK_POOL = sa.text("SELECT pg_advisory_xact_lock(hashtext('pool:' || :stream))")
 _TRY_LOCK_POOL = sa.text("SELECT pg_try_advisory_xact_lock(hashtext('pool:' || :stream))")
-# An open party this player sits at, or one whose match may still run (latest first).
-_PARTIES_OF = sa.text(
-    """
-    SELECT party_id, status, settings ->> 'match_id' AS match_id FROM parties
-    WHERE settings -> 'seats' @> CAST(:probe AS jsonb) AND status IN ('open', 'playing')
-    ORDER BY updated_at DESC LIMIT 20
-    """
-)
 
 
 class Seated(msgspec.Struct, frozen=True):
@@ -98,14 +90,12 @@ class Pools:
         engine: AsyncEngine,
         store: EventStore,
         parties: PartyCommands,
-        reads: MatchReads,
         presence: LobbyPresence,
         settings: Settings,
     ) -> None:
         self.engine = engine
         self.store = store
         self.parties = parties
-        self.reads = reads
         self.presence = presence
         self.grace = settings.pool_grace
         self._states = {kind: pl.PoolState(kind) for kind in pl.POOL_KINDS}
@@ -240,23 +230,15 @@ class Pools:
         return result, decided, waiting
 
     async def _not_seated(self, player_id: str) -> None:
-        """Refuse a player who sits at an open party or plays a running match."""
-        probe = msgspec.json.encode([{"player_id": player_id}]).decode()
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(_PARTIES_OF, {"probe": probe})).all()
-        for row in rows:
-            if row.status == "open":
-                raise Conflict(
-                    f"you sit at the open party {row.party_id}: leave it first",
-                    code="seated_elsewhere",
-                )
-            if row.match_id is not None:
-                state = await self.reads.state(row.match_id)
-                if state.status != "finished":
-                    raise Conflict(
-                        f"your match {row.match_id} is still running: finish it first",
-                        code="seated_elsewhere",
-                    )
+        """Refuse a player who plays a running match or sits at an open party."""
+        table = holding(await tables_of(self.engine, self.store, player_id))
+        if table is None:
+            return
+        if table.status == "open":
+            detail = f"you sit at the open party {table.party_id}: leave it first"
+        else:
+            detail = f"your match {table.match_id} is still running: finish it first"
+        raise Conflict(detail, code="seated_elsewhere")
 
     # ------------------------------------------------------------------------- pairing
 

@@ -47,5 +47,5 @@ class MatchService:
         self.presence = Presence(engine, self.matches, self.commands, settings)
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
         self.lobby = LobbyPresence(engine)
-        self.pools = Pools(engine, store, self.parties, self.matches, self.lobby, settings)
+        self.pools = Pools(engine, store, self.parties, self.lobby, settings)
         self.replays = ReplayStore(store)

@@ -4,9 +4,8 @@ rules folded behind their summary; in Japanese and English, on a 375×812 phone 
 desktop.
 
 Debian's Chromium driven by Playwright (tests/browser.py) against the match and ranking
-services on loopback ports (this folder's conftest.py). The quick play itself (entering
-a pool, the wait, being seated) needs the pool service of docs/pools.md: its test is
-written against that contract and skipped until the service is merged. The waiting is
+services on loopback ports (this folder's conftest.py), quick play against the pool
+service of docs/pools.md (pairing passes on, as `ludo up` runs them). The waiting is
 on the page's own state (`body[data-ready]`, `body[data-tables]`, rows drawn), never on a
 clock.
 """
@@ -184,7 +183,6 @@ async def test_a_guest_back_in_the_lobby_returns_to_their_table_in_one_press(
             assert errors == []
 
 
-@pytest.mark.skip(reason="needs the pool service (docs/pools.md)")
 async def test_two_guests_enter_a_pool_wait_in_words_and_are_seated(
     site: Site, browser: Browser
 ) -> None:
@@ -218,7 +216,6 @@ async def test_two_guests_enter_a_pool_wait_in_words_and_are_seated(
         assert a_errors == b_errors == []
 
 
-@pytest.mark.skip(reason="needs the pool service (docs/pools.md)")
 async def test_a_ranked_pool_says_its_rating_range(site: Site, browser: Browser) -> None:
     """Waiting in a ranked pool, the page says which ratings it accepts and that the
     range widens with the wait."""
