@@ -58,6 +58,7 @@ class PoolGuest:
         self.entered = 0.0
         self.seated: dict[str, Any] | None = None
         self.wait = float("nan")
+        self.served_by: dict[str, str] = {}  # the instance of the socket and of the entry
         self._socket: Any = None
         self._frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
@@ -75,6 +76,7 @@ class PoolGuest:
         self.player_id, self.token = body["id"], body["token"]
         url = self.base.replace("http://", "ws://") + "/ws/lobby"
         self._socket = await websockets.connect(url, max_size=None)
+        self.served_by["socket"] = self._socket.response.headers.get("X-Served-By", "?")
         self._reader = asyncio.create_task(self._read())
         await self._socket.send(msgspec.json.encode({"type": "hello", "token": self.token}))
         await self.frame(lambda f: f["type"] == "hello")
@@ -103,6 +105,7 @@ class PoolGuest:
         if r.status_code != 201:
             raise BenchError(f"an entry was refused ({r.status_code}): {r.text[:200]}")
         self.entered = time.monotonic()  # from the acknowledgement
+        self.served_by["entry"] = r.headers.get("X-Served-By", "?")
 
     async def until_seated(self, seconds: float = SEATED_WITHIN) -> dict[str, Any]:
         if self.seated is None:

@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from benchmarks.pairing_bench import PoolGuest
 from benchmarks.resilient import Books, Follower, MatchPlay, check_matches, new_guest
 from ludo_cli.cluster import Cluster, free_port
 from services.ranking.consumer import leader_name
@@ -123,6 +124,28 @@ async def test_commands_alternate_between_instances_and_the_socket_sees_each_eve
     # Round robin, request by request: each instance took a fair share of the commands.
     assert set(books.served_by) == {"match-1", "match-2"}
     assert min(books.served_by.values()) >= sum(books.served_by.values()) / 4, books.served_by
+
+
+async def test_two_guests_entering_through_both_instances_are_seated_together(
+    cluster: Cluster,
+) -> None:
+    """Quick play behind the balancer: two guests' entries land on the two instances (round
+    robin) and both lobbies are told the same table, a party seating exactly them."""
+    async with _client(cluster, "127.0.0.16") as http:
+        guests = [PoolGuest(cluster.url, name) for name in ("ann", "bob")]
+        try:
+            for guest in guests:
+                await guest.connect(http)
+            for guest in guests:
+                await guest.enter(http, "2-casual", cpu_after=None)
+            seated = [await guest.until_seated(TIMEOUT) for guest in guests]
+        finally:
+            for guest in guests:
+                await guest.close()
+        party = (await http.get(f"/api/parties/{seated[0]['party_id']}")).json()
+    assert {g.served_by["entry"] for g in guests} == {"match-1", "match-2"}
+    assert seated[0] == seated[1]
+    assert sorted(s["player_id"] for s in party["seats"]) == sorted(g.player_id for g in guests)
 
 
 async def test_the_budgets_key_on_the_client_behind_the_balancer(cluster: Cluster) -> None:

@@ -229,3 +229,22 @@ async def test_a_ranked_pool_says_its_rating_range(site: Site, browser: Browser)
         await page.click("#quick-button")
         await expect(page.locator("#quick-button")).to_have_text(WORDS["en"]["enter"])
         assert errors == []
+
+
+async def test_a_lone_guest_in_the_four_player_pool_plays_three_cpus_after_the_wait(
+    site: Site, browser: Browser
+) -> None:
+    """Alone in the 4-player casual pool with a 10 s CPU wait, a guest on a phone is taken
+    to a started match whose other three seats are CPUs."""
+    async with person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (page, errors):
+        await name_myself(page, site, "ひとり")
+        await page.click("#q-seats label:has(input[value='4'])")
+        await page.click("#q-wait label:has(input[value='10'])")
+        await page.click("#quick-button")
+        await expect(page.locator("#quick-clock")).to_contain_text("このプールで1人が待っています")
+        await page.wait_for_url(re.compile(r"/match/[0-9a-f-]{36}$"), timeout=60_000)
+        players = page.locator("#players li")
+        await expect(players).to_have_count(4)
+        await expect(players.filter(has_text="CPU")).to_have_count(3)
+        await expect(players.filter(has_text="ひとり")).to_have_count(1)
+        assert errors == []
