@@ -176,7 +176,8 @@ class TestBadInput:
 class TestPairing:
     async def test_two_casual_players_sit_at_one_started_party(self, api: Api) -> None:
         """Two waiting in 2-casual: one TableFormed, an ordinary party with the site's
-        rules and a 30 s turn limit, started, the longest waiting in seat 0."""
+        rules and a 30 s turn limit, started, the longest waiting in seat 0; played to
+        the end, it plays again."""
         ann, bob = await api.player("ann"), await api.player("bob")
         await _enter(api, ann, "2-casual", client_seed="ann-seed")
         await _enter(api, bob, "2-casual", client_seed="bob-seed")
@@ -189,8 +190,13 @@ class TestPairing:
         match = await api.match(table.match_id)
         assert match["status"] == "playing"
         assert (await api.call("GET", "/api/pools")).json()["pools"][0]["waiting"] == 0
-        # An ordinary party: the match plays, and ends, over the usual API.
+        # An ordinary party: the match plays, and ends, over the usual API; もう一度 keeps
+        # the same table.
         assert (await api.play_to_end(table.match_id, [ann, bob]))["status"] == "finished"
+        url = f"/api/parties/{table.party_id}/rematch"
+        again = await api.call("POST", url, headers=api.h(bob))
+        assert again.status_code == 201, again.text
+        assert again.json()["party"]["game"] == 2
 
     async def test_a_lone_casual_player_gets_cpus_after_the_wait(self, api: Api) -> None:
         """Alone in 4-casual: nothing before the chosen 10 s, three CPUs after."""
