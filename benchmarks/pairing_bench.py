@@ -101,7 +101,15 @@ class PoolGuest:
         """Enter `pool` (201 expected)."""
         self.pool = pool
         self.entered = time.monotonic()
-        r = await http.post(f"/api/pools/{pool}/entry", json=body, headers=self.auth)
+        url = f"/api/pools/{pool}/entry"
+        try:
+            r = await http.post(url, json=body, headers=self.auth)
+        except httpx.TransportError:
+            # A kept-alive connection the server closed as it was reused: once more; an
+            # entry the lost answer had made is `already_waiting`, which is as good.
+            r = await http.post(url, json=body, headers=self.auth)
+            if r.status_code == 409 and r.json()["error"] == "already_waiting":
+                r.status_code = 201
         if r.status_code != 201:
             raise BenchError(f"an entry was refused ({r.status_code}): {r.text[:200]}")
         self.entered = time.monotonic()  # from the acknowledgement

@@ -33,7 +33,7 @@ from typing import Final
 import msgspec
 import sqlalchemy as sa
 import structlog
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import pool as pl
 from domain.errors import Conflict, Forbidden, NotFound, rejection_error
@@ -43,7 +43,7 @@ from services.match.guests import Player
 from services.match.lobby_presence import PRESENT, LobbyPresence
 from services.match.my_tables import holding, tables_of
 from services.match.party_commands import Opened, PartyCommands
-from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+from services.shared.eventstore import EventStore
 from services.shared.logging import describe_exception
 from services.shared.settings import Settings
 from services.shared.standing import standing
@@ -59,9 +59,17 @@ _SEATINGS: Final = 4096  # tables formed remembered, for the sockets of their pl
 _RECENT: Final = 60.0  # seconds a seating is told to a lobby that connects after it
 
 # The locks' keys: one space per use, hashed with the id (pg's `hashtext`).
-_LOCK_PLAYER = sa.text("SELECT pg_advisory_xact_lock(hashtext('pool-player:' || :id))")
+# The players of a batch, in the order given (sorted by the caller).
+_LOCK_PLAYERS = sa.text(
+    """
+    SELECT count(pg_advisory_xact_lock(hashtext('pool-player:' || id)))
+    FROM unnest(CAST(:ids AS text[])) WITH ORDINALITY AS p(id, n)
+    """
+)
 _LOCK_POOL = sa.text("SELECT pg_advisory_xact_lock(hashtext('pool:' || :stream))")
-_TRY_LOCK_POOL = sa.text("SELECT pg_try_advisory_xact_lock(hashtext('pool:' || :stream))")
+
+
+_Pending = tuple[pl.EnterPool | pl.LeavePool, "asyncio.Future[tuple[pl.PoolEvent, int]]"]
 
 
 class Seated(msgspec.Struct, frozen=True):
@@ -100,6 +108,8 @@ class Pools:
         self.grace = settings.pool_grace
         self._states = {kind: pl.PoolState(kind) for kind in pl.POOL_KINDS}
         self._locks = {kind: asyncio.Lock() for kind in pl.POOL_KINDS}
+        self._entering = {kind: asyncio.Lock() for kind in pl.POOL_KINDS}
+        self._pending: dict[pl.PoolKind, list[_Pending]] = {k: [] for k in pl.POOL_KINDS}
         self._seated: OrderedDict[str, Seated] = OrderedDict()
         self._wake = asyncio.Event()
         # Pools that may have changed since this process last read them: a hint for their
@@ -176,19 +186,9 @@ class Pools:
             cpu_after=cpu_after,
             client_seed=client_seed,
         )
-        async with self.engine.connect() as conn:
-            async with conn.begin():
-                # One entry of a player at a time: the checks below see the other's result.
-                await conn.execute(_LOCK_PLAYER, {"id": player.id})
-                elsewhere = await self.waiting_in(player.id)
-                if elsewhere is not None:
-                    raise Conflict(
-                        f"you are already waiting in the {elsewhere.name} pool",
-                        code="already_waiting",
-                    )
-                await self._not_seated(player.id)
-                result, (event,), waiting = await self._append(conn, kind, command)
-            await self.store.notify(result, conn)
+        await self._not_waiting(player.id)  # the common refusals, before any lock
+        await self._not_seated(player.id)
+        event, waiting = await self._submit(kind, command)
         self._wake.set()
         assert isinstance(event, pl.PoolEntered)
         entry = pl.Waiting(
@@ -203,31 +203,87 @@ class Pools:
 
     async def leave(self, player: Player, pool: str) -> None:
         """Stop waiting in `pool`."""
-        kind = kind_named(pool)
-        async with self.engine.connect() as conn:
-            async with conn.begin():
-                command = pl.LeavePool(player_id=player.id)
-                result, _events, _waiting = await self._append(conn, kind, command)
-            await self.store.notify(result, conn)
+        await self._submit(kind_named(pool), pl.LeavePool(player_id=player.id))
 
-    async def _append(
-        self, conn: AsyncConnection, kind: pl.PoolKind, command: pl.EnterPool | pl.LeavePool
-    ) -> tuple[AppendResult, list[pl.PoolEvent], int]:
-        """Decide `command` on the pool and append its events in `conn`'s transaction,
-        under the pool's lock: entries, leaves and pairing passes of a pool go one at a
-        time over all instances, each deciding on the state the one before left (no lost
-        race to retry, however many enter at once). Returns the append and how many wait
-        after it, with the events."""
-        await conn.execute(_LOCK_POOL, {"stream": kind.stream})
-        state = await self._current(kind)
-        decided = pl.decide(command, state)
-        if isinstance(decided, pl.PoolRejection):
-            raise rejection_error(decided.code, decided.reason, decided.field)
-        result = await self.store.append(
-            kind.stream, state.version, decided, metadata={"actor": command.player_id}, conn=conn
+    async def _submit(
+        self, kind: pl.PoolKind, command: pl.EnterPool | pl.LeavePool
+    ) -> tuple[pl.PoolEvent, int]:
+        """`command`'s event and how many wait after it, decided in a batch: the entries
+        and leaves of a pool that arrive while a batch is being written go together in the
+        next one (one transaction, one append), as the event store's group commit does
+        for matches. So a rush costs a few transactions, not one per guest each waiting
+        for the pool's lock (and holding a database connection meanwhile)."""
+        future: asyncio.Future[tuple[pl.PoolEvent, int]] = (
+            asyncio.get_running_loop().create_future()
         )
-        waiting = len(state.waiting) + (1 if isinstance(command, pl.EnterPool) else -1)
-        return result, decided, waiting
+        self._pending[kind].append((command, future))
+        async with self._entering[kind]:
+            if not future.done():
+                batch, self._pending[kind] = self._pending[kind], []
+                await self._write_batch(kind, batch)
+        return await future
+
+    async def _write_batch(self, kind: pl.PoolKind, batch: list[_Pending]) -> None:
+        """Decide `batch` in order on the pool, under its lock, and append what it
+        accepted as one append; each command's future gets its event or its refusal.
+
+        Entering takes a transaction-scoped lock on each player first (in id order, as
+        every batch does, so two never wait for each other) and then checks the other
+        pools: a player entering two pools at once (two tabs, two instances) waits in one,
+        the other entry is refused."""
+        outcomes: list[tuple[pl.PoolEvent, int] | Exception] = []
+        try:
+            async with self.engine.connect() as conn:
+                async with conn.begin():
+                    entering = sorted(
+                        {c.player_id for c, _ in batch if isinstance(c, pl.EnterPool)}
+                    )
+                    if entering:
+                        await conn.execute(_LOCK_PLAYERS, {"ids": entering})
+                    elsewhere = {}
+                    for other in pl.POOL_KINDS:
+                        if other != kind and entering:
+                            for player_id in (await self._current(other)).waiting:
+                                elsewhere[player_id] = other
+                    await conn.execute(_LOCK_POOL, {"stream": kind.stream})
+                    state = await self._current(kind)
+                    trial = _copy(state)
+                    events: list[pl.PoolEvent] = []
+                    for command, _future in batch:
+                        decided = _decide_one(trial, command, elsewhere)
+                        if isinstance(decided, Exception):
+                            outcomes.append(decided)
+                            continue
+                        events.append(decided)
+                        outcomes.append((decided, len(trial.waiting)))
+                    if events:
+                        result = await self.store.append(
+                            kind.stream,
+                            state.version,
+                            events,
+                            metadata={"actor": "pool"},
+                            conn=conn,
+                        )
+                if events:
+                    await self.store.notify(result, conn)
+        except Exception as error:  # the database away, say: every command of the batch
+            for _command, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            return
+        for (_command, future), outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+    async def _not_waiting(self, player_id: str) -> None:
+        """Refuse a player who already waits in a pool."""
+        elsewhere = await self.waiting_in(player_id)
+        if elsewhere is not None:
+            raise Conflict(
+                f"you are already waiting in the {elsewhere.name} pool", code="already_waiting"
+            )
 
     async def _not_seated(self, player_id: str) -> None:
         """Refuse a player who plays a running match or sits at an open party."""
@@ -262,56 +318,31 @@ class Pools:
 
     async def pair(self, kind: pl.PoolKind, now: float | None = None) -> list[pl.TableFormed]:
         """One pairing pass over `kind`'s pool: the gone taken out, the tables formed and
-        opened. Returns the tables this pass formed (none when another instance's pass
-        holds the pool, or when this one lost the race)."""
-        state = await self._current(kind)
-        if not state.waiting:
+        opened, under the pool's lock (a pass of another instance, or a batch of entries,
+        goes before or after, never between the read and the append). Returns the tables
+        this pass formed."""
+        if not (await self._current(kind)).waiting:
             return []
         self.passes += 1
-        now = time.time() if now is None else now
-        ages = await self.presence.ages(list(state.waiting))
-        never = float("inf")
-        gone = [
-            w.player_id
-            for w in state.waiting.values()
-            if ages.get(w.player_id, never) > self.grace and now - w.entered_at > self.grace
-        ]
-        absent = frozenset(p for p in state.waiting if ages.get(p, never) > PRESENT)
-        trial = pl.PoolState(kind)
-        trial.waiting = dict(state.waiting)
-        events: list[pl.PoolEvent] = []
-        for player_id in gone:
-            left = pl.PoolLeft(player_id=player_id, reason="gone")
-            pl.apply(trial, left)
-            events.append(left)
-        ids = tuple((str(uuid.uuid4()), str(uuid.uuid4())) for _ in trial.waiting)
-        formed = pl.decide(pl.FormTables(now=now, table_ids=ids, absent=absent), trial)
-        assert not isinstance(formed, pl.PoolRejection)  # an id pair for every player
-        events.extend(formed)
-        if not events:
-            return []
-        tables = [e for e in formed if isinstance(e, pl.TableFormed)]
         opened: list[Opened] = []
-        try:
-            async with self.engine.connect() as conn:
-                async with conn.begin():
-                    if not await conn.scalar(_TRY_LOCK_POOL, {"stream": kind.stream}):
-                        return []  # an entry or another instance's pass holds the pool
-                    result = await self.store.append(
-                        kind.stream,
-                        state.version,
-                        events,
-                        metadata={"actor": "pool"},
-                        conn=conn,
-                    )
-                    for table in tables:
-                        opened.append(await self.parties.open_formed(conn, table, kind))
-                await self.store.notify(result, conn)
-                for done in opened:
-                    for appended in done.results:
-                        await self.store.notify(appended, conn)
-        except ConcurrencyError:
-            return []  # an entry or another pass went first: the next pass decides again
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                await conn.execute(_LOCK_POOL, {"stream": kind.stream})
+                state = await self._current(kind)
+                now = time.time() if now is None else now
+                gone, events = await self._decide_pass(state, now)
+                if not events:
+                    return []
+                result = await self.store.append(
+                    kind.stream, state.version, events, metadata={"actor": "pool"}, conn=conn
+                )
+                tables = [e for e in events if isinstance(e, pl.TableFormed)]
+                for table in tables:
+                    opened.append(await self.parties.open_formed(conn, table, kind))
+            await self.store.notify(result, conn)
+            for done in opened:
+                for appended in done.results:
+                    await self.store.notify(appended, conn)
         for done in opened:
             self.parties.committed(done)
         if gone:
@@ -326,6 +357,56 @@ class Pools:
                 cpus=table.cpus,
             )
         return tables
+
+    async def _decide_pass(
+        self, state: pl.PoolState, now: float
+    ) -> tuple[list[str], list[pl.PoolEvent]]:
+        """The pass's events on `state` at `now`: the gone left, then the tables formed of
+        the players connected now; and who was gone."""
+        ages = await self.presence.ages(list(state.waiting))
+        never = float("inf")
+        gone = [
+            w.player_id
+            for w in state.waiting.values()
+            if ages.get(w.player_id, never) > self.grace and now - w.entered_at > self.grace
+        ]
+        absent = frozenset(p for p in state.waiting if ages.get(p, never) > PRESENT)
+        trial = _copy(state)
+        events: list[pl.PoolEvent] = []
+        for player_id in gone:
+            left = pl.PoolLeft(player_id=player_id, reason="gone")
+            pl.apply(trial, left)
+            events.append(left)
+        ids = tuple((str(uuid.uuid4()), str(uuid.uuid4())) for _ in trial.waiting)
+        formed = pl.decide(pl.FormTables(now=now, table_ids=ids, absent=absent), trial)
+        assert not isinstance(formed, pl.PoolRejection)  # an id pair for every player
+        return gone, events + formed
+
+
+def _decide_one(
+    trial: pl.PoolState,
+    command: pl.EnterPool | pl.LeavePool,
+    elsewhere: dict[str, pl.PoolKind],
+) -> pl.PoolEvent | Exception:
+    """One command of a batch on the batch's running state: its event (applied), or why
+    it is refused."""
+    if isinstance(command, pl.EnterPool) and command.player_id in elsewhere:
+        other = elsewhere[command.player_id]
+        return Conflict(f"you are already waiting in the {other.name} pool", code="already_waiting")
+    decided = pl.decide(command, trial)
+    if isinstance(decided, pl.PoolRejection):
+        return rejection_error(decided.code, decided.reason, decided.field)
+    (event,) = decided
+    pl.apply(trial, event)
+    return event
+
+
+def _copy(state: pl.PoolState) -> pl.PoolState:
+    """A pool's fold to decide on without touching the process's own."""
+    trial = pl.PoolState(state.kind)
+    trial.version = state.version
+    trial.waiting = dict(state.waiting)
+    return trial
 
 
 def kind_named(pool: str) -> pl.PoolKind:

@@ -173,6 +173,35 @@ class TestBadInput:
         await self._refused(api, r, 400, r.json()["error"])
 
 
+class TestRush:
+    async def test_one_player_entering_two_pools_at_once_waits_in_one(self, api: Api) -> None:
+        """Two tabs entering two pools at the same moment: one entry, one already_waiting."""
+        ann = await api.player("ann")
+        a, b = await asyncio.gather(
+            _enter(api, ann, "2-casual"), _enter(api, ann, "4-casual", cpu_after=30)
+        )
+        assert sorted([a.status_code, b.status_code]) == [201, 409], (a.text, b.text)
+        refused = a if a.status_code == 409 else b
+        assert refused.json()["error"] == "already_waiting"
+        entered = [len(await _events(api, kind.stream)) for kind in KINDS.values()]
+        assert sorted(entered) == [0, 0, 0, 1]
+
+    async def test_many_entries_at_once_each_get_their_own_answer(self, api: Api) -> None:
+        """Fifteen guests entering one pool together (batched): each 201 once, one
+        refusal for the one who entered twice, fifteen entries in the stream."""
+        guests = [await api.player(f"g{i}") for i in range(15)]
+        answers = await asyncio.gather(
+            *(_enter(api, g, "4-casual", cpu_after=None) for g in guests),
+            _enter(api, guests[0], "4-casual", cpu_after=None),
+        )
+        codes = [r.status_code for r in answers]
+        assert codes.count(201) == 15 and codes.count(409) == 1, codes
+        assert sorted(r.json()["waiting"] for r in answers if r.status_code == 201) == list(
+            range(1, 16)
+        )
+        assert [t for t, _ in await _events(api, "pool-4-casual")] == ["PoolEntered"] * 15
+
+
 class TestPairing:
     async def test_two_casual_players_sit_at_one_started_party(self, api: Api) -> None:
         """Two waiting in 2-casual: one TableFormed, an ordinary party with the site's
