@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.match.live_hub import LiveHub
 from services.match.match_socket import match_socket
 from services.match.matches import MatchesController, RulesController
+from services.match.moderation import MyStandingController, ReportsController
 from services.match.parties import PartiesController
 from services.match.party_socket import lobby_socket, party_socket
 from services.match.players import PlayersController
@@ -118,6 +119,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         player_page,
         healthz,
         ratings_proxy,
+        ReportsController,
+        MyStandingController,
     ]
     return service_app(
         settings,

@@ -7,7 +7,8 @@
   (`match_commands.py`);
 - `deadlines`: the turn deadline row of each match (`deadlines.py`);
 - `presence`: who is connected, and the grace period (`presence.py`);
-- `replays`: export, audit and the walk of stored matches (`replay_store.py`).
+- `replays`: export, audit and the walk of stored matches (`replay_store.py`);
+- `reports`: reports of a player, filed here (`services/shared/reports.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
 the scheduler receive it and call the part they need."""
@@ -24,6 +25,7 @@ from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.match.replay_store import ReplayStore
 from services.shared.eventstore import EventStore
+from services.shared.reports import Reports
 from services.shared.settings import Settings
 
 __all__ = ["MatchService"]
@@ -43,3 +45,4 @@ class MatchService:
         self.presence = Presence(engine, self.matches, self.commands, settings)
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
         self.replays = ReplayStore(store)
+        self.reports = Reports(engine, store)
