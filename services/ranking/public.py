@@ -20,6 +20,7 @@ from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
 
 from domain.errors import Invalid, NotFound
+from domain.reputation import Completion
 from domain.streams import match_stream
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill, model_named
 from services.ranking.service import Ranking
@@ -55,6 +56,16 @@ class HistoryEntry(msgspec.Struct, kw_only=True):
     delta: int
 
 
+class CompletionOut(msgspec.Struct, kw_only=True):
+    """Matches played to the end (`finished`) of the player's last ended ones (`started`,
+    at most 50; casual and ranked): leaving, or losing the connection for good, is not
+    finishing; a CPU standing in for timeouts is. `rate` = finished / started."""
+
+    finished: int
+    started: int
+    rate: float
+
+
 class PublicPlayer(msgspec.Struct, kw_only=True):
     player_id: str
     name: str | None
@@ -63,6 +74,29 @@ class PublicPlayer(msgspec.Struct, kw_only=True):
     provisional: bool
     matches: int
     history: list[HistoryEntry]
+    completion: CompletionOut | None = None
+
+
+class PlayerReputation(msgspec.Struct, kw_only=True):
+    """A player's completion rate (null: no ended match yet)."""
+
+    player_id: str
+    completion: CompletionOut | None
+
+
+class Reputations(msgspec.Struct, kw_only=True):
+    players: list[PlayerReputation]
+
+
+MAX_IDS = 100
+
+
+def _completion(done: Completion | None) -> CompletionOut | None:
+    if done is None or not done.ended:
+        return None
+    return CompletionOut(
+        finished=done.completed, started=done.ended, rate=done.completed / done.ended
+    )
 
 
 class MatchChange(msgspec.Struct, kw_only=True):
@@ -151,6 +185,7 @@ class PublicRatingsController(Controller):
         if row is None:
             raise NotFound("no rating for this player")
         history = await ranking.queries.history(player_id, model, limit)
+        completion = (await ranking.queries.completions([player_id])).get(player_id)
         entries = []
         for h in history:
             before, after = _shown(m, h.mu_before), _shown(m, h.mu_after)
@@ -174,6 +209,33 @@ class PublicRatingsController(Controller):
             provisional=row.provisional,
             matches=row.matches,
             history=entries,
+            completion=_completion(completion),
+        )
+
+    @get(
+        "/reputation",
+        operation_id="getPublicReputations",
+        summary="Completion rates of many players at once (the lobby, the table)",
+        description="`ids`: up to 100 player ids, comma-separated. Each comes back once, in "
+        "the order asked, with `completion` null when the player has no ended match (casual "
+        "and ranked count; the last 50).",
+        responses=error_responses(422),
+    )
+    async def reputation(
+        self,
+        ranking: Ranking,
+        ids: Annotated[
+            str, QueryParameter(min_length=1, max_length=20_000, description="player ids, a,b,c")
+        ],
+    ) -> Reputations:
+        wanted = list(dict.fromkeys(i.strip() for i in ids.split(",") if i.strip()))
+        if not wanted or len(wanted) > MAX_IDS or any("\x00" in i or len(i) > 200 for i in wanted):
+            raise Invalid(f"ids: 1 to {MAX_IDS} player ids, comma-separated", field="ids")
+        found = await ranking.queries.completions(wanted)
+        return Reputations(
+            players=[
+                PlayerReputation(player_id=i, completion=_completion(found.get(i))) for i in wanted
+            ]
         )
 
     @get(
