@@ -133,6 +133,7 @@
         cpu_playing: "時間切れのため、この番はCPUが打ちます。", unauthorized: "この端末のゲスト情報が無効です。名前を入れ直してください。",
         match_finished: "対局は終わっています。", too_many: "操作が多すぎます。少し待ってください。",
       },
+      completion: "完走率 {n}%", completion_help: "直近50試合のうち最後まで打った割合（時間切れでCPUが代わりに打った対局も完走、途中で抜けた対局は数えません）",
     },
     en: {
       site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules",
@@ -260,6 +261,7 @@
         cpu_playing: "Your turn timed out: the CPU plays the rest of it.", unauthorized: "This device's guest is unknown. Enter your name again.",
         match_finished: "The match is over.", too_many: "Too many actions. Wait a moment.",
       },
+      completion: "Finished {n}%", completion_help: "Matches played to the end of the last 50 (a CPU standing in for timeouts still counts as finishing; leaving does not)",
     },
   };
 
