@@ -23,7 +23,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.match.live_hub import LiveHub
 from services.match.match_socket import match_socket
 from services.match.matches import MatchesController, RulesController
-from services.match.moderation import MyStandingController, ReportsController
+from services.match.moderation import (
+    MyStandingController,
+    ReportsController,
+    ReputationController,
+)
 from services.match.parties import PartiesController
 from services.match.party_socket import lobby_socket, party_socket
 from services.match.players import PlayersController
@@ -121,6 +125,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         ratings_proxy,
         ReportsController,
         MyStandingController,
+        ReputationController,
     ]
     return service_app(
         settings,

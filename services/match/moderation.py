@@ -1,6 +1,7 @@
 """A player's side of reputation and moderation (issue 28): reporting another player of a
-match (`POST /api/reports`) and one's own standing (`GET /api/players/me/standing`: rating,
-completion, whether and why ranked pools are closed to them, and recent warnings).
+match (`POST /api/reports`), one's own standing (`GET /api/players/me/standing`: rating,
+completion, whether and why ranked pools are closed to them, and recent warnings), and the
+completion rates the pages show beside names (`GET /api/players/reputation?ids=`).
 
 Filing goes through `services/shared/reports.py` (the report's events and its queue row in
 one statement); the operator decides on the ranking service's dashboard. The standing is
@@ -14,15 +15,21 @@ from typing import Annotated, Literal
 
 import msgspec
 from litestar import Controller, get, post
-from litestar.params import JSONBody
+from litestar.params import JSONBody, QueryParameter
 
 from services.match.ids import check_id
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
 from services.shared.errors import error_responses
 from services.shared.reports import Warning
-from services.shared.standing import standing
+from services.shared.standing import (
+    CompletionOut,
+    Reputations,
+    completion_out,
+    reputations,
+    standing,
+)
 
-__all__ = ["MyStandingController", "ReportsController"]
+__all__ = ["MyStandingController", "ReportsController", "ReputationController"]
 
 Reason = Literal["left_on_purpose", "abusive_stamps", "collusion", "other"]
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
@@ -43,14 +50,6 @@ class ReportFiledOut(msgspec.Struct, kw_only=True):
     match_id: str
     player_id: str
     reason: str
-
-
-class CompletionOut(msgspec.Struct, kw_only=True):
-    """Matches played to the end (`finished`) of the last ended ones (`started`, ≤ 50)."""
-
-    finished: int
-    started: int
-    rate: float
 
 
 class RankedBlockOut(msgspec.Struct, kw_only=True):
@@ -125,15 +124,7 @@ class MyStandingController(Controller):
     async def standing(self, service: Service, player: CurrentPlayer) -> StandingOut:
         now = dt.datetime.now(dt.UTC)
         got = await standing(service.engine, player.id, now)
-        completion = (
-            None
-            if got.completion is None
-            else CompletionOut(
-                finished=got.completion.finished,
-                started=got.completion.started,
-                rate=got.completion.rate,
-            )
-        )
+        completion = completion_out(got.completion)
         block = (
             None
             if got.ranked_block is None
@@ -146,3 +137,28 @@ class MyStandingController(Controller):
             ranked_block=block,
             warnings=await service.reports.warnings(player.id, now),
         )
+
+
+class ReputationController(Controller):
+    path = "/api/players/reputation"
+    tags = ("players",)
+
+    @get(
+        "/",
+        operation_id="getReputations",
+        summary="Completion rates of many players at once (the lobby's parties, the table)",
+        description="`ids`: 1 to 100 player ids, comma-separated (422 otherwise). Each comes "
+        "back once, in the order asked; `completion` is null for a player with no ended "
+        "match. The same answer as the ranking service's `getPublicReputations`, read here "
+        "from the same database, so the pages show it while the ranking service is away.",
+        responses=error_responses(422),
+    )
+    async def reputation(
+        self,
+        service: Service,
+        ids: Annotated[
+            str,
+            QueryParameter(min_length=1, max_length=20_000, description="player ids: a,b,c"),
+        ],
+    ) -> Reputations:
+        return await reputations(service.engine, ids)

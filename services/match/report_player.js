@@ -4,7 +4,7 @@
   //
   // `watchSeats({list, seats, matchId})` follows a list of seats (`<li data-seat=i>`,
   // drawn by the page as it likes): whenever the page draws it again, each human seat gets
-  // its completion rate ("完走率 96%", from GET /api/ratings/reputation, read once per
+  // its completion rate ("完走率 96%", from GET /api/players/reputation, read once per
   // player) and, when this device's guest sat in the match, every other human seat a
   // report button. The button opens a dialog with the reasons; sending is
   // POST /api/reports, and the dialog says it was sent (or why not).
@@ -43,7 +43,7 @@
     if (!missing.length) return false;
     missing.forEach((id) => completionsWanted.add(id));
     try {
-      const data = await api("GET", `/api/ratings/reputation?ids=${missing.map(encodeURIComponent).join(",")}`);
+      const data = await api("GET", `/api/players/reputation?ids=${missing.map(encodeURIComponent).join(",")}`);
       for (const p of data.players) completions.set(p.player_id, p.completion);
       return true;
     } catch (_) {

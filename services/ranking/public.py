@@ -20,11 +20,11 @@ from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
 
 from domain.errors import Invalid, NotFound
-from domain.reputation import Completion
 from domain.streams import match_stream
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill, model_named
 from services.ranking.service import Ranking
 from services.shared.errors import error_responses
+from services.shared.standing import CompletionOut, Reputations, completion_out, reputations
 
 __all__ = ["PublicRatingsController"]
 
@@ -56,16 +56,6 @@ class HistoryEntry(msgspec.Struct, kw_only=True):
     delta: int
 
 
-class CompletionOut(msgspec.Struct, kw_only=True):
-    """Matches played to the end (`finished`) of the player's last ended ones (`started`,
-    at most 50; casual and ranked): leaving, or losing the connection for good, is not
-    finishing; a CPU standing in for timeouts is. `rate` = finished / started."""
-
-    finished: int
-    started: int
-    rate: float
-
-
 class PublicPlayer(msgspec.Struct, kw_only=True):
     player_id: str
     name: str | None
@@ -75,28 +65,6 @@ class PublicPlayer(msgspec.Struct, kw_only=True):
     matches: int
     history: list[HistoryEntry]
     completion: CompletionOut | None = None
-
-
-class PlayerReputation(msgspec.Struct, kw_only=True):
-    """A player's completion rate (null: no ended match yet)."""
-
-    player_id: str
-    completion: CompletionOut | None
-
-
-class Reputations(msgspec.Struct, kw_only=True):
-    players: list[PlayerReputation]
-
-
-MAX_IDS = 100
-
-
-def _completion(done: Completion | None) -> CompletionOut | None:
-    if done is None or not done.ended:
-        return None
-    return CompletionOut(
-        finished=done.completed, started=done.ended, rate=done.completed / done.ended
-    )
 
 
 class MatchChange(msgspec.Struct, kw_only=True):
@@ -209,7 +177,7 @@ class PublicRatingsController(Controller):
             provisional=row.provisional,
             matches=row.matches,
             history=entries,
-            completion=_completion(completion),
+            completion=completion_out(completion),
         )
 
     @get(
@@ -228,15 +196,7 @@ class PublicRatingsController(Controller):
             str, QueryParameter(min_length=1, max_length=20_000, description="player ids, a,b,c")
         ],
     ) -> Reputations:
-        wanted = list(dict.fromkeys(i.strip() for i in ids.split(",") if i.strip()))
-        if not wanted or len(wanted) > MAX_IDS or any("\x00" in i or len(i) > 200 for i in wanted):
-            raise Invalid(f"ids: 1 to {MAX_IDS} player ids, comma-separated", field="ids")
-        found = await ranking.queries.completions(wanted)
-        return Reputations(
-            players=[
-                PlayerReputation(player_id=i, completion=_completion(found.get(i))) for i in wanted
-            ]
-        )
+        return await reputations(ranking.engine, ids)
 
     @get(
         "/matches/{match_id:str}",

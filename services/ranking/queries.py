@@ -19,11 +19,11 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain import reputation
 from domain.streams import match_id_of
 from services.ranking.consumer import read_checkpoint
 from services.ranking.ratings import DEFAULT_MODEL
 from services.shared.eventstore import Cursor, EventStore
+from services.shared.standing import Completion, completions
 
 __all__ = [
     "Bucket",
@@ -295,19 +295,8 @@ class RatingQueries:
         """Whether the log holds the match stream (the match service's tables are its own)."""
         return await self.store.stream_version(stream) > 0
 
-    async def completions(self, player_ids: list[str]) -> dict[str, reputation.Completion]:
-        """Each player's completion over their last `RECENT` ended matches (the
-        reputation fold, `domain.reputation.completion`); players with none are absent."""
-        rows = await self._rows(
-            "SELECT player_id, match_stream, ended_at, ranked, left_match FROM ("
-            " SELECT *, row_number() OVER (PARTITION BY player_id"
-            " ORDER BY ended_at DESC, match_stream DESC) AS n"
-            " FROM reputation_matches WHERE player_id = ANY(:ids)) r WHERE n <= :recent",
-            {"ids": player_ids, "recent": reputation.RECENT},
-        )
-        history: dict[str, list[reputation.Ended]] = {}
-        for pid, stream, at, ranked, left in rows:
-            history.setdefault(pid, []).append(
-                reputation.Ended(stream, at.timestamp(), ranked, left)
-            )
-        return {pid: reputation.completion(ended) for pid, ended in history.items()}
+    async def completions(self, player_ids: list[str]) -> dict[str, Completion]:
+        """Each player's completion over their last 50 ended matches (the reputation
+        fold, read as the match service reads it: services/shared/standing.py); players
+        with none are absent."""
+        return await completions(self.engine, player_ids)

@@ -204,3 +204,20 @@ async def test_completion_reads(
         assert e.status_code == 422, (bad, e.text)
         assert set(e.json()) >= {"error", "detail"}
     assert (await ranking.get("/api/ratings/reputation")).status_code in (400, 422)
+
+
+async def test_the_match_service_answers_completion_itself(api: Api, pg_store: EventStore) -> None:
+    """`GET /api/players/reputation` on the match service reads the same fold, with no
+    ranking service running; bad `ids` are 422."""
+    await write_match(api.engine, pg_store, ["ann", "ben"], [1, 2], stood_in={1: "left"})
+    await RankingConsumer(api.engine, pg_store).catch_up()
+    r = await api.call("GET", "/api/players/reputation?ids=ann,ben,zed")
+    assert r.status_code == 200, r.text
+    assert r.json()["players"] == [
+        {"player_id": "ann", "completion": {"finished": 1, "started": 1, "rate": 1.0}},
+        {"player_id": "ben", "completion": {"finished": 0, "started": 1, "rate": 0.0}},
+        {"player_id": "zed", "completion": None},
+    ]
+    for bad in ("", ",,", ",".join(f"p{i}" for i in range(101))):
+        e = await api.call("GET", f"/api/players/reputation?ids={bad}")
+        assert e.status_code == 422 and e.json()["error"], (bad, e.text)
