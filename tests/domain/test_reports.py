@@ -140,7 +140,7 @@ class TestDeciding:
         state = ReportState()
         file(state)
         decided = rule(state, decision)
-        assert isinstance(decided, list) and decided[0].until is None  # type: ignore[union-attr]
+        assert isinstance(decided, list) and decided[0].until is None
 
     def test_one_decision_only(self) -> None:
         """A second decision is `already_decided`."""
