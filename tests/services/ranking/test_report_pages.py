@@ -162,3 +162,39 @@ async def suspend_from_the_dashboard(
         await expect(page.locator("#reports-open")).to_have_text("(0 open)")
         await expect(row).to_contain_text("suspended 24 h")
         assert errors == [], errors
+
+
+async def test_report_from_the_replay_viewer(services: Services) -> None:
+    """In the replay viewer a player of the match reports another; someone who did not
+    play in it sees the seats decorated but no report button."""
+    http = httpx.Client(base_url=services.match, timeout=30)
+    match_id, ana, _bo = duel(http)
+    olga = http.post("/api/players", json={"name": "Olga"}).json()
+    http.close()
+    async with launched() as browser:
+        async with person(browser) as (page, errors):
+            await as_guest(page, services.match, ana)
+            await page.goto(f"{services.match}/replay/{match_id}")
+            await expect(page.locator("body[data-ready=true]")).to_be_attached()
+            bo_seat = page.locator("#seats li", has_text="Bo")
+            await expect(bo_seat.locator("button.report")).to_be_visible()
+            await expect(
+                page.locator("#seats li", has_text="Ana").locator("button.report")
+            ).to_have_count(0)
+            await bo_seat.locator("button.report").click()
+            await page.locator("#report-dialog label.reason", has_text="Other").click()
+            await page.click("#report-send")
+            await expect(page.locator("#report-status")).to_have_text(
+                "Report sent. An operator will look at it."
+            )
+            assert errors == [], errors
+        async with person(browser) as (page, errors):
+            await as_guest(page, services.match, olga)
+            await page.goto(f"{services.match}/replay/{match_id}")
+            await expect(page.locator("body[data-ready=true]")).to_be_attached()
+            await expect(page.locator("#seats li")).to_have_count(2)
+            # The seats are decorated (completion tags, hidden with no ended match) ...
+            await expect(page.locator("#seats li .completion")).to_have_count(2)
+            # ... but Olga did not play: no report button.
+            await expect(page.locator("#seats button.report")).to_have_count(0)
+            assert errors == [], errors
