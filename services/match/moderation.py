@@ -20,7 +20,7 @@ from litestar.params import JSONBody, QueryParameter
 from services.match.ids import check_id
 from services.match.players import BEARER, CurrentPlayer, Service, provide_player
 from services.shared.errors import error_responses
-from services.shared.reports import Warning
+from services.shared.reports import PlayerWarning
 from services.shared.standing import (
     CompletionOut,
     Reputations,
@@ -65,7 +65,7 @@ class StandingOut(msgspec.Struct, kw_only=True):
     rating: int
     completion: CompletionOut | None
     ranked_block: RankedBlockOut | None
-    warnings: list[Warning]
+    warnings: list[PlayerWarning]
 
 
 class ReportsController(Controller):

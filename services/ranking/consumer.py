@@ -1,4 +1,5 @@
-"""The ranking consumer: finished ranked matches -> rating changes, exactly once.
+"""The ranking consumer: finished ranked matches -> rating changes, and every ended match
+-> the reputation fold (`reputation_matches`), exactly once.
 
 It follows the global cursor (DESIGN.md §3: `(tx, global_position)`, only rows with
 `tx < pg_snapshot_xmin(pg_current_snapshot())`), through the event store, the only reader
@@ -16,6 +17,9 @@ For each batch, ONE transaction (the store reads on its connection):
    latest rated match under: `MatchCreated`'s seat names, never the match service's
    `players` table) and one COPY (`rating_changes`): a fixed number of statements per
    batch, not per match;
+   In the same transaction it adds one `reputation_matches` row per human player of
+   every ended match among them, casual or ranked (`match_leavers`: who left it, the
+   domain's `left_seats`), with one COPY (docs/ranking.md, Reputation);
 3. moves the checkpoint to where the read reached (`Page.last`: past every event it
    covered, of any type), and commits.
 
@@ -80,6 +84,7 @@ __all__ = [
     "RecomputeNotPermitted",
     "Tables",
     "leader_name",
+    "match_leavers",
     "match_outcome",
     "ratings_hash",
     "recompute",

@@ -21,11 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import reports as rd
 from domain.chain import GENESIS
-from domain.errors import NotFound, rejection_error
+from domain.errors import rejection_error
 from domain.streams import report_stream
 from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
 
-__all__ = ["QUEUE_LIMIT", "WARNING_DAYS", "ReportOut", "Reports", "Warning"]
+__all__ = ["QUEUE_LIMIT", "WARNING_DAYS", "PlayerWarning", "ReportOut", "Reports"]
 
 QUEUE_LIMIT: Final = 200
 WARNING_DAYS: Final = 30  # a warning shows on the player's standing this long
@@ -66,7 +66,7 @@ class ReportOut(msgspec.Struct, kw_only=True):
     note: str | None = None
 
 
-class Warning(msgspec.Struct, kw_only=True):
+class PlayerWarning(msgspec.Struct, kw_only=True):
     """A warning the operator gave the player, on a report about `match_id`."""
 
     report_id: str
@@ -214,7 +214,7 @@ class Reports:
             )
             return [_row(r) for r in rows]
 
-    async def warnings(self, player_id: str, now: dt.datetime) -> list[Warning]:
+    async def warnings(self, player_id: str, now: dt.datetime) -> list[PlayerWarning]:
         """The warnings `player_id` was given in the last `WARNING_DAYS` days, newest first."""
         async with self.engine.connect() as conn:
             rows = await conn.execute(
@@ -225,10 +225,4 @@ class Reports:
                 ),
                 {"p": player_id, "since": now - dt.timedelta(days=WARNING_DAYS)},
             )
-            return [Warning(**dict(r._mapping)) for r in rows]
-
-
-def require_report(found: ReportOut | None) -> ReportOut:
-    if found is None:
-        raise NotFound("no such report")
-    return found
+            return [PlayerWarning(**dict(r._mapping)) for r in rows]
