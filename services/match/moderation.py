@@ -151,14 +151,14 @@ class ReputationController(Controller):
         "back once, in the order asked; `completion` is null for a player with no ended "
         "match. The same answer as the ranking service's `getPublicReputations`, read here "
         "from the same database, so the pages show it while the ranking service is away.",
-        responses=error_responses(422),
+        responses=error_responses(400, 422),
     )
     async def reputation(
         self,
         service: Service,
         ids: Annotated[
             str,
-            QueryParameter(min_length=1, max_length=20_000, description="player ids: a,b,c"),
+            QueryParameter(min_length=1, max_length=4_000, description="player ids: a,b,c"),
         ],
     ) -> Reputations:
         return await reputations(service.engine, ids)

@@ -187,13 +187,13 @@ class PublicRatingsController(Controller):
         description="`ids`: up to 100 player ids, comma-separated. Each comes back once, in "
         "the order asked, with `completion` null when the player has no ended match (casual "
         "and ranked count; the last 50).",
-        responses=error_responses(422),
+        responses=error_responses(400, 422),
     )
     async def reputation(
         self,
         ranking: Ranking,
         ids: Annotated[
-            str, QueryParameter(min_length=1, max_length=20_000, description="player ids, a,b,c")
+            str, QueryParameter(min_length=1, max_length=4_000, description="player ids, a,b,c")
         ],
     ) -> Reputations:
         return await reputations(ranking.engine, ids)
