@@ -126,6 +126,14 @@ _REJECTION_KINDS: dict[str, type[AppError]] = {
     "not_host": Forbidden,
     "not_seated": Forbidden,
     "not_found": NotFound,
+    # reports of a player (domain/reports.py)
+    "bad_reason": Invalid,
+    "self_report": Invalid,
+    "stranger": Invalid,
+    "not_in_match": Forbidden,
+    "bad_decision": Invalid,
+    "bad_hours": Invalid,
+    "bad_note": Invalid,
 }
 
 

@@ -1,5 +1,5 @@
-"""Stream ids: the one spelling of which event stream holds a match, its stamps, a party or
-a pool.
+"""Stream ids: the one spelling of which event stream holds a match, its stamps, a party,
+a pool or a report of a player.
 
 A match is one stream (DESIGN.md §2), and so are its stamps (outside its hash chain), a
 party and a quick-play pool; the stream id is part of the event model, not of storage:
@@ -15,12 +15,14 @@ __all__ = [
     "MATCH_PREFIX",
     "PARTY_PREFIX",
     "POOL_PREFIX",
+    "REPORT_PREFIX",
     "STAMPS_PREFIX",
     "is_match_stream",
     "match_id_of",
     "match_stream",
     "party_stream",
     "pool_stream",
+    "report_stream",
     "stamps_stream",
 ]
 
@@ -28,6 +30,7 @@ MATCH_PREFIX = "match-"
 PARTY_PREFIX = "party-"
 POOL_PREFIX = "pool-"
 STAMPS_PREFIX = "stamps-"
+REPORT_PREFIX = "report-"
 
 
 def match_stream(match_id: str) -> str:
@@ -48,6 +51,11 @@ def stamps_stream(match_id: str) -> str:
 def pool_stream(seats: int, ranked: bool) -> str:
     """The stream of the quick-play pool of `seats`-seat tables, ranked or casual."""
     return f"{POOL_PREFIX}{seats}-{'ranked' if ranked else 'casual'}"
+
+
+def report_stream(report_id: str) -> str:
+    """The stream of the report `report_id` (`domain.reports`: one stream per report)."""
+    return f"{REPORT_PREFIX}{report_id}"
 
 
 def is_match_stream(stream_id: str) -> bool:

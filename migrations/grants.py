@@ -25,7 +25,7 @@ __all__ = ["AppRoleError", "app_role_sql", "grant_app_role"]
 # the migrating role, not the app role.
 _WORK_TABLES = (
     "turn_deadlines, parties, players, matches, seat_presence, lobby_presence, "
-    "ratings, rating_changes, consumer_checkpoints"
+    "ratings, rating_changes, consumer_checkpoints, reputation_matches, reports"
 )
 # Read and append only: the log, the idempotency records (append-only triggers on both,
 # 0001 and 0006), the connection log (0005), and the seeds, written once per match.

@@ -126,3 +126,29 @@ def test_the_log_and_the_match_rows_are_read_in_one_place_each() -> None:
         (f, line, t) for f, line, t in found if t in OWNERS and not f.startswith(OWNERS[t])
     ]
     assert elsewhere == []
+
+
+# The ranking service's tables that the match service reads (or, for `reports`, writes)
+# directly from the same database, each through one shared module: a pool entry and a
+# player's standing must not depend on the ranking process being up (docs/ranking.md,
+# Reputation), and a report is filed where the match is (the match service) but decided on
+# the ranking service's dashboard. Nowhere else outside services/ranking/.
+SHARED_RANKING = {
+    "ratings": ("services/shared/standing.py",),
+    "reputation_matches": ("services/shared/standing.py",),
+    "reports": ("services/shared/standing.py", "services/shared/reports.py"),
+}
+
+
+def test_the_ranking_tables_are_read_outside_it_in_two_modules_only() -> None:
+    """Outside services/ranking/, only standing.py names the ratings and the reputation
+    fold, and only it and reports.py name `reports`; no other ranking table at all."""
+    ranking = frozenset(ranking_tables.TABLES.tables)
+    found = [
+        (f, t)
+        for f, _, t in named_tables()
+        if t in ranking and not f.startswith("services/ranking/")
+    ]
+    assert {t for _, t in found} >= set(SHARED_RANKING)
+    elsewhere = [(f, t) for f, t in found if f not in SHARED_RANKING.get(t, ())]
+    assert elsewhere == []

@@ -24,6 +24,11 @@ from services.match.live_hub import LiveHub
 from services.match.lobby_socket import lobby_socket
 from services.match.match_socket import match_socket
 from services.match.matches import MatchesController, RulesController
+from services.match.moderation import (
+    MyStandingController,
+    ReportsController,
+    ReputationController,
+)
 from services.match.parties import PartiesController
 from services.match.party_socket import party_socket
 from services.match.players import PlayersController
@@ -129,6 +134,9 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         player_page,
         healthz,
         ratings_proxy,
+        ReportsController,
+        MyStandingController,
+        ReputationController,
     ]
     return service_app(
         settings,

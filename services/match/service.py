@@ -9,7 +9,8 @@
 - `presence`: who is connected, and the grace period (`presence.py`);
 - `lobby`: who holds the lobby open, over all instances (`lobby_presence.py`);
 - `pools`: quick play, entering, leaving and pairing (`pairing.py`);
-- `replays`: export, audit and the walk of stored matches (`replay_store.py`).
+- `replays`: export, audit and the walk of stored matches (`replay_store.py`);
+- `reports`: reports of a player, filed here (`services/shared/reports.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
 the scheduler receive it and call the part they need."""
@@ -28,6 +29,7 @@ from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.match.replay_store import ReplayStore
 from services.shared.eventstore import EventStore
+from services.shared.reports import Reports
 from services.shared.settings import Settings
 
 __all__ = ["MatchService"]
@@ -49,3 +51,4 @@ class MatchService:
         self.lobby = LobbyPresence(engine)
         self.pools = Pools(engine, store, self.parties, self.lobby, settings)
         self.replays = ReplayStore(store)
+        self.reports = Reports(engine, store)

@@ -133,8 +133,7 @@
         cpu_playing: "時間切れのため、この番はCPUが打ちます。", unauthorized: "この端末のゲスト情報が無効です。名前を入れ直してください。",
         match_finished: "対局は終わっています。", too_many: "操作が多すぎます。少し待ってください。",
       },
-      // A player's completion rate (issue 28; `completionTag` below).
-      completion: "完走率 {pct}%",
+      completion: "完走率 {n}%", completion_help: "直近50試合のうち最後まで打った割合（時間切れでCPUが代わりに打った対局も完走、途中で抜けた対局は数えません）",
     },
     en: {
       site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules",
@@ -262,8 +261,7 @@
         cpu_playing: "Your turn timed out: the CPU plays the rest of it.", unauthorized: "This device's guest is unknown. Enter your name again.",
         match_finished: "The match is over.", too_many: "Too many actions. Wait a moment.",
       },
-      // A player's completion rate (issue 28; `completionTag` below).
-      completion: "{pct}% completed",
+      completion: "Finished {n}%", completion_help: "Matches played to the end of the last 50 (a CPU standing in for timeouts still counts as finishing; leaving does not)",
     },
   };
 
@@ -653,11 +651,10 @@
   }
 
   // --------------------------------------------------------------- completion rates
-  // HOOK (issue 28): a player's completion rate (matches played to the end ÷ matches
-  // started, over the last 50) shown next to their name. The ranking service's batch read
-  // is not wired yet; whoever wires it calls `setCompletionRates({player_id: rate 0..1})`
-  // with its answer (e.g. from `GET /api/ratings/reputation?ids=a,b`), and every name
-  // drawn afterwards by `completionTag` carries its rate. Until then nothing is shown.
+  // A player's completion rate (matches played to the end ÷ matches started, over the
+  // last 50) shown next to their name: `loadCompletionRates(ids)` asks the match service
+  // (`GET /api/players/reputation`, its own read: shown while the ranking service is
+  // away), and every name drawn by `completionTag` afterwards carries its rate.
   const completionRates = new Map();
   const completionListeners = [];
   function setCompletionRates(rates) {
@@ -668,11 +665,25 @@
   }
   // Called with a redraw function: it runs again whenever rates arrive.
   function onCompletionRates(redraw) { completionListeners.push(redraw); }
-  // A tag "完走率 96%" / "96% completed" for `playerId`, or null when no rate is known.
+  // A tag "完走率 96%" / "Finished 96%" for `playerId`, or null when no rate is known.
   function completionTag(playerId) {
     const rate = playerId ? completionRates.get(playerId) : undefined;
     if (rate === undefined) return null;
     return el("span", { class: "tag completion", "data-completion": String(rate) },
-              t("completion", { pct: Math.round(rate * 100) }));
+              t("completion", { n: Math.round(rate * 100) }));
+  }
+  const completionAsked = new Set();
+  async function loadCompletionRates(ids) {
+    const wanted = [...new Set(ids)].filter((id) => id && !completionAsked.has(id)).slice(0, 100);
+    if (!wanted.length) return;
+    wanted.forEach((id) => completionAsked.add(id));
+    const forget = () => wanted.forEach((id) => completionAsked.delete(id));
+    try {
+      const r = await fetch(`/api/players/reputation?ids=${wanted.map(encodeURIComponent).join(",")}`);
+      if (!r.ok) { forget(); return; }
+      const rates = {};
+      for (const p of (await r.json()).players) if (p.completion) rates[p.player_id] = p.completion.rate;
+      setCompletionRates(rates);
+    } catch { forget(); }
   }
   // ---- end of site.js

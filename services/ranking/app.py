@@ -42,6 +42,7 @@ from services.ranking.consumer import (
     ratings_hash,
     recompute,
 )
+from services.ranking.moderation import OperatorReportsController
 from services.ranking.public import PublicRatingsController
 from services.ranking.queries import Bucket, ChangeOut, DayCount, Lag, RatingOut, Swing
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, model_named
@@ -333,7 +334,14 @@ def create_app(
     )
     return service_app(
         settings,
-        route_handlers=[RankingController, PublicRatingsController, healthz, dashboard, index],
+        route_handlers=[
+            RankingController,
+            PublicRatingsController,
+            OperatorReportsController,
+            healthz,
+            dashboard,
+            index,
+        ],
         dependencies={"ranking": provide_ranking},
         lifespan=[lifespan],
         openapi=openapi,

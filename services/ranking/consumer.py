@@ -1,4 +1,5 @@
-"""The ranking consumer: finished ranked matches -> rating changes, exactly once.
+"""The ranking consumer: finished ranked matches -> rating changes, and every ended match
+-> the reputation fold (`reputation_matches`), exactly once.
 
 It follows the global cursor (DESIGN.md §3: `(tx, global_position)`, only rows with
 `tx < pg_snapshot_xmin(pg_current_snapshot())`), through the event store, the only reader
@@ -16,6 +17,9 @@ For each batch, ONE transaction (the store reads on its connection):
    latest rated match under: `MatchCreated`'s seat names, never the match service's
    `players` table) and one COPY (`rating_changes`): a fixed number of statements per
    batch, not per match;
+   In the same transaction it adds one `reputation_matches` row per human player of
+   every ended match among them, casual or ranked (`match_leavers`: who left it, the
+   domain's `left_seats`), with one COPY (docs/ranking.md, Reputation);
 3. moves the checkpoint to where the read reached (`Page.last`: past every event it
    covered, of any type), and commits.
 
@@ -80,6 +84,7 @@ __all__ = [
     "RecomputeNotPermitted",
     "Tables",
     "leader_name",
+    "match_leavers",
     "match_outcome",
     "ratings_hash",
     "recompute",
@@ -105,14 +110,23 @@ class RatedPlayer(msgspec.Struct, frozen=True):
 
 
 class Tables(msgspec.Struct, frozen=True):
-    """The rating tables to write: the live ones, or the ones a recompute builds."""
+    """The tables to write: the live ones, or the ones a recompute builds."""
 
     ratings: str = tables.ratings.name
     changes: str = tables.rating_changes.name
+    reputation: str = tables.reputation_matches.name
+
+    def pairs(self, other: Tables) -> list[tuple[str, str]]:
+        """Each of these tables beside the same one of `other`."""
+        return [
+            (self.ratings, other.ratings),
+            (self.changes, other.changes),
+            (self.reputation, other.reputation),
+        ]
 
 
 LIVE: Final = Tables()
-NEXT: Final = Tables(f"{LIVE.ratings}_next", f"{LIVE.changes}_next")
+NEXT: Final = Tables(f"{LIVE.ratings}_next", f"{LIVE.changes}_next", f"{LIVE.reputation}_next")
 
 
 class RecomputeBusy(RuntimeError):
@@ -132,17 +146,42 @@ _NOT_PERMITTED: Final = (
 # --------------------------------------------------------------------------- the outcome
 
 
+def _finished_state(events: Sequence[ev.Event]) -> MatchState:
+    """The match's fold up to its `MatchFinished` (only the events `_OUTCOME_TYPES` names
+    change what is read of it)."""
+    state = MatchState()
+    for event in events:
+        apply(state, event)
+        if state.status == "finished":
+            break
+    return state
+
+
 def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
     """The rated players of a finished match and their places; None: nothing to rate.
 
     Who stands in for whom is the domain's fold (`MatchState.stood_in`), applied up to
     `MatchFinished`, and who left is the domain's reading of it (`left_seats`, placed
     last): only the events `_OUTCOME_TYPES` names change what is read here."""
-    state = MatchState()
-    for event in events:
-        apply(state, event)
-        if state.status == "finished":
-            break
+    return _rated(_finished_state(events))
+
+
+def match_leavers(events: Sequence[ev.Event]) -> dict[str, bool] | None:
+    """Each human player of a finished match (CPU seats left out) and whether they left
+    it (`left_seats`; a player in two seats left if they left either); None: the match
+    did not finish. The reputation fold's row per player (casual or ranked alike)."""
+    state = _finished_state(events)
+    if state.placements is None:
+        return None
+    left = left_seats(state)
+    out: dict[str, bool] = {}
+    for seat, spec in enumerate(state.seats):
+        if spec.player_id is not None and spec.cpu is None:
+            out[spec.player_id] = out.get(spec.player_id, False) or left[seat]
+    return out
+
+
+def _rated(state: MatchState) -> list[RatedPlayer] | None:
     finished = state.placements
     if finished is None:
         return None
@@ -243,31 +282,51 @@ def _seat_names(events: Sequence[ev.Event]) -> dict[str, str]:
     return {}
 
 
-async def _outcomes(
-    store: EventStore, conn: AsyncConnection, finishes: Sequence[_Finish]
-) -> dict[str, _Outcome]:
+class _Read(NamedTuple):
+    """What a page of match ends gives: the outcome of each ranked match with something
+    to rate, and the reputation rows of every ended match (`_REPUTATION_COLUMNS` order)."""
+
+    outcomes: dict[str, _Outcome]
+    reputation: list[tuple[Any, ...]]
+
+
+async def _outcomes(store: EventStore, conn: AsyncConnection, finishes: Sequence[_Finish]) -> _Read:
     """The outcome of every ranked match among `finishes` that has something to rate
-    (two queries on `conn`, whatever the number of matches); the others are absent.
+    (two queries on `conn`, whatever the number of matches; the others are absent), and
+    a reputation row per human player of every one of them, casual or ranked.
 
     The `matches` rows first (no row: casual); then, in one read, the events that decide
-    ranked or not (the parties' `MatchOpened`) and what rating needs of each match."""
+    ranked or not (the parties' `MatchOpened`) and what rating and reputation need of
+    each match."""
     streams = list(dict.fromkeys(f.stream_id for f in finishes))
+    if not streams:
+        return _Read({}, [])
     rows = await match_rows.read_rows(conn, streams)
-    if not rows:
-        return {}
     parties = {stream: PARTY_PREFIX + row.party_id for stream, row in rows.items()}
     events = await store.read_streams(
-        [*rows, *dict.fromkeys(parties.values())], types=(*_OUTCOME_TYPES, _OPENED), conn=conn
+        [*streams, *dict.fromkeys(parties.values())], types=(*_OUTCOME_TYPES, _OPENED), conn=conn
     )
     out: dict[str, _Outcome] = {}
-    for stream, row in rows.items():
-        if not _ranked(stream, row, events.get(parties[stream], ())):
-            continue
+    ranked: dict[str, bool] = {}
+    leavers: dict[str, dict[str, bool]] = {}
+    for stream in streams:
+        row = rows.get(stream)
+        ranked[stream] = row is not None and _ranked(stream, row, events.get(parties[stream], ()))
         stream_events = [e.event for e in events.get(stream, ())]
+        who = match_leavers(stream_events)
+        if who is not None:
+            leavers[stream] = who
+        if not ranked[stream]:
+            continue
         players = match_outcome(stream_events)
         if players is not None:
             out[stream] = _Outcome(players, _seat_names(stream_events))
-    return out
+    reputation = [
+        (player, f.stream_id, f.position, f.recorded_at, ranked[f.stream_id], left)
+        for f in finishes
+        for player, left in sorted(leavers.get(f.stream_id, {}).items())
+    ]
+    return _Read(out, reputation)
 
 
 # ------------------------------------------------------------------------ rating matches
@@ -294,6 +353,10 @@ _CHANGE_COLUMNS: Final = _Columns(
     ("text", "text", "text", "int8", "int4", "int4", "bool")
     + ("float8",) * 6
     + ("bytea", "text", "timestamptz"),
+)
+_REPUTATION_COLUMNS: Final = _Columns(
+    _column_names(tables.reputation_matches),
+    ("text", "text", "int8", "timestamptz", "bool", "bool"),
 )
 _RATING_COLUMNS: Final = _Columns(
     _column_names(tables.ratings),
@@ -444,15 +507,19 @@ async def _apply_batch(
     store: EventStore, conn: AsyncConnection, finishes: Sequence[_Finish], tables: Tables
 ) -> int:
     """Rate the ranked matches among `finishes`, in order, against the current rows of
-    `tables` (locked until the transaction ends); returns the number of matches rated.
+    `tables` (locked until the transaction ends), and add every ended match to the
+    reputation fold; returns the number of matches rated.
 
     A fixed number of statements whatever the batch's size: two reads for the outcomes,
-    one to lock and read the players' ratings, one upsert, one COPY. Plain COPY (no ON
-    CONFLICT) into `changes`: a second rating of a match violates its primary key."""
-    outcomes = await _outcomes(store, conn, finishes)
+    one COPY of the reputation rows, one to lock and read the players' ratings, one
+    upsert, one COPY. Plain COPY (no ON CONFLICT) into `changes` and `reputation`: a
+    second rating or a second reputation row of a match violates its primary key."""
+    read = await _outcomes(store, conn, finishes)
+    driver = await _driver(conn)
+    await _copy(driver, tables.reputation, _REPUTATION_COLUMNS, read.reputation)
+    outcomes = read.outcomes
     if not outcomes:
         return 0
-    driver = await _driver(conn)
     ids = sorted({p.player_id for outcome in outcomes.values() for p in outcome.players})
     book = _Book()
     async with driver.cursor() as cur:
@@ -822,6 +889,7 @@ async def _recompute(engine: AsyncEngine, batch: int) -> str:
             async with engine.connect() as conn:
                 stats = await conn.execution_options(isolation_level="AUTOCOMMIT")
                 await stats.execute(sa.text(f"ANALYZE {NEXT.ratings}"))
+                await stats.execute(sa.text(f"ANALYZE {NEXT.reputation}"))
                 await stats.execute(
                     sa.text(
                         f"ANALYZE {NEXT.changes} "
@@ -831,7 +899,7 @@ async def _recompute(engine: AsyncEngine, batch: int) -> str:
             await _index_next(engine)
             async with engine.begin() as conn:
                 await read_checkpoint(conn, CHECKPOINT, lock=True)
-                for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+                for live, new in LIVE.pairs(NEXT):
                     await _copy_grants(conn, live, new)
                     await conn.execute(sa.text(f"ALTER TABLE {live} RENAME TO {live}_old"))
                     await conn.execute(sa.text(f"ALTER TABLE {new} RENAME TO {live}"))
@@ -864,7 +932,7 @@ async def _rebuild(engine: AsyncEngine, store: EventStore, head: Cursor, batch: 
         reader = await read_conn.execution_options(isolation_level="AUTOCOMMIT")
         writer = await _driver(await write_conn.execution_options(isolation_level="AUTOCOMMIT"))
 
-        async def fetch(after: Cursor) -> tuple[_Page, dict[str, _Outcome]]:
+        async def fetch(after: Cursor) -> tuple[_Page, _Read]:
             page = await _finish_page(store, after, batch, until=head, conn=reader)
             return page, await _outcomes(store, reader, page.finishes)
 
@@ -874,7 +942,8 @@ async def _rebuild(engine: AsyncEngine, store: EventStore, head: Cursor, batch: 
             pending.append(fetching)
             writing: asyncio.Task[None] | None = None
             while True:
-                page, outcomes = await fetching
+                page, read = await fetching
+                outcomes = read.outcomes
                 if page.last is None:
                     break
                 fetching = asyncio.create_task(fetch(page.last))
@@ -890,7 +959,7 @@ async def _rebuild(engine: AsyncEngine, store: EventStore, head: Cursor, batch: 
                     await writing
                 changes, book.changes = book.changes, []
                 writing = asyncio.create_task(
-                    _copy(writer, NEXT.changes, _CHANGE_COLUMNS, changes, every=_YIELD_EVERY)
+                    _copy_page(writer, changes, read.reputation, every=_YIELD_EVERY)
                 )
                 pending.append(writing)
             if writing is not None:
@@ -906,10 +975,21 @@ async def _rebuild(engine: AsyncEngine, store: EventStore, head: Cursor, batch: 
 _YIELD_EVERY: Final = 32
 
 
+async def _copy_page(
+    writer: Any,
+    changes: Sequence[tuple[Any, ...]],
+    reputation: Sequence[tuple[Any, ...]],
+    every: int,
+) -> None:
+    """One page of a rebuild into the `NEXT` tables: its rating changes, its reputation."""
+    await _copy(writer, NEXT.changes, _CHANGE_COLUMNS, changes, every=every)
+    await _copy(writer, NEXT.reputation, _REPUTATION_COLUMNS, reputation, every=every)
+
+
 async def _create_next(conn: AsyncConnection) -> None:
     """Empty `NEXT` tables shaped like the live ones, without their indexes (built after
     the load, `_index_next`: faster than keeping them up to date row by row)."""
-    for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+    for live, new in LIVE.pairs(NEXT):
         await conn.execute(sa.text(f"DROP TABLE IF EXISTS {new}"))
         await conn.execute(
             sa.text(f"CREATE TABLE {new} (LIKE {live} INCLUDING ALL EXCLUDING INDEXES)")
@@ -949,7 +1029,7 @@ async def _index_next(engine: AsyncEngine) -> None:
     keys: list[tuple[str, str]] = []
     async with engine.connect() as conn:
         taken: set[str] = set()
-        for live, new in ((LIVE.ratings, NEXT.ratings), (LIVE.changes, NEXT.changes)):
+        for live, new in LIVE.pairs(NEXT):
             indexes = (
                 await conn.execute(
                     sa.text(

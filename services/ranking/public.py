@@ -24,6 +24,7 @@ from domain.streams import match_stream
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill, model_named
 from services.ranking.service import Ranking
 from services.shared.errors import error_responses
+from services.shared.standing import CompletionOut, Reputations, completion_out, reputations
 
 __all__ = ["PublicRatingsController"]
 
@@ -63,6 +64,7 @@ class PublicPlayer(msgspec.Struct, kw_only=True):
     provisional: bool
     matches: int
     history: list[HistoryEntry]
+    completion: CompletionOut | None = None
 
 
 class MatchChange(msgspec.Struct, kw_only=True):
@@ -151,6 +153,7 @@ class PublicRatingsController(Controller):
         if row is None:
             raise NotFound("no rating for this player")
         history = await ranking.queries.history(player_id, model, limit)
+        completion = (await ranking.queries.completions([player_id])).get(player_id)
         entries = []
         for h in history:
             before, after = _shown(m, h.mu_before), _shown(m, h.mu_after)
@@ -174,7 +177,26 @@ class PublicRatingsController(Controller):
             provisional=row.provisional,
             matches=row.matches,
             history=entries,
+            completion=completion_out(completion),
         )
+
+    @get(
+        "/reputation",
+        operation_id="getPublicReputations",
+        summary="Completion rates of many players at once (the lobby, the table)",
+        description="`ids`: up to 100 player ids, comma-separated. Each comes back once, in "
+        "the order asked, with `completion` null when the player has no ended match (casual "
+        "and ranked count; the last 50).",
+        responses=error_responses(400, 422),
+    )
+    async def reputation(
+        self,
+        ranking: Ranking,
+        ids: Annotated[
+            str, QueryParameter(min_length=1, max_length=4_000, description="player ids, a,b,c")
+        ],
+    ) -> Reputations:
+        return await reputations(ranking.engine, ids)
 
     @get(
         "/matches/{match_id:str}",

@@ -23,6 +23,7 @@ from domain.streams import match_id_of
 from services.ranking.consumer import read_checkpoint
 from services.ranking.ratings import DEFAULT_MODEL
 from services.shared.eventstore import Cursor, EventStore
+from services.shared.standing import Completion, completions
 
 __all__ = [
     "Bucket",
@@ -293,3 +294,9 @@ class RatingQueries:
     async def match_exists(self, stream: str) -> bool:
         """Whether the log holds the match stream (the match service's tables are its own)."""
         return await self.store.stream_version(stream) > 0
+
+    async def completions(self, player_ids: list[str]) -> dict[str, Completion]:
+        """Each player's completion over their last 50 ended matches (the reputation
+        fold, read as the match service reads it: services/shared/standing.py); players
+        with none are absent."""
+        return await completions(self.engine, player_ids)

@@ -4,6 +4,7 @@ store, with a part per responsibility:
 
 - `consumer`: follows the log and keeps the ratings (`consumer.py`);
 - `queries`: every read the API answers with (`queries.py`);
+- `reports`: the operator's queue of reports and its decisions (services/shared/reports.py);
 - `recompute_lock`: one recompute at a time in this process.
 
 Handlers receive it as the `ranking` dependency (`Ranking`, from the ASGI scope) and call
@@ -22,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.ranking.consumer import CHECKPOINT, RankingConsumer
 from services.ranking.queries import RatingQueries
 from services.shared.eventstore import EventStore
+from services.shared.reports import Reports
 from services.shared.settings import Settings
 
 __all__ = ["Ranking", "RankingService", "provide_ranking"]
@@ -36,6 +38,7 @@ class RankingService:
         self.store = EventStore(engine)
         self.consumer = RankingConsumer(engine, self.store, poll=settings.ranking_poll)
         self.queries = RatingQueries(engine, self.store, CHECKPOINT)
+        self.reports = Reports(engine, self.store)
         self.recompute_lock = asyncio.Lock()
 
 

@@ -1,4 +1,4 @@
-"""The ranking service's tables, declared once (made by the migrations 0004 and 0007;
+"""The ranking service's tables, declared once (made by the migrations 0004, 0007 and 0009;
 tests/migrations/test_catalog.py checks that the two agree). The service reads the event
 log and these; no table of the match service (names come from `MatchCreated`, 0007).
 
@@ -13,7 +13,14 @@ from typing import Final
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-__all__ = ["TABLES", "consumer_checkpoints", "rating_changes", "ratings"]
+__all__ = [
+    "TABLES",
+    "consumer_checkpoints",
+    "rating_changes",
+    "ratings",
+    "reports",
+    "reputation_matches",
+]
 
 _TIMESTAMPTZ: Final = sa.DateTime(timezone=True)
 
@@ -68,4 +75,39 @@ consumer_checkpoints: Final = sa.Table(
     sa.Column("tx", sa.BigInteger, nullable=False),
     sa.Column("position", sa.BigInteger, nullable=False),
     sa.Column("updated_at", _TIMESTAMPTZ, nullable=False, server_default=sa.text("now()")),
+)
+
+# The reputation fold (0009): one row per human player per ended match, casual or ranked,
+# written with the checkpoint (exactly once) and rebuilt by `ludo ranking recompute`.
+# `left_match`: the player left it (`domain.reputation.left_seats`). The match service
+# reads it (services/shared/standing.py): a pool entry must not depend on this process.
+reputation_matches: Final = sa.Table(
+    "reputation_matches",
+    TABLES,
+    sa.Column("player_id", sa.Text, primary_key=True),
+    sa.Column("match_stream", sa.Text, primary_key=True),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("ended_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("ranked", sa.Boolean, nullable=False),
+    sa.Column("left_match", sa.Boolean, nullable=False),
+)
+
+# Reports of a player and their decisions (0009): the read model of the `report-<id>`
+# streams (domain/reports.py), a side write of each append to one (services/shared/
+# reports.py): the match service files, the ranking service's operator decides.
+# `decision` NULL: open. `until`: the end of a suspension.
+reports: Final = sa.Table(
+    "reports",
+    TABLES,
+    sa.Column("report_id", sa.Text, primary_key=True),
+    sa.Column("match_id", sa.Text, nullable=False),
+    sa.Column("reporter_id", sa.Text, nullable=False),
+    sa.Column("reported_id", sa.Text, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("filed_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("decision", sa.Text, nullable=True),
+    sa.Column("decided_at", _TIMESTAMPTZ, nullable=True),
+    sa.Column("hours", sa.Integer, nullable=True),
+    sa.Column("until", _TIMESTAMPTZ, nullable=True),
+    sa.Column("note", sa.Text, nullable=True),
 )

@@ -12,9 +12,11 @@ Why the ranking service has no stateful phase: schemathesis builds its sequences
 links, and the ranking document has none to infer (`as_state_machine()` finds no bundle:
 no operation answers with a `Location`, none creates what another's parameters name).
 Nor could a sequence find anything the single calls do not: every operation but
-`recomputeRatings` is a read, the state it reads (ratings) comes only from the match
-service's events through the consumer, never from the ranking API, and a recompute
-rebuilds the same ratings from the same log. What covers the ranking service instead: the
+`recomputeRatings` and `decideReport` is a read, the state it reads (ratings) comes only
+from the match service's events through the consumer, never from the ranking API, and a
+recompute rebuilds the same ratings from the same log; `decideReport` acts on reports the
+match service files (fuzzed ids are 404; tests/services/ranking/test_moderation.py decides
+real ones, every refusal included). What covers the ranking service instead: the
 per-operation fuzzing here on seeded data; tests/services/ranking/test_app.py and
 test_public.py (real rated matches through every route, the ids of one answer fed to the
 next);

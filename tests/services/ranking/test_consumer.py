@@ -186,6 +186,7 @@ async def recompute_from_scratch(engine: AsyncEngine) -> None:
     async with engine.begin() as conn:
         await conn.execute(sa.text("DELETE FROM ratings"))
         await conn.execute(sa.text("DELETE FROM rating_changes"))
+        await conn.execute(sa.text("DELETE FROM reputation_matches"))
         await conn.execute(sa.text("UPDATE consumer_checkpoints SET tx = 0, position = 0"))
 
 
@@ -322,7 +323,8 @@ async def test_global_order_sorts_xids_as_numbers(
                 sa.text(
                     "INSERT INTO events (tx, stream_id, stream_version, event_id, type,"
                     " schema_version, data, prev_hash, hash) VALUES (CAST(:tx AS xid8), :s, 0,"
-                    " gen_random_uuid(), 'MatchFinished', 1, '{\"placements\": [1, 2]}', :h, :h)"
+                    " gen_random_uuid(), 'MatchFinished', 1,"
+                    ' \'{"type": "MatchFinished", "placements": [1, 2]}\', :h, :h)'
                 ),
                 {"tx": str(tx), "s": f"match-x{tx}", "h": GENESIS},
             )

@@ -1,0 +1,107 @@
+"""The operator's queue of reports (issue 28, point 4): `GET /api/operator/reports` and
+`POST /api/operator/reports/{report_id}/decision`, with the operator token, shown on the
+dashboard.
+
+Reports are filed in the match service (`POST /api/reports`); each is a `report-<id>`
+stream (domain/reports.py) with its queue row written in the same statement
+(services/shared/reports.py). A decision is one more event on that stream: `dismiss`,
+`warn` (shown to the player on their standing for 30 days) or `suspend` for `hours` (no
+ranked pools until then: `services/shared/standing.py`, reason `suspended`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import Controller, get, post
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+from litestar.params import FromPath, JSONBody
+
+from domain.errors import NotFound, Unauthenticated
+from services.ranking.service import Ranking, RankingService
+from services.shared.errors import error_responses
+from services.shared.operator import is_operator
+from services.shared.reports import ReportOut
+
+__all__ = ["OperatorReportsController"]
+
+OPERATOR = "operator"  # who decided, in the event: the one operator token's holder
+
+
+class QueuedReport(ReportOut, kw_only=True):
+    """A report in the queue, with the path of its match's dispute report on the match
+    service (`/report/{match_id}`, the operator's page there)."""
+
+    dispute_report: str
+
+
+class ReportQueue(msgspec.Struct, kw_only=True):
+    open: int
+    reports: list[QueuedReport]
+
+
+class Decision(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """`dismiss`, `warn`, or `suspend` for `hours` (1 to 8760); an optional `note`."""
+
+    decision: Literal["dismiss", "warn", "suspend"]
+    hours: int | None = None
+    note: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+
+
+def _guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    ranking: RankingService = connection.app.state.ranking
+    header = connection.headers.get("authorization", "")
+    if not is_operator(header, ranking.settings.operator_token):
+        raise Unauthenticated("send Authorization: Bearer <operator token>")
+
+
+def _queued(report: ReportOut) -> QueuedReport:
+    return QueuedReport(
+        **msgspec.structs.asdict(report), dispute_report=f"/report/{report.match_id}"
+    )
+
+
+class OperatorReportsController(Controller):
+    path = "/api/operator/reports"
+    tags = ("moderation",)
+    guards = [_guard]  # noqa: RUF012 - Litestar's class attribute
+    security = [{"operator": []}]  # noqa: RUF012 - Litestar's class attribute
+
+    @get(
+        "/",
+        operation_id="getReportQueue",
+        summary="Reports of players: open ones first (oldest first), then decided ones",
+        responses=error_responses(401),
+    )
+    async def queue(self, ranking: Ranking) -> ReportQueue:
+        reports = await ranking.reports.queue()
+        return ReportQueue(
+            open=sum(r.decision is None for r in reports), reports=[_queued(r) for r in reports]
+        )
+
+    @post(
+        "/{report_id:str}/decision",
+        operation_id="decideReport",
+        summary="Dismiss, warn or suspend (no ranked pools for `hours`)",
+        description="One decision per report (409 `already_decided`); `hours` only and "
+        "always for `suspend` (422 `bad_hours`); a report never filed is 404.",
+        status_code=200,
+        responses=error_responses(400, 401, 404, 409, 413, 415, 422),
+    )
+    async def decide(
+        self, ranking: Ranking, report_id: FromPath[str], data: JSONBody[Decision]
+    ) -> QueuedReport:
+        if len(report_id) > 100 or "\x00" in report_id:
+            raise NotFound("no such report")
+        decided = await ranking.reports.decide(
+            report_id,
+            operator=OPERATOR,
+            decision=data.decision,
+            hours=data.hours,
+            note=data.note,
+            now=dt.datetime.now(dt.UTC),
+        )
+        return _queued(decided)
