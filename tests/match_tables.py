@@ -18,10 +18,10 @@ from sqlalchemy.dialects import postgresql
 
 __all__ = [
     "TABLES",
+    "lobby_presence",
     "match_seeds",
     "matches",
     "parties",
-    "lobby_presence",
     "players",
     "seat_connections",
     "seat_presence",

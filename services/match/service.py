@@ -7,7 +7,8 @@
   (`match_commands.py`);
 - `deadlines`: the turn deadline row of each match (`deadlines.py`);
 - `presence`: who is connected, and the grace period (`presence.py`);
-- `replays`: export, audit and the walk of stored matches (`replay_store.py`).
+- `replays`: export, audit and the walk of stored matches (`replay_store.py`);
+- `stamps`: quick-chat stamps, each match's own stream beside it (`stamps.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
 the scheduler receive it and call the part they need."""
@@ -23,6 +24,7 @@ from services.match.match_reads import MatchReads
 from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.match.replay_store import ReplayStore
+from services.match.stamps import Stamps
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 
@@ -43,3 +45,4 @@ class MatchService:
         self.presence = Presence(engine, self.matches, self.commands, settings)
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
         self.replays = ReplayStore(store)
+        self.stamps = Stamps(store, self.matches, self.parties)
