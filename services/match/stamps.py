@@ -20,6 +20,7 @@ from domain import stamps as ds
 from domain.chain import GENESIS
 from domain.errors import AppError, Conflict, Forbidden, Invalid
 from domain.streams import match_stream, stamps_stream
+from replays.report import StampLogEntry
 from services.match.guests import Player
 from services.match.idempotency import command_id as command_id_of
 from services.match.idempotency import done_meanwhile, metadata
@@ -87,6 +88,14 @@ class Stamps:
         match_id = check_id(match_id, "match")
         await self.reads.state(match_id)  # NotFound for a match nobody started
         return await self.store.read_stream(stamps_stream(match_id))
+
+    async def log(self, match_id: str) -> list[StampLogEntry]:
+        """Every stamp of the match as the dispute report places it in time."""
+        entries = []
+        for stored in await self.read(match_id):
+            sent = ds.decode_stamp_event(stored.data)
+            entries.append(StampLogEntry(seat=sent.seat, stamp=sent.stamp, at=stored.recorded_at))
+        return entries
 
     async def enabled(self, match_id: str) -> bool:
         """Whether the match's party has stamps on (a match without a party: on)."""

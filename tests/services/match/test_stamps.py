@@ -18,6 +18,8 @@ from replays.format import dump_replay
 from replays.verify import verify_replay
 from tests.services.conftest import Api
 from tests.services.match.test_live import Table, _client
+from tests.services.match.test_replay_api import OPERATOR
+from tests.services.match.test_replay_api import op_api as op_api  # noqa: PLC0414 - fixture
 from tests.services.match.test_sockets import _socket
 from tests.services.match.test_sockets import server as server  # noqa: PLC0414 - the fixture
 
@@ -190,6 +192,27 @@ async def test_a_matchs_replay_is_the_same_with_and_without_stamps(api: Api) -> 
     assert after == before
     assert verify_replay(await replays.export(match_id)).ok
     assert (await api.call("GET", f"/api/matches/{match_id}/audit")).json()["ok"] is True
+
+
+async def test_the_dispute_report_shows_stamps_on_the_timeline(op_api: Api) -> None:
+    """Each stamp is a `stamp` line of the operator's report, in time order among the
+    events, with its seat and id, flagging no turn."""
+    api = op_api
+    clock = clocked(api)
+    match_id, (alice, bob), _ = await api.duel()
+    await stamp(api, match_id, alice, {"stamp": "good_luck"})
+    await api.step(match_id, [alice, bob])
+    clock.now += 3
+    await stamp(api, match_id, bob, {"stamp": "tears"})
+    r = await api.call("GET", f"/api/matches/{match_id}/report", headers=OPERATOR)
+    assert r.status_code == 200, r.text
+    report = r.json()
+    lines = report["prologue"] + [e for turn in report["turns"] for e in turn["entries"]]
+    said = [(e["seat"], e["type"]) for e in lines if e["kind"] == "stamp"]
+    assert said == [(0, "good_luck"), (1, "tears")]
+    kinds = [e["kind"] for e in lines]
+    assert kinds.index("stamp") < kinds.index("event", kinds.index("stamp"))
+    assert all("stamp" in e["text"] for e in lines if e["kind"] == "stamp")
 
 
 async def test_the_match_socket_carries_stamps_and_presence(server: Any) -> None:

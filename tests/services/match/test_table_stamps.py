@@ -135,3 +135,35 @@ async def test_the_host_switches_stamps_off_and_a_spectator_gets_no_palette(
         await expect(host.locator('#bubbles .bubble[data-seat="1"]')).to_have_text("Thanks")
         await expect(visitor.locator('#bubbles .bubble[data-seat="1"]')).to_have_text("Thanks")
         assert errors == [] and host_errors == [] and visitor_errors == []
+
+
+async def test_the_replay_viewer_shows_the_stamps_on_its_timeline(
+    site: Site, browser: Browser
+) -> None:
+    """/replay/{id} lists each stamp after the event before it, in the viewer's language,
+    with a mark on the timeline."""
+    http = site.http
+    tokens = []
+    for name in ("ann", "ben"):
+        token = http.post("/api/players", json={"name": name}).json()["token"]
+        tokens.append({"Authorization": f"Bearer {token}"})
+    party = http.post("/api/parties", json={"seats": 2}, headers=tokens[0]).json()["id"]
+    assert http.post(f"/api/parties/{party}/join", json={}, headers=tokens[1]).status_code == 200
+    match_id = http.post(f"/api/parties/{party}/start", headers=tokens[0]).json()["match_id"]
+    r = http.post(f"/api/matches/{match_id}/stamps", json={"stamp": "good_luck"}, headers=tokens[0])
+    assert r.status_code == 201, r.text
+    r = http.post(f"/api/matches/{match_id}/stamps", json={"stamp": "star"}, headers=tokens[1])
+    assert r.status_code == 201, r.text
+    for locale, lines in (
+        ("ja-JP", ("ann: 「よろしく」", "ben: スタンプ「星」")),
+        ("en-GB", ("ann: “Good luck”", "ben: sticker “Star”")),
+    ):
+        async with person(browser, locale=locale) as (page, errors):
+            await page.goto(f"{site.url}/replay/{match_id}")
+            await expect(page.locator("body[data-stamps='2']")).to_be_attached()
+            rows = page.locator("#events li.stamp")
+            await expect(rows).to_have_count(2)
+            for row, text in zip(await rows.all(), lines, strict=True):
+                await expect(row).to_contain_text(text)
+            await expect(page.locator("#timeline .m-stamp")).to_have_count(2)
+            assert errors == []
