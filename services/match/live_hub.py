@@ -227,9 +227,9 @@ class LiveHub:
     ) -> AsyncGenerator[Any, None]:
         """The latest value of `load()` now, then after each change of a stream whose id
         starts with `prefix` (`live_view.py`), or after `poll_seconds` without a hint (the
-        hub's own by default). Every socket of one prefix shares one task: they must pass
-        the same `load` (the first one's is used). Consume it inside
-        `contextlib.aclosing`, as `follow`."""
+        hub's own by default; `math.inf`: hints only). Every socket of one prefix shares
+        one task: they must pass the same `load` (the first one's is used). Consume it
+        inside `contextlib.aclosing`, as `follow`."""
         view = self._views.get(prefix)
         if view is None:
             poll = self.poll_seconds if poll_seconds is None else poll_seconds

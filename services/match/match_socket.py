@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -442,10 +443,12 @@ async def match_socket(
                     await channel.send_all(hub.shared_frame(key, partial(stamp_frames, batch)))
 
     async def presence_pump() -> None:
-        # One shared re-read per presence change of the match (and a slow safety poll).
+        # One shared re-read per presence change of the match, on its hints only: no
+        # poll, so an idle match costs the database nothing (the hub wakes every view
+        # when its listener reconnects, the one time hints may have been missed).
         hint = presence_hint_stream(match_id)
         load = partial(service.presence.seats_connected, match_id)
-        views = hub.view(hint, load, min_interval=0.25, poll_seconds=30.0)
+        views = hub.view(hint, load, min_interval=0.25, poll_seconds=math.inf)
         sent = None
         async with contextlib.aclosing(views) as values:
             async for connected in values:
