@@ -196,9 +196,9 @@
 
   function onStamped(frame) {
     stampSent = null;
-    if (frame.type === "error") {
-      $("#stamps-note").textContent = t(`stamp_errors.${frame.error}`) === `stamp_errors.${frame.error}`
-        ? errorText(new ApiError(frame.status, frame.error, frame.detail)) : t(`stamp_errors.${frame.error}`);
+    if (frame.type === "error") {  // our words for a stamp's refusals, else the usual
+      const known = WORDS[lang].stamp_errors[frame.error];
+      $("#stamps-note").textContent = known || errorText(new ApiError(frame.status, frame.error, frame.detail));
     } else {
       stampRest = true;
       setTimeout(() => { stampRest = false; drawStampPalette(); }, STAMP_EVERY_MS);

@@ -102,8 +102,9 @@ async def test_a_stamp_is_seen_by_the_other_player_in_their_language_until_muted
 async def test_the_host_switches_stamps_off_and_a_spectator_gets_no_palette(
     site: Site, browser: Browser
 ) -> None:
-    """The host's "Stamps: off" during the match turns the players' palettes off with words
-    saying why; a visitor at /match/{id} sees no palette; back on, the palette works."""
+    """The host (and only the host) has the stamps switch, at the party and during the
+    match; "Stamps: off" turns the players' palettes off with words saying why; a visitor
+    at /match/{id} sees no palette; back on, the palette works and the visitor sees it."""
     async with (
         person(browser) as (host, host_errors),
         person(browser) as (guest, errors),
@@ -112,6 +113,8 @@ async def test_the_host_switches_stamps_off_and_a_spectator_gets_no_palette(
         await name_myself(host, site, "Ann")
         await create_party(host, seats=2)
         await sit_at(guest, site, "Ben", host.url)
+        await expect(host.locator("#party-stamps")).to_have_text("Stamps: on")
+        await expect(guest.locator("#party-stamps")).to_be_hidden()
         await host.click("#start")
         switch = host.locator("#match-stamps")
         await expect(switch).to_have_text("Stamps: on")
