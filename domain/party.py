@@ -114,11 +114,14 @@ class PartyClosed(_PartyEvent, frozen=True):
 
 
 class SettingsChanged(_PartyEvent, frozen=True):
-    """The host changed the settings (every field is the new value)."""
+    """The host changed the settings (every field is the new value). `stamps`: whether the
+    table's players may send quick-chat stamps (`domain.stamps`); events stored before it
+    existed decode with stamps on."""
 
     ruleset: dict[str, Any]
     turn_limit: int | None
     ranked: bool
+    stamps: bool = True
 
 
 class MatchOpened(_PartyEvent, frozen=True):
@@ -210,12 +213,15 @@ class RemoveCpu(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ChangeSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """The host changes the settings; None keeps a field as it is (`turn_limit`: use 0 for none)."""
+    """The host changes the settings; None keeps a field as it is (`turn_limit`: use 0 for none).
+    `stamps` alone may change while the table plays (the host switches stamps off or on
+    mid-match); the others only before the start."""
 
     player_id: str
     ruleset: dict[str, Any] | None = None
     turn_limit: int | None = None
     ranked: bool | None = None
+    stamps: bool | None = None
 
 
 class StartParty(msgspec.Struct, frozen=True, kw_only=True):
@@ -295,6 +301,7 @@ class PartyState:
         "ranked",
         "ruleset",
         "seats",
+        "stamps",
         "status",
         "turn_limit",
         "version",
@@ -308,6 +315,7 @@ class PartyState:
         self.ruleset: dict[str, Any] = {}
         self.turn_limit: int | None = None
         self.ranked = False
+        self.stamps = True  # quick-chat stamps on (the host may switch them off)
         self.match_id: str | None = None
         self.first_seat = 0
         self.game = 0
@@ -373,6 +381,7 @@ def _apply_settings(state: PartyState, e: SettingsChanged) -> None:
     state.ruleset = e.ruleset
     state.turn_limit = e.turn_limit
     state.ranked = e.ranked
+    state.stamps = e.stamps
 
 
 def _apply_opened(state: PartyState, e: MatchOpened) -> None:
@@ -550,6 +559,19 @@ def _decide_remove_cpu(c: RemoveCpu, state: PartyState) -> list[PartyEvent] | Pa
 
 
 def _decide_settings(c: ChangeSettings, state: PartyState) -> list[PartyEvent] | PartyRejection:
+    only_stamps = c.ruleset is None and c.turn_limit is None and c.ranked is None
+    if only_stamps and c.stamps is not None and state.status == "playing":
+        # Stamps are the one setting a playing table may change (its host, as ever).
+        if c.player_id != state.host_id:
+            return PartyRejection("not_host", "only the host may do this")
+        return [
+            SettingsChanged(
+                ruleset=state.ruleset,
+                turn_limit=state.turn_limit,
+                ranked=state.ranked,
+                stamps=c.stamps,
+            )
+        ]
     bad = _host(state, c.player_id)
     if bad is not None:
         return bad
@@ -564,7 +586,8 @@ def _decide_settings(c: ChangeSettings, state: PartyState) -> list[PartyEvent] |
     if bad is not None:
         return bad
     ranked = state.ranked if c.ranked is None else c.ranked
-    return [SettingsChanged(ruleset=ruleset, turn_limit=limit, ranked=ranked)]
+    stamps = state.stamps if c.stamps is None else c.stamps
+    return [SettingsChanged(ruleset=ruleset, turn_limit=limit, ranked=ranked, stamps=stamps)]
 
 
 def _opened(state: PartyState, match_id: str, first_seat: int) -> MatchOpened:

@@ -28,6 +28,7 @@ __all__ = [
     "StampsState",
     "apply",
     "decide",
+    "decode_stamp_event",
 ]
 
 # The phrases, in the order the page offers them; then the stickers.
@@ -56,6 +57,14 @@ class StampSent(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field="
     at: float
 
 
+_decoder: msgspec.json.Decoder[StampSent] = msgspec.json.Decoder(StampSent)
+
+
+def decode_stamp_event(data: bytes) -> StampSent:
+    """Decode a stored stamp event (all are at schema version 1)."""
+    return _decoder.decode(data)
+
+
 class SendStamp(msgspec.Struct, frozen=True, kw_only=True):
     """Send `stamp` from `seat` (None: the sender is not seated: a spectator) at `now`;
     `enabled`: whether the party has stamps on."""
@@ -67,11 +76,13 @@ class SendStamp(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StampRejection(msgspec.Struct, frozen=True):
-    """Why a stamp was refused (nothing is appended)."""
+    """Why a stamp was refused (nothing is appended); `wait`: seconds until the seat may
+    stamp again (`too_soon` only)."""
 
     code: str
     reason: str
     field: str | None = None
+    wait: float = 0.0
 
 
 class StampsState:
@@ -101,5 +112,7 @@ def decide(command: SendStamp, state: StampsState) -> list[StampSent] | StampRej
     last = state.last.get(command.seat)
     if last is not None and command.now - last < STAMP_EVERY:
         wait = STAMP_EVERY - (command.now - last)
-        return StampRejection("too_soon", f"one stamp every 3 seconds: wait {wait:.1f} s")
+        return StampRejection(
+            "too_soon", f"one stamp every 3 seconds: wait {wait:.1f} s", None, wait
+        )
     return [StampSent(seat=command.seat, stamp=command.stamp, at=command.now)]

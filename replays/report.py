@@ -45,6 +45,7 @@ __all__ = [
     "ReportRoll",
     "ReportTurn",
     "SeatSummary",
+    "StampLogEntry",
     "report_view",
 ]
 
@@ -54,6 +55,15 @@ class ConnectionLogEntry(msgspec.Struct, frozen=True):
 
     seat: int
     kind: str
+    at: datetime
+
+
+class StampLogEntry(msgspec.Struct, frozen=True):
+    """A quick-chat stamp sent from a seat (`stamp`: its id), from the match's stamps
+    stream, beside the match's own and outside its hash chain (`domain.stamps`)."""
+
+    seat: int
+    stamp: str
     at: datetime
 
 
@@ -77,8 +87,9 @@ class ReportRoll(msgspec.Struct, kw_only=True):
 
 
 class ReportEntry(msgspec.Struct, kw_only=True):
-    """One line of the timeline: an event (`kind` "event") or a live connection of a seat
-    opening or closing (`connected` / `disconnected`, from `seat_connections`)."""
+    """One line of the timeline: an event (`kind` "event"), a live connection of a seat
+    opening or closing (`connected` / `disconnected`, from `seat_connections`), or a
+    quick-chat stamp a seat sent (`stamp`, its id in `type`)."""
 
     at: str | None
     kind: str
@@ -172,7 +183,11 @@ def _iso(at: datetime | None) -> str | None:
     return None if at is None else at.isoformat()
 
 
-def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> ReportOut:
+def report_view(
+    m: WalkedMatch,
+    connections: Sequence[ConnectionLogEntry],
+    stamps: Sequence[StampLogEntry] = (),
+) -> ReportOut:
     """The dispute timeline of a walked match (see ReportOut)."""
     if m.board is None:  # pragma: no cover - a stored match had a valid ruleset
         raise NotFound("this match has no board to show")
@@ -273,29 +288,26 @@ def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> Re
     if current is not None:
         turns.append(current)  # the turn being played
 
-    # Connections go to the turn whose time span holds them (prologue / epilogue outside).
+    # Connections and stamps go to the turn whose time span holds them (prologue /
+    # epilogue outside).
     starts = [t.started for t in turns]
+    beside: list[tuple[datetime, ReportEntry]] = []
     for c in connections:
         who = _who(m, c.seat, names)
-        entry = ReportEntry(
-            at=_iso(c.at),
-            kind=c.kind,
-            seat=c.seat,
-            version=None,
-            type=None,
-            text=f"{who}: live connection {'opened' if c.kind == 'connected' else 'closed'}",
-            by=None,
-            actor=None,
-            marks=[],
-        )
-        i = bisect_right(starts, c.at) - 1
+        text = f"{who}: live connection {'opened' if c.kind == 'connected' else 'closed'}"
+        beside.append((c.at, _beside(c.at, c.kind, c.seat, None, text)))
+    for s in stamps:
+        text = f"{_who(m, s.seat, names)}: stamp {s.stamp}"
+        beside.append((s.at, _beside(s.at, "stamp", s.seat, s.stamp, text)))
+    for at, entry in beside:
+        i = bisect_right(starts, at) - 1
         last_end = turns[-1].ended if turns else None
         if i < 0:
-            prologue.append((c.at, entry))
-        elif i == len(turns) - 1 and last_end is not None and c.at > last_end:
-            epilogue.append((c.at, entry))
+            prologue.append((at, entry))
+        elif i == len(turns) - 1 and last_end is not None and at > last_end:
+            epilogue.append((at, entry))
         else:
-            turns[i].entries.append((c.at, entry))
+            turns[i].entries.append((at, entry))
 
     def ordered(entries: list[tuple[datetime, ReportEntry]]) -> list[ReportEntry]:
         """Events in stream order (never re-sorted by time: a transaction's clock is its
@@ -373,6 +385,21 @@ def report_view(m: WalkedMatch, connections: Sequence[ConnectionLogEntry]) -> Re
         ],
         epilogue=ordered(epilogue),
         summary=summary,
+    )
+
+
+def _beside(at: datetime, kind: str, seat: int, type_: str | None, text: str) -> ReportEntry:
+    """A line of the timeline that is not one of the match's events."""
+    return ReportEntry(
+        at=_iso(at),
+        kind=kind,
+        seat=seat,
+        version=None,
+        type=type_,
+        text=text,
+        by=None,
+        actor=None,
+        marks=[],
     )
 
 

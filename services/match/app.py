@@ -94,6 +94,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
                 on_listening=reads.listening,
             )
             service.commands.on_appended = hub.committed
+            service.stamps.on_appended = hub.committed
             await hub.start()
             stack.push_async_callback(hub.stop)
             app.state.hub = hub

@@ -219,15 +219,21 @@ class LiveHub:
                 self._ended(follower)
 
     async def view(
-        self, prefix: str, load: Callable[[], Awaitable[Any]], min_interval: float
+        self,
+        prefix: str,
+        load: Callable[[], Awaitable[Any]],
+        min_interval: float,
+        poll_seconds: float | None = None,
     ) -> AsyncGenerator[Any, None]:
         """The latest value of `load()` now, then after each change of a stream whose id
-        starts with `prefix` (`live_view.py`). Every socket of one prefix shares one
-        task: they must pass the same `load` (the first one's is used). Consume it inside
-        `contextlib.aclosing`, as `follow`."""
+        starts with `prefix` (`live_view.py`), or after `poll_seconds` without a hint (the
+        hub's own by default; `math.inf`: hints only). Every socket of one prefix shares
+        one task: they must pass the same `load` (the first one's is used). Consume it
+        inside `contextlib.aclosing`, as `follow`."""
         view = self._views.get(prefix)
         if view is None:
-            view = LiveView(prefix, load, min_interval, self.poll_seconds, self._ended)
+            poll = self.poll_seconds if poll_seconds is None else poll_seconds
+            view = LiveView(prefix, load, min_interval, poll, self._ended)
             self._views[prefix] = view
         async with contextlib.aclosing(view.values()) as values:
             async for value in values:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
@@ -85,8 +86,11 @@ class LiveView:
                     self._changed.notify_all()
                 # Rate limit, not synchronisation: hints meanwhile coalesce into one round.
                 await asyncio.sleep(max(0.0, started + self._min_interval - time.monotonic()))
+                # An infinite poll: hints only (the hub wakes every view when its
+                # listener reconnects, the one time hints may have been missed).
+                poll = None if math.isinf(self._poll_seconds) else self._poll_seconds
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._poll_seconds)
+                    await asyncio.wait_for(self._wake.wait(), poll)
         except Exception as error:  # the database: every socket of the view reconnects
             async with self._changed:
                 self._error = error

@@ -15,12 +15,22 @@ the commands `roll`, `move`, `leave`, `reclaim`, carried out through the table t
 routes use too (`player_commands.PLAYER_COMMANDS`: same rules, errors and idempotency; the
 message's `id` is the `Idempotency-Key`). A command is answered by a `result` or an `error` frame;
 its events arrive as event frames like anyone else's.
+
+Beside the match's own frames (and never counted in their versions), the socket carries the
+match's quick-chat stamps and who is connected: `{"type": "stamp", "version", "seat",
+"stamp", "at", "recorded_at"}` for each stamp sent from the socket's connection on (or from
+`?stamps=N`, the stamps stream's version, after a reconnect), from the stamps stream's own
+follower; and `{"type": "presence", "connected": [seats]}` at connect and after each change
+(a shared view re-read on the presence hints, `presence.py`). The client message
+`{"type": "stamp", "stamp": id}` sends one (`stamps.py`: the HTTP route's rules and
+errors), answered `{"type": "stamped", "id", "version", "duplicate"}` or an error frame.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -33,14 +43,15 @@ from litestar.params import FromPath, QueryParameter
 
 from domain.decider import MatchState, apply, current_legal_moves
 from domain.errors import AppError, Invalid, Unauthenticated
-from domain.streams import match_stream
+from domain.streams import match_stream, stamps_stream
 from replays.board_view import OptionOut
 from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
 from services.match.match_reads import MatchRow
 from services.match.player_commands import PLAYER_COMMANDS
-from services.match.schemas import MatchOut, SeatIndex
+from services.match.presence import presence_hint_stream
+from services.match.schemas import MatchOut, SeatIndex, StampId
 from services.match.service import MatchService
 from services.match.sockets import (
     PONG,
@@ -54,6 +65,7 @@ from services.match.sockets import (
     serve,
     unavailable,
 )
+from services.match.stamps import stamp_out
 from services.match.views import match_view, option_view
 from services.shared.errors import ErrorBody
 from services.shared.eventstore import StoredEvent
@@ -92,8 +104,13 @@ class ReclaimMessage(_Message, tag="reclaim"):
     id: str | None = None
 
 
+class StampMessage(_Message, tag="stamp"):
+    stamp: StampId  # an id of the fixed set; the decider refuses any other
+    id: str | None = None
+
+
 Command = RollMessage | MoveMessage | LeaveMessage | ReclaimMessage
-_MESSAGES = Hello | Ping | Command
+_MESSAGES = Hello | Ping | Command | StampMessage
 # A command message's `type` (its tag) names its entry in PLAYER_COMMANDS
 # (tests/services/match/test_player_commands.py checks there is one for every command).
 _ACTIONS: dict[type[Any], str] = {
@@ -245,6 +262,37 @@ def _from_version(text: str | None) -> int:
     return int(text)
 
 
+def _stamps_from(text: str | None) -> int | None:
+    """`?stamps=N`: the first stamp version to send (None: only stamps sent from now)."""
+    if text is None:
+        return None
+    if not text.isascii() or not text.isdigit():
+        raise Invalid(f"stamps: expected a version >= 0, got {text!r}", field="stamps")
+    return int(text)
+
+
+def stamp_frames(batch: list[StoredEvent]) -> list[bytes]:
+    """The `stamp` frames of a batch of the stamps stream."""
+    return [
+        msgspec.json.encode({"type": "stamp", **msgspec.structs.asdict(stamp_out(e))})
+        for e in batch
+    ]
+
+
+async def _first_failure(*jobs: Any) -> None:
+    """Run `jobs` (coroutines) together until one fails (its exception, as is, not in a
+    group: the socket's 503 frame needs to see a database error) or all are cancelled."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            task.result()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class _Session:
     """The client messages of one match socket: who said hello, and their commands."""
 
@@ -266,6 +314,8 @@ class _Session:
                 return PONG
             if isinstance(message, Hello):
                 return await self._hello(message.token)
+            if isinstance(message, StampMessage):
+                return await self._stamp(message, key)
             return await self._command(message, key)
         except BadMessage as error:
             return reply_error(error, error.reply_to, what)
@@ -306,6 +356,22 @@ class _Session:
         )
         return msgspec.json.encode(frame)
 
+    async def _stamp(self, message: StampMessage, key: str | None) -> bytes:
+        if self.player is None:
+            body = ErrorBody(error="unauthorized", detail="say hello with your token first")
+            return error_frame(401, body, reply_to=key)
+        result = await self.service.stamps.send(
+            self.match_id, self.player, message.stamp, message.id
+        )
+        return msgspec.json.encode(
+            {
+                "type": "stamped",
+                "id": message.id,
+                "version": result.events[0].version,
+                "duplicate": result.duplicate,
+            }
+        )
+
     async def close(self) -> None:
         if self.seat is not None:
             # Shielded: the socket's task may be cancelled as it closes (the server
@@ -334,6 +400,7 @@ async def match_socket(
     match_id: FromPath[str],
     service: NamedDependency[MatchService],
     from_text: Annotated[str | None, QueryParameter(name="from")] = None,
+    stamps_text: Annotated[str | None, QueryParameter(name="stamps")] = None,
 ) -> None:
     """Events of one match from `?from=N` on, then live, each batch followed by a state
     frame. Send `{"type": "hello", "token": "..."}` to be counted as present in your seat
@@ -346,6 +413,7 @@ async def match_socket(
     await socket.accept()
     try:
         from_version = _from_version(from_text)
+        stamps_from = _stamps_from(stamps_text)
         match_id = check_id(match_id, "match")
         state = await service.matches.state(match_id)  # 404 for an unknown match
         row = await service.matches.row(match_stream(match_id))
@@ -361,6 +429,36 @@ async def match_socket(
     session = _Session(service, match_id, socket.app.state.limits, client_key(socket.scope))
 
     async def pump() -> None:
+        await _first_failure(match_pump(), stamps_pump(), presence_pump())
+
+    async def stamps_pump() -> None:
+        stream = stamps_stream(match_id)
+        start = stamps_from
+        if start is None:
+            start = await service.store.stream_version(stream)
+        async with contextlib.aclosing(hub.follow(stream, start)) as batches:
+            async for batch in batches:
+                if batch:
+                    key = ("stamps", match_id, batch[0].version, batch[-1].version)
+                    await channel.send_all(hub.shared_frame(key, partial(stamp_frames, batch)))
+
+    async def presence_pump() -> None:
+        # One shared re-read per presence change of the match, on its hints only: no
+        # poll, so an idle match costs the database nothing (the hub wakes every view
+        # when its listener reconnects, the one time hints may have been missed).
+        hint = presence_hint_stream(match_id)
+        load = partial(service.presence.seats_connected, match_id)
+        views = hub.view(hint, load, min_interval=0.25, poll_seconds=math.inf)
+        sent = None
+        async with contextlib.aclosing(views) as values:
+            async for connected in values:
+                if connected != sent:
+                    sent = connected
+                    await channel.send(
+                        msgspec.json.encode({"type": "presence", "connected": connected})
+                    )
+
+    async def match_pump() -> None:
         batches_of = hub.follow(match_stream(match_id), from_version)
         async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:

@@ -30,7 +30,11 @@ from services.match.schemas import (
     MovePiece,
     MovesOut,
     RuleOptionsOut,
+    SendStamp,
+    StampOut,
+    StampsOut,
 )
+from services.match.stamps import stamp_out
 from services.match.views import event_view, fairness_view, match_view, moves_view, result_events
 from services.shared.errors import error_responses
 from services.shared.eventstore import AppendResult
@@ -142,6 +146,41 @@ class MatchesController(Controller):
     async def fairness(self, match_id: FromPath[str], service: Service) -> FairnessOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
         return fairness_view(await service.matches.events(match_id))
+
+    @post(
+        "/{match_id:str}/stamps",
+        operation_id="sendStamp",
+        summary="Send a quick-chat stamp from your seat (one every 3 s)",
+        description='Body `{"stamp": id}`, an id of the fixed set (docs/api.md, Stamps). '
+        "Refused: not seated 403 `spectator`, stamps switched off by the host 409 "
+        "`stamps_off`, an id not in the set 422 `unknown_stamp`, within 3 s of your last "
+        "stamp 429 `too_soon` (with Retry-After). The match's stream is never touched.",
+        status_code=201,
+        security=BEARER,
+        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422, 429),
+    )
+    async def send_stamp(
+        self,
+        match_id: FromPath[str],
+        data: JSONBody[SendStamp],
+        service: Service,
+        player: CurrentPlayer,
+        idempotency_key: IdempotencyKey = None,
+    ) -> StampOut:
+        structlog.contextvars.bind_contextvars(match_id=match_id)
+        result = await service.stamps.send(match_id, player, data.stamp, idempotency_key)
+        return stamp_out(result.events[0])
+
+    @get(
+        "/{match_id:str}/stamps",
+        operation_id="listStamps",
+        summary="Every quick-chat stamp sent at the match, in order",
+        responses=error_responses(404),
+    )
+    async def stamps(self, match_id: FromPath[str], service: Service) -> StampsOut:
+        structlog.contextvars.bind_contextvars(match_id=match_id)
+        stored = await service.stamps.read(match_id)
+        return StampsOut(stamps=[stamp_out(e) for e in stored], version=len(stored))
 
     # POST /{match_id}/roll, /move, /reclaim, /leave: one route per player command.
     roll = _command_route(PLAYER_COMMANDS["roll"])

@@ -186,7 +186,8 @@ class PartiesController(Controller):
     @post(
         "/{party_id:str}/settings",
         operation_id="changePartySettings",
-        summary="Change rules, turn limit or ranked (host, before the start)",
+        summary="Change rules, turn limit or ranked (host, before the start), or stamps "
+        "on/off (host, any time)",
         status_code=200,
         security=BEARER,
         responses=_COMMAND_ERRORS,
@@ -200,7 +201,11 @@ class PartiesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> PartyOut:
         command = pd.ChangeSettings(
-            player_id=player.id, ruleset=data.rules, turn_limit=data.turn_limit, ranked=data.ranked
+            player_id=player.id,
+            ruleset=data.rules,
+            turn_limit=data.turn_limit,
+            ranked=data.ranked,
+            stamps=data.stamps,
         )
         return await self._command(service, party_id, player, idempotency_key, command)
 

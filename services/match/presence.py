@@ -1,13 +1,19 @@
 """Who is connected to a seat (`seat_presence`), the connection log behind the dispute
 report (`seat_connections`, append-only), and the grace period: a player whose last
 connection closed and who has not come back within `LUDO_RECONNECT_GRACE` seconds gets a
-CPU standing in (DESIGN.md §5)."""
+CPU standing in (DESIGN.md §5).
+
+Who is connected is shown at the table: each change of a match's presence sends a NOTIFY
+hint for the pseudo-stream `presence-<match id>` (no events: a wake-up only), which the
+match sockets' shared view of that prefix re-reads (`seats_connected`, `live_hub.view`)."""
 
 from __future__ import annotations
 
 import contextlib
 
+import msgspec
 import sqlalchemy as sa
+import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.commands import Reclaim, StandIn
@@ -18,10 +24,25 @@ from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.match_commands import MatchCommands, seat_of
 from services.match.match_reads import MatchReads
-from services.shared.eventstore import AppendResult, ConcurrencyError
+from services.shared.eventstore import CHANNEL, AppendResult, ConcurrencyError, Notification
+from services.shared.logging import describe_exception
 from services.shared.settings import Settings
 
-__all__ = ["Presence"]
+__all__ = ["PRESENCE_PREFIX", "Presence", "presence_hint_stream"]
+
+_log = structlog.get_logger(__name__)
+
+PRESENCE_PREFIX = "presence-"
+
+
+def presence_hint_stream(match_id: str) -> str:
+    """The id a presence hint of the match names (no stream holds events under it)."""
+    return f"{PRESENCE_PREFIX}{match_id}"
+
+
+_CONNECTED_SEATS = sa.text(
+    "SELECT seat FROM seat_presence WHERE stream_id = :stream_id AND connections > 0"
+)
 
 # Each change of `seat_presence` and its line in the append-only connection log behind
 # the dispute report (`seat_connections`, migration 0005) are ONE statement (the log's
@@ -87,6 +108,7 @@ class Presence:
         stream = match_stream(check_id(match_id, "match"))
         async with self._writer.connect() as conn:
             await conn.execute(_CONNECTED, {"stream_id": stream, "seat": seat, "kind": "connected"})
+            await self._hint(conn, match_id)
         # Asked of `decide` first on the state just read, to spare the usual case (nobody
         # stands in, or a stand-in that stays) the locked round trip; `reclaim` decides
         # again on the state it reads under the deadline row's lock.
@@ -108,6 +130,24 @@ class Presence:
                 _DISCONNECTED,
                 {"stream_id": stream, "seat": seat, "kind": "disconnected", "grace": grace},
             )
+            await self._hint(conn, match_id)
+
+    async def seats_connected(self, match_id: str) -> list[int]:
+        """The seats of the match with at least one live connection now, in seat order."""
+        stream = match_stream(check_id(match_id, "match"))
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(_CONNECTED_SEATS, {"stream_id": stream})
+            return sorted(int(r.seat) for r in rows)
+
+    @staticmethod
+    async def _hint(conn: AsyncConnection, match_id: str) -> None:
+        """The NOTIFY hint of a presence change, after its own commit (autocommit), like
+        the event store's: a wake-up only, so a lost one delays the marker, never more."""
+        payload = msgspec.json.encode(Notification(presence_hint_stream(match_id), 0)).decode()
+        try:
+            await conn.execute(sa.select(sa.func.pg_notify(CHANNEL, payload)))
+        except sa.exc.SQLAlchemyError as exc:
+            _log.warning("presence_hint_failed", **describe_exception(exc))
 
     async def fire_grace(
         self, conn: AsyncConnection, stream: str, seat: int

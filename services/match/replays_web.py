@@ -144,7 +144,8 @@ class ReplaysController(Controller):
         description="Needs `Authorization: Bearer $LUDO_OPERATOR_TOKEN`. One entry per "
         "turn (seat, start, end, seconds, each roll with its legal moves and the move "
         "played and who chose it, timeouts, stand-ins), the seat's live connections and "
-        "disconnections merged in time order, and a per-seat summary.",
+        "disconnections and the quick-chat stamps sent (kind `stamp`, its id in `type`) "
+        "merged in time order, and a per-seat summary.",
         guards=[_operator_guard],
         security=OPERATOR,
         responses=error_responses(401, 404),
@@ -152,7 +153,8 @@ class ReplaysController(Controller):
     async def report(self, match_id: FromPath[str], service: Service) -> ReportOut:
         match_id = _match_id(match_id)
         walked = await _found(service.replays.walked(match_id))
-        return report_view(walked, await service.replays.connection_log(match_id))
+        connections = await service.replays.connection_log(match_id)
+        return report_view(walked, connections, await service.stamps.log(match_id))
 
 
 # -------------------------------------------------------------------------------- pages

@@ -15,6 +15,7 @@ CpuLevelName = Literal["easy", "normal", "hard"]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 ClientSeed = Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[ -~]*$")]
 SeatIndex = Annotated[int, msgspec.Meta(ge=0, le=3)]
+StampId = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 
 
 class _Body(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -53,11 +54,19 @@ class AddCpu(_Body):
 
 
 class ChangeSettings(_Body):
-    """New settings (host only); omitted fields stay. `turn_limit`: 0 means none."""
+    """New settings (host only); omitted fields stay. `turn_limit`: 0 means none.
+    `stamps`: quick-chat stamps on or off, the one setting that may change during a match."""
 
     rules: dict[str, Any] | None = None
     turn_limit: Literal[0, 30, 60] | None = None
     ranked: bool | None = None
+    stamps: bool | None = None
+
+
+class SendStamp(_Body):
+    """A quick-chat stamp, by id (`domain.stamps`: `good_luck`, `nice`, ...; no free text)."""
+
+    stamp: StampId
 
 
 class MovePiece(_Body):
@@ -98,6 +107,9 @@ class PartyOut(msgspec.Struct, kw_only=True):
     game: int
     first_seat: int
     version: int
+    # Quick-chat stamps on (the host may switch them off); rows of the lobby's listing
+    # written before the setting existed read as on.
+    stamps: bool = True
 
 
 class PartyListOut(msgspec.Struct, kw_only=True):
@@ -229,6 +241,25 @@ class RuleOptionsOut(msgspec.Struct, kw_only=True):
     default: str
     presets: dict[str, dict[str, Any]]
     values: dict[str, list[Any]]
+
+
+class StampOut(msgspec.Struct, kw_only=True):
+    """One stamp: the stamps stream's `version`, the sender's `seat`, the stamp's id (each
+    page words it in its viewer's language), `at` (the service's clock, Unix seconds) and
+    `recorded_at` (the stored row's time, as a match event's)."""
+
+    version: int
+    seat: int
+    stamp: str
+    at: float
+    recorded_at: str
+
+
+class StampsOut(msgspec.Struct, kw_only=True):
+    """Every stamp of a match in order; `version`: the count (the next one's version)."""
+
+    stamps: list[StampOut]
+    version: int
 
 
 class StartOut(msgspec.Struct, kw_only=True):

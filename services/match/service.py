@@ -10,7 +10,8 @@
 - `lobby`: who holds the lobby open, over all instances (`lobby_presence.py`);
 - `pools`: quick play, entering, leaving and pairing (`pairing.py`);
 - `replays`: export, audit and the walk of stored matches (`replay_store.py`);
-- `reports`: reports of a player, filed here (`services/shared/reports.py`).
+- `reports`: reports of a player, filed here (`services/shared/reports.py`);
+- `stamps`: quick-chat stamps, each match's own stream beside it (`stamps.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
 the scheduler receive it and call the part they need."""
@@ -28,6 +29,7 @@ from services.match.pairing import Pools
 from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.match.replay_store import ReplayStore
+from services.match.stamps import Stamps
 from services.shared.eventstore import EventStore
 from services.shared.reports import Reports
 from services.shared.settings import Settings
@@ -52,3 +54,4 @@ class MatchService:
         self.pools = Pools(engine, store, self.parties, self.lobby, settings)
         self.replays = ReplayStore(store)
         self.reports = Reports(engine, store)
+        self.stamps = Stamps(store, self.matches, self.parties)

@@ -34,6 +34,10 @@
   let queue = Promise.resolve();
   const early = [];          // events seen before the first state (logged, not animated)
   const logged = [];         // {facts, li}: every line of the log, said again on a change
+  let stampsNext = null;     // the next stamp's version (null: only those sent from now)
+  let connected = null;      // the seats with a live connection (the socket's presence frame)
+  let stampSent = null;      // the id of the stamp message on its way
+  let stampRest = false;     // a stamp went out: the palette rests for 3 s
 
   // ------------------------------------------------------------------- sound
   // Short tones made here (no audio files); off when the player says so.
@@ -103,6 +107,143 @@
   const myTurn = () => playing() && mySeat !== null && match.turn === mySeat
     && !match.seats[mySeat].stood_in && !cpuDeadline();
 
+  // ------------------------------------------------------------------ stamps
+  // Quick-chat stamps (domain/stamps.py: the same ids in the same order): each shown as a
+  // bubble by the sender's nest on the board for a few seconds, in this viewer's language,
+  // and said in the log. Muting a player is this device's choice (localStorage).
+  const PHRASE_IDS = ["good_luck", "nice", "thanks", "sorry", "good_game", "wow", "so_close", "one_more"];
+  const STICKER_IDS = ["six", "star", "laugh", "tears"];
+  const STAMP_EVERY_MS = 3000;
+  const BUBBLE_MS = 4000;
+  const MUTE_KEY = "ludo.muted";
+  function mutedIds() {
+    try {
+      const ids = JSON.parse(localStorage.getItem(MUTE_KEY) || "[]");
+      return Array.isArray(ids) ? ids : [];
+    } catch (_) {
+      return [];
+    }
+  }
+  const playerOf = (seat) => (match && match.seats[seat] ? match.seats[seat].player_id : null);
+  const isMuted = (seat) => { const id = playerOf(seat); return !!id && mutedIds().includes(id); };
+  function setMuted(seat, muted) {
+    const id = playerOf(seat);
+    if (!id) return;
+    const ids = mutedIds().filter((x) => x !== id);
+    if (muted) ids.push(id);
+    localStorage.setItem(MUTE_KEY, JSON.stringify(ids));
+    if (muted) removeBubble(seat);
+    drawPlayers();
+    // The list is drawn anew: the pressed button keeps the focus (the keyboard stays put).
+    const again = document.querySelector(`#players [data-mute="${seat}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+  const stampsOn = () => !party || party.stamps !== false;
+  const iAmHost = () => { const g = guest(); return !!(g && party && g.id === party.host_id); };
+  const stampWord = (id) => t(`stamp.${id}`);
+
+  function stampText(facts) {
+    const sticker = STICKER_IDS.includes(facts.stamp);
+    const word = sticker ? t(`sticker.${facts.stamp}`) : stampWord(facts.stamp);
+    const key = (sticker ? "sticker_said" : "stamp_said") + (isMe(facts.seat) ? "_you" : "");
+    return t(key, { who: who(facts.seat), stamp: word });
+  }
+
+  function drawStampPalette() {
+    const box = $("#stamps-box");
+    const seated = mySeat !== null && !!match;
+    box.hidden = !seated;
+    if (!seated) return;
+    const palette = $("#stamp-palette");
+    if (palette.dataset.lang !== lang) {  // made once per language
+      palette.dataset.lang = lang;
+      palette.textContent = "";
+      for (const id of [...PHRASE_IDS, ...STICKER_IDS]) {
+        const sticker = STICKER_IDS.includes(id);
+        const attrs = { type: "button", class: `secondary${sticker ? " sticker" : ""}`, "data-stamp": id };
+        if (sticker) attrs["aria-label"] = t(`sticker.${id}`);
+        const button = el("button", attrs, stampWord(id));
+        button.addEventListener("click", () => sendStamp(id));
+        palette.appendChild(button);
+      }
+    }
+    const off = !stampsOn();
+    for (const button of palette.querySelectorAll("button")) button.disabled = off || stampRest || !!stampSent;
+    const note = $("#stamps-note");
+    if (off) note.textContent = t("stamps_off_note");
+    else if (note.dataset.kind === "off") note.textContent = "";
+    note.dataset.kind = off ? "off" : note.textContent ? "error" : "";
+  }
+
+  function drawStampsSwitch() {
+    for (const button of document.querySelectorAll(".stamps-switch")) {
+      button.hidden = !iAmHost() || party.status === "closed";
+      button.textContent = t(stampsOn() ? "stamps_switch_on" : "stamps_switch_off");
+      button.setAttribute("aria-pressed", String(stampsOn()));
+    }
+  }
+
+  function sendStamp(id) {
+    if (!matchSocket || stampSent || stampRest || !stampsOn()) return;
+    $("#stamps-note").textContent = "";
+    stampSent = newKey();
+    if (!matchSocket.send({ type: "stamp", stamp: id, id: stampSent })) {
+      stampSent = null;
+      connectionStatus("connecting");
+    }
+    drawStampPalette();
+  }
+
+  function onStamped(frame) {
+    stampSent = null;
+    if (frame.type === "error") {  // our words for a stamp's refusals, else the usual
+      const known = WORDS[lang].stamp_errors[frame.error];
+      $("#stamps-note").textContent = known || errorText(new ApiError(frame.status, frame.error, frame.detail));
+    } else {
+      stampRest = true;
+      setTimeout(() => { stampRest = false; drawStampPalette(); }, STAMP_EVERY_MS);
+    }
+    drawStampPalette();
+  }
+
+  function removeBubble(seat) {
+    const old = document.querySelector(`#bubbles .bubble[data-seat="${seat}"]`);
+    if (old) old.remove();
+  }
+
+  // The bubble sits over the sender's nest, where the board draws it for this viewer.
+  function showBubble(seat, id) {
+    removeBubble(seat);
+    if (!board || !match) return;
+    const svg = $("#board");
+    const vb = svg.viewBox.baseVal;
+    const r = svg.getBoundingClientRect();
+    const box = $("#board-box").getBoundingClientRect();
+    if (!vb || !vb.width || !r.width) return;
+    const scale = Math.min(r.width / vb.width, r.height / vb.height);
+    const spot = board.cellOf(seat, -1);
+    const x = r.left - box.left + (r.width - vb.width * scale) / 2 + (spot.x - vb.x) * scale;
+    const y = r.top - box.top + (r.height - vb.height * scale) / 2 + (spot.y - vb.y) * scale;
+    const bubble = el("div", { class: `bubble c-${match.seats[seat].colour}`, "data-seat": seat, "data-stamp": id },
+                      stampWord(id));
+    bubble.style.left = `${x}px`;
+    bubble.style.top = `${y}px`;
+    $("#bubbles").appendChild(bubble);
+    setTimeout(() => bubble.remove(), BUBBLE_MS);  // how long a bubble shows, not a wait
+  }
+
+  function onStamp(frame) {
+    if (stampsNext !== null && frame.version < stampsNext) return;  // already had it
+    stampsNext = frame.version + 1;
+    if (!match || isMuted(frame.seat)) return;
+    showBubble(frame.seat, frame.stamp);
+    const entry = { stamp: { seat: frame.seat, stamp: frame.stamp }, li: el("li", { "data-stamp-version": frame.version }) };
+    sayLine(entry);
+    logged.push(entry);
+    $("#log").appendChild(entry.li);
+    followLog();
+  }
+
   // ------------------------------------------------------------------- party
   // The table's name ("Alice's table"), the page's heading for screen readers too.
   function tableTitle() {
@@ -162,6 +303,7 @@
     $("#join-form").hidden = !(p.status === "open" && !full && mine < 0 && !guest());
     $("#start").hidden = !iAmHost;
     $("#start").disabled = !full;
+    drawStampsSwitch();
     $("#leave-party").hidden = mine < 0;
     $("#party-hint").textContent = p.status === "closed" ? t("party_closed")
       : !$("#join-form").hidden ? t("join_hint")
@@ -211,6 +353,8 @@
       drawParty();
     }
     drawRematch();
+    drawStampsSwitch();
+    if (match) drawStampPalette();
   }
 
   // ------------------------------------------------------------------- match
@@ -227,6 +371,10 @@
     showing = null;
     early.length = 0;
     logged.length = 0;
+    stampsNext = null;
+    connected = null;
+    stampSent = null;
+    $("#bubbles").textContent = "";
     following = true;
     queue = Promise.resolve();
     if (board) board.destroy();
@@ -239,7 +387,8 @@
     if (!pinnedMatch) history.replaceState(null, "", `/party/${partyId}`);
     const socketFor = id;
     matchSocket = liveSocket({
-      url: () => `/ws/matches/${encodeURIComponent(id)}?from=${lastVersion + 1}`,
+      url: () => `/ws/matches/${encodeURIComponent(id)}?from=${lastVersion + 1}`
+        + (stampsNext === null ? "" : `&stamps=${stampsNext}`),
       onStatus: (state, seconds) => {
         connectionStatus(state, seconds);
         document.body.dataset.socket = state;
@@ -252,13 +401,21 @@
         // A command sent before the drop and never answered: the same id again, so the
         // server answers with its first outcome if it was carried out (nothing twice).
         if (pending && pending.until === undefined) send(pending.message);
+        if (stampSent) { stampSent = null; drawStampPalette(); }  // lost with the socket
       },
       onFrame: (frame) => { if (matchId === socketFor) onMatchFrame(frame); },
     });
   }
 
   function onMatchFrame(frame) {
-    if (frame.type === "batch") {  // the events of one read, then the state after them
+    if (frame.type === "stamp") {
+      onStamp(frame);
+    } else if (frame.type === "presence") {
+      connected = frame.connected;
+      if (match) drawPlayers();
+    } else if (frame.type === "stamped" || (frame.type === "error" && stampSent && frame.id === stampSent)) {
+      onStamped(frame);
+    } else if (frame.type === "batch") {  // the events of one read, then the state after them
       frame.frames.forEach(onMatchFrame);
     } else if (frame.type === "event") {
       if (frame.version <= lastVersion) return;  // already seen (never drawn twice)
@@ -373,6 +530,11 @@
 
   // One line of the log, (re)said in the page's language, to this device's player.
   function sayLine(entry) {
+    if (entry.stamp) {
+      entry.li.textContent = stampText(entry.stamp);
+      entry.li.className = "stamp";
+      return true;
+    }
     const said = eventWords(entry.facts, who, boardWords(), isMe);
     if (!said) return false;
     entry.li.textContent = said.text;
@@ -490,6 +652,8 @@
     drawPlayers();
     drawControls();
     drawResult();
+    drawStampPalette();
+    if (party) drawStampsSwitch();
     $("#page-title").textContent = tableTitle();
   }
 
@@ -502,6 +666,19 @@
       li.appendChild(el("span", { class: "name" }, `${t(`colour.${s.colour}`)} ${seatName(i)}${isMe(i) ? t("you_mark") : ""}`));
       if (s.cpu) li.appendChild(el("span", { class: "tag cpu" }, t("cpu")));
       else if (s.stood_in) li.appendChild(el("span", { class: "tag cpu", "data-stood-in": s.stood_in }, t("stood_in")));
+      if (!s.cpu && connected) {  // who is connected, in words
+        const on = connected.includes(i);
+        li.appendChild(el("span", { class: `presence${on ? " on" : ""}`, "data-presence": on ? "online" : "away" },
+                          `● ${t(on ? "online" : "away")}`));
+      }
+      if (!s.cpu && !isMe(i) && s.player_id) {
+        const muted = isMuted(i);
+        const mute = el("button", { type: "button", class: "secondary mute", "data-mute": i,
+                                    "aria-pressed": String(muted), "aria-label": t("mute_label", { who: who(i) }) },
+                        t("mute"));  // pressed or not: aria-pressed and its look say which
+        mute.addEventListener("click", () => setMuted(i, !isMuted(i)));
+        li.appendChild(mute);
+      }
       if (match.placements) {
         li.appendChild(el("span", { class: "place" }, placeText(i)));
       } else if (match.turn === i) {
@@ -705,6 +882,9 @@
     $("#leave-match").addEventListener("click", () => { if (confirm(t("leave_confirm"))) command({ type: "leave" }); });
     $("#rematch").addEventListener("click", () => partyCommand("/rematch", undefined, $("#rematch")));
     $("#start").addEventListener("click", () => partyCommand("/start", undefined, $("#start")));
+    for (const button of document.querySelectorAll(".stamps-switch")) {
+      button.addEventListener("click", () => partyCommand("/settings", { stamps: !stampsOn() }, button));
+    }
     $("#leave-party").addEventListener("click", async () => {
       await partyCommand("/leave", undefined, $("#leave-party"));
     });

@@ -66,6 +66,7 @@ def party_view(party_id: str, state: pd.PartyState) -> PartyOut:
         game=state.game,
         first_seat=state.first_seat,
         version=state.version,
+        stamps=state.stamps,
     )
 
 

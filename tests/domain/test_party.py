@@ -323,6 +323,33 @@ class TestSettings:
         command = ChangeSettings(player_id=GUEST, ranked=True)
         assert refused(full_table(), command).code == "not_host"
 
+    def test_the_host_switches_stamps_off_and_on(self) -> None:
+        """`stamps` False is recorded, keeping every other setting; True again puts them back."""
+        state = table(turn_limit=30)
+        assert state.stamps is True
+        events = act(state, ChangeSettings(player_id=HOST, stamps=False))
+        assert events == [
+            SettingsChanged(ruleset=state.ruleset, turn_limit=30, ranked=False, stamps=False)
+        ]
+        assert state.stamps is False
+        act(state, ChangeSettings(player_id=HOST, stamps=True))
+        assert state.stamps is True
+
+    def test_stamps_alone_change_while_the_table_plays(self) -> None:
+        """During the match the host may switch stamps, and nothing else; a guest may not."""
+        state = playing()
+        act(state, ChangeSettings(player_id=HOST, stamps=False))
+        assert state.stamps is False and state.status == "playing"
+        assert refused(state, ChangeSettings(player_id=GUEST, stamps=True)).code == "not_host"
+        command = ChangeSettings(player_id=HOST, stamps=True, ranked=True)
+        assert refused(state, command).code == "not_open"
+
+    def test_a_settings_event_stored_before_stamps_decodes_with_them_on(self) -> None:
+        """An old SettingsChanged without `stamps` decodes, and folds, with stamps on."""
+        old = b'{"type":"SettingsChanged","ruleset":{},"turn_limit":null,"ranked":true}'
+        event = decode_party_event(old)
+        assert isinstance(event, SettingsChanged) and event.stamps is True
+
 
 class TestStart:
     """StartParty: the host opens the first match once every seat is filled."""

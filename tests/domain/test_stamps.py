@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from domain.stamps import (
@@ -15,6 +16,7 @@ from domain.stamps import (
     StampsState,
     apply,
     decide,
+    decode_stamp_event,
 )
 from domain.streams import stamps_stream
 
@@ -86,3 +88,17 @@ class TestFloods:
         send(state, 0, "nice", gap)
         assert state.version == 1
         assert isinstance(send(state, 0, "nice", STAMP_EVERY), list)
+
+
+class TestStored:
+    def test_a_stamp_event_decodes_as_it_was_encoded(self) -> None:
+        """A StampSent encoded for the store decodes back to the same event."""
+        event = StampSent(seat=2, stamp="good_game", at=12.5)
+        assert decode_stamp_event(msgspec.json.encode(event)) == event
+
+    def test_too_soon_says_how_long_to_wait(self) -> None:
+        """A `too_soon` refusal carries the seconds left before the seat may stamp again."""
+        state = StampsState()
+        send(state, 0, "nice", 10.0)
+        decided = send(state, 0, "nice", 11.0)
+        assert isinstance(decided, StampRejection) and decided.wait == pytest.approx(2.0)

@@ -27,13 +27,15 @@ _FINISHED = GOLDEN / "replays" / "v1-standard-2p-standins.ludo-replay.json"
 class TestOneTable:
     def test_every_command_is_a_route_with_its_operation(self, tmp_path: Path) -> None:
         """Each command of the table is `POST /api/matches/{match_id}/<name>` with its
-        operationId, and the API has no other command route."""
+        operationId, and the API has no other command route but the stamps (which go to
+        the match's stamps stream, not through the match's commands)."""
         schema = create_app(Settings(data_dir=tmp_path)).openapi_schema.to_schema()
         routes = {
             path.rsplit("/", 1)[1]: item["post"]["operationId"]
             for path, item in schema["paths"].items()
             if path.startswith("/api/matches/{match_id}/") and "post" in item
         }
+        assert routes.pop("stamps") == "sendStamp"
         assert routes == {name: c.operation_id for name, c in PLAYER_COMMANDS.items()}
 
     def test_every_command_is_a_socket_message(self) -> None:

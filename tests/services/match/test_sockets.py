@@ -56,14 +56,21 @@ pytestmark = pytest.mark.anyio
 _REPLIES = ("result", "error", "hello", "pong")
 
 
+# The match socket's frames beside the match's own (stamps, who is connected): kept apart
+# in `side`, so that the match's frames and messages are pinned as they always were.
+_SIDE = ("stamp", "presence")
+
+
 class Socket:
     """A client socket and every frame it received, in order (a batch frame's event and
-    state frames one by one; `messages`: what each message held)."""
+    state frames one by one; `messages`: what each message held; `side`: the stamp and
+    presence frames)."""
 
     def __init__(self, ws: Any) -> None:
         self.ws = ws
         self.frames: list[dict[str, Any]] = []
         self.messages: list[list[dict[str, Any]]] = []
+        self.side: list[dict[str, Any]] = []
         self._unread: list[dict[str, Any]] = []  # of the last message, not yet looked at
 
     async def until(self, done: Callable[[dict[str, Any]], bool], seconds: float = 15) -> Any:
@@ -79,9 +86,10 @@ class Socket:
                     last = self.frames[-3:]
                     raise AssertionError(f"no such frame within {seconds}s; last: {last}") from None
                 self._unread = unbatched(raw)
-                self.messages.append(list(self._unread))
+                if self._unread[0]["type"] not in _SIDE:
+                    self.messages.append(list(self._unread))
             frame = self._unread.pop(0)
-            self.frames.append(frame)
+            (self.side if frame["type"] in _SIDE else self.frames).append(frame)
             if done(frame):
                 return frame
 
@@ -104,7 +112,7 @@ class Socket:
         return frame
 
     def of(self, kind: str) -> list[dict[str, Any]]:
-        return [f for f in self.frames if f["type"] == kind]
+        return [f for f in (self.side if kind in _SIDE else self.frames) if f["type"] == kind]
 
 
 @contextlib.asynccontextmanager
