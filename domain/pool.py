@@ -60,6 +60,7 @@ __all__ = [
     "fold",
     "form_tables",
     "rating_window",
+    "waiting_of",
 ]
 
 # Every pooled table plays the site's own rules with this turn limit: a table of strangers
@@ -223,8 +224,9 @@ class PoolState:
         self.waiting: dict[str, Waiting] = {}  # by player id, in order of entry
 
 
-def _entered(state: PoolState, event: PoolEntered) -> None:
-    state.waiting[event.player_id] = Waiting(
+def waiting_of(event: PoolEntered) -> Waiting:
+    """The entry a `PoolEntered` makes."""
+    return Waiting(
         event.player_id,
         event.name,
         event.rating,
@@ -232,6 +234,10 @@ def _entered(state: PoolState, event: PoolEntered) -> None:
         event.cpu_after,
         event.client_seed,
     )
+
+
+def _entered(state: PoolState, event: PoolEntered) -> None:
+    state.waiting[event.player_id] = waiting_of(event)
 
 
 def _left(state: PoolState, event: PoolLeft) -> None:

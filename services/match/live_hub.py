@@ -157,6 +157,13 @@ class LiveHub:
         if follower is not None and not result.duplicate:
             follower.committed(list(result.events))
 
+    def wake_view(self, prefix: str) -> None:
+        """Re-read the view of `prefix` now (something it shows changed without an event:
+        the lobby's online count when a guest says hello)."""
+        view = self._views.get(prefix)
+        if view is not None:
+            view.wake()
+
     def _wake_all(self) -> None:
         for feed in self._feeds():
             feed.wake()

@@ -29,7 +29,6 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.di import NamedDependency
 
-from domain.errors import Invalid, Unauthenticated
 from domain.streams import PARTY_PREFIX, POOL_PREFIX
 from services.match.guests import Player
 from services.match.live_hub import LiveHub
@@ -42,11 +41,13 @@ from services.match.sockets import (
     BadMessage,
     Channel,
     Ping,
+    hello_player,
     parse_message,
     reply_error,
     serve,
 )
 from services.match.views import party_list_view
+from services.shared.background import first_of
 from services.shared.limits import client_key
 
 __all__ = ["LOBBY_INTERVAL", "POOLS_INTERVAL", "lobby_socket"]
@@ -154,28 +155,13 @@ async def lobby_socket(
                     await channel.send_all(guest.frames())
 
     async def pump() -> None:
-        # Both feeds until either fails; its own error (not a group of them) goes to
-        # `serve`, which tells a 503 from a fault.
-        tasks = [asyncio.create_task(parties_pump()), asyncio.create_task(pools_pump())]
-        try:
-            done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-            for task in done:
-                task.result()
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await first_of(parties_pump(), pools_pump())
 
     async def hello(token: str) -> bytes:
         if guest.player is None:
-            if not token:
-                raise BadMessage(Invalid("hello needs the player's token", field="token"))
-            limits.check_auth(client)  # 429 after many unknown tokens
-            player = await service.guests.for_token(token)
-            if player is None:
-                limits.auth_failed(client)
-                raise BadMessage(Unauthenticated("unknown token", field="token"))
+            player = await hello_player(service.guests, limits, client, token)
             await service.lobby.hold(player.id)
+            hub.wake_view(POOL_PREFIX)  # one more online
             guest.player, guest.since = player, time.time()
         async with sending:
             # The guest's wait at once, from the latest snapshot (the pump sends the rest).

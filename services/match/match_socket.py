@@ -42,7 +42,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
 from domain.decider import MatchState, apply, current_legal_moves
-from domain.errors import AppError, Invalid, Unauthenticated
+from domain.errors import AppError, Invalid
 from domain.streams import match_stream, stamps_stream
 from replays.board_view import OptionOut
 from services.match.guests import Player
@@ -59,6 +59,7 @@ from services.match.sockets import (
     Channel,
     Ping,
     error_frame,
+    hello_player,
     parse_message,
     refuse,
     reply_error,
@@ -67,6 +68,7 @@ from services.match.sockets import (
 )
 from services.match.stamps import stamp_out
 from services.match.views import match_view, option_view
+from services.shared.background import first_of
 from services.shared.errors import ErrorBody
 from services.shared.eventstore import StoredEvent
 from services.shared.limits import Limits, client_key
@@ -279,20 +281,6 @@ def stamp_frames(batch: list[StoredEvent]) -> list[bytes]:
     ]
 
 
-async def _first_failure(*jobs: Any) -> None:
-    """Run `jobs` (coroutines) together until one fails (its exception, as is, not in a
-    group: the socket's 503 frame needs to see a database error) or all are cancelled."""
-    tasks = [asyncio.ensure_future(job) for job in jobs]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            task.result()
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
 class _Session:
     """The client messages of one match socket: who said hello, and their commands."""
 
@@ -326,13 +314,7 @@ class _Session:
         """Presence in the seat (None: a spectator). Once in a seat, a repeated hello
         changes nothing."""
         if self.seat is None:
-            if not token:
-                raise BadMessage(Invalid("hello needs the player's token", field="token"))
-            self.limits.check_auth(self.client)  # 429 after many unknown tokens
-            player = await self.service.guests.for_token(token)
-            if player is None:
-                self.limits.auth_failed(self.client)
-                raise BadMessage(Unauthenticated("unknown token", field="token"))
+            player = await hello_player(self.service.guests, self.limits, self.client, token)
             self.seat = await self.service.presence.connected(self.match_id, player)
             self.player = player
         return msgspec.json.encode({"type": "hello", "seat": self.seat})
@@ -429,7 +411,7 @@ async def match_socket(
     session = _Session(service, match_id, socket.app.state.limits, client_key(socket.scope))
 
     async def pump() -> None:
-        await _first_failure(match_pump(), stamps_pump(), presence_pump())
+        await first_of(match_pump(), stamps_pump(), presence_pump())
 
     async def stamps_pump() -> None:
         stream = stamps_stream(match_id)

@@ -191,14 +191,7 @@ class Pools:
         event, waiting = await self._submit(kind, command)
         self._wake.set()
         assert isinstance(event, pl.PoolEntered)
-        entry = pl.Waiting(
-            event.player_id,
-            event.name,
-            event.rating,
-            event.entered_at,
-            event.cpu_after,
-            event.client_seed,
-        )
+        entry = pl.waiting_of(event)
         return entry, waiting
 
     async def leave(self, player: Player, pool: str) -> None:

@@ -37,7 +37,8 @@ import structlog
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
-from domain.errors import AppError, Invalid, Malformed, NotFound
+from domain.errors import AppError, Invalid, Malformed, NotFound, Unauthenticated
+from services.match.guests import Guests, Player
 from services.shared.bodies import validation_field
 from services.shared.errors import (
     DATABASE_UNAVAILABLE,
@@ -46,6 +47,7 @@ from services.shared.errors import (
     database_unavailable,
     known_error,
 )
+from services.shared.limits import Limits
 from services.shared.logging import describe_exception
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "Channel",
     "Ping",
     "error_frame",
+    "hello_player",
     "parse_message",
     "ping_only",
     "refuse",
@@ -250,6 +253,19 @@ async def serve(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+
+
+async def hello_player(guests: Guests, limits: Limits, client: str, token: str) -> Player:
+    """The guest a socket's `hello` names by `token`, or `BadMessage`: 422 for no token,
+    401 for an unknown one, 429 (without a lookup) after many unknown ones from `client`."""
+    if not token:
+        raise BadMessage(Invalid("hello needs the player's token", field="token"))
+    limits.check_auth(client)
+    player = await guests.for_token(token)
+    if player is None:
+        limits.auth_failed(client)
+        raise BadMessage(Unauthenticated("unknown token", field="token"))
+    return player
 
 
 async def ping_only(raw: str | bytes) -> bytes:

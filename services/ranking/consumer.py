@@ -68,6 +68,7 @@ from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared import match_rows
+from services.shared.background import first_of
 from services.shared.eventstore import START, Cursor, EventData, EventStore
 from services.shared.logging import describe_exception
 from services.shared.match_rows import MatchRow
@@ -723,7 +724,7 @@ class RankingConsumer:
                         continue
                     self.active = True
                     _log.info("ranking_consumer_active")
-                    await _first_of(self._heartbeat(lock_conn), self._consume())
+                    await first_of(self._heartbeat(lock_conn), self._consume())
             except asyncio.CancelledError:
                 raise
             except sa.exc.DBAPIError as exc:
@@ -787,19 +788,6 @@ async def _fence_off(lock_conn: AsyncConnection) -> None:
             _log.warning("ranking_batch_not_ended", pid=pid, **describe_exception(exc))
         else:
             _log.info("ranking_batch_ended", pid=pid, ended=bool(ended))
-
-
-async def _first_of(*work: Any) -> None:
-    """Runs `work` side by side until one ends; re-raises its error, cancels the rest."""
-    tasks = [asyncio.ensure_future(w) for w in work]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            task.result()
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 # ----------------------------------------------------------------------------- hashing

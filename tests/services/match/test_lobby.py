@@ -12,14 +12,20 @@ clock.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.shared.eventstore import EventStore
+from services.shared.standing import standing
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site, create_party, name_myself
+from tests.services.ranking.finished_matches import write_match
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
@@ -248,3 +254,36 @@ async def test_a_lone_guest_in_the_four_player_pool_plays_three_cpus_after_the_w
         await expect(players.filter(has_text="CPU")).to_have_count(3)
         await expect(players.filter(has_text="ひとり")).to_have_count(1)
         assert errors == []
+
+
+async def test_a_leaver_is_told_why_and_until_when_ranked_pools_are_closed(
+    site: Site, browser: Browser, engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """A guest who left three ranked matches today presses Quick play, ranked: the page
+    says ranked play is closed to them until a time, and why; a casual pool still takes
+    them."""
+    async with person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (page, errors):
+        await name_myself(page, site, "lea")
+        me = await page.evaluate("() => JSON.parse(localStorage.getItem('ludo.guest'))")
+        for _ in range(3):
+            await write_match(engine, pg_store, [me["id"], None], [2, 1], stood_in={0: "left"})
+
+        async def paused() -> bool:
+            mine = await standing(engine, me["id"], dt.datetime.now(dt.UTC))
+            return mine.ranked_block is not None
+
+        await wait_until(paused, what="the ranking service folds the three abandons")
+        await page.click("#q-seats label:has(input[value='2'])")
+        await page.click("#q-mode label:has(input[value='ranked'])")
+        await page.click("#quick-button")
+        said = page.locator("#quick-error")
+        await expect(said).to_contain_text(
+            re.compile(r"ランク戦は.+まで参加できません（24時間で3回途中で抜けたため）")
+        )
+        await expect(page.locator("#quick-button")).to_have_text(WORDS["ja"]["enter"])
+        await shot(page, "lobby-ranked-paused-375-ja.png", full_page=False)
+        await page.click("#q-mode label:has(input[value='casual'])")
+        await page.click("#quick-button")
+        await expect(page.locator("#quick-button")).to_have_text(WORDS["ja"]["leave"])
+        # The browser logs the refused entry's status itself; nothing else went wrong.
+        assert [e for e in errors if "status of 403" not in e] == []
