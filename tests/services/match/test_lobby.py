@@ -12,6 +12,7 @@ clock.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 from typing import Any
@@ -23,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.shared.eventstore import EventStore
 from services.shared.standing import standing
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
-from tests.services.match.site_pages import Site, create_party, name_myself
+from tests.services.match.site_pages import Site, create_party, name_myself, play_my_turns
 from tests.services.ranking.finished_matches import write_match
 from tests.waiting import wait_until
 
@@ -287,3 +288,34 @@ async def test_a_leaver_is_told_why_and_until_when_ranked_pools_are_closed(
         await expect(page.locator("#quick-button")).to_have_text(WORDS["ja"]["leave"])
         # The browser logs the refused entry's status itself; nothing else went wrong.
         assert [e for e in errors if "status of 403" not in e] == []
+
+
+async def test_two_guests_press_ranked_quick_play_and_play_it_out(
+    site: Site, browser: Browser
+) -> None:
+    """Two browsers (Japanese on a phone, English on a desktop) press Quick play, 2
+    players, ranked: both land at the same table, play it out by clicking, and both see
+    the result with its rating change."""
+    async with (
+        person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (a, a_errors),
+        person(browser) as (b, b_errors),
+    ):
+        for page, name in ((a, "みか"), (b, "ken")):
+            await name_myself(page, site, name)
+            await page.click("#q-seats label:has(input[value='2'])")
+            await page.click("#q-mode label:has(input[value='ranked'])")
+        await a.click("#quick-button")
+        await expect(a.locator("body[data-pool='2-ranked']")).to_be_attached()
+        await b.click("#quick-button")
+        await a.wait_for_url(re.compile(r"/match/[0-9a-f-]{36}$"))
+        await b.wait_for_url(re.compile(r"/match/[0-9a-f-]{36}$"))
+        assert a.url == b.url
+        match_id = a.url.rsplit("/", 1)[1]
+        assert site.state(match_id)["seats"][0]["name"] == "みか"
+        await asyncio.gather(play_my_turns(a), play_my_turns(b))
+        for page in (a, b):
+            await expect(page.locator("#result")).to_be_visible()
+            await expect(
+                page.locator("#placements .rating.up, #placements .rating.down")
+            ).to_have_count(2)
+        assert a_errors == b_errors == []
