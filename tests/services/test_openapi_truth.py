@@ -30,7 +30,9 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 
 def _settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False, operator_token=OPERATOR)
+    return Settings(
+        data_dir=tmp_path, cpu_delay=0, scheduler=False, pairing=False, operator_token=OPERATOR
+    )
 
 
 def _apps(engine: AsyncEngine, tmp_path: Path) -> dict[str, Litestar]:

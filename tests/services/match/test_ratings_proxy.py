@@ -54,7 +54,7 @@ def _ranking_server(database_url: str, tmp_path: Path) -> Iterator[str]:
 async def _match_client(
     engine: AsyncEngine, tmp_path: Path, ranking_url: str | None
 ) -> AsyncIterator[AsyncTestClient[Any]]:
-    settings = Settings(data_dir=tmp_path, scheduler=False, ranking_url=ranking_url)
+    settings = Settings(data_dir=tmp_path, scheduler=False, pairing=False, ranking_url=ranking_url)
     async with AsyncTestClient(match_app(settings, engine=engine)) as client:
         yield client
 

@@ -35,7 +35,9 @@ OPERATOR = {"Authorization": f"Bearer {TOKEN}"}
 @pytest.fixture
 async def op_api(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Api]:
     """The app with an operator token set (deadline worker off, CPU delay 0)."""
-    settings = Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False, operator_token=TOKEN)
+    settings = Settings(
+        data_dir=tmp_path, cpu_delay=0, scheduler=False, pairing=False, operator_token=TOKEN
+    )
     async with AsyncTestClient(create_app(settings, engine=engine)) as client:
         yield Api(client, engine)
 

@@ -147,7 +147,7 @@ async def test_a_failed_reveal_logs_what_failed_but_no_seed_token_or_body(
 
 
 def _app_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    return Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False, **overrides)
+    return Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False, pairing=False, **overrides)
 
 
 async def test_polls_write_nothing_at_info(
