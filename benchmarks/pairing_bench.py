@@ -310,6 +310,10 @@ def _figures(
         "ranked_spread": _quantiles(spreads),
         "manual_seating": _quantiles(manual),
         "people_wait_over_manual_p50": statistics.median(people_waits) / baseline,
+        "slowest": [
+            {"pool": g.pool, "wait": round(g.wait, 2), **g.served_by}
+            for g in sorted(guests, key=lambda g: -g.wait)[:12]
+        ],
         "problems": problems,
     }
 
