@@ -319,3 +319,26 @@ async def test_two_guests_press_ranked_quick_play_and_play_it_out(
                 page.locator("#placements .rating.up, #placements .rating.down")
             ).to_have_count(2)
         assert a_errors == b_errors == []
+
+
+async def test_the_open_parties_show_each_hosts_completion_rate(
+    site: Site, browser: Browser, engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """A host who finished one match and left another opens a party: the lobby lists it
+    with their completion rate beside their name, in words of the page's language."""
+    host = guest_of(site, "hana")
+    await write_match(engine, pg_store, [host["id"], None], [1, 2])
+    await write_match(engine, pg_store, [host["id"], None], [2, 1], stood_in={0: "left"})
+
+    async def folded() -> bool:
+        mine = await standing(engine, host["id"], dt.datetime.now(dt.UTC))
+        return mine.completion is not None and mine.completion.started == 2
+
+    await wait_until(folded, what="the ranking service folds both matches")
+    party = post(site, "/api/parties", host, {"seats": 2})
+    async with person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (page, errors):
+        await visit(page, site.url + "/")
+        row = page.locator(f"#parties li[data-party='{party['id']}']")
+        await expect(row).to_contain_text("hanaの卓")
+        await expect(row.locator(".completion")).to_have_text("完走率 50%")
+        assert errors == []
