@@ -10,7 +10,8 @@ ratings first (rows of the bench's own scratch database, drawn from N(1500, 100)
 1300-1700, so every pair fits once the windows are widest).
 
 Measured: each guest's wait from the entry's acknowledgement to its `seated` frame, per
-pool (p50, p99), split into tables of people and tables CPUs filled; the rating spread of
+pool (p50, p99), split into tables of people and tables CPUs filled; the entry's own
+latency (request to acknowledgement); the rating spread of
 each ranked table (highest minus lowest). Checked: everyone seated, every table full, no
 guest at two tables (the pools' `TableFormed` events and the parties' seats agree with
 the frames). The baseline, in the same run through the same balancer: two guests seated
@@ -58,6 +59,7 @@ class PoolGuest:
         self.entered = 0.0
         self.seated: dict[str, Any] | None = None
         self.wait = float("nan")
+        self.entry = float("nan")  # the entry's own latency: request to acknowledgement
         self.served_by: dict[str, str] = {}  # the instance of the socket and of the entry
         self._socket: Any = None
         self._frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -112,7 +114,8 @@ class PoolGuest:
                 r.status_code = 201
         if r.status_code != 201:
             raise BenchError(f"an entry was refused ({r.status_code}): {r.text[:200]}")
-        self.entered = time.monotonic()  # from the acknowledgement
+        acknowledged = time.monotonic()
+        self.entry, self.entered = acknowledged - self.entered, acknowledged
         self.served_by["entry"] = r.headers.get("X-Served-By", "?")
 
     async def until_seated(self, seconds: float = SEATED_WITHIN) -> dict[str, Any]:
@@ -308,6 +311,7 @@ def _figures(
         "tables": len(parties),
         "pools": by_pool,
         "ranked_spread": _quantiles(spreads),
+        "entry": _quantiles([g.entry for g in guests]),
         "manual_seating": _quantiles(manual),
         "people_wait_over_manual_p50": statistics.median(people_waits) / baseline,
         "slowest": [
@@ -383,6 +387,8 @@ def print_table(figures: Figures) -> None:
         f"ranked tables' rating spread: p50 {_seconds(spread['p50'])}, "
         f"p99 {_seconds(spread['p99'])}, max {_seconds(spread['max'])}"
     )
+    entry = figures["entry"]
+    print(f"an entry's own latency: p50 {_seconds(entry['p50'])} s, p99 {_seconds(entry['p99'])} s")
     manual = figures["manual_seating"]
     print(f"baseline, two guests seated by hand: p50 {_seconds(manual['p50'])} s")
     print(f"people tables' wait p50 / manual p50: {figures['people_wait_over_manual_p50']:.1f}x")
