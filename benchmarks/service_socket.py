@@ -48,6 +48,9 @@ _decode_frame = msgspec.json.Decoder(_Frame).decode
 # The frames of the match's feed: batch frames, or (a baseline checkout from before them)
 # event and state frames one by one.
 _FEED = ("batch", "event", "state")
+# The match socket's side frames (quick-chat stamps, who is connected): not the feed, and
+# no answer to a command.
+_SIDE = ("presence", "stamp")
 _decode_event = msgspec.json.Decoder(Event).decode
 
 
@@ -97,6 +100,8 @@ class _Seats:
         with contextlib.suppress(Exception):
             while True:
                 frame = _decode_frame(await ws.recv(decode=False))
+                if frame.type in _SIDE:
+                    continue
                 if frame.type not in _FEED:
                     self.replies[seat].put_nowait(frame)
                     continue
