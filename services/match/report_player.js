@@ -43,8 +43,7 @@
     if (!missing.length) return false;
     missing.forEach((id) => completionsWanted.add(id));
     try {
-      const data = await api("GET", `/api/players/reputation?ids=${missing.map(encodeURIComponent).join(",")}`);
-      for (const p of data.players) completions.set(p.player_id, p.completion);
+      for (const [id, c] of Object.entries(await readCompletions(missing))) completions.set(id, c);
       return true;
     } catch (_) {
       // The ranking service is away: no rates shown; asked again on the next draw.

@@ -700,18 +700,26 @@
     return el("span", { class: "tag completion", "data-completion": String(rate) },
               t("completion", { n: Math.round(rate * 100) }));
   }
+  // GET /api/players/reputation for `ids` (at most 100): {player_id: completion or null}.
+  // keepalive: a page reloaded or left while the answer is on its way does not abort it
+  // (the table asks nothing it would abandon, test_table.py).
+  async function readCompletions(ids) {
+    const r = await fetch(`/api/players/reputation?ids=${ids.map(encodeURIComponent).join(",")}`,
+                          { keepalive: true, headers: { Accept: "application/json" } });
+    if (!r.ok) throw new ApiError(r.status, "reputation", String(r.status));
+    const out = {};
+    for (const p of (await r.json()).players) out[p.player_id] = p.completion;
+    return out;
+  }
   const completionAsked = new Set();
   async function loadCompletionRates(ids) {
     const wanted = [...new Set(ids)].filter((id) => id && !completionAsked.has(id)).slice(0, 100);
     if (!wanted.length) return;
     wanted.forEach((id) => completionAsked.add(id));
-    const forget = () => wanted.forEach((id) => completionAsked.delete(id));
     try {
-      const r = await fetch(`/api/players/reputation?ids=${wanted.map(encodeURIComponent).join(",")}`);
-      if (!r.ok) { forget(); return; }
       const rates = {};
-      for (const p of (await r.json()).players) if (p.completion) rates[p.player_id] = p.completion.rate;
+      for (const [id, c] of Object.entries(await readCompletions(wanted))) if (c) rates[id] = c.rate;
       setCompletionRates(rates);
-    } catch { forget(); }
+    } catch { wanted.forEach((id) => completionAsked.delete(id)); }
   }
   // ---- end of site.js
