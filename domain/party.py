@@ -79,6 +79,9 @@ class PartyCreated(_PartyEvent, frozen=True):
     ruleset: dict[str, Any]
     turn_limit: int | None
     ranked: bool
+    # The arena tournament whose pairing opened this table (docs/arenas.md); None for every
+    # other party, and for every event written before arenas existed.
+    arena_id: str | None = None
 
 
 class SeatTaken(_PartyEvent, frozen=True):
@@ -180,6 +183,7 @@ class CreateParty(msgspec.Struct, frozen=True, kw_only=True):
     turn_limit: int | None = None
     ranked: bool = False
     client_seed: str = ""
+    arena_id: str | None = None
 
 
 class JoinParty(msgspec.Struct, frozen=True, kw_only=True):
@@ -267,6 +271,7 @@ PartyRejectionCode = Literal[
     "not_a_cpu",
     "match_running",
     "not_started",
+    "arena_table",
 ]
 
 
@@ -294,6 +299,7 @@ class PartyState:
     """A party folded from its events."""
 
     __slots__ = (
+        "arena_id",
         "first_seat",
         "game",
         "host_id",
@@ -316,6 +322,7 @@ class PartyState:
         self.turn_limit: int | None = None
         self.ranked = False
         self.stamps = True  # quick-chat stamps on (the host may switch them off)
+        self.arena_id: str | None = None  # an arena's table: no rematch
         self.match_id: str | None = None
         self.first_seat = 0
         self.game = 0
@@ -355,6 +362,7 @@ def _apply_created(state: PartyState, e: PartyCreated) -> None:
     state.ruleset = e.ruleset
     state.turn_limit = e.turn_limit
     state.ranked = e.ranked
+    state.arena_id = e.arena_id
 
 
 def _apply_taken(state: PartyState, e: SeatTaken) -> None:
@@ -501,6 +509,7 @@ def _decide_create(c: CreateParty, state: PartyState) -> list[PartyEvent] | Part
             ruleset=ruleset,
             turn_limit=c.turn_limit,
             ranked=c.ranked,
+            arena_id=c.arena_id,
         ),
         SeatTaken(seat=0, player_id=c.host_id, name=c.host_name, client_seed=c.client_seed),
     ]
@@ -619,6 +628,10 @@ def _decide_rematch(c: Rematch, state: PartyState) -> list[PartyEvent] | PartyRe
         return PartyRejection("not_seated", "you do not sit at this table")
     if not c.current_finished:
         return PartyRejection("match_running", "the current match is not over yet")
+    if state.arena_id is not None:
+        return PartyRejection(
+            "arena_table", "an arena's table plays once: the arena pairs your next match"
+        )
     rotate = bool(state.ruleset.get("rotate_first", True))
     first = (state.first_seat + 1) % len(state.seats) if rotate else state.first_seat
     return [_opened(state, c.match_id, first)]

@@ -1,5 +1,5 @@
 """Stream ids: the one spelling of which event stream holds a match, its stamps, a party,
-a pool or a report of a player.
+a pool, an arena or a report of a player.
 
 A match is one stream (DESIGN.md §2), and so are its stamps (outside its hash chain), a
 party and a quick-play pool; the stream id is part of the event model, not of storage:
@@ -17,6 +17,7 @@ __all__ = [
     "POOL_PREFIX",
     "REPORT_PREFIX",
     "STAMPS_PREFIX",
+    "TOURNAMENT_PREFIX",
     "is_match_stream",
     "match_id_of",
     "match_stream",
@@ -24,6 +25,7 @@ __all__ = [
     "pool_stream",
     "report_stream",
     "stamps_stream",
+    "tournament_stream",
 ]
 
 MATCH_PREFIX = "match-"
@@ -31,6 +33,7 @@ PARTY_PREFIX = "party-"
 POOL_PREFIX = "pool-"
 STAMPS_PREFIX = "stamps-"
 REPORT_PREFIX = "report-"
+TOURNAMENT_PREFIX = "tournament-"
 
 
 def match_stream(match_id: str) -> str:
@@ -56,6 +59,11 @@ def pool_stream(seats: int, ranked: bool) -> str:
 def report_stream(report_id: str) -> str:
     """The stream of the report `report_id` (`domain.reports`: one stream per report)."""
     return f"{REPORT_PREFIX}{report_id}"
+
+
+def tournament_stream(arena_id: str) -> str:
+    """The stream of the arena tournament `arena_id` (`domain.arena`)."""
+    return f"{TOURNAMENT_PREFIX}{arena_id}"
 
 
 def is_match_stream(stream_id: str) -> bool:

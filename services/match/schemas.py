@@ -110,6 +110,8 @@ class PartyOut(msgspec.Struct, kw_only=True):
     # Quick-chat stamps on (the host may switch them off); rows of the lobby's listing
     # written before the setting existed read as on.
     stamps: bool = True
+    # The arena tournament that paired this table (docs/arenas.md), or null.
+    arena_id: str | None = None
 
 
 class PartyListOut(msgspec.Struct, kw_only=True):

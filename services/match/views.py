@@ -67,6 +67,7 @@ def party_view(party_id: str, state: pd.PartyState) -> PartyOut:
         first_seat=state.first_seat,
         version=state.version,
         stamps=state.stamps,
+        arena_id=state.arena_id,
     )
 
 

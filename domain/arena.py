@@ -1,0 +1,730 @@
+"""An arena tournament (アリーナ / Arena) as a Decider: who plays, who is paired with whom,
+the points each result scores, and the end (docs/arenas.md).
+
+An arena is one stream (`tournament-<id>`, `domain.streams`). It runs from `starts_at` for
+`minutes` minutes; players join or pause any time before the end. A player whose match has
+ended is paired again at the next pass with the others waiting (`PairTables`: by arena
+score, then rating, in tables of `seats`). Every arena match is ranked. Points by place
+(`POINTS`: 4/2/1/0 for four players, 2/0 for two; shared places share their points), doubled
+for a player who comes into the match on a streak (`STREAK_FROM` firsts in a row) until a
+result other than first, as lichess's arenas double after two wins. Leaving a match (its
+seat ends played by a CPU for `left`) scores 0 and pauses the player until they continue.
+No table is paired at or after the end; matches running at the end are scored when they end.
+
+The domain has no clock: commands carry `now` (the service's clock, seconds since the
+epoch) and the pairing pass carries the ids of the tables it may open and who is `absent`
+(waiting, but not connected now). `TablesPaired` records who was skipped so that anyone can
+re-derive each pass from the stream alone (`pair_tables`); `ResultScored` is derived from
+the match's own events (`match_outcome`), so a forged result does not verify.
+
+Standings are a fold (`standings`): a player's score is the sum of their scored points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Final, Literal
+
+import msgspec
+
+from domain.dice import ClientSeedError, check_client_seed
+
+__all__ = [
+    "ARENA_MINUTES",
+    "ARENA_RULES",
+    "ARENA_SEATS",
+    "ARENA_TURN_LIMITS",
+    "NAME_MAX",
+    "POINTS",
+    "REASON_MAX",
+    "STREAK_FROM",
+    "ArenaCancelled",
+    "ArenaCommand",
+    "ArenaCreated",
+    "ArenaEnded",
+    "ArenaEvent",
+    "ArenaJoined",
+    "ArenaRejection",
+    "ArenaState",
+    "ArenaTable",
+    "CancelArena",
+    "ContinueArena",
+    "CreateArena",
+    "EndArena",
+    "Entrant",
+    "JoinArena",
+    "PairTables",
+    "PauseArena",
+    "PlayerContinued",
+    "PlayerPaused",
+    "ResultScored",
+    "ScoreMatch",
+    "SeatResult",
+    "Standing",
+    "TablesPaired",
+    "apply",
+    "decide",
+    "decode_arena_event",
+    "fold",
+    "match_outcome",
+    "pair_tables",
+    "place_points",
+    "standings",
+]
+
+ARENA_SEATS: Final = (2, 4)
+ARENA_MINUTES: Final = (20, 30, 60)
+ARENA_TURN_LIMITS: Final = (30, 60)
+# The rules an arena may play: a preset of `domain.rules` (the site's own, or BGA's).
+ARENA_RULES: Final = ("standard", "bga")
+# Points by place (1st, 2nd, ...) for a table of that many seats.
+POINTS: Final[dict[int, tuple[int, ...]]] = {2: (2, 0), 4: (4, 2, 1, 0)}
+# Firsts in a row after which a player's results count double (until one is not first).
+STREAK_FROM: Final = 2
+NAME_MAX: Final = 60
+REASON_MAX: Final = 200
+
+PauseReason = Literal["asked", "left_match", "gone"]
+ArenaStatus = Literal["upcoming", "running", "ended", "finished", "cancelled"]
+
+# ---------------------------------------------------------------------------------- events
+
+
+class _ArenaEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field="type"):
+    schema_version: ClassVar[int] = 1
+
+
+class ArenaCreated(_ArenaEvent, frozen=True):
+    """The arena exists: it runs from `starts_at` (seconds since the epoch) for `minutes`,
+    for tables of `seats` playing the preset `rules` with `turn_limit` seconds a turn.
+    `private`: reached only by its link (a guest's, `creator_id`); `schedule`: the name of
+    the operator's schedule that created it (None for a guest's)."""
+
+    arena_id: str
+    name: str
+    seats: int
+    rules: str
+    turn_limit: int
+    starts_at: float
+    minutes: int
+    private: bool = False
+    creator_id: str | None = None
+    schedule: str | None = None
+
+
+class ArenaJoined(_ArenaEvent, frozen=True):
+    """A player entered the arena at `at`, with their display `rating` then (pairing's
+    second key) and the client seed their matches are played with."""
+
+    player_id: str
+    name: str
+    rating: float
+    at: float
+    client_seed: str = ""
+
+
+class PlayerPaused(_ArenaEvent, frozen=True):
+    """A player is not paired until they continue: they asked (`asked`), they left their
+    match (`left_match`, with its result), or they were away past the grace (`gone`)."""
+
+    player_id: str
+    reason: PauseReason = "asked"
+
+
+class PlayerContinued(_ArenaEvent, frozen=True):
+    """A paused player is paired again from `at`, at their display `rating` then."""
+
+    player_id: str
+    rating: float
+    at: float
+
+
+class ArenaTable(msgspec.Struct, frozen=True):
+    """One table of a pass: party `party_id` playing match `match_id`, for `players` in
+    seat order."""
+
+    party_id: str
+    match_id: str
+    players: tuple[str, ...]
+
+
+class TablesPaired(_ArenaEvent, frozen=True):
+    """A pairing pass at `at` seated `tables`; `skipped` were waiting but not connected."""
+
+    at: float
+    tables: tuple[ArenaTable, ...]
+    skipped: tuple[str, ...] = ()
+
+
+class SeatResult(msgspec.Struct, frozen=True):
+    """One player's result in an arena match: their `place`, whether they `left` it, the
+    `points` it scored (doubled on a streak: `doubled`) and their streak of firsts after it."""
+
+    player_id: str
+    place: int
+    left: bool
+    points: float
+    doubled: bool
+    streak: int
+
+
+class ResultScored(_ArenaEvent, frozen=True):
+    """The match `match_id` ended: each seat's result, in seat order."""
+
+    match_id: str
+    results: tuple[SeatResult, ...]
+
+
+class ArenaEnded(_ArenaEvent, frozen=True):
+    """The clock ran out at `at`: no more pairing; matches still running are scored when
+    they end."""
+
+    at: float
+
+
+class ArenaCancelled(_ArenaEvent, frozen=True):
+    """An operator (or the private arena's creator) cancelled the arena, saying why."""
+
+    reason: str
+    by: str
+
+
+ArenaEvent = (
+    ArenaCreated
+    | ArenaJoined
+    | PlayerPaused
+    | PlayerContinued
+    | TablesPaired
+    | ResultScored
+    | ArenaEnded
+    | ArenaCancelled
+)
+
+_decoder: msgspec.json.Decoder[ArenaEvent] = msgspec.json.Decoder(ArenaEvent)
+
+
+def decode_arena_event(data: bytes) -> ArenaEvent:
+    """Decode a stored arena event (all are at schema version 1)."""
+    return _decoder.decode(data)
+
+
+# -------------------------------------------------------------------------------- commands
+
+
+class CreateArena(msgspec.Struct, frozen=True, kw_only=True):
+    """Create the arena `arena_id` (see `ArenaCreated`)."""
+
+    arena_id: str
+    name: str
+    seats: int
+    rules: str
+    turn_limit: int
+    starts_at: float
+    minutes: int
+    private: bool = False
+    creator_id: str | None = None
+    schedule: str | None = None
+
+
+class JoinArena(msgspec.Struct, frozen=True, kw_only=True):
+    """Enter the arena at `now`."""
+
+    player_id: str
+    name: str
+    rating: float
+    now: float
+    client_seed: str = ""
+
+
+class PauseArena(msgspec.Struct, frozen=True, kw_only=True):
+    """Stop being paired (`reason` `gone`: the service found the player away)."""
+
+    player_id: str
+    reason: PauseReason = "asked"
+
+
+class ContinueArena(msgspec.Struct, frozen=True, kw_only=True):
+    """Be paired again from `now`."""
+
+    player_id: str
+    rating: float
+    now: float
+
+
+class PairTables(msgspec.Struct, frozen=True, kw_only=True):
+    """The pairing pass at `now`; `table_ids` are fresh (party id, match id) pairs for the
+    tables it opens, used in order; waiting players in `absent` are skipped."""
+
+    now: float
+    table_ids: tuple[tuple[str, str], ...]
+    absent: frozenset[str] = frozenset()
+
+
+class ScoreMatch(msgspec.Struct, frozen=True, kw_only=True):
+    """Score the ended match `match_id`: `places[i]` and `left[i]` for its seat i, as
+    `match_outcome` reads them from the match's events."""
+
+    match_id: str
+    places: tuple[int, ...]
+    left: tuple[bool, ...]
+
+
+class EndArena(msgspec.Struct, frozen=True, kw_only=True):
+    """The clock ran out (`now` at or after the end)."""
+
+    now: float
+
+
+class CancelArena(msgspec.Struct, frozen=True, kw_only=True):
+    """Cancel the arena, saying why; `by` is who (an operator, or the creator's id)."""
+
+    reason: str
+    by: str
+
+
+ArenaCommand = (
+    CreateArena
+    | JoinArena
+    | PauseArena
+    | ContinueArena
+    | PairTables
+    | ScoreMatch
+    | EndArena
+    | CancelArena
+)
+
+
+class ArenaRejection(msgspec.Struct, frozen=True):
+    """Why an arena command was refused (nothing is appended). `status` is the HTTP
+    status the service answers with."""
+
+    code: str
+    reason: str
+    field: str | None = None
+    status: int = 409
+
+
+# ----------------------------------------------------------------------------------- state
+
+
+class Entrant:
+    """One player of the arena, as the fold knows them."""
+
+    __slots__ = (
+        "client_seed",
+        "joined_at",
+        "match_id",
+        "matches",
+        "name",
+        "paused",
+        "player_id",
+        "rating",
+        "score",
+        "since",
+        "streak",
+    )
+
+    def __init__(self, e: ArenaJoined) -> None:
+        self.player_id = e.player_id
+        self.name = e.name
+        self.rating = e.rating
+        self.client_seed = e.client_seed
+        self.joined_at = e.at
+        self.since = e.at  # when they last became free to be paired
+        self.score = 0.0
+        self.streak = 0
+        self.matches = 0  # matches scored
+        self.match_id: str | None = None  # the arena match they play now
+        self.paused = False
+
+    @property
+    def state(self) -> Literal["waiting", "playing", "paused"]:
+        """What the player does now (a paused player may still finish their match)."""
+        if self.match_id is not None:
+            return "playing"
+        return "paused" if self.paused else "waiting"
+
+    @property
+    def on_fire(self) -> bool:
+        """Their next result counts double."""
+        return self.streak >= STREAK_FROM
+
+
+class ArenaState:
+    """The arena after its events: settings, entrants (in order of joining), running and
+    scored matches, and the stream's version."""
+
+    __slots__ = (
+        "cancelled",
+        "created",
+        "ended_at",
+        "entrants",
+        "results",
+        "running",
+        "version",
+    )
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.created: ArenaCreated | None = None
+        self.entrants: dict[str, Entrant] = {}
+        self.running: dict[str, ArenaTable] = {}  # by match id, in order of pairing
+        self.results: dict[str, ResultScored] = {}  # by match id, in order of scoring
+        self.ended_at: float | None = None
+        self.cancelled: ArenaCancelled | None = None
+
+    @property
+    def ends_at(self) -> float:
+        """When the clock runs out (seconds since the epoch)."""
+        assert self.created is not None
+        return self.created.starts_at + 60 * self.created.minutes
+
+    def status(self, now: float) -> ArenaStatus:
+        """`upcoming`, `running`, `ended` (the clock ran out, matches still running),
+        `finished` (ended, every match scored) or `cancelled`, at `now`."""
+        assert self.created is not None
+        if self.cancelled is not None:
+            return "cancelled"
+        if self.ended_at is not None or now >= self.ends_at:
+            return "ended" if self.running or self.ended_at is None else "finished"
+        return "upcoming" if now < self.created.starts_at else "running"
+
+
+def _created(state: ArenaState, e: ArenaCreated) -> None:
+    state.created = e
+
+
+def _joined(state: ArenaState, e: ArenaJoined) -> None:
+    state.entrants[e.player_id] = Entrant(e)
+
+
+def _paused(state: ArenaState, e: PlayerPaused) -> None:
+    state.entrants[e.player_id].paused = True
+
+
+def _continued(state: ArenaState, e: PlayerContinued) -> None:
+    entrant = state.entrants[e.player_id]
+    entrant.paused = False
+    entrant.rating = e.rating
+    entrant.since = e.at
+
+
+def _paired(state: ArenaState, e: TablesPaired) -> None:
+    for table in e.tables:
+        state.running[table.match_id] = table
+        for player_id in table.players:
+            state.entrants[player_id].match_id = table.match_id
+
+
+def _scored(state: ArenaState, e: ResultScored) -> None:
+    state.running.pop(e.match_id, None)
+    state.results[e.match_id] = e
+    for result in e.results:
+        entrant = state.entrants[result.player_id]
+        entrant.score += result.points
+        entrant.streak = result.streak
+        entrant.matches += 1
+        entrant.match_id = None
+        if result.left:
+            entrant.paused = True
+
+
+def _ended(state: ArenaState, e: ArenaEnded) -> None:
+    state.ended_at = e.at
+
+
+def _cancelled(state: ArenaState, e: ArenaCancelled) -> None:
+    state.cancelled = e
+
+
+_APPLY: Final[dict[type[Any], Callable[[ArenaState, Any], None]]] = {
+    ArenaCreated: _created,
+    ArenaJoined: _joined,
+    PlayerPaused: _paused,
+    PlayerContinued: _continued,
+    TablesPaired: _paired,
+    ResultScored: _scored,
+    ArenaEnded: _ended,
+    ArenaCancelled: _cancelled,
+}
+
+
+def apply(state: ArenaState, event: ArenaEvent) -> None:
+    """Record one event (no checks: events are facts)."""
+    _APPLY[type(event)](state, event)
+    state.version += 1
+
+
+def fold(events: Sequence[ArenaEvent], state: ArenaState | None = None) -> ArenaState:
+    """The arena after `events` (from empty, or on `state`, which it changes)."""
+    state = ArenaState() if state is None else state
+    for event in events:
+        apply(state, event)
+    return state
+
+
+# ------------------------------------------------------------------------------- standings
+
+
+class Standing(msgspec.Struct, frozen=True):
+    """A line of the standings: `rank` (shared on equal scores), the score, the streak of
+    firsts now (`on_fire`: the next result counts double) and the matches scored."""
+
+    rank: int
+    player_id: str
+    name: str
+    score: float
+    streak: int
+    on_fire: bool
+    matches: int
+    rating: float
+    state: Literal["waiting", "playing", "paused"]
+
+
+def standings(state: ArenaState) -> list[Standing]:
+    """The standings: by score, then by who reached it with fewer matches, then by who
+    joined first; equal scores share a rank (1, 2, 2, 4)."""
+    ordered = sorted(
+        state.entrants.values(), key=lambda e: (-e.score, e.matches, e.joined_at, e.player_id)
+    )
+    lines: list[Standing] = []
+    for index, e in enumerate(ordered):
+        rank = lines[-1].rank if lines and lines[-1].score == e.score else index + 1
+        lines.append(
+            Standing(
+                rank,
+                e.player_id,
+                e.name,
+                e.score,
+                e.streak,
+                e.on_fire,
+                e.matches,
+                e.rating,
+                e.state,
+            )
+        )
+    return lines
+
+
+# ---------------------------------------------------------------------------------- rules
+
+
+def place_points(seats: int, places: Sequence[int]) -> list[float]:
+    """Each seat's points for `places` (1 = best) at a table of `seats`: a place shared by
+    k seats shares the points of the k places it spans (two tied 2nd of four: (2+1)/2)."""
+    table = POINTS[seats]
+    points = []
+    for place in places:
+        shared = sum(1 for p in places if p == place)
+        span = table[place - 1 : place - 1 + shared]
+        points.append(sum(span) / shared)
+    return points
+
+
+def pair_tables(state: ArenaState, skipped: frozenset[str] | Sequence[str]) -> list[list[str]]:
+    """The tables a pass forms: the waiting players (neither playing nor paused) not in
+    `skipped`, by arena score, then display rating (higher first; then who joined first),
+    cut into tables of the arena's seats; the rest wait for the next pass."""
+    assert state.created is not None
+    seats = state.created.seats
+    skip = set(skipped)
+    queue = sorted(
+        (e for e in state.entrants.values() if e.state == "waiting" and e.player_id not in skip),
+        key=lambda e: (-e.score, -e.rating, e.joined_at, e.player_id),
+    )
+    full = len(queue) - len(queue) % seats
+    return [[e.player_id for e in queue[i : i + seats]] for i in range(0, full, seats)]
+
+
+def match_outcome(
+    match_id: str, placements: Sequence[int], stood_in: Sequence[str | None]
+) -> ScoreMatch:
+    """The `ScoreMatch` of a finished match from its fold: each seat's place, and whether
+    its player left (the seat ended played by a CPU for `left`). The seats are in the
+    pairing's order: the caller checks the match's players against the table's."""
+    return ScoreMatch(
+        match_id=match_id,
+        places=tuple(placements),
+        left=tuple(reason == "left" for reason in stood_in),
+    )
+
+
+# ---------------------------------------------------------------------------------- decide
+
+
+def _no(code: str, reason: str, field: str | None = None, status: int = 409) -> ArenaRejection:
+    return ArenaRejection(code, reason, field, status)
+
+
+def _closed(state: ArenaState, now: float) -> ArenaRejection | None:
+    """Why nobody may join or continue at `now`, if so."""
+    status = state.status(now)
+    if status == "cancelled":
+        assert state.cancelled is not None
+        return _no("arena_cancelled", f"this arena was cancelled: {state.cancelled.reason}")
+    if status in ("ended", "finished"):
+        return _no("arena_over", "this arena has ended")
+    return None
+
+
+def _decide_create(c: CreateArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    if state.created is not None:
+        return _no("arena_exists", "this arena exists already")
+    if c.seats not in ARENA_SEATS:
+        return _no("bad_seats", "an arena is for 2- or 4-player tables", "seats", 422)
+    if c.minutes not in ARENA_MINUTES:
+        return _no("bad_minutes", "an arena lasts 20, 30 or 60 minutes", "minutes", 422)
+    if c.turn_limit not in ARENA_TURN_LIMITS:
+        return _no("bad_turn_limit", "an arena's turn limit is 30 or 60 s", "turn_limit", 422)
+    if c.rules not in ARENA_RULES:
+        return _no("bad_rules", f"rules are one of {', '.join(ARENA_RULES)}", "rules", 422)
+    name = c.name.strip()
+    if not name or len(name) > NAME_MAX:
+        return _no("bad_name", f"a name of 1 to {NAME_MAX} characters", "name", 422)
+    return [
+        ArenaCreated(
+            arena_id=c.arena_id,
+            name=name,
+            seats=c.seats,
+            rules=c.rules,
+            turn_limit=c.turn_limit,
+            starts_at=c.starts_at,
+            minutes=c.minutes,
+            private=c.private,
+            creator_id=c.creator_id,
+            schedule=c.schedule,
+        )
+    ]
+
+
+def _decide_join(c: JoinArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    closed = _closed(state, c.now)
+    if closed is not None:
+        return closed
+    if c.player_id in state.entrants:
+        if state.entrants[c.player_id].paused:
+            return _no("already_joined", "you are in this arena, paused: press continue")
+        return _no("already_joined", "you are in this arena already")
+    try:
+        check_client_seed(c.client_seed)
+    except ClientSeedError as error:
+        return _no("bad_client_seed", str(error), "client_seed", 422)
+    return [
+        ArenaJoined(
+            player_id=c.player_id,
+            name=c.name,
+            rating=c.rating,
+            at=c.now,
+            client_seed=c.client_seed,
+        )
+    ]
+
+
+def _decide_pause(c: PauseArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    entrant = state.entrants.get(c.player_id)
+    if entrant is None:
+        return _no("not_joined", "you are not in this arena")
+    if entrant.paused:
+        return _no("already_paused", "you are paused already")
+    if state.cancelled is not None or state.ended_at is not None:
+        return _no("arena_over", "this arena has ended")
+    return [PlayerPaused(player_id=c.player_id, reason=c.reason)]
+
+
+def _decide_continue(c: ContinueArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    entrant = state.entrants.get(c.player_id)
+    if entrant is None:
+        return _no("not_joined", "you are not in this arena: join it")
+    closed = _closed(state, c.now)
+    if closed is not None:
+        return closed
+    if not entrant.paused:
+        return _no("not_paused", "you are not paused")
+    return [PlayerContinued(player_id=c.player_id, rating=c.rating, at=c.now)]
+
+
+def _decide_pair(c: PairTables, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    if state.status(c.now) != "running":
+        return _no("not_running", "tables are paired only while the arena runs")
+    waiting = [e.player_id for e in state.entrants.values() if e.state == "waiting"]
+    skipped = tuple(p for p in waiting if p in c.absent)
+    groups = pair_tables(state, skipped)
+    if not groups:
+        return []
+    if len(groups) > len(c.table_ids):
+        return _no("table_ids", f"{len(groups)} tables form: give as many ids")
+    tables = tuple(
+        ArenaTable(party_id, match_id, tuple(group))
+        for group, (party_id, match_id) in zip(groups, c.table_ids, strict=False)
+    )
+    return [TablesPaired(at=c.now, tables=tables, skipped=skipped)]
+
+
+def _decide_score(c: ScoreMatch, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    assert state.created is not None
+    table = state.running.get(c.match_id)
+    if table is None:
+        return _no("not_running", f"match {c.match_id} is not a running match of this arena")
+    seats = len(table.players)
+    if len(c.places) != seats or len(c.left) != seats:
+        return _no("bad_result", f"a result for each of the {seats} seats")
+    if any(not 1 <= place <= seats for place in c.places):
+        return _no("bad_result", f"places are 1 to {seats}")
+    points = place_points(state.created.seats, c.places)
+    results = []
+    for player_id, place, left, base in zip(table.players, c.places, c.left, points, strict=True):
+        entrant = state.entrants[player_id]
+        doubled = entrant.on_fire and not left and base > 0
+        results.append(
+            SeatResult(
+                player_id=player_id,
+                place=place,
+                left=left,
+                points=0.0 if left else (2 * base if doubled else base),
+                doubled=doubled,
+                streak=entrant.streak + 1 if place == 1 and not left else 0,
+            )
+        )
+    return [ResultScored(match_id=c.match_id, results=tuple(results))]
+
+
+def _decide_end(c: EndArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    if state.cancelled is not None:
+        return _no("arena_cancelled", "this arena was cancelled")
+    if state.ended_at is not None:
+        return _no("arena_over", "this arena has ended")
+    if c.now < state.ends_at:
+        return _no("too_early", "the arena's clock has not run out")
+    return [ArenaEnded(at=c.now)]
+
+
+def _decide_cancel(c: CancelArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    if state.cancelled is not None:
+        return _no("arena_cancelled", "this arena was cancelled already")
+    if state.ended_at is not None and not state.running:
+        return _no("arena_over", "this arena has finished")
+    reason = c.reason.strip()
+    if not reason or len(reason) > REASON_MAX:
+        return _no("bad_reason", f"say why, in 1 to {REASON_MAX} characters", "reason", 422)
+    return [ArenaCancelled(reason=reason, by=c.by)]
+
+
+_DECIDE: Final[dict[type[Any], Callable[[Any, ArenaState], list[ArenaEvent] | ArenaRejection]]] = {
+    JoinArena: _decide_join,
+    PauseArena: _decide_pause,
+    ContinueArena: _decide_continue,
+    PairTables: _decide_pair,
+    ScoreMatch: _decide_score,
+    EndArena: _decide_end,
+    CancelArena: _decide_cancel,
+}
+
+
+def decide(command: ArenaCommand, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
+    """The events `command` yields on `state`, or why it is refused. `PairTables` yields
+    none when no table can form yet."""
+    if isinstance(command, CreateArena):
+        return _decide_create(command, state)
+    if state.created is None:
+        return _no("no_arena", "no such arena", status=404)
+    return _DECIDE[type(command)](command, state)
