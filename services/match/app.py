@@ -20,6 +20,8 @@ from litestar.openapi.spec import SecurityScheme
 from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.arena_routes import TournamentsController
+from services.match.arena_socket import arena_socket
 from services.match.live_hub import LiveHub
 from services.match.lobby_socket import lobby_socket
 from services.match.match_socket import match_socket
@@ -87,6 +89,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             def heard(note: Notification) -> None:
                 reads.heard(note.stream_id, note.version)
                 service.pools.heard(note.stream_id)
+                service.arenas.heard(note.stream_id)
 
             hub = LiveHub(
                 store,
@@ -104,6 +107,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             run_in_background(stack, service.lobby.run(), "ludo-lobby-heartbeat")
             if settings.pairing:
                 run_in_background(stack, service.pools.run(), "ludo-pairing")
+                run_in_background(stack, service.arenas.run(), "ludo-arenas")
             yield
 
     openapi = openapi_config(
@@ -119,6 +123,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         PlayersController,
         PartiesController,
         PoolsController,
+        TournamentsController,
         MatchesController,
         RulesController,
         ReplaysController,
@@ -127,6 +132,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         match_socket,
         party_socket,
         lobby_socket,
+        arena_socket,
         index,
         party_page,
         match_page,
