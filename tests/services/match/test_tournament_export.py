@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.arena import TablesPaired
+from domain.arena import ArenaCancelled, TablesPaired
 from domain.streams import match_stream
 from replays.tournament import dump_tournament, load_tournament
 from replays.tournament_verify import verify_tournament
@@ -63,6 +63,16 @@ class TestExport:
         await store_arena(pg_store, record, record.events[:-1])
         with pytest.raises(ArenaRunning, match="has not ended"):
             await tournament_from_store(pg_store, record.arena_id)
+
+    async def test_a_cancelled_arena_with_no_match_running_exports(
+        self, pg_store: EventStore, record: ArenaRecord
+    ) -> None:
+        """Cancelled (instead of ended) once its matches were scored: the file verifies."""
+        cancelled = ArenaCancelled(reason="a test", by="operator")
+        await store_arena(pg_store, record, [*record.events[:-1], cancelled])
+        tournament = await tournament_from_store(pg_store, record.arena_id)
+        verdict = verify_tournament(load_tournament(dump_tournament(tournament)))
+        assert verdict.ok, verdict.failure
 
     async def test_unknown_and_malformed_ids(self, pg_store: EventStore) -> None:
         """No such arena, or no arena id at all: `ArenaNotFound` (404) naming it."""
