@@ -16,6 +16,8 @@ import pytest
 import sqlalchemy as sa
 
 from domain.streams import tournament_stream
+from replays.tournament import load_tournament
+from replays.tournament_verify import verify_tournament
 from services.match.arenas import Arenas
 from services.match.service import MatchService
 from tests.services.conftest import Api
@@ -235,6 +237,8 @@ class TestTheEnd:
         after = state.ends_at + 1
         passed = await arenas.tick(arena_id, now=after)
         assert passed.ended
+        early = await api.call("GET", f"/api/tournaments/{arena_id}/export")
+        assert early.status_code == 409 and early.json()["error"] == "arena_running"
         seated = [_by_id(players)[p] for p in table.players]
         await api.play_to_end(table.match_id, seated)
         passed = await arenas.tick(arena_id, now=after + 5)
@@ -244,6 +248,13 @@ class TestTheEnd:
         assert [line["rank"] for line in view["podium"]] == [1, 2]
         listing = (await api.call("GET", "/api/tournaments")).json()
         assert [a["tournament_id"] for a in listing["finished"]] == [arena_id]
+        exported = await api.call("GET", f"/api/tournaments/{arena_id}/export")
+        assert exported.status_code == 200
+        verdict = verify_tournament(load_tournament(exported.content))
+        assert verdict.ok, verdict.failure
+        assert [(s.player_id, s.score) for s in load_tournament(exported.content).standings] == [
+            (line["player_id"], line["score"]) for line in view["standings"]
+        ]
 
 
 class TestBadInput:
