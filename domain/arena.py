@@ -670,6 +670,11 @@ def _decide_score(c: ScoreMatch, state: ArenaState) -> list[ArenaEvent] | ArenaR
         return _no("bad_result", f"a result for each of the {seats} seats")
     if any(not 1 <= place <= seats for place in c.places):
         return _no("bad_result", f"places are 1 to {seats}")
+    # A match's placements rank the seats (domain.placements): a seat's place is 1 + the
+    # seats ahead of it, so tied seats share a place and skip the next (1, 2, 2, 4). Any
+    # other places would share out more or less than the table's points (1, 1, 2, 3: 9 of 7).
+    if any(place != 1 + sum(1 for p in c.places if p < place) for place in c.places):
+        return _no("bad_result", "places rank the seats: tied seats share one (1, 2, 2, 4)")
     points = place_points(state.created.seats, c.places)
     results = []
     for player_id, place, left, base in zip(table.players, c.places, c.left, points, strict=True):
