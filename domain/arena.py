@@ -22,6 +22,7 @@ Standings are a fold (`standings`): a player's score is the sum of their scored 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final, Literal
 
@@ -605,6 +606,8 @@ def _decide_join(c: JoinArena, state: ArenaState) -> list[ArenaEvent] | ArenaRej
         if state.entrants[c.player_id].paused:
             return _no("already_joined", "you are in this arena, paused: press continue")
         return _no("already_joined", "you are in this arena already")
+    if not math.isfinite(c.rating):
+        return _no("bad_rating", "the rating must be a number", "rating", 422)
     try:
         check_client_seed(c.client_seed)
     except ClientSeedError as error:
@@ -640,6 +643,8 @@ def _decide_continue(c: ContinueArena, state: ArenaState) -> list[ArenaEvent] | 
         return closed
     if not entrant.paused:
         return _no("not_paused", "you are not paused")
+    if not math.isfinite(c.rating):
+        return _no("bad_rating", "the rating must be a number", "rating", 422)
     return [PlayerContinued(player_id=c.player_id, rating=c.rating, at=c.now)]
 
 
