@@ -313,6 +313,7 @@ class Entrant:
     __slots__ = (
         "client_seed",
         "joined_at",
+        "last_match",
         "match_id",
         "matches",
         "name",
@@ -335,6 +336,7 @@ class Entrant:
         self.streak = 0
         self.matches = 0  # matches scored
         self.match_id: str | None = None  # the arena match they play now
+        self.last_match: str | None = None  # the last one scored
         self.paused = False
 
     @property
@@ -361,6 +363,7 @@ class ArenaState:
         "entrants",
         "results",
         "running",
+        "tables",
         "version",
     )
 
@@ -369,6 +372,7 @@ class ArenaState:
         self.created: ArenaCreated | None = None
         self.entrants: dict[str, Entrant] = {}
         self.running: dict[str, ArenaTable] = {}  # by match id, in order of pairing
+        self.tables: dict[str, ArenaTable] = {}  # every table paired, by match id
         self.results: dict[str, ResultScored] = {}  # by match id, in order of scoring
         self.ended_at: float | None = None
         self.cancelled: ArenaCancelled | None = None
@@ -412,6 +416,7 @@ def _continued(state: ArenaState, e: PlayerContinued) -> None:
 def _paired(state: ArenaState, e: TablesPaired) -> None:
     for table in e.tables:
         state.running[table.match_id] = table
+        state.tables[table.match_id] = table
         for player_id in table.players:
             state.entrants[player_id].match_id = table.match_id
 
@@ -425,6 +430,7 @@ def _scored(state: ArenaState, e: ResultScored) -> None:
         entrant.streak = result.streak
         entrant.matches += 1
         entrant.match_id = None
+        entrant.last_match = e.match_id
         if result.left:
             entrant.paused = True
 

@@ -20,6 +20,8 @@ from litestar.openapi.spec import SecurityScheme
 from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.arena_routes import TournamentsController
+from services.match.arena_socket import arena_socket
 from services.match.live_hub import LiveHub
 from services.match.lobby_socket import lobby_socket
 from services.match.match_socket import match_socket
@@ -89,6 +91,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             def heard(note: Notification) -> None:
                 reads.heard(note.stream_id, note.version)
                 service.pools.heard(note.stream_id)
+                service.arenas.heard(note.stream_id)
 
             hub = LiveHub(
                 store,
@@ -106,6 +109,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             run_in_background(stack, service.lobby.run(), "ludo-lobby-heartbeat")
             if settings.pairing:
                 run_in_background(stack, service.pools.run(), "ludo-pairing")
+                run_in_background(stack, service.arenas.run(), "ludo-arenas")
             yield
 
     openapi = openapi_config(
@@ -121,6 +125,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         PlayersController,
         PartiesController,
         PoolsController,
+        TournamentsController,
         MatchesController,
         RulesController,
         ReplaysController,
@@ -129,6 +134,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         match_socket,
         party_socket,
         lobby_socket,
+        arena_socket,
         index,
         party_page,
         match_page,

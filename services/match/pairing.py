@@ -28,6 +28,7 @@ import datetime as dt
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Final
 
 import msgspec
@@ -46,9 +47,9 @@ from services.match.party_commands import Opened, PartyCommands
 from services.shared.eventstore import EventStore
 from services.shared.logging import describe_exception
 from services.shared.settings import Settings
-from services.shared.standing import standing
+from services.shared.standing import RankedBlock, standing
 
-__all__ = ["KINDS", "PAIR_EVERY", "Pools", "PoolsSnapshot", "Seated"]
+__all__ = ["KINDS", "PAIR_EVERY", "Pools", "PoolsSnapshot", "Seated", "ranked_paused"]
 
 _log = structlog.get_logger(__name__)
 
@@ -118,6 +119,9 @@ class Pools:
         self._stale = set(pl.POOL_KINDS)
         self._idle_passes = 0
         self.passes = 0  # pairing passes run (diagnostics)
+        # Where else a player plays without a table (an arena between matches): set by
+        # the service (the arenas), None-returning when nowhere.
+        self.busy_elsewhere: Callable[[str], str | None] = lambda _player_id: None
 
     # ---------------------------------------------------------------------------- reads
 
@@ -167,17 +171,7 @@ class Pools:
         kind = kind_named(pool)
         mine = await standing(self.engine, player.id, dt.datetime.now(dt.UTC))
         if kind.ranked and mine.ranked_block is not None:
-            block = mine.ranked_block
-            why = (
-                "an operator suspended you"
-                if block.reason == "suspended"
-                else ("you left 3 ranked matches within 24 hours")
-            )
-            raise Forbidden(
-                f"you cannot enter ranked pools until {block.until.isoformat()}: {why}",
-                code="ranked_paused",
-                until=block.until.isoformat(),
-            )
+            raise ranked_paused(mine.ranked_block, "enter ranked pools")
         command = pl.EnterPool(
             player_id=player.id,
             name=player.name,
@@ -280,6 +274,11 @@ class Pools:
 
     async def _not_seated(self, player_id: str) -> None:
         """Refuse a player who plays a running match or sits at an open party."""
+        arena = self.busy_elsewhere(player_id)
+        if arena is not None:
+            raise Conflict(
+                f"you play in the arena {arena}: pause it first", code="seated_elsewhere"
+            )
         table = holding(await tables_of(self.engine, self.store, player_id))
         if table is None:
             return
@@ -400,6 +399,21 @@ def _copy(state: pl.PoolState) -> pl.PoolState:
     trial.version = state.version
     trial.waiting = dict(state.waiting)
     return trial
+
+
+def ranked_paused(block: RankedBlock, what: str) -> Forbidden:
+    """The refusal of a player paused from ranked play (`what` they cannot do): why, and
+    until when (`until`, for the page to count down)."""
+    why = (
+        "an operator suspended you"
+        if block.reason == "suspended"
+        else "you left 3 ranked matches within 24 hours"
+    )
+    return Forbidden(
+        f"you cannot {what} until {block.until.isoformat()}: {why}",
+        code="ranked_paused",
+        until=block.until.isoformat(),
+    )
 
 
 def kind_named(pool: str) -> pl.PoolKind:

@@ -19,8 +19,8 @@ from domain.commands import CreateMatch, Rejection, StartMatch
 from domain.decider import MatchState, decide, fold
 from domain.dice import seed_commitment
 from domain.errors import AppError, NotFound, rejection_error
-from domain.events import Event
-from domain.pool import POOL_TURN_LIMIT, PoolKind, TableFormed
+from domain.events import CpuLevel, Event
+from domain.pool import POOL_TURN_LIMIT, PoolKind, PoolPlayer, TableFormed
 from domain.rules import parse_ruleset
 from domain.streams import match_stream, party_stream
 from services.match.deadlines import Deadlines
@@ -34,7 +34,7 @@ from services.shared import match_rows
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore, SideWrite
 from services.shared.match_rows import MatchRow
 
-__all__ = ["Opened", "PartyCommands"]
+__all__ = ["Opened", "PartyCommands", "SeatedTable"]
 
 _log = structlog.get_logger(__name__)
 
@@ -72,6 +72,22 @@ class _MatchStart(NamedTuple):
     server_seed: bytes
     state: MatchState
     events: list[Event]
+
+
+class SeatedTable(NamedTuple):
+    """A table seated by pairing (`open_seated`): who sits (in seat order), the party's
+    settings (`ruleset`: `{"preset", ...}`, None: the site's rules) and the arena, if any."""
+
+    party_id: str
+    match_id: str
+    players: tuple[PoolPlayer, ...]
+    seats: int
+    turn_limit: int
+    ranked: bool
+    ruleset: dict[str, Any] | None = None
+    cpus: int = 0
+    cpu_level: CpuLevel | None = None
+    arena_id: str | None = None
 
 
 class Opened(NamedTuple):
@@ -276,20 +292,41 @@ class PartyCommands:
         self, conn: AsyncConnection, table: TableFormed, kind: PoolKind
     ) -> Opened:
         """The party a pool's `TableFormed` opens, started, in the caller's transaction
-        (the one appending the `TableFormed`, so that a pool's table and its party and
-        match exist together or not at all): the longest waiting player hosts seat 0, the
-        others sit in the order they waited, CPUs take the rest; the site's rules, the
-        pools' turn limit. Decided through the party's own decider, as if they had
-        clicked: a pooled table is an ordinary party. Call `committed` after the commit."""
+        (the one appending the `TableFormed`): the site's rules, the pools' turn limit,
+        CPUs of the table's level in the empty seats (`open_seated`)."""
+        return await self.open_seated(
+            conn,
+            SeatedTable(
+                party_id=table.party_id,
+                match_id=table.match_id,
+                players=table.players,
+                seats=kind.seats,
+                turn_limit=POOL_TURN_LIMIT,
+                ranked=kind.ranked,
+                cpus=table.cpus,
+                cpu_level=table.cpu_level,
+            ),
+            actor="pool",
+        )
+
+    async def open_seated(self, conn: AsyncConnection, table: SeatedTable, actor: str) -> Opened:
+        """The party of a table seated by pairing (a pool's or an arena's), started, in the
+        caller's transaction (the one appending the pairing's event, so that the table and
+        its party and match exist together or not at all): the first player hosts seat 0,
+        the others sit in the order given, CPUs take the rest. Decided through the party's
+        own decider, as if they had clicked: a paired table is an ordinary party. Call
+        `committed` after the commit."""
         host, *guests = table.players
         commands: list[pd.PartyCommand] = [
             pd.CreateParty(
                 host_id=host.player_id,
                 host_name=host.name,
-                seats=kind.seats,
-                turn_limit=POOL_TURN_LIMIT,
-                ranked=kind.ranked,
+                seats=table.seats,
+                ruleset=table.ruleset,
+                turn_limit=table.turn_limit,
+                ranked=table.ranked,
                 client_seed=host.client_seed,
+                arena_id=table.arena_id,
             ),
             *(
                 pd.JoinParty(player_id=p.player_id, name=p.name, client_seed=p.client_seed)
@@ -319,12 +356,12 @@ class PartyCommands:
             party_stream(table.party_id),
             0,
             [*events, *start],
-            metadata={"actor": "pool"},
+            metadata={"actor": actor},
             prev_hash=GENESIS,
             side=[self._listing(table.party_id, state)],
             conn=conn,
         )
-        match_result, row = await self._open_match(conn, table.party_id, state, match, "pool")
+        match_result, row = await self._open_match(conn, table.party_id, state, match, actor)
         return Opened((party_result, match_result), match, row)
 
     def committed(self, opened: Opened) -> None:

@@ -9,6 +9,7 @@
 - `presence`: who is connected, and the grace period (`presence.py`);
 - `lobby`: who holds the lobby open, over all instances (`lobby_presence.py`);
 - `pools`: quick play, entering, leaving and pairing (`pairing.py`);
+- `arenas`: arena tournaments, their commands and their runner (`arenas.py`);
 - `replays`: export, audit and the walk of stored matches (`replay_store.py`);
 - `reports`: reports of a player, filed here (`services/shared/reports.py`);
 - `stamps`: quick-chat stamps, each match's own stream beside it (`stamps.py`).
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.arena_schedule import parse as parse_schedule
+from services.match.arenas import Arenas
 from services.match.deadlines import Deadlines
 from services.match.guests import Guests
 from services.match.lobby_presence import LobbyPresence
@@ -52,6 +55,17 @@ class MatchService:
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
         self.lobby = LobbyPresence(engine)
         self.pools = Pools(engine, store, self.parties, self.lobby, settings)
+        self.arenas = Arenas(
+            engine,
+            store,
+            self.parties,
+            self.matches,
+            self.lobby,
+            self.pools,
+            parse_schedule(settings.arena_schedule),
+            settings.pool_grace,
+        )
+        self.pools.busy_elsewhere = self.arenas.playing_in
         self.replays = ReplayStore(store)
         self.reports = Reports(engine, store)
         self.stamps = Stamps(store, self.matches, self.parties)

@@ -79,6 +79,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     scheduler_poll: Annotated[float, msgspec.Meta(gt=0)] = 0.25
     pairing: bool = True
     pool_grace: Annotated[float, msgspec.Meta(ge=0)] = 10.0
+    # The operator's recurring arenas (JSON, services/match/arena_schedule.py); None: the
+    # default schedule, "[]": none.
+    arena_schedule: str | None = None
     log_level: str = "info"
     log_format: str = "auto"
     slow_request_ms: Annotated[float, msgspec.Meta(ge=0)] = 500.0
@@ -147,6 +150,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "pool_grace": (
         "LUDO_POOL_GRACE",
         "seconds a quick-play entry outlives its holder's last lobby socket (a reload)",
+    ),
+    "arena_schedule": (
+        "LUDO_ARENA_SCHEDULE",
+        "the recurring arenas (JSON list, docs/arenas.md); unset: hourly 2-player, daily 4-player",
     ),
     "log_level": ("LUDO_LOG_LEVEL", "debug, info, warning or error"),
     "log_format": ("LUDO_LOG_FORMAT", "auto (JSON unless stdout is a TTY), json or console"),

@@ -1,0 +1,188 @@
+"""Arena tournaments over HTTP (docs/arenas.md): list, create, read, join, pause, continue,
+cancel. Thin: each endpoint calls the service's `arenas` and shows its answer."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import Controller, Request, get, post
+from litestar.params import FromPath, JSONBody
+
+from domain.errors import Forbidden, Unauthenticated
+from services.match.arena_views import ArenaListOut, ArenaView
+from services.match.guests import Player
+from services.match.ids import check_id
+from services.match.players import BEARER, CurrentPlayer, Service, current_player, provide_player
+from services.shared.errors import error_responses
+from services.shared.operator import is_operator
+
+__all__ = ["ArenaCancel", "ArenaCreate", "ArenaJoin", "TournamentsController"]
+
+_ClientSeed = Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[ -~]*$")]
+
+
+class _Body(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class ArenaCreate(_Body):
+    """A private arena: reached only by its link. `starts_in`: seconds from now."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=60)]
+    seats: Literal[2, 4] = 2
+    rules: Literal["standard", "bga"] = "standard"
+    turn_limit: Literal[30, 60] = 30
+    minutes: Literal[20, 30, 60] = 20
+    starts_in: Annotated[int, msgspec.Meta(ge=0, le=86400)] = 60
+
+
+class ArenaJoin(_Body):
+    """Join an arena; `client_seed` goes into the dice of your matches (DESIGN.md §4)."""
+
+    client_seed: _ClientSeed = ""
+
+
+class ArenaCancel(_Body):
+    """Why the arena is cancelled (shown on its page)."""
+
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+async def _caller(request: Request[Any, Any, Any], service: Service) -> Player | None:
+    """The guest a request names, if it sends a token (a wrong one is a 401)."""
+    if not request.headers.get("authorization"):
+        return None
+    return await current_player(request, service)
+
+
+class TournamentsController(Controller):
+    path = "/api/tournaments"
+    tags = ("tournaments",)
+    dependencies = {"player": provide_player}  # noqa: RUF012 - Litestar's declaration style
+
+    @get(
+        "/",
+        operation_id="listTournaments",
+        summary="The public arenas: upcoming, live and the last finished",
+    )
+    async def listing(self, service: Service) -> ArenaListOut:
+        return await service.arenas.listing()
+
+    @post(
+        "/",
+        operation_id="createTournament",
+        summary="Create a private arena (reached by its link, never listed)",
+        status_code=201,
+        security=BEARER,
+        responses=error_responses(400, 401, 413, 415, 422),
+    )
+    async def create(
+        self, data: JSONBody[ArenaCreate], service: Service, player: CurrentPlayer
+    ) -> ArenaView:
+        state = await service.arenas.create(
+            name=data.name,
+            seats=data.seats,
+            rules=data.rules,
+            turn_limit=data.turn_limit,
+            minutes=data.minutes,
+            starts_at=time.time() + data.starts_in,
+            private=True,
+            creator_id=player.id,
+        )
+        assert state.created is not None
+        return await service.arenas.view(state.created.arena_id, player.id)
+
+    @get(
+        "/{arena_id:str}",
+        operation_id="getTournament",
+        summary="An arena: clock, standings, matches, podium (and yours, with a token)",
+        responses=error_responses(401, 404),
+    )
+    async def read(
+        self, arena_id: FromPath[str], request: Request[Any, Any, Any], service: Service
+    ) -> ArenaView:
+        arena_id = check_id(arena_id, "arena")
+        caller = await _caller(request, service)
+        return await service.arenas.view(arena_id, caller.id if caller else None)
+
+    @post(
+        "/{arena_id:str}/join",
+        operation_id="joinTournament",
+        summary="Join an arena (paired as soon as it runs and others wait)",
+        status_code=200,
+        security=BEARER,
+        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+    )
+    async def join(
+        self,
+        arena_id: FromPath[str],
+        data: JSONBody[ArenaJoin],
+        service: Service,
+        player: CurrentPlayer,
+    ) -> ArenaView:
+        arena_id = check_id(arena_id, "arena")
+        await service.arenas.join(player, arena_id, data.client_seed)
+        return await service.arenas.view(arena_id, player.id)
+
+    @post(
+        "/{arena_id:str}/pause",
+        operation_id="pauseTournament",
+        summary="Stop being paired in an arena (your running match is played out)",
+        status_code=200,
+        security=BEARER,
+        responses=error_responses(401, 404, 409),
+    )
+    async def pause(
+        self, arena_id: FromPath[str], service: Service, player: CurrentPlayer
+    ) -> ArenaView:
+        arena_id = check_id(arena_id, "arena")
+        await service.arenas.pause(player, arena_id)
+        return await service.arenas.view(arena_id, player.id)
+
+    @post(
+        "/{arena_id:str}/continue",
+        operation_id="continueTournament",
+        summary="Be paired again in an arena after a pause",
+        status_code=200,
+        security=BEARER,
+        responses=error_responses(401, 403, 404, 409),
+    )
+    async def resume(
+        self, arena_id: FromPath[str], service: Service, player: CurrentPlayer
+    ) -> ArenaView:
+        arena_id = check_id(arena_id, "arena")
+        await service.arenas.resume(player, arena_id)
+        return await service.arenas.view(arena_id, player.id)
+
+    @post(
+        "/{arena_id:str}/cancel",
+        operation_id="cancelTournament",
+        summary="Cancel an arena (an operator, or a private arena's creator), saying why",
+        status_code=200,
+        security=[{"operator": []}, {"bearer": []}],
+        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+    )
+    async def cancel(
+        self,
+        arena_id: FromPath[str],
+        data: JSONBody[ArenaCancel],
+        request: Request[Any, Any, Any],
+        service: Service,
+    ) -> ArenaView:
+        arena_id = check_id(arena_id, "arena")
+        state = await service.arenas.state(arena_id)
+        authorization = request.headers.get("authorization", "")
+        if is_operator(authorization, service.settings.operator_token):
+            by = "operator"
+        else:
+            caller = await _caller(request, service)
+            if caller is None:
+                raise Unauthenticated("send Authorization: Bearer <operator or guest token>")
+            assert state.created is not None
+            if caller.id != state.created.creator_id:
+                raise Forbidden("only an operator or the arena's creator may cancel it")
+            by = caller.id
+        await service.arenas.cancel(arena_id, data.reason, by)
+        return await service.arenas.view(arena_id)

@@ -1,0 +1,157 @@
+"""The arena socket `/ws/tournament/{id}` (docs/arenas.md): the arena live, and a guest's own
+state in it.
+
+Frames the server sends:
+
+- `{"type": "arena", "arena": ArenaView}` on connect and after each change of the arena's
+  stream (one re-read per change for every socket of the process on that arena, at most
+  once per `ARENA_INTERVAL`, and once a second for the clock and the players' states);
+- after `{"type": "hello", "token": ...}`: `{"type": "hello", "player_id": ...}`, from then
+  each `arena` frame's `you` is the guest's, and `{"type": "paired", "match_id",
+  "party_id"}` when their next match is ready (also told to a socket opened within
+  `_RECENT` seconds of the pairing: a reload).
+
+A socket that said hello keeps its guest connected for the arena's pairing (the
+lobby's presence heartbeat, `lobby_presence.py`). It answers `ping` with `pong`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any, Final
+
+import msgspec
+from litestar import WebSocket, websocket
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from domain import arena as ar
+from domain.errors import AppError
+from domain.streams import tournament_stream
+from services.match.arena_views import ArenaView, you_of
+from services.match.guests import Player
+from services.match.ids import check_id
+from services.match.live_hub import LiveHub
+from services.match.lobby_socket import Hello
+from services.match.service import MatchService
+from services.match.sockets import (
+    PONG,
+    BadMessage,
+    Channel,
+    Ping,
+    hello_player,
+    parse_message,
+    refuse,
+    reply_error,
+    serve,
+)
+from services.shared.limits import client_key
+
+__all__ = ["ARENA_INTERVAL", "arena_socket"]
+
+ARENA_INTERVAL: Final = 0.5  # seconds: the least time between two re-reads of an arena
+_CLOCK: Final = 1.0  # seconds between two frames when nothing changed (the clock moves)
+_RECENT: Final = 30.0  # seconds: a pairing this fresh is told to a socket opened after it
+_RESEND: Final = 10.0  # seconds: an unchanged view is sent again this often (the clock)
+
+
+@websocket("/ws/tournament/{arena_id:str}")
+async def arena_socket(
+    socket: WebSocket[Any, Any, Any],
+    arena_id: FromPath[str],
+    service: NamedDependency[MatchService],
+) -> None:
+    """The arena now and after each change (module docstring)."""
+    hub: LiveHub = socket.app.state.hub
+    limits = socket.app.state.limits
+    client = client_key(socket.scope)
+    await socket.accept()
+    channel = Channel(socket)
+    try:
+        arena_id = check_id(arena_id, "arena")
+        await service.arenas.state(arena_id)
+    except AppError as error:
+        await refuse(socket, error)
+        return
+    player: Player | None = None
+    since = time.time()
+    told: set[str] = set()
+    shown = (b"", 0.0)  # the last arena frame sent without its `now`, and when
+    latest: tuple[ArenaView, ar.ArenaState] | None = None
+    sending = asyncio.Lock()
+
+    async def load() -> tuple[ArenaView, ar.ArenaState]:
+        view = await service.arenas.view(arena_id)
+        return view, await service.arenas.state(arena_id)
+
+    def frames() -> list[bytes]:
+        """The frames the latest view calls for: the arena when it changed (or every
+        `_RESEND` seconds: pages keep their own clock), then a pairing not told yet."""
+        nonlocal shown
+        if latest is None:
+            return []
+        view, state = latest
+        out: list[bytes] = []
+        if player is not None:
+            you = you_of(state, player.id)
+            view = msgspec.structs.replace(view, you=you)
+            if (
+                you is not None
+                and you.match_id is not None
+                and you.match_id not in told
+                and service.arenas.paired_lately(arena_id, you.match_id, since - _RECENT)
+            ):
+                told.add(you.match_id)
+                out.append(
+                    msgspec.json.encode(
+                        {"type": "paired", "match_id": you.match_id, "party_id": you.party_id}
+                    )
+                )
+        same = msgspec.json.encode(msgspec.structs.replace(view, now=""))
+        now = time.monotonic()
+        if same != shown[0] or now - shown[1] >= _RESEND:
+            shown = (same, now)
+            out.insert(0, msgspec.json.encode({"type": "arena", "arena": view}))
+        return out
+
+    async def pump() -> None:
+        nonlocal latest
+        views = hub.view(tournament_stream(arena_id), load, ARENA_INTERVAL, poll_seconds=_CLOCK)
+        async with contextlib.aclosing(views) as values:
+            async for value in values:
+                async with sending:
+                    latest = value
+                    await channel.send_all(frames())
+
+    async def hello(token: str) -> None:
+        nonlocal player
+        if player is None:
+            player = await hello_player(service.guests, limits, client, token)
+            await service.lobby.hold(player.id)
+        nonlocal shown
+        async with sending:
+            await channel.send(msgspec.json.encode({"type": "hello", "player_id": player.id}))
+            shown = (b"", 0.0)  # `you` is theirs from now: the arena again at once
+            await channel.send_all(frames())
+
+    async def handle(raw: str | bytes) -> bytes | None:
+        what = "message"
+        try:
+            _key, message = parse_message(raw, Ping | Hello)
+            what = type(message).__name__
+            if isinstance(message, Ping):
+                return PONG
+            await hello(message.token)
+            return None
+        except BadMessage as error:
+            return reply_error(error, error.reply_to, what)
+        except Exception as error:
+            return reply_error(error, None, what)
+
+    try:
+        await serve(channel, pump, handle, "tournament")
+    finally:
+        if player is not None:
+            service.lobby.release(player.id)

@@ -1,0 +1,258 @@
+"""What the arena API and socket show (docs/arenas.md, "The contract"): the list's summary of
+an arena, the arena's full view, and a guest's own state in it. Pure functions of the
+arena's fold (`domain.arena`), the time and the players' completion rates."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Literal
+
+import msgspec
+
+from domain import arena as ar
+from services.shared.standing import Completion, CompletionOut, completion_out
+
+__all__ = [
+    "ArenaListOut",
+    "ArenaSummary",
+    "ArenaView",
+    "CancelledOut",
+    "MatchResultOut",
+    "PlayerRef",
+    "ResultOut",
+    "RunningOut",
+    "StandingOut",
+    "YouOut",
+    "arena_view",
+    "iso",
+    "summary_of",
+    "you_of",
+]
+
+
+def iso(seconds: float) -> str:
+    """A time (seconds since the epoch) as the API writes it: ISO 8601, UTC."""
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat()
+
+
+class ArenaSummary(msgspec.Struct, kw_only=True):
+    """An arena in the list: settings, clock, status, players and who leads."""
+
+    tournament_id: str
+    name: str
+    seats: int
+    rules: str
+    turn_limit: int
+    minutes: int
+    starts_at: str
+    ends_at: str
+    status: str
+    players: int
+    schedule: str | None
+    leader: str | None
+
+
+class ArenaListOut(msgspec.Struct, kw_only=True):
+    """The public arenas: starting later, running now, and the last finished."""
+
+    upcoming: list[ArenaSummary]
+    live: list[ArenaSummary]
+    finished: list[ArenaSummary]
+
+
+class StandingOut(msgspec.Struct, kw_only=True):
+    """A line of the standings (`on_fire`: the next result counts double)."""
+
+    rank: int
+    player_id: str
+    name: str
+    score: float
+    streak: int
+    on_fire: bool
+    matches: int
+    rating: float
+    completion: CompletionOut | None
+    state: Literal["waiting", "playing", "paused"]
+
+
+class PlayerRef(msgspec.Struct, kw_only=True):
+    player_id: str
+    name: str
+
+
+class RunningOut(msgspec.Struct, kw_only=True):
+    """A match being played now (watch it at `/match/{match_id}`)."""
+
+    match_id: str
+    party_id: str
+    players: list[PlayerRef]
+
+
+class ResultOut(msgspec.Struct, kw_only=True):
+    """A player's result in a scored match."""
+
+    player_id: str
+    name: str
+    place: int
+    left: bool
+    points: float
+    doubled: bool
+
+
+class MatchResultOut(msgspec.Struct, kw_only=True):
+    """A scored match (its replay at `/replay/{match_id}`)."""
+
+    match_id: str
+    party_id: str
+    results: list[ResultOut]
+
+
+class CancelledOut(msgspec.Struct, kw_only=True):
+    reason: str
+    by: str
+
+
+class YouOut(msgspec.Struct, kw_only=True):
+    """The caller's own state: `out` when they have not joined."""
+
+    state: Literal["waiting", "playing", "paused", "out"]
+    match_id: str | None = None
+    party_id: str | None = None
+    score: float = 0.0
+    rank: int | None = None
+
+
+class ArenaView(msgspec.Struct, kw_only=True):
+    """An arena in full: `GET /api/tournaments/{id}` and the socket's `arena` frames."""
+
+    tournament_id: str
+    name: str
+    seats: int
+    rules: str
+    turn_limit: int
+    minutes: int
+    private: bool
+    schedule: str | None
+    starts_at: str
+    ends_at: str
+    now: str
+    status: str
+    cancelled: CancelledOut | None
+    standings: list[StandingOut]
+    running: list[RunningOut]
+    matches: list[MatchResultOut]
+    podium: list[StandingOut]
+    you: YouOut | None = None
+
+
+def summary_of(state: ar.ArenaState, now: float) -> ArenaSummary:
+    """The list's line of the arena at `now`."""
+    created = state.created
+    assert created is not None
+    lines = ar.standings(state)
+    return ArenaSummary(
+        tournament_id=created.arena_id,
+        name=created.name,
+        seats=created.seats,
+        rules=created.rules,
+        turn_limit=created.turn_limit,
+        minutes=created.minutes,
+        starts_at=iso(created.starts_at),
+        ends_at=iso(state.ends_at),
+        status=state.status(now),
+        players=len(lines),
+        schedule=created.schedule,
+        leader=lines[0].name if lines and lines[0].matches else None,
+    )
+
+
+def you_of(state: ar.ArenaState, player_id: str | None) -> YouOut | None:
+    """`player_id`'s own state in the arena (None without a caller)."""
+    if player_id is None:
+        return None
+    entrant = state.entrants.get(player_id)
+    if entrant is None:
+        return YouOut(state="out")
+    table = state.tables.get(entrant.match_id) if entrant.match_id else None
+    rank = next(line.rank for line in ar.standings(state) if line.player_id == player_id)
+    return YouOut(
+        state=entrant.state,
+        match_id=entrant.match_id,
+        party_id=table.party_id if table else None,
+        score=entrant.score,
+        rank=rank,
+    )
+
+
+def arena_view(
+    state: ar.ArenaState,
+    now: float,
+    completions: Mapping[str, Completion],
+    player_id: str | None = None,
+) -> ArenaView:
+    """The arena in full at `now`, for `player_id` (None: anyone)."""
+    created = state.created
+    assert created is not None
+    names = {p: e.name for p, e in state.entrants.items()}
+    lines = [
+        StandingOut(
+            rank=line.rank,
+            player_id=line.player_id,
+            name=line.name,
+            score=line.score,
+            streak=line.streak,
+            on_fire=line.on_fire,
+            matches=line.matches,
+            rating=round(line.rating),
+            completion=completion_out(completions.get(line.player_id)),
+            state=line.state,
+        )
+        for line in ar.standings(state)
+    ]
+    status = state.status(now)
+    cancelled = state.cancelled
+    return ArenaView(
+        tournament_id=created.arena_id,
+        name=created.name,
+        seats=created.seats,
+        rules=created.rules,
+        turn_limit=created.turn_limit,
+        minutes=created.minutes,
+        private=created.private,
+        schedule=created.schedule,
+        starts_at=iso(created.starts_at),
+        ends_at=iso(state.ends_at),
+        now=iso(now),
+        status=status,
+        cancelled=CancelledOut(reason=cancelled.reason, by=cancelled.by) if cancelled else None,
+        standings=lines,
+        running=[
+            RunningOut(
+                match_id=t.match_id,
+                party_id=t.party_id,
+                players=[PlayerRef(player_id=p, name=names[p]) for p in t.players],
+            )
+            for t in state.running.values()
+        ],
+        matches=[
+            MatchResultOut(
+                match_id=scored.match_id,
+                party_id=state.tables[scored.match_id].party_id,
+                results=[
+                    ResultOut(
+                        player_id=r.player_id,
+                        name=names[r.player_id],
+                        place=r.place,
+                        left=r.left,
+                        points=r.points,
+                        doubled=r.doubled,
+                    )
+                    for r in scored.results
+                ],
+            )
+            for scored in reversed(state.results.values())
+        ],
+        podium=[line for line in lines if line.rank <= 3] if status == "finished" else [],
+        you=you_of(state, player_id),
+    )

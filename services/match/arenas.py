@@ -1,0 +1,665 @@
+"""Arena tournaments (docs/arenas.md): creating, joining, pausing, continuing, cancelling,
+and the runner that pairs, scores and ends them, on any instance.
+
+Each arena is a stream folded by `domain.arena`'s Decider. This process keeps each arena's
+fold (and its events, to decide on a copy) and catches it up from its version before
+deciding (`_current`).
+
+- **One writer at a time per arena**, over all instances: every decision takes the
+  transaction-scoped advisory lock `arena:<id>` and reads the stream after it, and its
+  append carries the version it decided on. Commands wait for the lock; the runner's pass
+  takes it with `pg_try_advisory_xact_lock` and skips an arena whose lock is held (another
+  instance is doing that pass, or a command is being decided): the pass of an arena runs in
+  exactly one place at a time, and a killed instance's lock goes with its connection. In
+  this process one task at a time waits for an arena's lock (`_writing`), so a rush of
+  joins holds one pooled connection, not one each (the pools' lesson, docs/pools.md).
+- **The pass** (`tick`, about once a second for every arena that has work, at once after a
+  hint that one of its matches changed): the matches that ended are scored (from the
+  match's own fold, `domain.arena.match_outcome`), the arena is ended at its clock, players
+  waiting but away past the grace are paused (`gone`), and the waiting players connected
+  now are paired. The events, the parties and the matches they open go in ONE transaction:
+  a table exists with its party and match, or not at all.
+- **Presence**: a waiting player is connected when their arena (or lobby) socket was seen
+  lately (`lobby_presence`), or their last arena match's table is open (`seat_presence`):
+  the player who stays on the result of their match is paired again at once.
+- **Schedules** (`arena_schedule.py`): each pass also keeps the operator's recurring
+  arenas created, the one running and the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain import arena as ar
+from domain.chain import GENESIS
+from domain.errors import AppError, Conflict, Forbidden, Invalid, NotFound
+from domain.pool import PoolPlayer
+from domain.streams import (
+    MATCH_PREFIX,
+    TOURNAMENT_PREFIX,
+    match_stream,
+    tournament_stream,
+)
+from services.match.arena_schedule import Schedule, arena_id_for, occurrences
+from services.match.arena_views import (
+    ArenaListOut,
+    ArenaSummary,
+    ArenaView,
+    arena_view,
+    summary_of,
+)
+from services.match.guests import Player
+from services.match.lobby_presence import PRESENT, LobbyPresence
+from services.match.match_reads import MatchReads
+from services.match.my_tables import holding, tables_of
+from services.match.pairing import Pools, ranked_paused
+from services.match.party_commands import Opened, PartyCommands, SeatedTable
+from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
+from services.shared.logging import describe_exception
+from services.shared.standing import completions, standing
+
+__all__ = ["PASS_EVERY", "Arenas", "Passed"]
+
+_log = structlog.get_logger(__name__)
+
+PASS_EVERY: Final = 1.0  # seconds between two passes of the runner when nothing wakes it
+_SCHEDULE_EVERY: Final = 30.0  # seconds between two checks of the recurring arenas
+_FOLDS: Final = 256  # arenas whose fold this process keeps
+_FINISHED_SHOWN: Final = 20  # finished arenas in the list
+
+_LOCK_ARENA = sa.text("SELECT pg_advisory_xact_lock(hashtext('arena:' || :id))")
+_TRY_LOCK_ARENA = sa.text("SELECT pg_try_advisory_xact_lock(hashtext('arena:' || :id))")
+# The arenas a runner has work in: started, and not done (done: finished, or cancelled
+# with no match running).
+_WORK = sa.text("SELECT arena_id FROM arenas WHERE NOT done AND starts_at <= now()")
+_LIST = sa.text(
+    """
+    (SELECT summary, done, starts_at, now() AS now FROM arenas
+      WHERE NOT private AND NOT done ORDER BY starts_at LIMIT 100)
+    UNION ALL
+    (SELECT summary, done, starts_at, now() AS now FROM arenas
+      WHERE NOT private AND done ORDER BY ends_at DESC LIMIT :finished)
+    """
+)
+# The tables open now among the seats given (match stream, seat): a player on the result
+# of their arena match is connected (the seat_presence rows of presence.py).
+_AT_TABLES = sa.text(
+    """
+    SELECT stream_id, seat FROM seat_presence
+    WHERE stream_id = ANY(CAST(:streams AS text[])) AND connections > 0
+    """
+)
+# The arenas' listing, a side write of each append to an arena's stream.
+_LISTING = """
+    INSERT INTO arenas (arena_id, private, schedule, starts_at, ends_at, status, done, summary,
+                        updated_at)
+    SELECT %(ar_id)s, %(ar_private)s, %(ar_schedule)s, to_timestamp(%(ar_starts)s),
+           to_timestamp(%(ar_ends)s), %(ar_status)s, %(ar_done)s,
+           CAST(%(ar_summary)s AS jsonb), now()
+    FROM appended
+    ON CONFLICT (arena_id) DO UPDATE
+        SET status = EXCLUDED.status, done = EXCLUDED.done, summary = EXCLUDED.summary,
+            updated_at = now()
+    RETURNING 1
+"""
+_LOCK_LISTING = "SELECT 1 FROM arenas WHERE arena_id = %(ar_id)s FOR UPDATE"
+
+_ERRORS: Final[dict[int, type[AppError]]] = {403: Forbidden, 404: NotFound, 422: Invalid}
+
+
+def _refused(rejection: ar.ArenaRejection) -> AppError:
+    kind = _ERRORS.get(rejection.status, Conflict)
+    return kind(rejection.reason, code=rejection.code, field=rejection.field)
+
+
+class Passed(msgspec.Struct, frozen=True):
+    """What one pass of an arena did (for the log and the tests)."""
+
+    scored: int = 0
+    paired: tuple[ar.ArenaTable, ...] = ()
+    gone: tuple[str, ...] = ()
+    ended: bool = False
+
+
+class _Fold:
+    """An arena's fold in this process, with its events (decisions are made on a copy)
+    and what the service saw of them: when each player was last freed by a result (the
+    event's time), and when each match was paired."""
+
+    __slots__ = ("events", "freed_at", "paired_at", "state")
+
+    def __init__(self) -> None:
+        self.state = ar.ArenaState()
+        self.events: list[ar.ArenaEvent] = []
+        self.freed_at: dict[str, float] = {}
+        self.paired_at: dict[str, float] = {}
+
+    def trial(self) -> ar.ArenaState:
+        """A copy of the fold to decide on (re-folded: an arena is a few hundred events)."""
+        return ar.fold(self.events)
+
+
+class Arenas:
+    """The arenas of this process (see the module docstring)."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        store: EventStore,
+        parties: PartyCommands,
+        reads: MatchReads,
+        presence: LobbyPresence,
+        pools: Pools,
+        schedule: Sequence[Schedule],
+        grace: float,
+    ) -> None:
+        self.engine = engine
+        self.store = store
+        self.parties = parties
+        self.reads = reads
+        self.presence = presence
+        self.pools = pools
+        self.schedule = tuple(schedule)
+        self.grace = grace
+        self._folds: OrderedDict[str, _Fold] = OrderedDict()
+        self._reading: dict[str, asyncio.Lock] = {}
+        self._writing: dict[str, asyncio.Lock] = {}
+        self._wake = asyncio.Event()
+        self._watched: dict[str, str] = {}  # running match stream -> arena id
+        self._scheduled_at = 0.0
+        self.passes = 0  # passes that took an arena's lock (diagnostics)
+
+    # ---------------------------------------------------------------------------- reads
+
+    def heard(self, stream_id: str) -> None:
+        """A hint for `stream_id`: a running arena match's wakes the runner (its end is
+        scored and its players paired again at once), as does any arena's."""
+        if stream_id.startswith(TOURNAMENT_PREFIX) or (
+            stream_id.startswith(MATCH_PREFIX) and stream_id in self._watched
+        ):
+            self._wake.set()
+
+    async def _current(self, arena_id: str) -> _Fold:
+        """The arena's fold, caught up (one reader at a time per arena, so an event is
+        never folded twice); 404 for an arena nobody created."""
+        lock = self._reading.setdefault(arena_id, asyncio.Lock())
+        async with lock:
+            fold = self._folds.get(arena_id) or _Fold()
+            stored = await self.store.read_stream(tournament_stream(arena_id), fold.state.version)
+            for record in stored:
+                event = ar.decode_arena_event(record.data)
+                ar.apply(fold.state, event)
+                fold.events.append(event)
+                at = record.recorded_at.timestamp()
+                if isinstance(event, ar.ResultScored):
+                    for result in event.results:
+                        fold.freed_at[result.player_id] = at
+                    self._watched.pop(match_stream(event.match_id), None)
+                elif isinstance(event, ar.TablesPaired):
+                    for table in event.tables:
+                        fold.paired_at[table.match_id] = event.at
+                        self._watched[match_stream(table.match_id)] = arena_id
+            if fold.state.created is None:
+                raise NotFound(f"no arena {arena_id}")
+            self._folds[arena_id] = fold
+            self._folds.move_to_end(arena_id)
+            while len(self._folds) > _FOLDS:
+                old, _ = self._folds.popitem(last=False)
+                self._reading.pop(old, None)
+            return fold
+
+    async def state(self, arena_id: str) -> ar.ArenaState:
+        """The arena now (404 for an unknown one)."""
+        return (await self._current(arena_id)).state
+
+    async def view(self, arena_id: str, player_id: str | None = None) -> ArenaView:
+        """`GET /api/tournaments/{id}`: the arena in full, for `player_id`."""
+        state = await self.state(arena_id)
+        rates = await completions(self.engine, list(state.entrants))
+        return arena_view(state, time.time(), rates, player_id)
+
+    def paired_lately(self, arena_id: str, match_id: str, since: float) -> bool:
+        """Was `match_id` paired at or after `since` (a socket that connects just after its
+        player's pairing still takes them to the table)?"""
+        fold = self._folds.get(arena_id)
+        return fold is not None and fold.paired_at.get(match_id, 0.0) >= since
+
+    async def listing(self) -> ArenaListOut:
+        """`GET /api/tournaments`: the public arenas, upcoming, live and finished."""
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(_LIST, {"finished": _FINISHED_SHOWN})).all()
+        upcoming, live, finished = [], [], []
+        for row in rows:
+            summary = msgspec.convert(row.summary, ArenaSummary)
+            if row.done:
+                finished.append(summary)
+            elif row.now < row.starts_at:
+                summary.status = "upcoming"
+                upcoming.append(summary)
+            else:
+                if summary.status == "upcoming":
+                    summary.status = "running"
+                live.append(summary)
+        return ArenaListOut(upcoming=upcoming, live=live, finished=finished)
+
+    def playing_in(self, player_id: str, other_than: str | None = None) -> str | None:
+        """An arena this process knows `player_id` plays in (joined, not paused, not over),
+        other than `other_than`."""
+        now = time.time()
+        for arena_id, fold in self._folds.items():
+            entrant = fold.state.entrants.get(player_id)
+            if (
+                arena_id != other_than
+                and entrant is not None
+                and not entrant.paused
+                and fold.state.status(now) in ("upcoming", "running")
+            ):
+                return arena_id
+        return None
+
+    # ------------------------------------------------------------------------- commands
+
+    async def create(
+        self,
+        *,
+        name: str,
+        seats: int,
+        rules: str,
+        turn_limit: int,
+        minutes: int,
+        starts_at: float,
+        private: bool,
+        creator_id: str | None = None,
+        schedule: str | None = None,
+        arena_id: str | None = None,
+    ) -> ar.ArenaState:
+        """A new arena (a guest's private one, or a schedule's occurrence: `arena_id` then
+        derived from it, and an arena created meanwhile by another instance is that one)."""
+        arena_id = arena_id or str(uuid.uuid4())
+        command = ar.CreateArena(
+            arena_id=arena_id,
+            name=name,
+            seats=seats,
+            rules=rules,
+            turn_limit=turn_limit,
+            starts_at=starts_at,
+            minutes=minutes,
+            private=private,
+            creator_id=creator_id,
+            schedule=schedule,
+        )
+        state = ar.ArenaState()
+        decided = ar.decide(command, state)
+        if isinstance(decided, ar.ArenaRejection):
+            raise _refused(decided)
+        ar.fold(decided, state)
+        try:
+            await self.store.append(
+                tournament_stream(arena_id),
+                0,
+                decided,
+                metadata={"actor": creator_id or "schedule"},
+                prev_hash=GENESIS,
+                side=[self._listing(state, time.time())],
+            )
+        except (ConcurrencyError, ValueError):
+            if schedule is None:
+                raise
+            # Another instance created this occurrence first: it is the same arena.
+        self._wake.set()
+        created = await self.state(arena_id)
+        _log.info("arena_created", arena_id=arena_id, schedule=schedule, private=private)
+        return created
+
+    async def join(self, player: Player, arena_id: str, client_seed: str) -> ar.ArenaState:
+        """Enter the arena (docs/arenas.md: every refusal changes nothing)."""
+        state = await self.state(arena_id)
+        if player.id not in state.entrants:  # the common refusals, before any lock
+            await self._free_to_play(player.id, arena_id)
+        mine = await standing(self.engine, player.id, dt.datetime.now(dt.UTC))
+        if mine.ranked_block is not None and player.id not in state.entrants:
+            raise ranked_paused(mine.ranked_block, "join an arena (every arena match is ranked)")
+        now = time.time()
+        return await self._decide(
+            arena_id,
+            ar.JoinArena(
+                player_id=player.id,
+                name=player.name,
+                rating=mine.rating,
+                now=now,
+                client_seed=client_seed,
+            ),
+            player.id,
+        )
+
+    async def pause(self, player: Player, arena_id: str) -> ar.ArenaState:
+        """Stop being paired in the arena (a running match is still played out)."""
+        return await self._decide(arena_id, ar.PauseArena(player_id=player.id), player.id)
+
+    async def resume(self, player: Player, arena_id: str) -> ar.ArenaState:
+        """Be paired again (the 'continue' button)."""
+        state = await self.state(arena_id)
+        entrant = state.entrants.get(player.id)
+        mine = await standing(self.engine, player.id, dt.datetime.now(dt.UTC))
+        if entrant is not None and entrant.paused:
+            if mine.ranked_block is not None:
+                raise ranked_paused(mine.ranked_block, "play arena matches")
+            await self._free_to_play(player.id, arena_id)
+        command = ar.ContinueArena(player_id=player.id, rating=mine.rating, now=time.time())
+        return await self._decide(arena_id, command, player.id)
+
+    async def cancel(self, arena_id: str, reason: str, by: str) -> ar.ArenaState:
+        """Cancel the arena (the caller checked who may)."""
+        state = await self._decide(arena_id, ar.CancelArena(reason=reason, by=by), by)
+        _log.info(
+            "arena_cancelled", arena_id=arena_id, by="operator" if by == "operator" else "creator"
+        )
+        return state
+
+    async def _free_to_play(self, player_id: str, arena_id: str) -> None:
+        """Refuse a player who waits in a quick-play pool, plays in another arena, or
+        plays a running match or sits at an open party elsewhere."""
+        pool = await self.pools.waiting_in(player_id)
+        if pool is not None:
+            raise Conflict(
+                f"you are waiting in the {pool.name} quick-play pool: leave it first",
+                code="seated_elsewhere",
+            )
+        other = self.playing_in(player_id, other_than=arena_id)
+        if other is not None:
+            raise Conflict(
+                f"you play in the arena {other}: pause it first", code="seated_elsewhere"
+            )
+        table = holding(await tables_of(self.engine, self.store, player_id))
+        if table is not None:
+            if table.status == "open":
+                detail = f"you sit at the open party {table.party_id}: leave it first"
+            else:
+                detail = f"your match {table.match_id} is still running: finish it first"
+            raise Conflict(detail, code="seated_elsewhere")
+
+    async def _decide(self, arena_id: str, command: ar.ArenaCommand, actor: str) -> ar.ArenaState:
+        """Decide `command` on the arena under its lock and append what it yields."""
+        await self.state(arena_id)  # 404 before any lock
+        async with (
+            self._writing.setdefault(arena_id, asyncio.Lock()),
+            self.engine.connect() as conn,
+        ):
+            async with conn.begin():
+                await conn.execute(_LOCK_ARENA, {"id": arena_id})
+                fold = await self._current(arena_id)
+                trial = fold.trial()
+                decided = ar.decide(command, trial)
+                if isinstance(decided, ar.ArenaRejection):
+                    raise _refused(decided)
+                ar.fold(decided, trial)
+                result = await self.store.append(
+                    tournament_stream(arena_id),
+                    fold.state.version,
+                    decided,
+                    metadata={"actor": actor},
+                    side=[self._listing(trial, time.time())],
+                    conn=conn,
+                )
+            await self.store.notify(result, conn)
+        self._wake.set()
+        return await self.state(arena_id)
+
+    @staticmethod
+    def _listing(state: ar.ArenaState, now: float) -> SideWrite:
+        """The arena's row of the listing at `state`, a side write of the append."""
+        created = state.created
+        assert created is not None
+        status = state.status(now)
+        done = status == "finished" or (status == "cancelled" and not state.running)
+        return SideWrite(
+            _LISTING,
+            {
+                "ar_id": created.arena_id,
+                "ar_private": created.private,
+                "ar_schedule": created.schedule,
+                "ar_starts": created.starts_at,
+                "ar_ends": state.ends_at,
+                "ar_status": status,
+                "ar_done": done,
+                "ar_summary": msgspec.json.encode(summary_of(state, now)).decode(),
+            },
+            _LOCK_LISTING,
+        )
+
+    # -------------------------------------------------------------------------- runner
+
+    async def run(self) -> None:
+        """The runner, until cancelled: the recurring arenas kept created, and a pass over
+        every arena with work, once each `PASS_EVERY` seconds or at once when woken."""
+        while True:
+            self._wake.clear()
+            try:
+                if time.time() - self._scheduled_at >= _SCHEDULE_EVERY:
+                    await self.keep_scheduled()
+                async with self.engine.connect() as conn:
+                    work = [row.arena_id for row in await conn.execute(_WORK)]
+                for arena_id in work:
+                    try:
+                        await self.tick(arena_id)
+                    except Exception as error:  # the database away: the next pass retries
+                        _log.warning(
+                            "arena_pass_failed", arena_id=arena_id, **describe_exception(error)
+                        )
+            except Exception as error:
+                _log.warning("arena_runner_failed", **describe_exception(error))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), PASS_EVERY)
+
+    async def keep_scheduled(self, now: float | None = None) -> list[str]:
+        """Create the recurring arenas' occurrences that should exist at `now` and do not;
+        returns the ids of those created."""
+        moment = dt.datetime.fromtimestamp(time.time() if now is None else now, dt.UTC)
+        self._scheduled_at = moment.timestamp()
+        created = []
+        for entry in self.schedule:
+            for start in occurrences(entry, moment):
+                arena_id = arena_id_for(entry, start)
+                with contextlib.suppress(NotFound):
+                    await self.state(arena_id)
+                    continue
+                await self.create(
+                    name=entry.label,
+                    seats=entry.seats,
+                    rules=entry.rules,
+                    turn_limit=entry.turn_limit,
+                    minutes=entry.minutes,
+                    starts_at=start.timestamp(),
+                    private=False,
+                    schedule=entry.name,
+                    arena_id=arena_id,
+                )
+                created.append(arena_id)
+        return created
+
+    async def tick(self, arena_id: str, now: float | None = None) -> Passed:
+        """One pass over the arena at `now` (module docstring); nothing when another
+        instance holds its lock, or when there is nothing to do."""
+        fold = await self._current(arena_id)
+        state = fold.state
+        now = time.time() if now is None else now
+        ended: set[str] = set()
+        if state.running:
+            streams = [match_stream(m) for m in state.running]
+            ended = set(await self.store.read_streams(streams, types=["MatchFinished"]))
+        end_due = state.cancelled is None and state.ended_at is None and now >= state.ends_at
+        waiting = state.status(now) == "running" and any(
+            e.state == "waiting" for e in state.entrants.values()
+        )
+        if not (ended or end_due or waiting):
+            return Passed()
+        opened: list[Opened] = []
+        async with (
+            self._writing.setdefault(arena_id, asyncio.Lock()),
+            self.engine.connect() as conn,
+        ):
+            async with conn.begin():
+                if not await conn.scalar(_TRY_LOCK_ARENA, {"id": arena_id}):
+                    return Passed()  # another instance's pass, or a command, now
+                self.passes += 1
+                fold = await self._current(arena_id)
+                trial = fold.trial()
+                events: list[ar.ArenaEvent] = []
+                scored = await self._score(trial, ended, events)
+                if end_due and trial.ended_at is None and trial.cancelled is None:
+                    events += self._apply(trial, ar.EndArena(now=now))
+                gone: list[str] = []
+                tables: tuple[ar.ArenaTable, ...] = ()
+                if trial.status(now) == "running":
+                    gone, tables = await self._pair(fold, trial, now, events)
+                if not events:
+                    return Passed()
+                result = await self.store.append(
+                    tournament_stream(arena_id),
+                    fold.state.version,
+                    events,
+                    metadata={"actor": "arena"},
+                    side=[self._listing(trial, now)],
+                    conn=conn,
+                )
+                for table in tables:
+                    opened.append(await self._open(conn, trial, table))
+            await self.store.notify(result, conn)
+            for done in opened:
+                for appended in done.results:
+                    await self.store.notify(appended, conn)
+        for done in opened:
+            self.parties.committed(done)
+        passed = Passed(scored, tables, tuple(gone), trial.ended_at is not None and end_due)
+        self._log(arena_id, passed)
+        await self._current(arena_id)
+        return passed
+
+    @staticmethod
+    def _apply(trial: ar.ArenaState, command: ar.ArenaCommand) -> list[ar.ArenaEvent]:
+        """`command` decided and applied on the pass's copy (a refusal: nothing)."""
+        decided = ar.decide(command, trial)
+        if isinstance(decided, ar.ArenaRejection):
+            return []
+        ar.fold(decided, trial)
+        return decided
+
+    async def _score(
+        self, trial: ar.ArenaState, ended: set[str], events: list[ar.ArenaEvent]
+    ) -> int:
+        """Score each running match that ended, from its own fold."""
+        scored = 0
+        for match_id in [m for m in trial.running if match_stream(m) in ended]:
+            match = await self.reads.state(match_id)
+            seated = tuple(s.player_id for s in match.seats)
+            if seated != trial.running[match_id].players or match.placements is None:
+                # Never: the pass opened this match for these players in this order.
+                _log.error("arena_match_mismatch", match_id=match_id)
+                continue
+            outcome = ar.match_outcome(match_id, match.placements, match.stood_in)
+            done = self._apply(trial, outcome)
+            events += done
+            scored += bool(done)
+        return scored
+
+    async def _pair(
+        self, fold: _Fold, trial: ar.ArenaState, now: float, events: list[ar.ArenaEvent]
+    ) -> tuple[list[str], tuple[ar.ArenaTable, ...]]:
+        """Pause the waiting players away past the grace, then pair those connected now
+        (skipping any who play elsewhere)."""
+        waiting = [e for e in trial.entrants.values() if e.state == "waiting"]
+        if not waiting:
+            return [], ()
+        present, ages = await self._present(trial, waiting)
+        gone = []
+        for e in waiting:
+            free_from = max(e.since, fold.freed_at.get(e.player_id, 0.0))
+            away = ages.get(e.player_id, float("inf"))
+            if e.player_id not in present and away > self.grace and now - free_from > self.grace:
+                gone.append(e.player_id)
+                events += self._apply(trial, ar.PauseArena(player_id=e.player_id, reason="gone"))
+        absent = {e.player_id for e in waiting if e.player_id not in present}
+        seats = trial.created.seats if trial.created else 2
+        if len(waiting) - len(absent) - len(gone) >= seats:
+            for e in waiting:
+                if e.player_id not in absent and e.player_id not in gone:
+                    mine = holding(await tables_of(self.engine, self.store, e.player_id))
+                    if mine is not None:
+                        absent.add(e.player_id)  # playing elsewhere: not seated twice
+        ids = tuple((str(uuid.uuid4()), str(uuid.uuid4())) for _ in range(len(waiting)))
+        paired = self._apply(trial, ar.PairTables(now=now, table_ids=ids, absent=frozenset(absent)))
+        events += paired
+        tables = paired[0].tables if paired and isinstance(paired[0], ar.TablesPaired) else ()
+        return gone, tables
+
+    async def _present(
+        self, trial: ar.ArenaState, waiting: Sequence[ar.Entrant]
+    ) -> tuple[set[str], dict[str, float]]:
+        """Who of `waiting` is connected now, and how long since each was seen on a
+        socket (absent from the dict: never)."""
+        ids = [e.player_id for e in waiting]
+        ages = await self.presence.ages(ids)
+        present = {p for p, age in ages.items() if age <= PRESENT}
+        seats = {}
+        for e in waiting:
+            if e.player_id not in present and e.last_match is not None:
+                table = trial.tables[e.last_match]
+                seats[(match_stream(e.last_match), table.players.index(e.player_id))] = e.player_id
+        if seats:
+            streams = sorted({stream for stream, _seat in seats})
+            async with self.engine.connect() as conn:
+                for row in await conn.execute(_AT_TABLES, {"streams": streams}):
+                    player_id = seats.get((row.stream_id, row.seat))
+                    if player_id is not None:
+                        present.add(player_id)
+                        ages[player_id] = 0.0
+        return present, ages
+
+    async def _open(
+        self, conn: AsyncConnection, state: ar.ArenaState, table: ar.ArenaTable
+    ) -> Opened:
+        """The party and match of an arena table, in the pass's transaction: ranked, the
+        arena's rules and turn limit, its players in the pairing's seat order."""
+        created = state.created
+        assert created is not None
+        players = tuple(
+            PoolPlayer(p, state.entrants[p].name, state.entrants[p].client_seed)
+            for p in table.players
+        )
+        return await self.parties.open_seated(
+            conn,
+            SeatedTable(
+                party_id=table.party_id,
+                match_id=table.match_id,
+                players=players,
+                seats=len(players),
+                turn_limit=created.turn_limit,
+                ranked=True,
+                ruleset={"preset": created.rules},
+                arena_id=created.arena_id,
+            ),
+            actor="arena",
+        )
+
+    @staticmethod
+    def _log(arena_id: str, passed: Passed) -> None:
+        if passed.scored:
+            _log.info("arena_scored", arena_id=arena_id, matches=passed.scored)
+        if passed.gone:
+            _log.info("arena_gone", arena_id=arena_id, players=len(passed.gone))
+        if passed.paired:
+            _log.info("arena_paired", arena_id=arena_id, tables=len(passed.paired))
+        if passed.ended:
+            _log.info("arena_ended", arena_id=arena_id)

@@ -1,0 +1,310 @@
+"""Arena tournaments through the service (docs/arenas.md): creating and listing, joining,
+the runner's pass pairing ordinary ranked parties, scoring from the match's own end and
+pairing again, leaving a match, the end at the clock, cancelling, the socket, and bad
+input changing nothing.
+
+The `api` app runs no runner: tests run `arenas.tick` themselves, with a `now` they
+choose, on the app's own service (same database, same code)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from domain.streams import tournament_stream
+from services.match.arenas import Arenas
+from services.match.service import MatchService
+from tests.services.conftest import Api
+
+pytestmark = pytest.mark.anyio
+
+
+def _service(api: Api) -> MatchService:
+    service: MatchService = api.client.app.state.service
+    return service
+
+
+def _arenas(api: Api) -> Arenas:
+    return _service(api).arenas
+
+
+async def _arena(api: Api, *, seats: int = 2, started: float = 60.0, **kw: Any) -> str:
+    """A public arena that started `started` seconds ago (20 minutes long)."""
+    state = await _arenas(api).create(
+        name=kw.pop("name", "Test arena"),
+        seats=seats,
+        rules=kw.pop("rules", "standard"),
+        turn_limit=30,
+        minutes=20,
+        starts_at=time.time() - started,
+        private=kw.pop("private", False),
+        **kw,
+    )
+    assert state.created is not None
+    return state.created.arena_id
+
+
+async def _post(api: Api, url: str, player: dict[str, str] | None, **body: Any) -> httpx.Response:
+    headers = api.h(player) if player else {}
+    response: httpx.Response = await api.call("POST", url, json=body, headers=headers)
+    return response
+
+
+async def _join(api: Api, arena_id: str, player: dict[str, str]) -> httpx.Response:
+    return await _post(api, f"/api/tournaments/{arena_id}/join", player)
+
+
+async def _here(api: Api, *players: dict[str, str]) -> None:
+    """The players' arena sockets are connected (as a socket's hello records it)."""
+    for player in players:
+        await _service(api).lobby.hold(player["id"])
+
+
+async def _length(api: Api, arena_id: str) -> int:
+    return await api.stream_length(tournament_stream(arena_id))
+
+
+async def _party(api: Api, party_id: str) -> dict[str, Any]:
+    body: dict[str, Any] = (await api.call("GET", f"/api/parties/{party_id}")).json()
+    return body
+
+
+async def _in_arena(api: Api, n: int, seats: int = 2) -> tuple[str, list[dict[str, str]]]:
+    arena_id = await _arena(api, seats=seats)
+    players = [await api.player(f"p{i}") for i in range(n)]
+    for player in players:
+        assert (await _join(api, arena_id, player)).status_code == 200
+    await _here(api, *players)
+    return arena_id, players
+
+
+async def _play_out(
+    api: Api, match_id: str, players: list[dict[str, str]], leaver: int
+) -> dict[str, Any]:
+    """Play the match to its end: the others' turns by hand, the leaver's CPU's by its
+    deadlines (made due at once)."""
+    for _ in range(5000):
+        state = await api.match(match_id)
+        if state["status"] == "finished":
+            return state
+        if state["turn"] == leaver:
+            await api.past_due(match_id)
+            await api.scheduler.run_due()
+        else:
+            await api.step(match_id, players)
+    raise AssertionError("the match did not end")
+
+
+def _by_id(players: list[dict[str, str]]) -> dict[str, dict[str, str]]:
+    return {p["id"]: p for p in players}
+
+
+class TestCreating:
+    async def test_a_guest_creates_a_private_arena_reached_by_link_only(self, api: Api) -> None:
+        """A guest's arena is private: its page answers, the list never shows it."""
+        ann = await api.player("ann")
+        r = await _post(api, "/api/tournaments", ann, name="Friday", seats=4, minutes=30)
+        assert r.status_code == 201, r.text
+        body = r.json()
+        assert body["private"] is True and body["seats"] == 4 and body["status"] == "upcoming"
+        assert body["you"]["state"] == "out"
+        got = await api.call("GET", f"/api/tournaments/{body['tournament_id']}")
+        assert got.status_code == 200 and got.json()["name"] == "Friday"
+        listing = (await api.call("GET", "/api/tournaments")).json()
+        every = listing["upcoming"] + listing["live"] + listing["finished"]
+        assert body["tournament_id"] not in [a["tournament_id"] for a in every]
+
+    async def test_public_arenas_are_listed_by_when_they_run(self, api: Api) -> None:
+        """The list puts an arena not started in upcoming and a running one in live."""
+        live = await _arena(api)
+        later = await _arena(api, started=-600)
+        listing = (await api.call("GET", "/api/tournaments")).json()
+        assert [a["tournament_id"] for a in listing["live"]] == [live]
+        assert [a["tournament_id"] for a in listing["upcoming"]] == [later]
+        assert listing["upcoming"][0]["status"] == "upcoming"
+
+    async def test_bad_fields_are_named_and_create_nothing(self, api: Api) -> None:
+        """Wrong seats, minutes or an unknown field: 4xx naming it, no arena."""
+        ann = await api.player("ann")
+        for body in (
+            {"name": "x", "seats": 3},
+            {"name": "x", "minutes": 45},
+            {"name": ""},
+            {"name": "x", "dice": 6},
+            {"name": "x", "starts_in": -5},
+        ):
+            r = await _post(api, "/api/tournaments", ann, **body)
+            assert r.status_code in (400, 422), (body, r.text)
+        async with api.engine.connect() as conn:
+            count = await conn.scalar(sa.text("SELECT count(*) FROM arenas"))
+        assert count == 0
+
+    async def test_schedules_create_the_running_and_the_next_once(self, api: Api) -> None:
+        """The default schedule's occurrences are created once, whoever runs it twice."""
+        arenas = _arenas(api)
+        first = await arenas.keep_scheduled()
+        again = await arenas.keep_scheduled()
+        assert first and not again
+        listing = (await api.call("GET", "/api/tournaments")).json()
+        names = {a["schedule"] for a in listing["upcoming"] + listing["live"]}
+        assert names == {"hourly-2", "daily-4"}
+
+
+class TestPairing:
+    async def test_waiting_players_sit_at_an_ordinary_ranked_party(self, api: Api) -> None:
+        """A pass seats two waiting players at a started ranked party of the arena."""
+        arena_id, players = await _in_arena(api, 2)
+        passed = await _arenas(api).tick(arena_id)
+        assert len(passed.paired) == 1
+        table = passed.paired[0]
+        party = await _party(api, table.party_id)
+        assert party["arena_id"] == arena_id and party["ranked"] is True
+        assert party["match_id"] == table.match_id and party["status"] == "playing"
+        assert [s["player_id"] for s in party["seats"]] == list(table.players)
+        view = await api.call("GET", f"/api/tournaments/{arena_id}", headers=api.h(players[0]))
+        you = view.json()["you"]
+        assert you["state"] == "playing" and you["party_id"] == table.party_id
+
+    async def test_a_player_not_connected_is_not_seated(self, api: Api) -> None:
+        """Without a socket seen lately a waiting player is skipped, and named so."""
+        arena_id = await _arena(api)
+        ann, bob = await api.player("ann"), await api.player("bob")
+        for p in (ann, bob):
+            await _join(api, arena_id, p)
+        await _here(api, ann)
+        passed = await _arenas(api).tick(arena_id)
+        assert passed.paired == ()
+        state = await _arenas(api).state(arena_id)
+        assert not state.running
+
+    async def test_a_match_ends_is_scored_and_its_players_paired_again(self, api: Api) -> None:
+        """The end of a match scores 2/0 from its placements and re-pairs both at once."""
+        arena_id, players = await _in_arena(api, 2)
+        arenas = _arenas(api)
+        table = (await arenas.tick(arena_id)).paired[0]
+        seated = [_by_id(players)[p] for p in table.players]
+        end = await api.play_to_end(table.match_id, seated)
+        passed = await arenas.tick(arena_id)
+        assert passed.scored == 1 and len(passed.paired) == 1
+        state = await arenas.state(arena_id)
+        winner = table.players[end["placements"].index(1)]
+        assert state.entrants[winner].score == 2.0 and state.entrants[winner].streak == 1
+        view = (await api.call("GET", f"/api/tournaments/{arena_id}")).json()
+        assert view["standings"][0]["player_id"] == winner
+        assert view["matches"][0]["match_id"] == table.match_id
+        assert len(view["running"]) == 1
+
+    async def test_the_rematch_of_an_arena_table_is_refused(self, api: Api) -> None:
+        """An arena's table plays once: もう一度 is refused, the arena pairs the next."""
+        arena_id, players = await _in_arena(api, 2)
+        table = (await _arenas(api).tick(arena_id)).paired[0]
+        seated = [_by_id(players)[p] for p in table.players]
+        await api.play_to_end(table.match_id, seated)
+        r = await _post(api, f"/api/parties/{table.party_id}/rematch", seated[0])
+        assert r.status_code == 409 and r.json()["error"] == "arena_table"
+
+    async def test_leaving_a_match_scores_zero_and_pauses(self, api: Api) -> None:
+        """A player who leaves their arena match scores 0 and is paused until continue."""
+        arena_id, players = await _in_arena(api, 2)
+        arenas = _arenas(api)
+        table = (await arenas.tick(arena_id)).paired[0]
+        seated = [_by_id(players)[p] for p in table.players]
+        left = await _post(api, f"/api/matches/{table.match_id}/leave", seated[0])
+        assert left.status_code == 200, left.text
+        await _play_out(api, table.match_id, seated, leaver=0)
+        passed = await arenas.tick(arena_id)
+        assert passed.scored == 1 and passed.paired == ()
+        state = await arenas.state(arena_id)
+        leaver = state.entrants[seated[0]["id"]]
+        assert leaver.score == 0.0 and leaver.state == "paused"
+        r = await _post(api, f"/api/tournaments/{arena_id}/continue", seated[0])
+        assert r.status_code == 200 and r.json()["you"]["state"] == "waiting"
+
+
+class TestTheEnd:
+    async def test_no_pairing_after_the_clock_but_running_matches_count(self, api: Api) -> None:
+        """At the end nobody is paired; the match running then is scored; the podium."""
+        arena_id, players = await _in_arena(api, 2)
+        arenas = _arenas(api)
+        table = (await arenas.tick(arena_id)).paired[0]
+        state = await arenas.state(arena_id)
+        after = state.ends_at + 1
+        passed = await arenas.tick(arena_id, now=after)
+        assert passed.ended
+        seated = [_by_id(players)[p] for p in table.players]
+        await api.play_to_end(table.match_id, seated)
+        passed = await arenas.tick(arena_id, now=after + 5)
+        assert passed.scored == 1 and passed.paired == ()
+        view = (await api.call("GET", f"/api/tournaments/{arena_id}")).json()
+        assert view["status"] == "finished"
+        assert [line["rank"] for line in view["podium"]] == [1, 2]
+        listing = (await api.call("GET", "/api/tournaments")).json()
+        assert [a["tournament_id"] for a in listing["finished"]] == [arena_id]
+
+
+class TestBadInput:
+    async def test_refusals_change_nothing(self, api: Api) -> None:
+        """Joining twice, pausing when out, unknown and malformed ids: 4xx, no event."""
+        arena_id = await _arena(api)
+        ann, bob = await api.player("ann"), await api.player("bob")
+        assert (await _join(api, arena_id, ann)).status_code == 200
+        before = await _length(api, arena_id)
+        cases = [
+            (await _join(api, arena_id, ann), 409, "already_joined"),
+            (await _post(api, f"/api/tournaments/{arena_id}/pause", bob), 409, "not_joined"),
+            (await _post(api, f"/api/tournaments/{arena_id}/continue", ann), 409, "not_paused"),
+            (await _post(api, f"/api/tournaments/{arena_id}/join", None), 401, "unauthorized"),
+            (await _join(api, "not-an-id", ann), 404, "not_found"),
+            (await _join(api, "5b1f2f64-8d55-4b53-9a4e-2a4f3f1f0c11", ann), 404, "not_found"),
+            (
+                await _post(api, f"/api/tournaments/{arena_id}/join", bob, client_seed="é"),
+                422,
+                None,
+            ),
+        ]
+        for response, status, code in cases:
+            assert response.status_code == status, response.text
+            if code:
+                assert response.json()["error"] == code, response.text
+        assert await _length(api, arena_id) == before
+
+    async def test_over_and_cancelled_arenas_refuse_joins(self, api: Api) -> None:
+        """A finished arena and a cancelled one refuse a join, each saying which."""
+        over = await _arena(api, started=20 * 60 + 5)
+        ann = await api.player("ann")
+        r = await _join(api, over, ann)
+        assert r.status_code == 409 and r.json()["error"] == "arena_over"
+        cancelled = await _arena(api)
+        await _arenas(api).cancel(cancelled, "server maintenance", "operator")
+        r = await _join(api, cancelled, ann)
+        assert r.status_code == 409 and r.json()["error"] == "arena_cancelled"
+        assert "server maintenance" in r.json()["detail"]
+
+    async def test_only_an_operator_or_the_creator_cancels(self, api: Api) -> None:
+        """Anyone else is refused 403; the creator cancels with a reason shown."""
+        ann, bob = await api.player("ann"), await api.player("bob")
+        created = (await _post(api, "/api/tournaments", ann, name="Mine")).json()
+        url = f"/api/tournaments/{created['tournament_id']}/cancel"
+        r = await _post(api, url, bob, reason="no")
+        assert r.status_code == 403
+        r = await _post(api, url, ann, reason="")
+        assert r.status_code in (400, 422)
+        r = await _post(api, url, ann, reason="wrong time")
+        assert r.status_code == 200, r.text
+        assert r.json()["status"] == "cancelled"
+        assert r.json()["cancelled"]["reason"] == "wrong time"
+
+    async def test_a_player_waiting_in_a_pool_cannot_join(self, api: Api) -> None:
+        """One place at a time: a quick-play entry refuses the join, and the reverse."""
+        arena_id = await _arena(api)
+        ann, bob = await api.player("ann"), await api.player("bob")
+        await _post(api, "/api/pools/2-casual/entry", ann)
+        r = await _join(api, arena_id, ann)
+        assert r.status_code == 409 and r.json()["error"] == "seated_elsewhere"
+        await _join(api, arena_id, bob)
+        r = await _post(api, "/api/pools/2-casual/entry", bob)
+        assert r.status_code == 409 and r.json()["error"] == "seated_elsewhere"
