@@ -48,6 +48,7 @@
       // An arena's table (docs/arenas.md): no もう一度, back to the arena at the end.
       arena_match: "アリーナの対局", back_to_arena: "アリーナへ戻る", arena_back_in: "{s}秒後にアリーナへ戻ります。",
       arena_going: "アリーナへ戻ります…", stay_here: "ここに残る", arena_stayed: "このページに残ります。",
+      arena_next: "次の対局が組まれました。", next_table: "次の卓へ",
       ev: {
         created: "対局の準備ができました。サイコロの種は封印済みです（ハッシュ {hash}…）。",
         started: "対局開始。先手は{who}です。",
@@ -195,6 +196,7 @@
       // An arena's table (docs/arenas.md): no "Play again", back to the arena at the end.
       arena_match: "Arena match", back_to_arena: "Back to the arena", arena_back_in: "Back to the arena in {s} s.",
       arena_going: "Going back to the arena…", stay_here: "Stay here", arena_stayed: "You stay on this page.",
+      arena_next: "Your next match is ready.", next_table: "Go to your next table",
       ev: {
         created: "The table is set. The dice seed is sealed (hash {hash}…).",
         started: "The match begins. {who} plays first.",

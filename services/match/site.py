@@ -36,10 +36,10 @@ from services.shared.errors import HEALTH_RESPONSES, http_error
 from services.shared.pages import PAGE_HEADERS, inline_page
 
 __all__ = [
-    "healthz",
-    "index",
     "arena_page",
     "arenas_page",
+    "healthz",
+    "index",
     "leaderboard_page",
     "match_page",
     "not_found",
@@ -119,14 +119,14 @@ def arenas_page() -> Response[str]:
 
 
 @get("/tournament/{arena_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def arena_page(arena_id: FromPath[str]) -> Response[str]:
-    """One arena live: its clock, standings, matches, the player's own state; a malformed
-    id is the 404 page."""
+async def arena_page(arena_id: FromPath[str], service: Service) -> Response[str]:
+    """One arena live: its clock, standings, matches, the player's own state; an unknown
+    or malformed id is the 404 page."""
     try:
-        check_id(arena_id, "arena")
-    except AppError:
+        known = check_id(arena_id, "arena")
+    except NotFound:
         return page("not_found.html", status=404)
-    return page("arenas.html")
+    return await stream_page(service.arenas.state(known), "arenas.html")
 
 
 @get("/players/{player_id:str}", media_type=MediaType.HTML, include_in_schema=False)

@@ -313,6 +313,12 @@
     goToArena();
   }
 
+  // Staying, the player still counts as present for the arena's pairing (their table is
+  // open, docs/arenas.md): the arena's socket tells this page when their next match is
+  // ready, and the page says so with a link to it (it does not move them: they chose to
+  // stay).
+  let arenaSocket = null;
+  let nextParty = null;
   function stayHere() {
     clearInterval(backTimer);
     backTimer = null;
@@ -320,6 +326,18 @@
     $("#arena-said").textContent = t("arena_stayed");
     drawArena();
     $("#back-to-arena").focus({ preventScroll: true });
+    if (arenaSocket) return;
+    const here = matchParty();
+    arenaSocket = liveSocket({
+      url: () => `/ws/tournament/${encodeURIComponent(arenaId)}`,
+      onOpen: (send) => { const g = guest(); if (g) send({ type: "hello", token: g.token }); },
+      onFrame: (frame) => {
+        if (frame.type !== "paired" || !frame.party_id || frame.party_id === here || nextParty) return;
+        nextParty = frame.party_id;
+        $("#arena-said").textContent = t("arena_next");
+        drawArena();
+      },
+    });
   }
 
   function drawArena() {
@@ -342,7 +360,10 @@
     }
     $("#stay-here").hidden = !(over && backTimer);
     $("#arena-count").textContent = backTimer ? t("arena_back_in", { s: backLeft })
-      : stayed ? t("arena_stayed") : "";
+      : nextParty ? t("arena_next") : stayed ? t("arena_stayed") : "";
+    const next = $("#next-table");
+    next.hidden = !(over && nextParty);
+    if (nextParty) next.href = `/party/${encodeURIComponent(nextParty)}`;
   }
 
   // ------------------------------------------------------------------- party

@@ -123,7 +123,7 @@ async def test_the_header_is_one_row_of_large_targets_on_a_phone(
     wrong: list[str] = []
     for lang, locale in LOCALES.items():
         async with person(browser, locale=locale) as (page, errors):
-            for path in ("/", "/leaderboard", "/rules", NOWHERE):
+            for path in ("/", "/tournaments", "/leaderboard", "/rules", NOWHERE):
                 await visit(page, site.url + path)
                 for width, height in [*PHONES, DESKTOP]:
                     await resize(page, (width, height))
