@@ -16,6 +16,8 @@ import pytest
 import sqlalchemy as sa
 
 from domain.streams import tournament_stream
+from replays.tournament import load_tournament
+from replays.tournament_verify import verify_tournament
 from services.match.arenas import Arenas
 from services.match.service import MatchService
 from tests.services.conftest import Api
@@ -235,6 +237,8 @@ class TestTheEnd:
         after = state.ends_at + 1
         passed = await arenas.tick(arena_id, now=after)
         assert passed.ended
+        early = await api.call("GET", f"/api/tournaments/{arena_id}/export")
+        assert early.status_code == 409 and early.json()["error"] == "arena_running"
         seated = [_by_id(players)[p] for p in table.players]
         await api.play_to_end(table.match_id, seated)
         passed = await arenas.tick(arena_id, now=after + 5)
@@ -244,6 +248,13 @@ class TestTheEnd:
         assert [line["rank"] for line in view["podium"]] == [1, 2]
         listing = (await api.call("GET", "/api/tournaments")).json()
         assert [a["tournament_id"] for a in listing["finished"]] == [arena_id]
+        exported = await api.call("GET", f"/api/tournaments/{arena_id}/export")
+        assert exported.status_code == 200
+        verdict = verify_tournament(load_tournament(exported.content))
+        assert verdict.ok, verdict.failure
+        assert [(s.player_id, s.score) for s in load_tournament(exported.content).standings] == [
+            (line["player_id"], line["score"]) for line in view["standings"]
+        ]
 
 
 class TestBadInput:
@@ -297,6 +308,26 @@ class TestBadInput:
         assert r.status_code == 200, r.text
         assert r.json()["status"] == "cancelled"
         assert r.json()["cancelled"]["reason"] == "wrong time"
+
+    async def test_a_player_paused_from_ranked_play_cannot_join(self, api: Api) -> None:
+        """Three ranked abandons today (the ranking consumer's rows): 403 with until."""
+        arena_id = await _arena(api)
+        lea = await api.player("lea")
+        async with api.engine.begin() as conn:
+            for i in range(3):
+                await conn.execute(
+                    sa.text(
+                        "INSERT INTO reputation_matches VALUES (:p, :m, :i, now(), true, true)"
+                    ),
+                    {"p": lea["id"], "m": f"match-left-{i}", "i": i},
+                )
+        before = await _length(api, arena_id)
+        r = await _join(api, arena_id, lea)
+        assert r.status_code == 403, r.text
+        body = r.json()
+        assert body["error"] == "ranked_paused" and body["until"]
+        assert "3 ranked matches" in body["detail"]
+        assert await _length(api, arena_id) == before
 
     async def test_a_player_waiting_in_a_pool_cannot_join(self, api: Api) -> None:
         """One place at a time: a quick-play entry refuses the join, and the reverse."""
