@@ -17,6 +17,7 @@ drawn, the URL), never on a clock.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from collections.abc import Iterator
@@ -31,8 +32,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.match.service import MatchService
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
+from services.shared.standing import standing
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site, name_myself, running_site
+from tests.services.ranking.finished_matches import write_match
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
@@ -342,3 +346,54 @@ async def test_two_guests_play_an_arena_from_joining_to_the_podium(
         await shot(b, "arena-podium-desktop-en.png")
         assert a_errors == b_errors == w_errors == []
     await http.aclose()
+
+
+async def test_a_refusal_and_a_cancelled_arena_are_said_in_words(
+    site: Site, browser: Browser, engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """A guest who left three ranked matches today presses Join: the page says until when
+    and why arenas (ranked) are closed to them, and they stay out. A private arena its
+    creator cancelled says so with the reason, and offers no Join."""
+    live = await new_arena(engine, pg_store, name="Open arena", ends_in=600)
+    async with person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (page, errors):
+        await name_myself(page, site, "lea")
+        me = await page.evaluate("() => JSON.parse(localStorage.getItem('ludo.guest'))")
+        for _ in range(3):
+            await write_match(engine, pg_store, [me["id"], None], [2, 1], stood_in={0: "left"})
+
+        async def paused() -> bool:
+            mine = await standing(engine, me["id"], dt.datetime.now(dt.UTC))
+            return mine.ranked_block is not None
+
+        await wait_until(paused, what="the ranking service folds the three abandons")
+        await visit(page, f"{site.url}/tournament/{live}")
+        await page.click("#join")
+        await expect(page.locator("#message")).to_contain_text(
+            re.compile(
+                r"アリーナ（ランク戦）には.+まで参加できません（24時間で3回途中で抜けたため）"
+            )
+        )
+        await expect(page.locator("body[data-you=out]")).to_be_attached()
+        await expect(page.locator("#join")).to_be_visible()
+        await shot(page, "arena-refused-375-ja.png", full_page=False)
+        # A private arena, cancelled by its creator.
+        made = site.http.post(
+            "/api/tournaments",
+            json={"name": "雨の日", "starts_in": 300},
+            headers={"Authorization": f"Bearer {me['token']}"},
+        )
+        assert made.status_code == 201, made.text
+        arena_id = made.json()["tournament_id"]
+        r = site.http.post(
+            f"/api/tournaments/{arena_id}/cancel",
+            json={"reason": "雨天のため"},
+            headers={"Authorization": f"Bearer {me['token']}"},
+        )
+        assert r.status_code == 200, r.text
+        await visit(page, f"{site.url}/tournament/{arena_id}")
+        await expect(page.locator("#clock")).to_have_text("中止されました: 雨天のため")
+        await expect(page.locator("#join")).to_be_hidden()
+        await expect(page.locator("#share")).to_be_hidden()
+        assert await small_targets(page) == []
+        # The browser logs the refused join's status itself; nothing else went wrong.
+        assert [e for e in errors if "status of 403" not in e] == []
