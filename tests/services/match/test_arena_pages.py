@@ -247,11 +247,12 @@ async def test_two_guests_play_an_arena_from_joining_to_the_podium(
 ) -> None:
     """Two guests (Japanese on a phone, English on a desktop) join an arena that is
     running, and a third person watches it. The two are taken to one table by
-    themselves; it says it is an arena's match and has no もう一度. They play it out, both
-    pages go back to the arena by themselves and on to their next table (paired again);
-    the watcher sees the standings move. The arena's clock runs out during the second
-    match: once it is over, one player stays on the table ("stay here"), the other is
-    taken back to the arena, and both see the podium and the two matches' replay links."""
+    themselves; it says it is an arena's match and has no もう一度. They play it out: one
+    page goes back to the arena by itself and on to the next table (paired again), the
+    other stays ("stay here") and is told with a link when its next match is ready; the
+    watcher sees the standings move. The arena's clock runs out during the second match:
+    once it is over, the first stays on the table, the second is taken back to the arena,
+    and both see the podium and the two matches' replay links."""
     arena_id = await new_arena(engine, pg_store, name="Story arena", ends_in=100)
     http = httpx.AsyncClient(base_url=site.url, timeout=30)
     async with (
@@ -305,12 +306,19 @@ async def test_two_guests_play_an_arena_from_joining_to_the_podium(
         # The standings move on the watcher's page: the winner has 2 points.
         await expect(watcher.locator("#standings tbody tr[data-score='2']")).to_have_count(1)
         await expect(watcher.locator("#results li")).to_have_count(1)
-        # Back at the arena, then paired again: a new table, by itself.
-        for page in (a, b):
-            await page.wait_for_url(lambda url: not url.endswith(first_party), timeout=30_000)
-            await page.wait_for_url(PARTY, timeout=30_000)
-        assert a.url == b.url
+        # The one stays on the table ("stay here"); the other goes back to the arena by
+        # itself, and is taken on to the next table (paired again) by itself too.
+        await b.click("#stay-here")
+        await a.wait_for_url(lambda url: not url.endswith(first_party), timeout=30_000)
+        await a.wait_for_url(PARTY, timeout=30_000)
         second_party = a.url.rsplit("/", 1)[1]
+        # The one who stayed hears their next match is ready: a link, no move.
+        await expect(b.locator("#arena-count")).to_have_text("Your next match is ready.")
+        await expect(b.locator("#next-table")).to_have_attribute("href", f"/party/{second_party}")
+        assert b.url.endswith(first_party)
+        await b.locator("#next-table").press("Enter")
+        await b.wait_for_url(PARTY)
+        assert a.url == b.url
         assert second_party != first_party
         # The clock runs out during the second match (the watcher's page says so).
         await expect(watcher.locator("body[data-status=ended]")).to_be_attached(timeout=90_000)
