@@ -2,7 +2,8 @@
   // page_common.js, site.js and board.js). A party's seats before the start, then its
   // match live over /ws/matches/{id} (roll and move are sent there too), then the result,
   // the rating change and もう一度. /match/{id} shows one match to anyone, read-only
-  // unless this device's guest holds a seat.
+  // unless this device's guest holds a seat. An arena's table (the party's arena_id) says
+  // so, has no もう一度 and goes back to the arena at the end (the "arena" part below).
   //
   // The page draws only what the server says: the rules are never computed here. Frames
   // are drawn one after the other (a move's animation ends before the next event's
