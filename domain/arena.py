@@ -111,6 +111,8 @@ class ArenaCreated(_ArenaEvent, frozen=True):
     private: bool = False
     creator_id: str | None = None
     schedule: str | None = None
+    # A schedule's title by language (`{"en": ..., "ja": ...}`); `name` is its English one.
+    title: dict[str, str] | None = None
 
 
 class ArenaJoined(_ArenaEvent, frozen=True):
@@ -225,6 +227,7 @@ class CreateArena(msgspec.Struct, frozen=True, kw_only=True):
     private: bool = False
     creator_id: str | None = None
     schedule: str | None = None
+    title: dict[str, str] | None = None
 
 
 class JoinArena(msgspec.Struct, frozen=True, kw_only=True):
@@ -600,6 +603,7 @@ def _decide_create(c: CreateArena, state: ArenaState) -> list[ArenaEvent] | Aren
             private=c.private,
             creator_id=c.creator_id,
             schedule=c.schedule,
+            title=c.title,
         )
     ]
 

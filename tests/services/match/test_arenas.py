@@ -113,7 +113,8 @@ class TestCreating:
         assert r.status_code == 201, r.text
         body = r.json()
         assert body["private"] is True and body["seats"] == 4 and body["status"] == "upcoming"
-        assert body["you"]["state"] == "out"
+        assert body["you"]["state"] == "out" and body["you"]["creator"] is True
+        assert body["title"] is None
         got = await api.call("GET", f"/api/tournaments/{body['tournament_id']}")
         assert got.status_code == 200 and got.json()["name"] == "Friday"
         listing = (await api.call("GET", "/api/tournaments")).json()
@@ -154,6 +155,8 @@ class TestCreating:
         listing = (await api.call("GET", "/api/tournaments")).json()
         names = {a["schedule"] for a in listing["upcoming"] + listing["live"]}
         assert names == {"hourly-2", "daily-4"}
+        titles = {a["title"]["ja"] for a in listing["upcoming"] + listing["live"]}
+        assert titles == {"毎時 2人アリーナ", "毎日 4人アリーナ"}
 
 
 class TestPairing:
@@ -225,6 +228,25 @@ class TestPairing:
         assert leaver.score == 0.0 and leaver.state == "paused"
         r = await _post(api, f"/api/tournaments/{arena_id}/continue", seated[0])
         assert r.status_code == 200 and r.json()["you"]["state"] == "waiting"
+
+
+    async def test_the_standings_show_each_players_rating_now(self, api: Api) -> None:
+        """Pairing keeps the rating at the join; the standings show the one rated since."""
+        arena_id, players = await _in_arena(api, 2)
+        async with api.engine.begin() as conn:
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO ratings (model, player_id, mu, sigma, rating, provisional,"
+                    " matches, last_match_at) VALUES ('openskill', :p, 30, 1, 1600, false, 1,"
+                    " now())"
+                ),
+                {"p": players[0]["id"]},
+            )
+        view = (await api.call("GET", f"/api/tournaments/{arena_id}")).json()
+        shown = {line["player_id"]: line["rating"] for line in view["standings"]}
+        assert shown[players[1]["id"]] == 1500 and shown[players[0]["id"]] != 1500
+        state = await _arenas(api).state(arena_id)
+        assert state.entrants[players[0]["id"]].rating == 1500.0
 
 
 class TestTheEnd:
