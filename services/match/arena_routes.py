@@ -188,7 +188,7 @@ class TournamentsController(Controller):
                 raise Forbidden("only an operator or the arena's creator may cancel it")
             by = caller.id
         await service.arenas.cancel(arena_id, data.reason, by)
-        return await service.arenas.view(arena_id)
+        return await service.arenas.view(arena_id, None if by == "operator" else by)
 
     @get(
         "/{arena_id:str}/export",

@@ -327,6 +327,13 @@
     $("#arena-said").textContent = t("arena_stayed");
     drawArena();
     $("#back-to-arena").focus({ preventScroll: true });
+    watchNext();
+  }
+
+  // The arena's socket, for a seated player on a finished arena table who is not being
+  // taken back (they stayed, or opened the result after the end): it says when their
+  // next match is ready, and the page offers a link to it.
+  function watchNext() {
     if (arenaSocket) return;
     const here = matchParty();
     arenaSocket = liveSocket({
@@ -359,6 +366,7 @@
       $("#arena-said").textContent = t("arena_back_in", { s: ARENA_BACK_S });  // said once
       backTimer = setInterval(tickBack, 1000);
     }
+    if (over && me() !== null && !backTimer) watchNext();
     $("#stay-here").hidden = !(over && backTimer);
     $("#arena-count").textContent = backTimer ? t("arena_back_in", { s: backLeft })
       : nextParty ? t("arena_next") : stayed ? t("arena_stayed") : "";

@@ -856,6 +856,7 @@ class TestStandings:
         assert (line["a"].rating, line["a"].state, line["c"].state) == (1800.0, "waiting", "paused")
 
     def test_an_empty_arena_has_no_standings(self) -> None:
+        """An arena nobody joined has no line."""
         assert standings(arena()) == []
 
 

@@ -43,9 +43,7 @@ def _auth(guest: dict[str, str]) -> dict[str, str]:
     return {"Authorization": f"Bearer {guest['token']}"}
 
 
-async def play_to_end(
-    http: httpx.AsyncClient, match_id: str, seated: list[dict[str, str]]
-) -> None:
+async def play_to_end(http: httpx.AsyncClient, match_id: str, seated: list[dict[str, str]]) -> None:
     """Each seat to act rolls, or plays its first legal move, until the match ends. Each
     turn reads the match again, so a command lost with an instance killed under it (no
     answer, or a 5xx from the balancer) is simply decided again from what was stored."""

@@ -156,12 +156,13 @@ async def play_out(http: httpx.AsyncClient, match_id: str, auth: dict[str, str])
 async def test_the_arena_pages_on_a_phone_and_a_desktop(
     site: Site, browser: Browser, engine: AsyncEngine, pg_store: EventStore, lang: str
 ) -> None:
-    """The list shows a live arena with its time left, an upcoming one with its countdown
+    """Both arena pages work at 375×812 and 1280×800 in words, without sideways scroll.
+
+    The list shows a live arena with its time left, an upcoming one with its countdown
     and a finished one with its winner; one arena says its clock and that you have not
     joined; a visitor with no name is asked for one, joins, pauses and continues, each
-    state said in words; a private arena made with the form shows its link. At 375×812
-    and 1280×800: nothing scrolls sideways, every target is 44 px, axe finds nothing
-    serious."""
+    state said in words; a private arena made with the form shows its link. Every target
+    is 44 px, axe finds nothing serious."""
     words = WORDS[lang]
     live = await new_arena(engine, pg_store, name="Live arena", ends_in=600)
     await new_arena(engine, pg_store, name="Later arena", ends_in=1500)
@@ -245,14 +246,15 @@ async def test_the_arena_pages_on_a_phone_and_a_desktop(
 async def test_two_guests_play_an_arena_from_joining_to_the_podium(
     site: Site, browser: Browser, engine: AsyncEngine, pg_store: EventStore
 ) -> None:
-    """Two guests (Japanese on a phone, English on a desktop) join an arena that is
-    running, and a third person watches it. The two are taken to one table by
-    themselves; it says it is an arena's match and has no もう一度. They play it out: one
-    page goes back to the arena by itself and on to the next table (paired again), the
-    other stays ("stay here") and is told with a link when its next match is ready; the
-    watcher sees the standings move. The arena's clock runs out during the second match:
-    once it is over, the first stays on the table, the second is taken back to the arena,
-    and both see the podium and the two matches' replay links."""
+    """Two guests join a running arena, play, are paired again and see the podium.
+
+    Japanese on a phone, English on a desktop, and a third person watches. The two are
+    taken to one table by themselves; it says it is an arena's match and has no もう一度.
+    They play it out: one page goes back to the arena by itself and on to the next table
+    (paired again), the other stays ("stay here") and is told with a link when its next
+    match is ready; the watcher sees the standings move. The arena's clock runs out during
+    the second match: once it is over, the first stays on the table, the second is taken
+    back to the arena, and both see the podium and the two matches' replay links."""
     arena_id = await new_arena(engine, pg_store, name="Story arena", ends_in=100)
     http = httpx.AsyncClient(base_url=site.url, timeout=30)
     async with (

@@ -229,7 +229,6 @@ class TestPairing:
         r = await _post(api, f"/api/tournaments/{arena_id}/continue", seated[0])
         assert r.status_code == 200 and r.json()["you"]["state"] == "waiting"
 
-
     async def test_the_standings_show_each_players_rating_now(self, api: Api) -> None:
         """Pairing keeps the rating at the join; the standings show the one rated since."""
         arena_id, players = await _in_arena(api, 2)
