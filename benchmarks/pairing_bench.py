@@ -34,10 +34,9 @@ import httpx
 import msgspec
 import websockets
 
-from benchmarks.common import BenchError
+from benchmarks.common import BenchError, scratch_cluster
 from benchmarks.harness import Bench, Figures, Say, to_stderr
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.cluster import Cluster, free_port
 
 __all__ = ["BENCH", "PoolGuest", "bench", "measure"]
 
@@ -326,33 +325,8 @@ def bench(
     *, clients: int = 400, spread: float = 3.0, seed: int = 1, say: Say = to_stderr
 ) -> Figures:
     """Runs the whole bench; returns the figures (see the module docstring)."""
-    from services.shared.database import EmbeddedPostgres, migrate
-
-    say("database: a scratch embedded PostgreSQL ...")
-    with EmbeddedPostgres.scratch("ludo-pairing-") as pg:
-        migrate(pg.url)
-        home = pg.pgdata.parent
-        env = {
-            "LUDO_CPU_DELAY": "0.5",
-            "LUDO_LOG_FORMAT": "json",
-            "LUDO_DATA_DIR": str(home),
-            # One address is every guest here: the per-client budgets would be the
-            # bottleneck, not what is measured.
-            "LUDO_RATE_LIMIT": "0",
-            "LUDO_GUEST_LIMIT": "0",
-            "LUDO_AUTH_FAIL_LIMIT": "0",
-        }
-        with Cluster(
-            pg.url,
-            port=free_port(),
-            ranking_port=free_port(),
-            match_instances=2,
-            ranking_instances=1,
-            env=env,
-            logs=home / "logs",
-            say=say,
-        ) as cluster:
-            return asyncio.run(_rush(cluster.url, pg.url, clients, spread, seed, say))
+    with scratch_cluster("ludo-pairing-", env={"LUDO_CPU_DELAY": "0.5"}, say=say) as (cluster, pg):
+        return asyncio.run(_rush(cluster.url, pg.url, clients, spread, seed, say))
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
