@@ -28,6 +28,7 @@ _COMMANDS = (
     "ludo_cli.up_cmd",
     "ludo_cli.ranking_cmd",
     "ludo_cli.replay_cmd",
+    "ludo_cli.tournament_cmd",
 )
 
 

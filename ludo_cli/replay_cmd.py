@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["register"]
+__all__ = ["UsageError", "guarded", "register", "with_store"]
 
 
 def register(subparsers: Any) -> None:
@@ -40,16 +40,16 @@ def register(subparsers: Any) -> None:
     export = sub.add_parser("export", help="write a stored match's replay file")
     export.add_argument("match_id")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
-    export.set_defaults(func=_guarded(_export))
+    export.set_defaults(func=guarded(_export))
 
     imp = sub.add_parser("import", help="store a replay file that verifies")
     imp.add_argument("file", type=Path)
-    imp.set_defaults(func=_guarded(_import))
+    imp.set_defaults(func=guarded(_import))
 
     show = sub.add_parser("show", help="print a move-by-move account of a replay file")
     show.add_argument("file", type=Path)
     show.add_argument("--options", action="store_true", help="list the legal moves of each roll")
-    show.set_defaults(func=_guarded(_show))
+    show.set_defaults(func=guarded(_show))
 
     verify = sub.add_parser("verify", help="verify replay files offline (exit 0: all hold)")
     verify.add_argument("files", type=Path, nargs="+", metavar="FILE", help="- reads stdin")
@@ -61,20 +61,20 @@ def register(subparsers: Any) -> None:
         "chain, every move, turn order, roll numbers; not the dice values, which need the "
         "seed revealed at the end)",
     )
-    verify.set_defaults(func=_guarded(_verify))
+    verify.set_defaults(func=guarded(_verify))
 
     diff = sub.add_parser(
         "diff", help="compare two replay files of one match: where does NEW depart from OLD?"
     )
     diff.add_argument("old", type=Path, metavar="OLD")
     diff.add_argument("new", type=Path, metavar="NEW")
-    diff.set_defaults(func=_guarded(_diff))
+    diff.set_defaults(func=guarded(_diff))
 
     audit = sub.add_parser("audit", help="verify matches as stored in the database")
     audit.add_argument("match_ids", nargs="*", metavar="MATCH_ID")
     audit.add_argument("--all", action="store_true", help="every stored match")
     audit.add_argument("--json", action="store_true", help="one JSON verdict per line")
-    audit.set_defaults(func=_guarded(_audit))
+    audit.set_defaults(func=guarded(_audit))
 
 
 # ------------------------------------------------------------------------------ offline
@@ -86,15 +86,16 @@ def _read(path: Path) -> Any:
     try:
         raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
     except OSError as error:
-        raise _Usage(f"cannot read {path}: {error.strerror}") from None
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
     try:
         return load_replay(raw)
     except ReplayFormatError as error:
-        raise _Usage(f"{path} is not a replay file: {error}") from None
+        raise UsageError(f"{path} is not a replay file: {error}") from None
 
 
-class _Usage(Exception):
-    """A problem with the command line or a file: printed, exit status 2."""
+class UsageError(Exception):
+    """A problem with the command line or a file: printed, exit status 2 (`guarded`).
+    `ludo tournament` raises it too."""
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -192,7 +193,7 @@ def _show(args: argparse.Namespace) -> int:
     try:
         events = [e.event() for e in replay.events]
     except ValueError as error:
-        raise _Usage(f"{args.file}: an event does not decode: {error}") from None
+        raise UsageError(f"{args.file}: an event does not decode: {error}") from None
     times = [e.recorded_at for e in replay.events]
     for step in walk(events, times=times):
         by = "" if step.by in ("auto", "system", "player") else f"  [{step.by}]"
@@ -235,7 +236,9 @@ def _diff(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- database
 
 
-def _with_store(work: Any) -> int:
+def with_store(work: Any) -> int:
+    """Run `await work(store)` on an `EventStore` of `DATABASE_URL` (unset: the embedded
+    PostgreSQL, started and migrated as needed); its result is the exit status."""
     from services.shared.database import create_engine, database_url, prepare_schema
     from services.shared.eventstore import EventStore
     from services.shared.settings import Settings, SettingsError
@@ -243,7 +246,7 @@ def _with_store(work: Any) -> int:
     try:
         settings = Settings.from_env()
     except SettingsError as error:
-        raise _Usage(str(error)) from None
+        raise UsageError(str(error)) from None
 
     async def run(url: str) -> int:
         engine = create_engine(url, pool_size=2, max_overflow=2)
@@ -265,7 +268,7 @@ def _export(args: argparse.Namespace) -> int:
         try:
             replay = await ReplayStore(store).export(args.match_id)
         except ReplayNotFound as error:
-            raise _Usage(f"{error}; list matches with `ludo replay audit --all`") from None
+            raise UsageError(f"{error}; list matches with `ludo replay audit --all`") from None
         data = dump_replay(replay)
         if args.output is None:
             sys.stdout.buffer.write(data)
@@ -278,7 +281,7 @@ def _export(args: argparse.Namespace) -> int:
             )
         return 0
 
-    return _with_store(work)
+    return with_store(work)
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -305,7 +308,7 @@ def _import(args: argparse.Namespace) -> int:
         print(f"imported match {replay.match_id}: {count} events")
         return 0
 
-    return _with_store(work)
+    return with_store(work)
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -313,7 +316,7 @@ def _audit(args: argparse.Namespace) -> int:
     from services.match.replay_store import ReplayNotFound, ReplayStore
 
     if not args.all and not args.match_ids:
-        raise _Usage("name matches to audit, or pass --all")
+        raise UsageError("name matches to audit, or pass --all")
 
     async def work(store: Any) -> int:
         replays = ReplayStore(store)
@@ -343,17 +346,17 @@ def _audit(args: argparse.Namespace) -> int:
             print(f"{len(ids) - failed} of {len(ids)} matches verified", file=sys.stderr)
         return 1 if failed else 0
 
-    return _with_store(work)
+    return with_store(work)
 
 
-def _guarded(func: Any) -> Any:
-    """Run a subcommand; a `_Usage` problem prints one line and exits 2."""
+def guarded(func: Any, command: str = "ludo replay") -> Any:
+    """Run a subcommand; a `UsageError` prints one line, after `command`, and exits 2."""
 
     def run(args: argparse.Namespace) -> int:
         try:
             return int(func(args))
-        except _Usage as error:
-            print(f"ludo replay: {error}", file=sys.stderr)
+        except UsageError as error:
+            print(f"{command}: {error}", file=sys.stderr)
             return 2
 
     return run

@@ -1,4 +1,4 @@
-"""The match service's tables as the migrations 0001, 0002, 0003, 0005 and 0008 make them: the
+"""The match service's tables as the migrations 0001, 0002, 0003, 0005, 0008 and 0010 make them: the
 catalog the tests hold them to (tests/migrations/test_catalog.py compares it with the
 migrated schema; tests/test_tables.py checks that the product's SQL names only cataloged
 tables). The product writes its SQL as text (the match service's modules, and
@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql
 
 __all__ = [
     "TABLES",
+    "arenas",
     "lobby_presence",
     "match_seeds",
     "matches",
@@ -100,6 +101,21 @@ lobby_presence: Final = sa.Table(
     TABLES,
     sa.Column("player_id", sa.Text, primary_key=True),
     sa.Column("seen_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+)
+
+# The arenas' listing (migration 0010), a side write of each arena append.
+arenas: Final = sa.Table(
+    "arenas",
+    TABLES,
+    sa.Column("arena_id", sa.Text, primary_key=True),
+    sa.Column("private", sa.Boolean, nullable=False),
+    sa.Column("schedule", sa.Text),
+    sa.Column("starts_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("ends_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("done", sa.Boolean, nullable=False),
+    sa.Column("summary", postgresql.JSONB, nullable=False),
+    sa.Column("updated_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
 )
 
 # Every live connection opened and closed (append-only: rows are only inserted).

@@ -52,7 +52,6 @@ from domain.streams import (
     match_stream,
     tournament_stream,
 )
-from services.match.arena_schedule import Schedule, arena_id_for, occurrences
 from services.match.arena_views import (
     ArenaListOut,
     ArenaSummary,
@@ -66,6 +65,7 @@ from services.match.match_reads import MatchReads
 from services.match.my_tables import holding, tables_of
 from services.match.pairing import Pools, ranked_paused
 from services.match.party_commands import Opened, PartyCommands, SeatedTable
+from services.shared.arena_schedule import Schedule, arena_id_for, occurrences
 from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
 from services.shared.logging import describe_exception
 from services.shared.standing import completions, standing

@@ -27,7 +27,15 @@ from replays.viewer import WalkedMatch, walk_match
 from services.shared import match_rows
 from services.shared.eventstore import ConcurrencyError, EventData, EventStore, StoredEvent
 
-__all__ = ["ImportRefused", "ReplayNotFound", "ReplayStore", "actor_of", "stream_of"]
+__all__ = [
+    "ImportRefused",
+    "ReplayNotFound",
+    "ReplayStore",
+    "actor_of",
+    "exporter",
+    "replay_event",
+    "stream_of",
+]
 
 
 class ReplayNotFound(NotFound):
@@ -46,7 +54,8 @@ def stream_of(match_id: str) -> str:
         raise ReplayNotFound(f"{match_id!r} is not a match id (a UUID)") from None
 
 
-def _exported_by() -> str:
+def exporter() -> str:
+    """What an export names as its `exported_by`: this package and its version."""
     try:
         return f"ludo-backend {package_metadata.version('ludo-backend')}"
     except package_metadata.PackageNotFoundError:
@@ -60,6 +69,7 @@ def actor_of(stored: StoredEvent) -> str | None:
 
 
 def replay_event(stored: StoredEvent) -> ReplayEvent:
+    """A stored event as a file holds it: its exact bytes, hashes in hex, time and actor."""
     return ReplayEvent(
         version=stored.version,
         type=stored.type,
@@ -97,7 +107,7 @@ class ReplayStore:
             stream,
             [replay_event(e) for e in stored],
             exported_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            exported_by=_exported_by(),
+            exported_by=exporter(),
         )
 
     async def audit(self, match_id: str) -> Verdict:

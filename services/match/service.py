@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.arena_schedule import parse as parse_schedule
 from services.match.arenas import Arenas
 from services.match.deadlines import Deadlines
 from services.match.guests import Guests
@@ -33,6 +32,7 @@ from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.match.replay_store import ReplayStore
 from services.match.stamps import Stamps
+from services.shared.arena_schedule import parse as parse_schedule
 from services.shared.eventstore import EventStore
 from services.shared.reports import Reports
 from services.shared.settings import Settings

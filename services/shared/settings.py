@@ -45,6 +45,9 @@ from typing import Annotated, Any
 import msgspec
 import platformdirs
 
+from services.shared.arena_schedule import ScheduleError
+from services.shared.arena_schedule import parse as parse_schedule
+
 __all__ = ["ENV_VARS", "Settings", "SettingsError", "default_data_dir"]
 
 
@@ -123,9 +126,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if ranking is not None and not re.match(r"https?://[^/]", ranking):
             raise SettingsError("LUDO_RANKING_URL must be an http:// or https:// URL")
         try:
-            return msgspec.convert(raw, cls, strict=False, dec_hook=_dec_hook)
+            settings = msgspec.convert(raw, cls, strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
             raise SettingsError(_explain(exc)) from exc
+        try:
+            parse_schedule(settings.arena_schedule)
+        except ScheduleError as exc:
+            raise SettingsError(str(exc)) from exc
+        return settings
 
 
 # field -> (environment variable, one-line meaning)

@@ -298,6 +298,26 @@ class TestBadInput:
         assert r.json()["status"] == "cancelled"
         assert r.json()["cancelled"]["reason"] == "wrong time"
 
+    async def test_a_player_paused_from_ranked_play_cannot_join(self, api: Api) -> None:
+        """Three ranked abandons today (the ranking consumer's rows): 403 with until."""
+        arena_id = await _arena(api)
+        lea = await api.player("lea")
+        async with api.engine.begin() as conn:
+            for i in range(3):
+                await conn.execute(
+                    sa.text(
+                        "INSERT INTO reputation_matches VALUES (:p, :m, :i, now(), true, true)"
+                    ),
+                    {"p": lea["id"], "m": f"match-left-{i}", "i": i},
+                )
+        before = await _length(api, arena_id)
+        r = await _join(api, arena_id, lea)
+        assert r.status_code == 403, r.text
+        body = r.json()
+        assert body["error"] == "ranked_paused" and body["until"]
+        assert "3 ranked matches" in body["detail"]
+        assert await _length(api, arena_id) == before
+
     async def test_a_player_waiting_in_a_pool_cannot_join(self, api: Api) -> None:
         """One place at a time: a quick-play entry refuses the join, and the reverse."""
         arena_id = await _arena(api)
