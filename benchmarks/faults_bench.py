@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 from benchmarks.common import BenchError, scratch_cluster
-from benchmarks.harness import Bench, Figures, Say, to_stderr
+from benchmarks.harness import Bench, Figures, Say, print_problems, to_stderr
 from benchmarks.resilient import Books, Follower, MatchPlay, call, check_matches
 from benchmarks.service_process import cpu_seconds
 from domain.streams import match_id_of
@@ -382,15 +382,11 @@ def print_table(r: dict[str, Any]) -> None:
         f"steady load before the faults: {r['steady_commands_per_s']} commands/s;"
         f" CPU ms per command: {cpu}"
     )
-    if r["problems"]:
-        print(f"\n{len(r['problems'])} PROBLEM(S):")
-        for line in r["problems"][:50]:
-            print(f"  {line}")
-    else:
-        print(
-            "\nno problem: nothing lost, nothing twice, every chain and audit holds,"
-            " every socket caught up, every finished ranked match rated once"
-        )
+    print_problems(
+        r["problems"],
+        "nothing lost, nothing twice, every chain and audit holds, every socket caught up,"
+        " every finished ranked match rated once",
+    )
 
 
 BENCH = Bench(
