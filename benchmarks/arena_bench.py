@@ -58,6 +58,7 @@ from typing import Any
 import httpx
 import msgspec
 import websockets
+from websockets.exceptions import WebSocketException
 
 from benchmarks.common import BenchError, loadavg, percentile, scratch_cluster
 from benchmarks.harness import Bench, Figures, Say, print_problems, to_stderr
@@ -70,6 +71,7 @@ __all__ = ["BENCH", "ArenaPlayer", "bench", "measure", "seated_twice", "standing
 ARENA_MINUTES = 20  # the arena's length: the shortest the domain allows
 TURN_LIMIT = 30  # s a turn (an arena's shorter limit)
 FINISH_WITHIN = 600.0  # s after the clock: at most, for the last matches to end
+RECONNECT_FOR = 120.0  # s a match socket may fail before the player gives up
 MISSED_AFTER = 15.0  # s a match the arena view gives a player may go without its frame
 BASELINE_EVERY = 3.0  # s between two quick-play tables of the baseline
 PROGRESS_EVERY = 15.0  # s between two progress lines
@@ -158,6 +160,7 @@ class ArenaPlayer(Guest):
         self.paired_first = 0  # paired frames that came before the end of the last match
         self.stood_in = 0  # times its seat was found played by a CPU (it reclaimed it)
         self.errors: Counter[str] = Counter()  # error frames other than races
+        self.reconnects: Counter[str] = Counter()  # match sockets opened again, and why
         self.problems: list[str] = []
         self.served_by: dict[str, str] = {}
         self.arena_frames = 0  # arena frames received (the whole view each)
@@ -261,49 +264,76 @@ class ArenaPlayer(Guest):
                 await asyncio.wait_for(self._changed.wait(), 1.0)
 
     async def _play(self, ws_base: str, match_id: str) -> None:
-        """The match over its socket, to the state frame whose phase is `over`."""
+        """The match over its socket, to the state frame whose phase is `over`. A socket
+        refused (the balancer's 503 while it holds both instances down) or dropped is
+        opened again, as the table page does, for at most `RECONNECT_FOR` seconds."""
         url = f"{ws_base}/ws/matches/{match_id}?from=0"
+        pause, failing_since = 0.1, None
+        while True:
+            try:
+                async with websockets.connect(url, max_size=None) as ws:
+                    if await self._seat_played(ws, match_id):
+                        return
+            except (OSError, websockets.InvalidStatus, websockets.ConnectionClosed) as error:
+                self.reconnects[_why(error)] += 1
+            else:
+                self.reconnects["closed"] += 1
+            failing_since = failing_since or time.monotonic()
+            if time.monotonic() - failing_since > RECONNECT_FOR:
+                self.problems.append(f"{self.name}: the socket of {match_id} stayed away")
+                return
+            await asyncio.sleep(pause)  # a reconnection's back-off, as the page's
+            pause = min(2 * pause, 2.0)
+
+    async def _seat_played(self, ws: Any, match_id: str) -> bool:
+        """Hello, then the seat's commands on each state frame: True at the end."""
         seat: int | None = None
         latest: _MatchFrame | None = None
         acted = reclaimed = -1
-        async with websockets.connect(url, max_size=None) as ws:
-            await ws.send(_send({"type": "hello", "token": self.token}))
-            async for raw in ws:
-                frame = _match_frame(raw)
-                if frame.type == "batch":
-                    latest = next((f for f in reversed(frame.frames) if f.type == "state"), latest)
-                elif frame.type == "state":
-                    latest = frame
-                elif frame.type == "hello":
-                    seat = frame.seat
-                    if seat is None:
-                        self.problems.append(f"{self.name}: no seat at {match_id}")
-                        return
-                elif frame.type == "error":
-                    if frame.error not in _RACES:
-                        self.errors[str(frame.error)] += 1
-                    continue
-                else:
-                    continue  # a result (the state frame follows), presence, stamp
-                if latest is None or latest.match is None or latest.version is None:
-                    continue
-                match = latest.match
-                if match.phase == "over":
-                    return
+        await ws.send(_send({"type": "hello", "token": self.token}))
+        async for raw in ws:
+            frame = _match_frame(raw)
+            if frame.type == "batch":
+                latest = next((f for f in reversed(frame.frames) if f.type == "state"), latest)
+            elif frame.type == "state":
+                latest = frame
+            elif frame.type == "hello":
+                seat = frame.seat
                 if seat is None:
-                    continue
-                if match.seats[seat].stood_in is not None:
-                    if reclaimed != latest.version:
-                        reclaimed = latest.version
-                        self.stood_in += 1
-                        await ws.send(_send({"type": "reclaim"}))
-                elif match.turn == seat and latest.version > acted:
-                    acted = latest.version
-                    if match.phase == "roll":
-                        await ws.send(_send({"type": "roll"}))
-                    elif latest.moves:
-                        await ws.send(_send({"type": "move", "piece": latest.moves[0].piece}))
-        self.problems.append(f"{self.name}: the socket of {match_id} closed before its end")
+                    self.problems.append(f"{self.name}: no seat at {match_id}")
+                    return True
+            elif frame.type == "error":
+                if frame.error not in _RACES:
+                    self.errors[str(frame.error)] += 1
+                continue
+            else:
+                continue  # a result (the state frame follows), presence, stamp
+            if latest is None or latest.match is None or latest.version is None:
+                continue
+            match = latest.match
+            if match.phase == "over":
+                return True
+            if seat is None:
+                continue
+            if match.seats[seat].stood_in is not None:
+                if reclaimed != latest.version:
+                    reclaimed = latest.version
+                    self.stood_in += 1
+                    await ws.send(_send({"type": "reclaim"}))
+            elif match.turn == seat and latest.version > acted:
+                acted = latest.version
+                if match.phase == "roll":
+                    await ws.send(_send({"type": "roll"}))
+                elif latest.moves:
+                    await ws.send(_send({"type": "move", "piece": latest.moves[0].piece}))
+        return False
+
+
+def _why(error: Exception) -> str:
+    """A failed socket in a word: the status that refused it, or the error's type."""
+    if isinstance(error, websockets.InvalidStatus):
+        return f"refused {error.response.status_code}"
+    return type(error).__name__
 
 
 def _epoch(iso: str) -> float:
@@ -544,10 +574,11 @@ async def _create_arena(
 
 
 async def _baseline(
-    base: str, seats: int, until: float, waits: list[float], problems: list[str]
+    base: str, seats: int, until: float, waits: list[float], refused: Counter[str]
 ) -> None:
     """Quick play's `{seats}-ranked` pool, one table of fresh guests at a time until
-    `until` (epoch): every guest's wait from its entry's acknowledgement to `seated`."""
+    `until` (epoch): every guest's wait from its entry's acknowledgement to `seated`;
+    the tables that failed (a socket or a request refused), by why, in `refused`."""
     pool = f"{seats}-ranked"
     n = 0
     while time.time() < until:
@@ -564,9 +595,15 @@ async def _baseline(
                     url = f"/api/matches/{frame['match_id']}/leave"
                     with contextlib.suppress(httpx.TransportError):  # CPUs play it out anyway
                         await http.post(url, headers=guest.auth)
-            except (BenchError, TimeoutError, httpx.HTTPError) as error:
-                problems.append(f"baseline: {type(error).__name__}: {str(error)[:200]}")
-                return
+            except (
+                BenchError,
+                TimeoutError,
+                httpx.HTTPError,
+                OSError,
+                WebSocketException,
+            ) as error:
+                # A table the balancer or a loaded instance refused: counted, and the next.
+                refused[_why(error)] += 1
             finally:
                 await asyncio.gather(*(g.close() for g in guests))
         # The baseline's own pace, not a synchronisation: one table every few seconds.
@@ -617,6 +654,9 @@ async def _run(
             )
             for url in instances
         ]
+        # The bench's own reads (progress, the checks) go to an instance directly: the
+        # balancer may hold both down for a moment under this load (its 503s are counted).
+        reads = direct[0]
         say(f"{count} guests ...")
         for start in range(0, count, 50):
             await asyncio.gather(*(p.become(http) for p in players[start : start + 50]))
@@ -644,11 +684,11 @@ async def _run(
                 await player.play_arena(ws_base)
 
             base_waits: list[float] = []
-            base_problems: list[str] = []
+            base_refused: Counter[str] = Counter()
             baseline = asyncio.create_task(
-                _baseline(base, seats, ends_at - 2 * BASELINE_EVERY, base_waits, base_problems)
+                _baseline(base, seats, ends_at - 2 * BASELINE_EVERY, base_waits, base_refused)
             )
-            progress = asyncio.create_task(_progress(http, arena_id, players, say))
+            progress = asyncio.create_task(_progress(reads, arena_id, players, say))
             played_from = time.monotonic()
             try:
                 async with asyncio.timeout(ends_at - time.time() + FINISH_WITHIN):
@@ -665,14 +705,14 @@ async def _run(
             played_until = time.monotonic()
             say("every player done; waiting for the arena to be finished ...")
             deadline = time.monotonic() + 60
-            while (await http.get(f"/api/tournaments/{arena_id}")).json()["status"] != "finished":
+            while (await reads.get(f"/api/tournaments/{arena_id}")).json()["status"] != "finished":
                 if time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.5)  # polling the arena's status, bounded
         finally:
             await asyncio.gather(*(p.close() for p in players))
         say("checking the pairings, the matches and the standings ...")
-        checked = await _check(http, database_url, arena_id, seats, players)
+        checked = await _check(reads, database_url, arena_id, seats, players)
     waits = [w for p in players for w in p.waits]
     joins_done = max(p.joined_at for p in players)
     after_joins = [
@@ -707,7 +747,9 @@ async def _run(
         / (time.monotonic() - wall_started),
         "errors": dict(sum((p.errors for p in players), Counter())),
         "loadavg": loadavg(),
-        "problems": checked["problems"] + base_problems,
+        "baseline_refused": dict(base_refused),
+        "match_socket_reconnects": dict(sum((p.reconnects for p in players), Counter())),
+        "problems": checked["problems"] + ([] if base_waits else ["no baseline table seated"]),
     }
 
 
@@ -727,7 +769,14 @@ def bench(
         raise BenchError(f"--minutes-left is more than 0 and less than {ARENA_MINUTES}")
     if players < seats:
         raise BenchError(f"--players is at least one table ({seats})")
-    env = {"LUDO_CPU_DELAY": "0", "LUDO_PAIRING": "true", "LUDO_ARENA_SCHEDULE": "[]"}
+    env = {
+        "LUDO_CPU_DELAY": "0",
+        "LUDO_PAIRING": "true",
+        "LUDO_ARENA_SCHEDULE": "[]",
+        # A CPU client answers each state frame at once: faster than the 20 messages a
+        # second a socket is allowed (a person's pace), which would hold its turns back.
+        "LUDO_WS_MESSAGE_RATE": "0",
+    }
     with scratch_cluster("ludo-arena-", env=env, port=port, say=say) as (cluster, pg):
         instances = [f"http://127.0.0.1:{m.port}" for m in cluster.match]
         home = str(pg.pgdata.parent)
@@ -812,6 +861,10 @@ def print_table(f: Figures) -> None:
         f"export {f['export_bytes']:,} bytes, verified offline: {f['verified']}; standings: "
         f"{f['standings_compared']} lines, live = verified: {f['standings_equal']}; "
         f"seats stood in {f['stood_in']}; errors {f['errors'] or 'none'}"
+    )
+    print(
+        f"match sockets opened again: {f['match_socket_reconnects'] or 'none'}; baseline "
+        f"tables that failed: {f['baseline_refused'] or 'none'}"
     )
     print(
         f"arena frames: {f['arena_frames_per_s']:.0f}/s, "
