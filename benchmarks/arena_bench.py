@@ -26,13 +26,16 @@ Measured: the re-pairing wait, from the moment a player saw its match end (the s
 whose phase is `over`) to its next `paired` frame, for the matches that ended before the
 arena's end (a player whose end came first and who was never paired again is counted
 apart, with its wait to the end); the join latency (request to answer); matches played,
-matches/s, pairing passes (`TablesPaired` events), and how long after its decision (its
-`at`) each pass committed. Baseline, in the same run on the same cluster: tables of fresh
-guests seated by quick play's ranked pool of the arena's table size (`2-ranked` or
-`4-ranked`), every guest of a table entering at once: the wait from the entry's
-acknowledgement to the `seated` frame (then they leave the match, which CPUs play out).
-Both are "a runner's pass forms a table of people who are ready and a socket tells them":
-the ratio says what the arena's re-pairing costs over the pools' best case.
+matches/s, pairing passes (`TablesPaired` events); and the wait in two parts, from the
+end seen to the decision of the pass that paired the player again (the `TablesPaired`'s
+`at`: waiting for a pass that scores the match and pairs them), and from that decision to
+the `paired` frame (the pass's own work, its commit, the arena socket's re-read and send).
+Baseline, in the same run on the same cluster: tables of fresh guests seated by quick
+play's ranked pool of the arena's table size (`2-ranked` or `4-ranked`), every guest of a
+table entering at once: the wait from the entry's acknowledgement to the `seated` frame
+(then they leave the match, which CPUs play out). Both are "a runner's pass forms a table
+of people who are ready and a socket tells them": the ratio says what the arena's
+re-pairing costs over the pools' best case.
 
 Checked at the end (after the clock, once every match ended and the arena is finished):
 from the arena's events, no player seated in a match while another of theirs runs, every
@@ -156,6 +159,8 @@ class ArenaPlayer(Guest):
         self.waits: list[float] = []  # re-pairing waits (s)
         self.wait_ends: list[float] = []  # when the end of each wait's match was seen
         self.joined_at = 0.0  # when the join was answered (monotonic)
+        self.ended_epoch: dict[str, float] = {}  # match -> when its end was seen
+        self.paired_epoch: dict[str, float] = {}  # match -> when its paired frame came
         self.unpaired_at_end: float | None = None  # a wait the arena's end cut short (s)
         self.paired_first = 0  # paired frames that came before the end of the last match
         self.stood_in = 0  # times its seat was found played by a CPU (it reclaimed it)
@@ -191,6 +196,7 @@ class ArenaPlayer(Guest):
                 self.arena_bytes += len(raw) if frame.type == "arena" else 0
                 if frame.type == "paired" and frame.match_id is not None:
                     self._paired.append((frame.match_id, time.monotonic()))
+                    self.paired_epoch.setdefault(frame.match_id, time.time())
                 elif frame.type == "arena" and frame.arena is not None:
                     self.status = frame.arena.status
                     self.you = frame.arena.you
@@ -232,6 +238,7 @@ class ArenaPlayer(Guest):
             self.played.append(match_id)
             await self._play(ws_base, match_id)
             ended = (time.monotonic(), time.time())
+            self.ended_epoch[match_id] = ended[1]
 
     async def _next_match(self) -> tuple[str, float] | None:
         """The next match's id and when its paired frame came; None once the arena is
@@ -491,11 +498,14 @@ async def _check(
     apart = standings_apart(view["standings"], verified)
     problems += [f"standings: {line}" for line in apart[:10]]
     passes = [e for e in events if isinstance(e, ar.TablesPaired)]
-    committed = [
-        (row.recorded_at.timestamp(), e)
-        for row, e in zip(rows, events, strict=True)
-        if isinstance(e, ar.TablesPaired)
-    ]
+    decided = {t.match_id: e.at for e in passes for t in e.tables}
+    until_pass, pass_to_frame = [], []
+    for player in players:
+        for before, after in itertools.pairwise(player.played):
+            end = player.ended_epoch.get(before)
+            if end is not None and end < ends_at and after in player.paired_epoch:
+                until_pass.append(decided[after] - end)
+                pass_to_frame.append(player.paired_epoch[after] - decided[after])
     scored_at = [
         row.recorded_at.timestamp()
         for row, e in zip(rows, events, strict=True)
@@ -508,13 +518,16 @@ async def _check(
         "matches_per_s": len(state.results) / span if span > 0 else None,
         "pairing_passes": len(passes),
         "tables_per_pass": _quantiles([len(e.tables) for e in passes]),
-        # A pass decides at its `at` and commits later (the lock, its reads): the lag, and
-        # the tables that became visible only after the end.
-        "pairing_commit_lag": _quantiles([at - e.at for at, e in committed]),
+        # The re-pairing wait in two parts: the end seen to the decision (`at`) of the pass
+        # that paired the player again, and that decision to the paired frame.
+        "wait_until_the_pass": _quantiles(until_pass),
+        "wait_pass_to_frame": _quantiles(pass_to_frame),
+        "paired_frames_after_end": sum(
+            at >= ends_at for player in players for at in player.paired_epoch.values()
+        ),
         "between_pairings": _quantiles([b.at - a.at for a, b in itertools.pairwise(passes)]),
         # Waiting players a pass left out as not connected (no presence seen lately).
         "skipped_as_absent": sum(len(e.skipped) for e in passes),
-        "tables_committed_after_end": sum(len(e.tables) for at, e in committed if at >= ends_at),
         "export_bytes": size,
         "view_bytes_at_end": len(answer.content),
         "verified": not failures,
@@ -819,13 +832,11 @@ def print_table(f: Figures) -> None:
         f"({f['rules']}), the last {f['minutes_left']:g} minutes of a {ARENA_MINUTES}-minute "
         f"arena, 2 match instances (loadavg {f['loadavg']})\n"
     )
-    lag = f["pairing_commit_lag"]
     print(
         f"matches played {f['matches']} ({_s(f['matches_per_s'])}/s), pairing passes "
         f"{f['pairing_passes']} (tables per pass p50 {_s(f['tables_per_pass']['p50'])}, "
-        f"max {f['tables_per_pass']['max']}; a pass's commit after its decision p50 "
-        f"{_s(lag['p50'])} s, max {_s(lag['max'])} s; tables visible only after the end "
-        f"{f['tables_committed_after_end']})"
+        f"max {f['tables_per_pass']['max']}); paired frames after the end "
+        f"{f['paired_frames_after_end']}"
     )
     between = f["between_pairings"]
     print(
@@ -844,6 +855,11 @@ def print_table(f: Figures) -> None:
             f"{label}: n {w['n']}, p50 {_s(w['p50'])}, p90 {_s(w['p90'])}, "
             f"p99 {_s(w['p99'])}, max {_s(w['max'])}"
         )
+    for label, w in (
+        ("  its part until the pass that paired again (s)", f["wait_until_the_pass"]),
+        ("  its part from that pass's decision to the frame (s)", f["wait_pass_to_frame"]),
+    ):
+        print(f"{label}: p50 {_s(w['p50'])}, p90 {_s(w['p90'])}, max {_s(w['max'])}")
     print(
         f"paired before the end was seen {f['paired_before_end_seen']}; left unpaired at the "
         f"end {f['unpaired_at_end']['n']}"
