@@ -22,6 +22,7 @@ Standings are a fold (`standings`): a player's score is the sum of their scored 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final, Literal
 
@@ -110,6 +111,8 @@ class ArenaCreated(_ArenaEvent, frozen=True):
     private: bool = False
     creator_id: str | None = None
     schedule: str | None = None
+    # A schedule's title by language (`{"en": ..., "ja": ...}`); `name` is its English one.
+    title: dict[str, str] | None = None
 
 
 class ArenaJoined(_ArenaEvent, frozen=True):
@@ -224,6 +227,7 @@ class CreateArena(msgspec.Struct, frozen=True, kw_only=True):
     private: bool = False
     creator_id: str | None = None
     schedule: str | None = None
+    title: dict[str, str] | None = None
 
 
 class JoinArena(msgspec.Struct, frozen=True, kw_only=True):
@@ -599,6 +603,7 @@ def _decide_create(c: CreateArena, state: ArenaState) -> list[ArenaEvent] | Aren
             private=c.private,
             creator_id=c.creator_id,
             schedule=c.schedule,
+            title=c.title,
         )
     ]
 
@@ -611,6 +616,8 @@ def _decide_join(c: JoinArena, state: ArenaState) -> list[ArenaEvent] | ArenaRej
         if state.entrants[c.player_id].paused:
             return _no("already_joined", "you are in this arena, paused: press continue")
         return _no("already_joined", "you are in this arena already")
+    if not math.isfinite(c.rating):
+        return _no("bad_rating", "the rating must be a number", "rating", 422)
     try:
         check_client_seed(c.client_seed)
     except ClientSeedError as error:
@@ -646,6 +653,8 @@ def _decide_continue(c: ContinueArena, state: ArenaState) -> list[ArenaEvent] | 
         return closed
     if not entrant.paused:
         return _no("not_paused", "you are not paused")
+    if not math.isfinite(c.rating):
+        return _no("bad_rating", "the rating must be a number", "rating", 422)
     return [PlayerContinued(player_id=c.player_id, rating=c.rating, at=c.now)]
 
 
@@ -676,6 +685,11 @@ def _decide_score(c: ScoreMatch, state: ArenaState) -> list[ArenaEvent] | ArenaR
         return _no("bad_result", f"a result for each of the {seats} seats")
     if any(not 1 <= place <= seats for place in c.places):
         return _no("bad_result", f"places are 1 to {seats}")
+    # A match's placements rank the seats (domain.placements): a seat's place is 1 + the
+    # seats ahead of it, so tied seats share a place and skip the next (1, 2, 2, 4). Any
+    # other places would share out more or less than the table's points (1, 1, 2, 3: 9 of 7).
+    if any(place != 1 + sum(1 for p in c.places if p < place) for place in c.places):
+        return _no("bad_result", "places rank the seats: tied seats share one (1, 2, 2, 4)")
     points = place_points(state.created.seats, c.places)
     results = []
     for player_id, place, left, base in zip(table.players, c.places, c.left, points, strict=True):

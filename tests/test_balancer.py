@@ -9,6 +9,7 @@ command with its Idempotency-Key and reopen a socket from `last + 1`, as docs/ap
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -30,6 +31,8 @@ from tests.databases import (  # noqa: F401 - the database fixtures, re-used by 
 )
 from tests.databases import server_url as server_url  # noqa: PLC0414 - re-exported fixture
 from tests.databases import template_name as template_name  # noqa: PLC0414 - re-exported fixture
+from tests.services.match.test_arena_live import _guest, play_to_end
+from tests.services.match.test_sockets import _socket
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -255,3 +258,133 @@ async def _rated_once(engine: AsyncEngine, match_ids: list[str]) -> bool:
     assert all(row[2] == 2 for row in ours), ours
     assert mismatched == 0
     return True
+
+
+class _Spread:
+    """`get` and `post` of several clients by turns (each from its own address)."""
+
+    def __init__(self, clients: list[httpx.AsyncClient]) -> None:
+        self.clients = clients
+        self.turn = 0
+
+    def _next(self) -> httpx.AsyncClient:
+        self.turn += 1
+        return self.clients[self.turn % len(self.clients)]
+
+    async def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return await self._next().get(path, **kwargs)
+
+    async def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        return await self._next().post(path, **kwargs)
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.aclose()
+
+
+def _answer(http: httpx.AsyncClient, path: str) -> Callable[[], Awaitable[Any]]:
+    """A read of `path` that counts as not yet answered while the balancer still sends it
+    to a killed instance (no answer, or a 5xx)."""
+
+    async def read() -> Any:
+        try:
+            r = await http.get(path)
+        except httpx.TransportError:
+            return None
+        return r.json() if r.status_code == 200 else None
+
+    return read
+
+
+def _paired_other_than(match_id: str) -> Callable[[dict[str, Any]], bool]:
+    """A `paired` frame for another match than `match_id`: the next pairing."""
+    return lambda f: f["type"] == "paired" and f["match_id"] != match_id
+
+
+def _paired_by(cluster: Cluster, arena_id: str) -> list[str]:
+    """The match instances whose log says they paired tables of `arena_id`, once per pass
+    (instance by instance: not in time order)."""
+    names = []
+    for instance in cluster.match:
+        assert instance.log is not None
+        for line in instance.log.read_text(errors="replace").splitlines():
+            if '"arena_paired"' in line and arena_id in line:
+                names.append(instance.name)
+    return names
+
+
+async def test_the_instance_pairing_an_arena_killed_the_other_pairs_it(
+    cluster: Cluster,
+) -> None:
+    """kill -9 of the instance that paired an arena's tables: its matches are played out
+    through the other, which scores them and pairs everyone again; nobody is seated twice
+    and the arena's stream decides again as stored."""
+    async with _client(cluster, "127.0.0.17") as http:
+        host = await _guest(http, "host")
+        auth = {"Authorization": f"Bearer {host['token']}"}
+        created = await http.post(
+            "/api/tournaments", json={"name": "Kill", "starts_in": 0}, headers=auth
+        )
+        assert created.status_code == 201, created.text
+        arena_id = created.json()["tournament_id"]
+        guests = [await _guest(http, f"k{i}") for i in range(4)]
+        ports = {m.name: m.port for m in cluster.match}
+
+        def url(name: str) -> str:
+            return f"ws://127.0.0.1:{ports[name]}/ws/tournament/{arena_id}"
+
+        guests_of = {g["id"]: g for g in guests}
+        names = [m.name for m in cluster.match]
+        async with contextlib.AsyncExitStack() as stack:
+            sockets = [
+                await stack.enter_async_context(_socket(url(names[i % 2]), g["token"]))
+                for i, g in enumerate(guests)
+            ]
+            for g in guests:
+                r = await http.post(
+                    f"/api/tournaments/{arena_id}/join",
+                    json={},
+                    headers={"Authorization": f"Bearer {g['token']}"},
+                )
+                assert r.status_code == 200, r.text
+            first = [await s.until(lambda f: f["type"] == "paired", TIMEOUT) for s in sockets]
+            pairers = await wait_for(
+                "an arena_paired line", lambda: _true(_paired_by(cluster, arena_id))
+            )
+            pairer = pairers[0]  # one that paired (maybe both did)
+            victim = next(m for m in cluster.match if m.name == pairer)
+            survivor = next(m for m in cluster.match if m is not victim)
+            before = _paired_by(cluster, arena_id).count(survivor.name)
+            os.kill(victim.pid, signal.SIGKILL)
+            # The victim's sockets are gone: their guests open the arena on the survivor.
+            live = [
+                s
+                if names[i % 2] == survivor.name
+                else await stack.enter_async_context(
+                    _socket(url(survivor.name), guests[i]["token"])
+                )
+                for i, s in enumerate(sockets)
+            ]
+            # Played at machine speed, from several addresses: the per-address budget
+            # (1,200 requests a minute) is a person's, not a test's.
+            spread = _Spread([_client(cluster, f"127.0.0.{n}") for n in range(40, 50)])
+            for match_id in {f["match_id"] for f in first}:
+                match = await wait_for("the match read", _answer(http, f"/api/matches/{match_id}"))
+                seated = [guests_of[s["player_id"]] for s in match["seats"]]
+                await play_to_end(spread, match_id, seated)  # type: ignore[arg-type]
+            await spread.close()
+            again = [
+                await s.until(_paired_other_than(f0["match_id"]), TIMEOUT)
+                for s, f0 in zip(live, first, strict=True)
+            ]
+        assert not victim.alive()
+
+        async def survivor_paired() -> bool:
+            # The log line follows the commit the sockets heard of: wait for it.
+            return _paired_by(cluster, arena_id).count(survivor.name) > before
+
+        await wait_for("the survivor's arena_paired line", survivor_paired)
+        view = (await http.get(f"/api/tournaments/{arena_id}")).json()
+    assert len(view["matches"]) == 2 and len(view["running"]) == 2
+    assert {f["match_id"] for f in again} == {r["match_id"] for r in view["running"]}
+    assert sorted(line["score"] for line in view["standings"]) == [0, 0, 2, 2]

@@ -44,6 +44,8 @@ from services.match.replays_web import (
 from services.match.scheduler import Scheduler
 from services.match.service import MatchService
 from services.match.site import (
+    arena_page,
+    arenas_page,
     healthz,
     index,
     leaderboard_page,
@@ -139,6 +141,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         leaderboard_page,
         rules_page,
         player_page,
+        arenas_page,
+        arena_page,
         healthz,
         ratings_proxy,
         ReportsController,

@@ -7,14 +7,17 @@ import time
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, MediaType, Request, Response, get, post
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody
 
 from domain.errors import Forbidden, Unauthenticated
+from replays.tournament import TournamentFile, dump_tournament
 from services.match.arena_views import ArenaListOut, ArenaView
 from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.players import BEARER, CurrentPlayer, Service, current_player, provide_player
+from services.match.tournament_export import tournament_from_store
 from services.shared.errors import error_responses
 from services.shared.operator import is_operator
 
@@ -186,3 +189,35 @@ class TournamentsController(Controller):
             by = caller.id
         await service.arenas.cancel(arena_id, data.reason, by)
         return await service.arenas.view(arena_id)
+
+    @get(
+        "/{arena_id:str}/export",
+        operation_id="exportTournament",
+        summary="The arena's file: its events and every match's replay (`ludo tournament verify`)",
+        description="The `ludo-tournament` JSON file (docs/arenas.md): the arena's stream "
+        "with its hashes, each match's replay file and the standings, verifiable offline. "
+        "Only once the arena is over (finished, or cancelled with no match running): 409 "
+        "`arena_running` before, as running matches' seeds are secret. Sent as an "
+        "attachment `tournament-<id>.ludo-tournament.json`.",
+        media_type=MediaType.JSON,
+        responses={
+            200: ResponseSpec(
+                data_container=TournamentFile,
+                description="the tournament file (`replays.tournament.TournamentFile`)",
+                generate_examples=False,
+            ),
+            **error_responses(404, 409),
+        },
+    )
+    async def export(self, arena_id: FromPath[str], service: Service) -> Response[bytes]:
+        arena_id = check_id(arena_id, "arena")
+        exported = await tournament_from_store(service.store, arena_id, exported_by="match-service")
+        return Response(
+            dump_tournament(exported),
+            media_type=MediaType.JSON,
+            headers={
+                "Content-Disposition": (
+                    f'attachment; filename="tournament-{arena_id}.ludo-tournament.json"'
+                )
+            },
+        )

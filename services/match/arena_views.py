@@ -51,6 +51,8 @@ class ArenaSummary(msgspec.Struct, kw_only=True):
     players: int
     schedule: str | None
     leader: str | None
+    # A scheduled arena's title by language ({"en", "ja"}); null for a guest's arena.
+    title: dict[str, str] | None = None
 
 
 class ArenaListOut(msgspec.Struct, kw_only=True):
@@ -121,6 +123,7 @@ class YouOut(msgspec.Struct, kw_only=True):
     party_id: str | None = None
     score: float = 0.0
     rank: int | None = None
+    creator: bool = False  # the private arena's creator (who may cancel it)
 
 
 class ArenaView(msgspec.Struct, kw_only=True):
@@ -144,6 +147,7 @@ class ArenaView(msgspec.Struct, kw_only=True):
     matches: list[MatchResultOut]
     podium: list[StandingOut]
     you: YouOut | None = None
+    title: dict[str, str] | None = None
 
 
 def summary_of(state: ar.ArenaState, now: float) -> ArenaSummary:
@@ -164,6 +168,7 @@ def summary_of(state: ar.ArenaState, now: float) -> ArenaSummary:
         players=len(lines),
         schedule=created.schedule,
         leader=lines[0].name if lines and lines[0].matches else None,
+        title=created.title,
     )
 
 
@@ -171,9 +176,11 @@ def you_of(state: ar.ArenaState, player_id: str | None) -> YouOut | None:
     """`player_id`'s own state in the arena (None without a caller)."""
     if player_id is None:
         return None
+    assert state.created is not None
+    creator = state.created.creator_id == player_id
     entrant = state.entrants.get(player_id)
     if entrant is None:
-        return YouOut(state="out")
+        return YouOut(state="out", creator=creator)
     table = state.tables.get(entrant.match_id) if entrant.match_id else None
     rank = next(line.rank for line in ar.standings(state) if line.player_id == player_id)
     return YouOut(
@@ -182,6 +189,7 @@ def you_of(state: ar.ArenaState, player_id: str | None) -> YouOut | None:
         party_id=table.party_id if table else None,
         score=entrant.score,
         rank=rank,
+        creator=creator,
     )
 
 
@@ -189,9 +197,11 @@ def arena_view(
     state: ar.ArenaState,
     now: float,
     completions: Mapping[str, Completion],
+    ratings: Mapping[str, float],
     player_id: str | None = None,
 ) -> ArenaView:
-    """The arena in full at `now`, for `player_id` (None: anyone)."""
+    """The arena in full at `now`, for `player_id` (None: anyone); each player's current
+    `ratings` (the fold keeps the one pairing used: at their join or continue)."""
     created = state.created
     assert created is not None
     names = {p: e.name for p, e in state.entrants.items()}
@@ -204,7 +214,7 @@ def arena_view(
             streak=line.streak,
             on_fire=line.on_fire,
             matches=line.matches,
-            rating=round(line.rating),
+            rating=round(ratings.get(line.player_id, line.rating)),
             completion=completion_out(completions.get(line.player_id)),
             state=line.state,
         )
@@ -255,4 +265,5 @@ def arena_view(
         ],
         podium=[line for line in lines if line.rank <= 3] if status == "finished" else [],
         you=you_of(state, player_id),
+        title=created.title,
     )

@@ -68,7 +68,7 @@ from services.match.party_commands import Opened, PartyCommands, SeatedTable
 from services.shared.arena_schedule import Schedule, arena_id_for, occurrences
 from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
 from services.shared.logging import describe_exception
-from services.shared.standing import completions, standing
+from services.shared.standing import completions, ratings, standing
 
 __all__ = ["PASS_EVERY", "Arenas", "Passed"]
 
@@ -227,8 +227,9 @@ class Arenas:
     async def view(self, arena_id: str, player_id: str | None = None) -> ArenaView:
         """`GET /api/tournaments/{id}`: the arena in full, for `player_id`."""
         state = await self.state(arena_id)
-        rates = await completions(self.engine, list(state.entrants))
-        return arena_view(state, time.time(), rates, player_id)
+        ids = list(state.entrants)
+        rates = await completions(self.engine, ids)
+        return arena_view(state, time.time(), rates, await ratings(self.engine, ids), player_id)
 
     def paired_lately(self, arena_id: str, match_id: str, since: float) -> bool:
         """Was `match_id` paired at or after `since` (a socket that connects just after its
@@ -284,6 +285,7 @@ class Arenas:
         creator_id: str | None = None,
         schedule: str | None = None,
         arena_id: str | None = None,
+        title: dict[str, str] | None = None,
     ) -> ar.ArenaState:
         """A new arena (a guest's private one, or a schedule's occurrence: `arena_id` then
         derived from it, and an arena created meanwhile by another instance is that one)."""
@@ -299,6 +301,7 @@ class Arenas:
             private=private,
             creator_id=creator_id,
             schedule=schedule,
+            title=title,
         )
         state = ar.ArenaState()
         decided = ar.decide(command, state)
@@ -485,6 +488,7 @@ class Arenas:
                     private=False,
                     schedule=entry.name,
                     arena_id=arena_id,
+                    title=dict(entry.title) or None,
                 )
                 created.append(arena_id)
         return created

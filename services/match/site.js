@@ -7,7 +7,7 @@
   // Japanese follows the site's rule page (shared/seeds/000): rule names as it spells them.
   const WORDS = {
     ja: {
-      site: "ルドー", lobby: "ロビー", ratings: "ランキング", rules_link: "ルール",
+      site: "ルドー", lobby: "ロビー", ratings: "ランキング", rules_link: "ルール", arenas: "アリーナ",
       lang_switch: "English", tagline: "ルドーは、2〜4人・約20分の、サイコロを振ってコマを進めるすごろく型のボードゲームです。4つのコマを巣から出して盤を1周させ、先に全部をゴールに入れたら勝ち。相手のコマに止まると巣へ戻せます。ブラウザで無料・登録不要で遊べます。",
       your_name: "あなたの名前", name_hint: "この端末に保存されます。登録は要りません。",
       name_needed: "名前を入れてください（1〜32文字）", name_saved: "名前を保存しました。",
@@ -45,6 +45,10 @@
       rematch: "もう一度", replay: "リプレイを見る", rating: "レート", rating_pending: "レートを計算しています…",
       rating_none: "カジュアル戦なのでレートは変わりません。", rating_change: "{before} → {after}（{delta}）",
       next_first: "次の局の先手: {who}",
+      // An arena's table (docs/arenas.md): no もう一度, back to the arena at the end.
+      arena_match: "アリーナの対局", back_to_arena: "アリーナへ戻る", arena_back_in: "{s}秒後にアリーナへ戻ります。",
+      arena_going: "アリーナへ戻ります…", stay_here: "ここに残る", arena_stayed: "このページに残ります。",
+      arena_next: "次の対局が組まれました。", next_table: "次の卓へ",
       ev: {
         created: "対局の準備ができました。サイコロの種は封印済みです（ハッシュ {hash}…）。",
         started: "対局開始。先手は{who}です。",
@@ -120,7 +124,8 @@
       ratings_note: "ランク戦の成績から計算します。勝てば下がらず、負けたり抜けたりすれば上がりません。対局が少ないうちは「暫定」です。", history: "レートの推移", no_ratings: "まだランク戦の記録がありません。", no_ratings_yet: "このプレイヤーはまだランク戦で評価されていません。",
       not_found: "見つかりません。", back_to_lobby: "ロビーへ戻る",
       missing: { party: "この卓は見つかりません", match: "この対局は見つかりません",
-                 player: "このプレイヤーは見つかりません", page: "このページは見つかりません" },
+                 player: "このプレイヤーは見つかりません", arena: "このアリーナは見つかりません",
+                 page: "このページは見つかりません" },
       missing_text: "リンクが古いか、打ち間違いかもしれません。ロビーから遊べます。",
       errors: {
         network: "サーバーにつながりません。少し待ってからもう一度どうぞ。",
@@ -150,7 +155,7 @@
                       spectator: "観戦中はスタンプを送れません。", unknown_stamp: "そのスタンプはありません。" },
     },
     en: {
-      site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules",
+      site: "Ludo", lobby: "Lobby", ratings: "Ratings", rules_link: "Rules", arenas: "Arenas",
       lang_switch: "日本語", tagline: "Ludo is a race board game for 2–4 players, about 20 minutes: roll the die, bring your four pieces out of the nest, once round the board and into the goal. Land on an opponent to send it home. Free in your browser, no registration.",
       your_name: "Your name", name_hint: "Kept on this device. No registration.",
       name_needed: "Enter a name (1–32 characters)", name_saved: "Name saved",
@@ -188,6 +193,10 @@
       rematch: "Play again", replay: "Watch the replay", rating: "Rating", rating_pending: "Computing ratings…",
       rating_none: "A casual match: ratings do not change.", rating_change: "{before} → {after} ({delta})",
       next_first: "First to play next: {who}",
+      // An arena's table (docs/arenas.md): no "Play again", back to the arena at the end.
+      arena_match: "Arena match", back_to_arena: "Back to the arena", arena_back_in: "Back to the arena in {s} s.",
+      arena_going: "Going back to the arena…", stay_here: "Stay here", arena_stayed: "You stay on this page.",
+      arena_next: "Your next match is ready.", next_table: "Go to your next table",
       ev: {
         created: "The table is set. The dice seed is sealed (hash {hash}…).",
         started: "The match begins. {who} plays first.",
@@ -262,7 +271,7 @@
       ratings_note: "From ranked matches. A win never lowers a rating; a loss or leaving never raises it. Few matches: provisional.", history: "Rating history", no_ratings: "No ranked matches yet.", no_ratings_yet: "This player has no rated match yet.",
       not_found: "Not found.", back_to_lobby: "Back to the lobby",
       missing: { party: "No such party", match: "No such match", player: "No such player",
-                 page: "No such page" },
+                 arena: "No such arena", page: "No such page" },
       missing_text: "The link may be old or mistyped. You can play from the lobby.",
       errors: {
         network: "Cannot reach the server. Wait a moment and try again.",
@@ -560,8 +569,10 @@
     brand.appendChild(el("span", { class: "dots", "aria-hidden": "true" }, "○□△✚"));
     brand.appendChild(el("span", { "data-t": "site" }));
     const nav = el("nav");
-    const here = "/" + (location.pathname.split("/").filter(Boolean)[0] || "");
-    for (const [href, key] of [["/", "lobby"], ["/leaderboard", "ratings"], ["/rules", "rules_link"]]) {
+    let here = "/" + (location.pathname.split("/").filter(Boolean)[0] || "");
+    if (here === "/tournament") here = "/tournaments";  // one arena: under the arenas
+    for (const [href, key] of [["/", "lobby"], ["/tournaments", "arenas"], ["/leaderboard", "ratings"],
+                               ["/rules", "rules_link"]]) {
       const link = el("a", { href, "data-t": key });
       if (href === here) link.setAttribute("aria-current", "page");
       nav.appendChild(link);

@@ -7,6 +7,8 @@
 - `/leaderboard` and `/players/{id}` (`ratings.html`): the public ratings, read from the
   ranking service through `/api/ratings/*`;
 - `/rules` (`rules.html`): the rules and how to play, in both languages;
+- `/tournaments` and `/tournament/{id}` (`arenas.html`): the arena tournaments listed (and a
+  private one created), one arena live (docs/arenas.md);
 - `/healthz`.
 
 Every page is one self-contained HTML file served under the hash-based CSP of
@@ -34,6 +36,8 @@ from services.shared.errors import HEALTH_RESPONSES, http_error
 from services.shared.pages import PAGE_HEADERS, inline_page
 
 __all__ = [
+    "arena_page",
+    "arenas_page",
     "healthz",
     "index",
     "leaderboard_page",
@@ -106,6 +110,23 @@ def leaderboard_page() -> Response[str]:
 def rules_page() -> Response[str]:
     """The rules of Ludo and how to play, with this site's defaults and local rules."""
     return page("rules.html")
+
+
+@get("/tournaments", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
+def arenas_page() -> Response[str]:
+    """The arenas: upcoming, live and finished, and the form of a private arena."""
+    return page("arenas.html")
+
+
+@get("/tournament/{arena_id:str}", media_type=MediaType.HTML, include_in_schema=False)
+async def arena_page(arena_id: FromPath[str], service: Service) -> Response[str]:
+    """One arena live: its clock, standings, matches, the player's own state; an unknown
+    or malformed id is the 404 page."""
+    try:
+        known = check_id(arena_id, "arena")
+    except NotFound:
+        return page("not_found.html", status=404)
+    return await stream_page(service.arenas.state(known), "arenas.html")
 
 
 @get("/players/{player_id:str}", media_type=MediaType.HTML, include_in_schema=False)

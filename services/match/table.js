@@ -2,7 +2,8 @@
   // page_common.js, site.js and board.js). A party's seats before the start, then its
   // match live over /ws/matches/{id} (roll and move are sent there too), then the result,
   // the rating change and もう一度. /match/{id} shows one match to anyone, read-only
-  // unless this device's guest holds a seat.
+  // unless this device's guest holds a seat. An arena's table (the party's arena_id) says
+  // so, has no もう一度 and goes back to the arena at the end (the "arena" part below).
   //
   // The page draws only what the server says: the rules are never computed here. Frames
   // are drawn one after the other (a move's animation ends before the next event's
@@ -244,6 +245,128 @@
     followLog();
   }
 
+
+  // ------------------------------------------------------------------- arena
+  // An arena's table (docs/arenas.md): the party's arena_id (on /match/{id}, the party of
+  // the match) says so. One line names the arena (its link inline), there is no もう一度,
+  // and at the end "Back to the arena": a seated player who saw the match end goes there
+  // by themself after ARENA_BACK_S seconds, said once in words, unless they press "Stay
+  // here". The arena page is told which table they came from (sessionStorage), so that it
+  // takes them to their next table, not back to this one.
+  const ARENA_BACK_S = 5;
+  let arenaId = null;
+  let arenaName = null;      // the arena's name, once read
+  let arenaAsked = null;     // the party asked about on a /match page
+  let sawPlaying = null;     // the match this page saw in play
+  let backTimer = null;      // the countdown to the arena
+  let backLeft = 0;
+  let backFor = null;        // the match the countdown ran for
+  let stayed = false;
+
+  function setArena(id) {
+    if (!id || id === arenaId) return;
+    arenaId = id;
+    readArenaName(id);
+    drawArena();
+  }
+
+  // keepalive: a page left while the answer is on its way does not abort it.
+  async function readJson(url) {
+    const r = await fetch(url, { keepalive: true, headers: { Accept: "application/json" } });
+    if (!r.ok) throw new ApiError(r.status, "read", String(r.status));
+    return r.json();
+  }
+
+  async function readArenaName(id) {
+    try {
+      arenaName = (await readJson(`/api/tournaments/${encodeURIComponent(id)}`)).name;
+      if (arenaId === id) drawArena();
+    } catch (_) { /* the line says "the arena" */ }
+  }
+
+  // A /match/{id} page: whether the match's party is an arena's.
+  async function askArenaOf(partyOfMatch) {
+    if (!partyOfMatch || arenaAsked === partyOfMatch) return;
+    arenaAsked = partyOfMatch;
+    try {
+      setArena((await readJson(`/api/parties/${encodeURIComponent(partyOfMatch)}`)).arena_id);
+    } catch (_) { /* an ordinary match */ }
+  }
+
+  const matchParty = () => partyId || (match && match.party_id) || null;
+
+  function goToArena() {
+    const from = matchParty();
+    if (from) sessionStorage.setItem("ludo.arenaFrom", from);
+    location.href = `/tournament/${encodeURIComponent(arenaId)}`;
+  }
+
+  function tickBack() {
+    backLeft -= 1;
+    if (backLeft > 0) {
+      $("#arena-count").textContent = t("arena_back_in", { s: backLeft });
+      return;
+    }
+    clearInterval(backTimer);
+    backTimer = null;
+    $("#arena-count").textContent = t("arena_going");
+    $("#stay-here").hidden = true;
+    goToArena();
+  }
+
+  // Staying, the player still counts as present for the arena's pairing (their table is
+  // open, docs/arenas.md): the arena's socket tells this page when their next match is
+  // ready, and the page says so with a link to it (it does not move them: they chose to
+  // stay).
+  let arenaSocket = null;
+  let nextParty = null;
+  function stayHere() {
+    clearInterval(backTimer);
+    backTimer = null;
+    stayed = true;
+    $("#arena-said").textContent = t("arena_stayed");
+    drawArena();
+    $("#back-to-arena").focus({ preventScroll: true });
+    if (arenaSocket) return;
+    const here = matchParty();
+    arenaSocket = liveSocket({
+      url: () => `/ws/tournament/${encodeURIComponent(arenaId)}`,
+      onOpen: (send) => { const g = guest(); if (g) send({ type: "hello", token: g.token }); },
+      onFrame: (frame) => {
+        if (frame.type !== "paired" || !frame.party_id || frame.party_id === here || nextParty) return;
+        nextParty = frame.party_id;
+        $("#arena-said").textContent = t("arena_next");
+        drawArena();
+      },
+    });
+  }
+
+  function drawArena() {
+    const line = $("#arena-line");
+    line.hidden = !arenaId;
+    if (!arenaId) return;
+    line.textContent = `${t("arena_match")} — `;
+    line.appendChild(el("a", { href: `/tournament/${encodeURIComponent(arenaId)}` }, arenaName || t("arenas")));
+    $("#rematch").hidden = true;
+    const over = !!match && match.status === "finished" && !$("#match-view").hidden;
+    $("#arena-back").hidden = !over;
+    const back = $("#back-to-arena");
+    back.hidden = !over;
+    back.href = `/tournament/${encodeURIComponent(arenaId)}`;
+    if (over && me() !== null && sawPlaying === matchId && !stayed && backFor !== matchId) {
+      backFor = matchId;
+      backLeft = ARENA_BACK_S;
+      $("#arena-said").textContent = t("arena_back_in", { s: ARENA_BACK_S });  // said once
+      backTimer = setInterval(tickBack, 1000);
+    }
+    $("#stay-here").hidden = !(over && backTimer);
+    $("#arena-count").textContent = backTimer ? t("arena_back_in", { s: backLeft })
+      : nextParty ? t("arena_next") : stayed ? t("arena_stayed") : "";
+    const next = $("#next-table");
+    next.hidden = !(over && nextParty);
+    if (nextParty) next.href = `/party/${encodeURIComponent(nextParty)}`;
+  }
+
   // ------------------------------------------------------------------- party
   // The table's name ("Alice's table"), the page's heading for screen readers too.
   function tableTitle() {
@@ -345,6 +468,7 @@
     // "Copied" answered one press, beside its button; the table has changed since.
     $("#copied").textContent = "";
     party = frame;
+    setArena(party.arena_id);
     if (party.match_id && party.match_id !== matchId) openMatch(party.match_id);
     if (!party.match_id) {
       $("#party-view").hidden = false;
@@ -636,6 +760,8 @@
       early.length = 0;
     }
     board.setPieces(piecesBySeat(match));
+    if (match.status === "playing") sawPlaying = matchId;
+    if (pinnedMatch) askArenaOf(match.party_id);
     drawAll();
     document.body.dataset.version = String(frame.version);
     document.body.dataset.phase = match.phase;
@@ -798,6 +924,7 @@
       list.appendChild(li);
     }
     drawRematch();
+    drawArena();
     if (!match.ranked) {
       $("#rating-note").textContent = t("rating_none");
     } else {
@@ -848,7 +975,9 @@
     const button = $("#rematch");
     const me = guest();
     const seated = party && me && party.seats.some((s) => s.player_id === me.id);
-    button.hidden = !(party && seated && match && match.status === "finished" && party.match_id === matchId);
+    // An arena's table has no もう一度: the arena pairs the next match.
+    button.hidden = !!arenaId || !(party && seated && match && match.status === "finished"
+                                   && party.match_id === matchId);
   }
 
   // ------------------------------------------------------------------- start
@@ -889,6 +1018,8 @@
       await partyCommand("/leave", undefined, $("#leave-party"));
     });
     $("#join-form").addEventListener("submit", joinWithName);
+    $("#stay-here").addEventListener("click", stayHere);
+    $("#back-to-arena").addEventListener("click", (e) => { e.preventDefault(); goToArena(); });
     $("#copy").addEventListener("click", async () => {
       const input = $("#share-link");
       input.select();
@@ -908,6 +1039,7 @@
       drawSound();
       if (party && !party.match_id) drawParty();
       if (match) drawAll();
+      drawArena();
     });
     setInterval(() => { if (match) tick(); }, 250);
     try {

@@ -37,6 +37,7 @@ __all__ = [
     "Standing",
     "completion_out",
     "completions",
+    "ratings",
     "reputations",
     "standing",
 ]
@@ -79,6 +80,9 @@ _HISTORY = f"""
      WHERE player_id = :p AND ranked AND left_match)
 """
 _MU = "SELECT mu FROM ratings WHERE model = :m AND player_id = :p"
+_MU_OF_MANY = (
+    "SELECT player_id, mu FROM ratings WHERE model = :m AND player_id = ANY(CAST(:ids AS text[]))"
+)
 _SUSPENDED = (
     "SELECT max(until) FROM reports WHERE reported_id = :p AND decision = 'suspend'"
     " AND until > :now"
@@ -111,6 +115,19 @@ async def completions(engine: AsyncEngine, player_ids: list[str]) -> dict[str, C
         done = reputation.completion(ended)
         out[pid] = Completion(finished=done.completed, started=done.ended)
     return out
+
+
+async def ratings(engine: AsyncEngine, player_ids: list[str]) -> dict[str, float]:
+    """The player-facing rating of each of `player_ids` now (the starting one for a player
+    never rated), in one read: an arena's standings."""
+    async with engine.connect() as conn:
+        rows = await conn.execute(sa.text(_MU_OF_MANY), {"m": DEFAULT_MODEL, "ids": player_ids})
+        mus: dict[str, float] = {row.player_id: row.mu for row in rows}
+    model = MODELS[DEFAULT_MODEL]
+    return {
+        pid: START_RATING if pid not in mus else model.player_rating(Skill(mu=mus[pid], sigma=0.0))
+        for pid in player_ids
+    }
 
 
 async def standing(engine: AsyncEngine, player_id: str, now: dt.datetime) -> Standing:

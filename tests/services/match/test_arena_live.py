@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import msgspec
@@ -42,23 +43,28 @@ def _auth(guest: dict[str, str]) -> dict[str, str]:
     return {"Authorization": f"Bearer {guest['token']}"}
 
 
-async def _play_to_end(
+async def play_to_end(
     http: httpx.AsyncClient, match_id: str, seated: list[dict[str, str]]
 ) -> None:
-    """Each seat to act rolls, or plays its first legal move, until the match ends."""
+    """Each seat to act rolls, or plays its first legal move, until the match ends. Each
+    turn reads the match again, so a command lost with an instance killed under it (no
+    answer, or a 5xx from the balancer) is simply decided again from what was stored."""
     for _ in range(5000):
-        match = (await http.get(f"/api/matches/{match_id}")).json()
-        if match["status"] == "finished":
-            return
-        who = _auth(seated[match["turn"]])
-        if match["phase"] == "roll":
-            r = await http.post(f"/api/matches/{match_id}/roll", headers=who)
-        else:
-            moves = (await http.get(f"/api/matches/{match_id}/moves")).json()["moves"]
-            r = await http.post(
-                f"/api/matches/{match_id}/move", json={"piece": moves[0]["piece"]}, headers=who
-            )
-        assert r.status_code in (200, 409), r.text  # 409: a CPU stand-in acted meanwhile
+        try:
+            match = (await http.get(f"/api/matches/{match_id}")).json()
+            if match["status"] == "finished":
+                return
+            who = _auth(seated[match["turn"]])
+            if match["phase"] == "roll":
+                r = await http.post(f"/api/matches/{match_id}/roll", headers=who)
+            else:
+                moves = (await http.get(f"/api/matches/{match_id}/moves")).json()["moves"]
+                piece = {"piece": moves[0]["piece"]}
+                r = await http.post(f"/api/matches/{match_id}/move", json=piece, headers=who)
+        except (httpx.TransportError, KeyError, ValueError):
+            continue  # the instance went away mid-request: read again
+        # 409: a CPU stand-in acted meanwhile; 5xx: the balancer lost the instance.
+        assert r.status_code in (200, 409) or r.status_code >= 500, r.text
     raise AssertionError("the match did not end")
 
 
@@ -84,10 +90,10 @@ async def _arena_events(database_url: str, arena_id: str) -> list[ar.ArenaEvent]
         await engine.dispose()
 
 
-async def test_six_players_over_two_instances_are_paired_once_each_and_again(
+async def test_four_players_over_two_instances_are_paired_once_each_and_again(
     runners: tuple[Instance, Instance], database_url: str
 ) -> None:
-    """Six guests, sockets spread over A and B: each is told `paired` at one of three
+    """Four guests, sockets spread over A and B: each is told `paired` at one of two
     tables; after the matches end, each is paired again; nobody ever sits twice."""
     a, b = runners
     async with _client(a.http) as ha, _client(b.http) as hb:
@@ -97,9 +103,9 @@ async def test_six_players_over_two_instances_are_paired_once_each_and_again(
         )
         assert created.status_code == 201, created.text
         arena_id = created.json()["tournament_id"]
-        guests = [await _guest(ha, f"g{i}") for i in range(6)]
+        guests = [await _guest(ha, f"g{i}") for i in range(4)]
         ports = [a.port, b.port]
-        urls = [f"ws://127.0.0.1:{ports[i % 2]}/ws/tournament/{arena_id}" for i in range(6)]
+        urls = [f"ws://127.0.0.1:{ports[i % 2]}/ws/tournament/{arena_id}" for i in range(4)]
         async with _sockets(urls, guests) as sockets:
             for i, guest in enumerate(guests):
                 http = (ha, hb)[(i + 1) % 2]
@@ -109,30 +115,35 @@ async def test_six_players_over_two_instances_are_paired_once_each_and_again(
                 assert r.status_code == 200, r.text
             first = [await s.until(lambda f: f["type"] == "paired", 30) for s in sockets]
             tables = Counter(f["match_id"] for f in first)
-            assert sorted(tables.values()) == [2, 2, 2]
+            assert sorted(tables.values()) == [2, 2]
+            # The tables may form in more than one pass: the view shows both in time.
             frame = await sockets[0].until(
-                lambda f: f["type"] == "arena" and f["arena"]["you"]["state"] == "playing"
+                lambda f: f["type"] == "arena" and len(f["arena"]["running"]) == 2
             )
-            assert len(frame["arena"]["running"]) == 3
+            assert frame["arena"]["you"]["state"] == "playing"
 
             by_id = {g["id"]: g for g in guests}
 
-            async def play(match_id: str) -> None:
+            async def play(i: int, match_id: str) -> None:
                 match = (await ha.get(f"/api/matches/{match_id}")).json()
                 seated = [by_id[s["player_id"]] for s in match["seats"]]
-                await _play_to_end((ha, hb)[len(match_id) % 2], match_id, seated)
+                await play_to_end((ha, hb)[i % 2], match_id, seated)  # both instances
 
-            await asyncio.gather(*(play(m) for m in tables))
+            await asyncio.gather(*(play(i, m) for i, m in enumerate(tables)))
+
+            def next_pairing(before: str) -> Callable[[dict[str, Any]], bool]:
+                return lambda f: f["type"] == "paired" and f["match_id"] != before
+
             again = [
-                await s.until(lambda f, m=m: f["type"] == "paired" and f["match_id"] != m, 30)
-                for s, m in zip(sockets, (f["match_id"] for f in first), strict=True)
+                await s.until(next_pairing(f["match_id"]), 30)
+                for s, f in zip(sockets, first, strict=True)
             ]
             assert len({f["match_id"] for f in again} & set(tables)) == 0
             scored = await sockets[0].until(
-                lambda f: f["type"] == "arena" and len(f["arena"]["matches"]) == 3
+                lambda f: f["type"] == "arena" and len(f["arena"]["matches"]) == 2
             )
             lines = scored["arena"]["standings"]
-            assert sorted(line["score"] for line in lines) == [0, 0, 0, 2, 2, 2]
+            assert sorted(line["score"] for line in lines) == [0, 0, 2, 2]
     events = await _arena_events(database_url, arena_id)
     state = ar.ArenaState()
     for event in events:
@@ -143,4 +154,4 @@ async def test_six_players_over_two_instances_are_paired_once_each_and_again(
                     assert state.entrants[player].state == "waiting", player
         ar.apply(state, event)
     paired = [e for e in events if isinstance(e, ar.TablesPaired)]
-    assert sum(len(e.tables) for e in paired) == 6
+    assert sum(len(e.tables) for e in paired) == 4

@@ -16,6 +16,8 @@ import pytest
 import sqlalchemy as sa
 
 from domain.streams import tournament_stream
+from replays.tournament import load_tournament
+from replays.tournament_verify import verify_tournament
 from services.match.arenas import Arenas
 from services.match.service import MatchService
 from tests.services.conftest import Api
@@ -111,7 +113,8 @@ class TestCreating:
         assert r.status_code == 201, r.text
         body = r.json()
         assert body["private"] is True and body["seats"] == 4 and body["status"] == "upcoming"
-        assert body["you"]["state"] == "out"
+        assert body["you"]["state"] == "out" and body["you"]["creator"] is True
+        assert body["title"] is None
         got = await api.call("GET", f"/api/tournaments/{body['tournament_id']}")
         assert got.status_code == 200 and got.json()["name"] == "Friday"
         listing = (await api.call("GET", "/api/tournaments")).json()
@@ -152,6 +155,8 @@ class TestCreating:
         listing = (await api.call("GET", "/api/tournaments")).json()
         names = {a["schedule"] for a in listing["upcoming"] + listing["live"]}
         assert names == {"hourly-2", "daily-4"}
+        titles = {a["title"]["ja"] for a in listing["upcoming"] + listing["live"]}
+        assert titles == {"毎時 2人アリーナ", "毎日 4人アリーナ"}
 
 
 class TestPairing:
@@ -225,6 +230,25 @@ class TestPairing:
         assert r.status_code == 200 and r.json()["you"]["state"] == "waiting"
 
 
+    async def test_the_standings_show_each_players_rating_now(self, api: Api) -> None:
+        """Pairing keeps the rating at the join; the standings show the one rated since."""
+        arena_id, players = await _in_arena(api, 2)
+        async with api.engine.begin() as conn:
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO ratings (model, player_id, mu, sigma, rating, provisional,"
+                    " matches, last_match_at) VALUES ('openskill', :p, 30, 1, 1600, false, 1,"
+                    " now())"
+                ),
+                {"p": players[0]["id"]},
+            )
+        view = (await api.call("GET", f"/api/tournaments/{arena_id}")).json()
+        shown = {line["player_id"]: line["rating"] for line in view["standings"]}
+        assert shown[players[1]["id"]] == 1500 and shown[players[0]["id"]] != 1500
+        state = await _arenas(api).state(arena_id)
+        assert state.entrants[players[0]["id"]].rating == 1500.0
+
+
 class TestTheEnd:
     async def test_no_pairing_after_the_clock_but_running_matches_count(self, api: Api) -> None:
         """At the end nobody is paired; the match running then is scored; the podium."""
@@ -235,6 +259,8 @@ class TestTheEnd:
         after = state.ends_at + 1
         passed = await arenas.tick(arena_id, now=after)
         assert passed.ended
+        early = await api.call("GET", f"/api/tournaments/{arena_id}/export")
+        assert early.status_code == 409 and early.json()["error"] == "arena_running"
         seated = [_by_id(players)[p] for p in table.players]
         await api.play_to_end(table.match_id, seated)
         passed = await arenas.tick(arena_id, now=after + 5)
@@ -244,6 +270,13 @@ class TestTheEnd:
         assert [line["rank"] for line in view["podium"]] == [1, 2]
         listing = (await api.call("GET", "/api/tournaments")).json()
         assert [a["tournament_id"] for a in listing["finished"]] == [arena_id]
+        exported = await api.call("GET", f"/api/tournaments/{arena_id}/export")
+        assert exported.status_code == 200
+        verdict = verify_tournament(load_tournament(exported.content))
+        assert verdict.ok, verdict.failure
+        assert [(s.player_id, s.score) for s in load_tournament(exported.content).standings] == [
+            (line["player_id"], line["score"]) for line in view["standings"]
+        ]
 
 
 class TestBadInput:

@@ -123,15 +123,15 @@ async def test_the_header_is_one_row_of_large_targets_on_a_phone(
     wrong: list[str] = []
     for lang, locale in LOCALES.items():
         async with person(browser, locale=locale) as (page, errors):
-            for path in ("/", "/leaderboard", "/rules", NOWHERE):
+            for path in ("/", "/tournaments", "/leaderboard", "/rules", NOWHERE):
                 await visit(page, site.url + path)
                 for width, height in [*PHONES, DESKTOP]:
                     await resize(page, (width, height))
                     got: dict[str, Any] = await page.evaluate(measure)
                     where = f"{path} {lang} {width}×{height}"
                     targets = got["targets"]
-                    # The brand, three links and the language button.
-                    if len(targets) != 5:
+                    # The brand, four links and the language button.
+                    if len(targets) != 6:
                         wrong.append(f"{where}: {len(targets)} targets in the header")
                     if got["height"] > 60:
                         wrong.append(f"{where}: the header is {got['height']:.0f} px tall")

@@ -30,9 +30,10 @@ async def test_the_rule_options_list_both_presets_and_every_value(api: Api) -> N
             assert options_to_dict(parse_ruleset({"preset": "bga", key: chosen}))[key] == chosen
 
 
-@pytest.mark.parametrize("path", ["/", "/leaderboard"])
+@pytest.mark.parametrize("path", ["/", "/leaderboard", "/tournaments"])
 async def test_the_site_pages_are_served_under_their_csp(api: Api, path: str) -> None:
-    """The lobby and the ratings pages are HTML under a hash-based CSP, never cached."""
+    """The lobby, the ratings and the arenas pages are HTML under a hash-based CSP, never
+    cached."""
     r = await api.call("GET", path)
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/html")
@@ -50,6 +51,19 @@ async def test_a_table_page_exists_for_each_party_and_match(api: Api) -> None:
         r = await api.call("GET", path)
         assert r.status_code == 200 and 'id="board"' in r.text
     for path in (f"/party/{uuid.uuid4()}", "/party/nope", f"/match/{party_id}", "/match/1"):
+        r = await api.call("GET", path)
+        assert r.status_code == 404 and "No such" in r.text
+
+
+async def test_an_arena_page_exists_for_each_arena(api: Api) -> None:
+    """/tournament/{id} serves the arena page for an arena that exists (a private one
+    included) and the 404 page for an unknown or malformed id."""
+    me = await api.player("arina")
+    made = await api.call("POST", "/api/tournaments", json={"name": "Friday"}, headers=api.h(me))
+    assert made.status_code == 201, made.text
+    r = await api.call("GET", f"/tournament/{made.json()['tournament_id']}")
+    assert r.status_code == 200 and 'id="arena-view"' in r.text
+    for path in (f"/tournament/{uuid.uuid4()}", "/tournament/nope"):
         r = await api.call("GET", path)
         assert r.status_code == 404 and "No such" in r.text
 
