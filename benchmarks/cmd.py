@@ -11,6 +11,7 @@ def register(subparsers: Any) -> None:
     bench = subparsers.add_parser("bench", help="benchmarks (print figures with a baseline)")
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
     from benchmarks import (
+        arena_bench,
         domain_bench,
         faults_bench,
         floor_bench,
@@ -26,6 +27,7 @@ def register(subparsers: Any) -> None:
     from benchmarks.harness import add
 
     for module in (
+        arena_bench,
         domain_bench,
         faults_bench,
         floor_bench,

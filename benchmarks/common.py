@@ -1,6 +1,7 @@
-"""What several `ludo bench …` commands share: the scratch database, pgbench's INSERT
-baseline, percentiles, the checkout of a baseline commit, a CHECKPOINT before a run. One
-copy here, so the benches measure the baseline the same way."""
+"""What several `ludo bench …` commands share: the scratch database, the scratch cluster
+(a private PostgreSQL and two match instances behind HAProxy), pgbench's INSERT baseline,
+percentiles, the checkout of a baseline commit, a CHECKPOINT before a run. One copy here,
+so the benches measure the baseline the same way."""
 
 from __future__ import annotations
 
@@ -14,9 +15,13 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.streams import MATCH_PREFIX
+
+if TYPE_CHECKING:
+    from ludo_cli.cluster import Cluster
+    from services.shared.database import EmbeddedPostgres
 
 __all__ = [
     "BASELINE_TAG",
@@ -30,6 +35,7 @@ __all__ = [
     "pgbench_path",
     "reap",
     "run_in_tree",
+    "scratch_cluster",
     "scratch_db",
     "worktree",
 ]
@@ -105,6 +111,49 @@ def scratch_db(
                 conn.execute(
                     sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
                 )
+
+
+@contextlib.contextmanager
+def scratch_cluster(
+    prefix: str,
+    *,
+    env: dict[str, str],
+    ranking_instances: int = 1,
+    port: int | None = None,
+    say: Callable[[str], None],
+) -> Iterator[tuple[Cluster, EmbeddedPostgres]]:
+    """A private embedded PostgreSQL in a new scratch folder (migrated; the bench may stop
+    and start it), and two match instances and `ranking_instances` ranking ones on it
+    behind HAProxy (ludo_cli/cluster.py), the balancer on `port` (None: a free one). The
+    instances' environment is `env` over the benches' own: JSON logs, the data directory
+    and each process's log in the scratch folder, and no per-client budgets (one address
+    is every client of a bench: the budgets would be the bottleneck, not what is
+    measured). Everything is stopped and removed afterwards."""
+    from ludo_cli.cluster import Cluster, free_port
+    from services.shared.database import EmbeddedPostgres, migrate
+
+    say("database: a scratch embedded PostgreSQL ...")
+    with EmbeddedPostgres.scratch(prefix) as pg:
+        migrate(pg.url)
+        home = pg.pgdata.parent
+        unlimited = {
+            "LUDO_LOG_FORMAT": "json",
+            "LUDO_DATA_DIR": str(home),
+            "LUDO_RATE_LIMIT": "0",
+            "LUDO_GUEST_LIMIT": "0",
+            "LUDO_AUTH_FAIL_LIMIT": "0",
+        }
+        with Cluster(
+            pg.url,
+            port=port or free_port(),
+            ranking_port=free_port(),
+            match_instances=2,
+            ranking_instances=ranking_instances,
+            env={**unlimited, **env},
+            logs=home / "logs",
+            say=say,
+        ) as cluster:
+            yield cluster, pg
 
 
 def _migrate_from(root: Path, url: str) -> None:

@@ -34,13 +34,13 @@ from typing import Any
 
 import httpx
 
-from benchmarks.common import BenchError
-from benchmarks.harness import Bench, Figures, Say, to_stderr
+from benchmarks.common import BenchError, scratch_cluster
+from benchmarks.harness import Bench, Figures, Say, print_problems, to_stderr
 from benchmarks.resilient import Books, Follower, MatchPlay, call, check_matches
 from benchmarks.service_process import cpu_seconds
 from domain.streams import match_id_of
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.cluster import Cluster, free_port
+from ludo_cli.cluster import Cluster
 
 __all__ = ["BENCH", "FAULTS", "bench", "measure"]
 
@@ -90,34 +90,12 @@ def bench(
     say: Say = to_stderr,
 ) -> dict[str, Any]:
     """Runs the whole bench; returns the figures (see the module docstring)."""
-    from services.shared.database import EmbeddedPostgres, migrate
-
-    say("database: a scratch embedded PostgreSQL ...")
-    with EmbeddedPostgres.scratch("ludo-faults-") as pg:
-        migrate(pg.url)
-        home = pg.pgdata.parent
-        env = {
-            "LUDO_CPU_DELAY": "0",
-            "LUDO_LOG_FORMAT": "json",
-            "LUDO_DATA_DIR": str(home),
-            # One address plays every seat here: the per-client budgets would be the
-            # bottleneck, not what is measured.
-            "LUDO_RATE_LIMIT": "0",
-            "LUDO_GUEST_LIMIT": "0",
-        }
-        with Cluster(
-            pg.url,
-            port=free_port(),
-            ranking_port=free_port(),
-            match_instances=2,
-            ranking_instances=2,
-            env=env,
-            logs=home / "logs",
-            say=say,
-        ) as cluster:
-            return asyncio.run(
-                _run(cluster, pg, matches, faults or list(FAULTS), warmup, settle, outage, say)
-            )
+    with scratch_cluster(
+        "ludo-faults-", env={"LUDO_CPU_DELAY": "0"}, ranking_instances=2, say=say
+    ) as (cluster, pg):
+        return asyncio.run(
+            _run(cluster, pg, matches, faults or list(FAULTS), warmup, settle, outage, say)
+        )
 
 
 class _Load:
@@ -404,15 +382,11 @@ def print_table(r: dict[str, Any]) -> None:
         f"steady load before the faults: {r['steady_commands_per_s']} commands/s;"
         f" CPU ms per command: {cpu}"
     )
-    if r["problems"]:
-        print(f"\n{len(r['problems'])} PROBLEM(S):")
-        for line in r["problems"][:50]:
-            print(f"  {line}")
-    else:
-        print(
-            "\nno problem: nothing lost, nothing twice, every chain and audit holds,"
-            " every socket caught up, every finished ranked match rated once"
-        )
+    print_problems(
+        r["problems"],
+        "nothing lost, nothing twice, every chain and audit holds, every socket caught up,"
+        " every finished ranked match rated once",
+    )
 
 
 BENCH = Bench(

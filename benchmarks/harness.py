@@ -26,7 +26,7 @@ import msgspec
 
 from benchmarks.common import BenchError
 
-__all__ = ["Bench", "Figures", "Say", "add", "pin_to_one_core", "to_stderr"]
+__all__ = ["Bench", "Figures", "Say", "add", "pin_to_one_core", "print_problems", "to_stderr"]
 
 Figures = dict[str, Any]
 Say = Callable[[str], None]
@@ -95,3 +95,14 @@ def _silent(_line: str) -> None:
 def to_stderr(line: str) -> None:
     """The `say` of a bench run for people: one progress line on stderr, flushed."""
     print(line, file=sys.stderr, flush=True)
+
+
+def print_problems(problems: list[str], fine: str, most: int = 50) -> None:
+    """The end of a checking bench's table: its problems (the first `most`), or, when
+    there are none, `fine`, what every check found."""
+    if problems:
+        print(f"\n{len(problems)} PROBLEM(S):")
+        for line in problems[:most]:
+            print(f"  {line}")
+    else:
+        print(f"\nno problem: {fine}")

@@ -34,48 +34,65 @@ import httpx
 import msgspec
 import websockets
 
-from benchmarks.common import BenchError
+from benchmarks.common import BenchError, scratch_cluster
 from benchmarks.harness import Bench, Figures, Say, to_stderr
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.cluster import Cluster, free_port
 
-__all__ = ["BENCH", "PoolGuest", "bench", "measure"]
+__all__ = ["BENCH", "Guest", "PoolGuest", "bench", "measure"]
 
 SHARES = {"2-casual": 0.30, "4-casual": 0.30, "2-ranked": 0.25, "4-ranked": 0.15}
 SEATED_WITHIN = 120.0  # s: at most, for the last guest to be seated
 MANUAL_TABLES = 20  # tables seated by hand for the baseline
 
 
-class PoolGuest:
-    """A guest with a lobby socket open (said hello), who may enter a pool and waits for
-    the `seated` frame; `wait` is from the entry's acknowledgement to that frame."""
+class Guest:
+    """A guest of the public API (`become`: `POST /api/players`), its bearer header, and
+    the socket it holds with the task that reads it (`close` ends both)."""
 
-    def __init__(self, base: str, name: str) -> None:
-        self.base = base
+    def __init__(self, name: str) -> None:
         self.name = name
         self.player_id = ""
         self.token = ""
-        self.pool = ""
-        self.entered = 0.0
-        self.seated: dict[str, Any] | None = None
-        self.wait = float("nan")
-        self.entry = float("nan")  # the entry's own latency: request to acknowledgement
-        self.served_by: dict[str, str] = {}  # the instance of the socket and of the entry
         self._socket: Any = None
-        self._frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
 
     @property
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
-    async def connect(self, http: httpx.AsyncClient) -> None:
-        """Become a guest, open the lobby socket and say hello."""
+    async def become(self, http: httpx.AsyncClient) -> None:
         r = await http.post("/api/players", json={"name": self.name})
         if r.status_code != 201:
             raise BenchError(f"a guest was refused ({r.status_code}): {r.text[:200]}")
         body = r.json()
         self.player_id, self.token = body["id"], body["token"]
+
+    async def close(self) -> None:
+        if self._socket is not None:
+            await self._socket.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+
+
+class PoolGuest(Guest):
+    """A guest with a lobby socket open (said hello), who may enter a pool and waits for
+    the `seated` frame; `wait` is from the entry's acknowledgement to that frame."""
+
+    def __init__(self, base: str, name: str) -> None:
+        super().__init__(name)
+        self.base = base
+        self.pool = ""
+        self.entered = 0.0
+        self.seated: dict[str, Any] | None = None
+        self.wait = float("nan")
+        self.entry = float("nan")  # the entry's own latency: request to acknowledgement
+        self.served_by: dict[str, str] = {}  # the instance of the socket and of the entry
+        self._frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def connect(self, http: httpx.AsyncClient) -> None:
+        """Become a guest, open the lobby socket and say hello."""
+        await self.become(http)
         url = self.base.replace("http://", "ws://") + "/ws/lobby"
         self._socket = await websockets.connect(url, max_size=None)
         self.served_by["socket"] = self._socket.response.headers.get("X-Served-By", "?")
@@ -123,13 +140,6 @@ class PoolGuest:
             await self.frame(lambda f: f["type"] == "seated", seconds)
         assert self.seated is not None
         return self.seated
-
-    async def close(self) -> None:
-        if self._socket is not None:
-            await self._socket.close()
-        if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
 
 
 def plan(clients: int, rng: random.Random) -> list[str]:
@@ -326,33 +336,8 @@ def bench(
     *, clients: int = 400, spread: float = 3.0, seed: int = 1, say: Say = to_stderr
 ) -> Figures:
     """Runs the whole bench; returns the figures (see the module docstring)."""
-    from services.shared.database import EmbeddedPostgres, migrate
-
-    say("database: a scratch embedded PostgreSQL ...")
-    with EmbeddedPostgres.scratch("ludo-pairing-") as pg:
-        migrate(pg.url)
-        home = pg.pgdata.parent
-        env = {
-            "LUDO_CPU_DELAY": "0.5",
-            "LUDO_LOG_FORMAT": "json",
-            "LUDO_DATA_DIR": str(home),
-            # One address is every guest here: the per-client budgets would be the
-            # bottleneck, not what is measured.
-            "LUDO_RATE_LIMIT": "0",
-            "LUDO_GUEST_LIMIT": "0",
-            "LUDO_AUTH_FAIL_LIMIT": "0",
-        }
-        with Cluster(
-            pg.url,
-            port=free_port(),
-            ranking_port=free_port(),
-            match_instances=2,
-            ranking_instances=1,
-            env=env,
-            logs=home / "logs",
-            say=say,
-        ) as cluster:
-            return asyncio.run(_rush(cluster.url, pg.url, clients, spread, seed, say))
+    with scratch_cluster("ludo-pairing-", env={"LUDO_CPU_DELAY": "0.5"}, say=say) as (cluster, pg):
+        return asyncio.run(_rush(cluster.url, pg.url, clients, spread, seed, say))
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
