@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 
@@ -14,6 +14,7 @@ from domain import arena as ar
 from services.shared.standing import Completion, CompletionOut, completion_out
 
 __all__ = [
+    "MATCHES_SHOWN",
     "ArenaListOut",
     "ArenaSummary",
     "ArenaView",
@@ -29,6 +30,11 @@ __all__ = [
     "summary_of",
     "you_of",
 ]
+
+
+# Scored matches a view carries (the socket sends it on every change: an arena of 200
+# players plays 400 matches and more); the export holds every one.
+MATCHES_SHOWN: Final = 100
 
 
 def iso(seconds: float) -> str:
@@ -144,7 +150,8 @@ class ArenaView(msgspec.Struct, kw_only=True):
     cancelled: CancelledOut | None
     standings: list[StandingOut]
     running: list[RunningOut]
-    matches: list[MatchResultOut]
+    matches: list[MatchResultOut]  # the last `MATCHES_SHOWN` scored, latest first
+    matches_total: int
     podium: list[StandingOut]
     you: YouOut | None = None
     title: dict[str, str] | None = None
@@ -261,8 +268,9 @@ def arena_view(
                     for r in scored.results
                 ],
             )
-            for scored in reversed(state.results.values())
+            for scored in list(reversed(state.results.values()))[:MATCHES_SHOWN]
         ],
+        matches_total=len(state.results),
         podium=[line for line in lines if line.rank <= 3] if status == "finished" else [],
         you=you_of(state, player_id),
         title=created.title,

@@ -8,17 +8,20 @@ deciding (`_current`).
 - **One writer at a time per arena**, over all instances: every decision takes the
   transaction-scoped advisory lock `arena:<id>` and reads the stream after it, and its
   append carries the version it decided on. Commands wait for the lock; the runner's pass
-  takes it with `pg_try_advisory_xact_lock` and skips an arena whose lock is held (another
-  instance is doing that pass, or a command is being decided): the pass of an arena runs in
-  exactly one place at a time, and a killed instance's lock goes with its connection. In
+  waits for it at most 2 s (`lock_timeout`: a rush of joins takes it in turns, the pass
+  takes its turn among them) and otherwise gives up until its next pass: the pass of an
+  arena runs in exactly one place at a time (a second instance's pass after it finds the
+  work done), and a killed instance's lock goes with its connection. In
   this process one task at a time waits for an arena's lock (`_writing`), so a rush of
   joins holds one pooled connection, not one each (the pools' lesson, docs/pools.md).
 - **The pass** (`tick`, about once a second for every arena that has work, at once after a
   hint that one of its matches changed): the matches that ended are scored (from the
   match's own fold, `domain.arena.match_outcome`), the arena is ended at its clock, players
   waiting but away past the grace are paused (`gone`), and the waiting players connected
-  now are paired. The events, the parties and the matches they open go in ONE transaction:
-  a table exists with its party and match, or not at all.
+  now are paired. What needs no lock (the ended matches' folds, who is connected, who
+  plays elsewhere) is read before it; under it the pass only decides and writes. The
+  events, the parties and the matches they open go in ONE transaction: a table exists with
+  its party and match, or not at all.
 - **Presence**: a waiting player is connected when their arena (or lobby) socket was seen
   lately (`lobby_presence`), or their last arena match's table is open (`seat_presence`):
   the player who stays on the result of their match is paired again at once.
@@ -44,6 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import arena as ar
 from domain.chain import GENESIS
+from domain.decider import MatchState
 from domain.errors import AppError, Conflict, Forbidden, Invalid, NotFound
 from domain.pool import PoolPlayer
 from domain.streams import (
@@ -70,17 +74,19 @@ from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
 from services.shared.logging import describe_exception
 from services.shared.standing import completions, ratings, standing
 
-__all__ = ["PASS_EVERY", "Arenas", "Passed"]
+__all__ = ["PASS_EVERY", "PASS_GAP", "Arenas", "Passed"]
 
 _log = structlog.get_logger(__name__)
 
 PASS_EVERY: Final = 1.0  # seconds between two passes of the runner when nothing wakes it
+PASS_GAP: Final = 0.25  # seconds: the least time between the starts of two passes
 _SCHEDULE_EVERY: Final = 30.0  # seconds between two checks of the recurring arenas
 _FOLDS: Final = 256  # arenas whose fold this process keeps
 _FINISHED_SHOWN: Final = 20  # finished arenas in the list
 
 _LOCK_ARENA = sa.text("SELECT pg_advisory_xact_lock(hashtext('arena:' || :id))")
-_TRY_LOCK_ARENA = sa.text("SELECT pg_try_advisory_xact_lock(hashtext('arena:' || :id))")
+# How long a pass waits for the arena's lock (then it gives up until the next pass).
+_LOCK_WAIT = sa.text("SET LOCAL lock_timeout = '2s'")
 # The arenas a runner has work in: started, and not done (done: finished, or cancelled
 # with no match running).
 _WORK = sa.text("SELECT arena_id FROM arenas WHERE NOT done AND starts_at <= now()")
@@ -131,6 +137,17 @@ class Passed(msgspec.Struct, frozen=True):
     paired: tuple[ar.ArenaTable, ...] = ()
     gone: tuple[str, ...] = ()
     ended: bool = False
+
+
+class _Seen(msgspec.Struct):
+    """Who a pass found connected (`present`), seconds since each was last seen on a
+    socket (`ages`), who plays a match or sits at a party elsewhere (`busy`), and the
+    matches whose end it scores (their players' wait starts with it)."""
+
+    present: set[str]
+    ages: dict[str, float]
+    busy: set[str]
+    ended: frozenset[str]  # the arena matches this pass scores
 
 
 class _Fold:
@@ -446,8 +463,11 @@ class Arenas:
 
     async def run(self) -> None:
         """The runner, until cancelled: the recurring arenas kept created, and a pass over
-        every arena with work, once each `PASS_EVERY` seconds or at once when woken."""
+        every arena with work, once each `PASS_EVERY` seconds or when woken, but not more
+        often than each `PASS_GAP` seconds: every move of every running arena match wakes
+        it, and a pass between two moves finds nothing new."""
         while True:
+            started = time.monotonic()
             self._wake.clear()
             try:
                 if time.time() - self._scheduled_at >= _SCHEDULE_EVERY:
@@ -465,6 +485,8 @@ class Arenas:
                 _log.warning("arena_runner_failed", **describe_exception(error))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), PASS_EVERY)
+            # A throttle, not a synchronisation: the woken pass waits out the gap.
+            await asyncio.sleep(max(0.0, PASS_GAP - (time.monotonic() - started)))
 
     async def keep_scheduled(self, now: float | None = None) -> list[str]:
         """Create the recurring arenas' occurrences that should exist at `now` and do not;
@@ -509,25 +531,36 @@ class Arenas:
         )
         if not (ended or end_due or waiting):
             return Passed()
+        # What needs no lock is read before it: the ended matches' folds and who is
+        # connected (the players waiting, and those whose match just ended). The pass
+        # holds the arena's lock only to decide and write.
+        matches = {m: await self.reads.state(m) for m in state.running if match_stream(m) in ended}
+        seen = await self._look(state, matches, now) if state.status(now) == "running" else None
         opened: list[Opened] = []
         async with (
             self._writing.setdefault(arena_id, asyncio.Lock()),
             self.engine.connect() as conn,
         ):
             async with conn.begin():
-                if not await conn.scalar(_TRY_LOCK_ARENA, {"id": arena_id}):
-                    return Passed()  # another instance's pass, or a command, now
+                # Commands (a rush of joins) hold the lock in turns: the pass waits its
+                # turn, a little, rather than skip while they last; a pass of another
+                # instance makes it give up (the other did the work).
+                await conn.execute(_LOCK_WAIT)
+                try:
+                    await conn.execute(_LOCK_ARENA, {"id": arena_id})
+                except sa.exc.OperationalError:
+                    return Passed()
                 self.passes += 1
                 fold = await self._current(arena_id)
                 trial = fold.trial()
                 events: list[ar.ArenaEvent] = []
-                scored = await self._score(trial, ended, events)
+                scored = self._score(trial, matches, events)
                 if end_due and trial.ended_at is None and trial.cancelled is None:
                     events += self._apply(trial, ar.EndArena(now=now))
                 gone: list[str] = []
                 tables: tuple[ar.ArenaTable, ...] = ()
-                if trial.status(now) == "running":
-                    gone, tables = await self._pair(fold, trial, now, events)
+                if trial.status(now) == "running" and seen is not None:
+                    gone, tables = self._pair(fold, trial, now, seen, events)
                 if not events:
                     return Passed()
                 result = await self.store.append(
@@ -560,13 +593,17 @@ class Arenas:
         ar.fold(decided, trial)
         return decided
 
-    async def _score(
-        self, trial: ar.ArenaState, ended: set[str], events: list[ar.ArenaEvent]
+    def _score(
+        self,
+        trial: ar.ArenaState,
+        matches: dict[str, MatchState],
+        events: list[ar.ArenaEvent],
     ) -> int:
-        """Score each running match that ended, from its own fold."""
+        """Score each running match that ended, from its own fold (read before the lock)."""
         scored = 0
-        for match_id in [m for m in trial.running if match_stream(m) in ended]:
-            match = await self.reads.state(match_id)
+        for match_id, match in matches.items():
+            if match_id not in trial.running:
+                continue  # scored meanwhile by another instance's pass
             seated = tuple(s.player_id for s in match.seats)
             if seated != trial.running[match_id].players or match.placements is None:
                 # Never: the pass opened this match for these players in this order.
@@ -578,58 +615,79 @@ class Arenas:
             scored += bool(done)
         return scored
 
-    async def _pair(
-        self, fold: _Fold, trial: ar.ArenaState, now: float, events: list[ar.ArenaEvent]
+    def _pair(
+        self,
+        fold: _Fold,
+        trial: ar.ArenaState,
+        now: float,
+        seen: _Seen,
+        events: list[ar.ArenaEvent],
     ) -> tuple[list[str], tuple[ar.ArenaTable, ...]]:
         """Pause the waiting players away past the grace, then pair those connected now
-        (skipping any who play elsewhere)."""
+        (skipping any who play elsewhere), as `seen` before the lock."""
         waiting = [e for e in trial.entrants.values() if e.state == "waiting"]
         if not waiting:
             return [], ()
-        present, ages = await self._present(trial, waiting)
         gone = []
         for e in waiting:
-            free_from = max(e.since, fold.freed_at.get(e.player_id, 0.0))
-            away = ages.get(e.player_id, float("inf"))
-            if e.player_id not in present and away > self.grace and now - free_from > self.grace:
+            # Freed by this very pass: their wait starts now.
+            freed = now if e.last_match in seen.ended else fold.freed_at.get(e.player_id, 0.0)
+            free_from = max(e.since, freed)
+            away = seen.ages.get(e.player_id, float("inf"))
+            if (
+                e.player_id not in seen.present
+                and away > self.grace
+                and now - free_from > self.grace
+            ):
                 gone.append(e.player_id)
                 events += self._apply(trial, ar.PauseArena(player_id=e.player_id, reason="gone"))
-        absent = {e.player_id for e in waiting if e.player_id not in present}
-        seats = trial.created.seats if trial.created else 2
-        if len(waiting) - len(absent) - len(gone) >= seats:
-            for e in waiting:
-                if e.player_id not in absent and e.player_id not in gone:
-                    mine = holding(await tables_of(self.engine, self.store, e.player_id))
-                    if mine is not None:
-                        absent.add(e.player_id)  # playing elsewhere: not seated twice
+        # Not seen connected (or joined after the look), or playing elsewhere.
+        absent = {
+            e.player_id
+            for e in waiting
+            if e.player_id not in seen.present or e.player_id in seen.busy
+        }
         ids = tuple((str(uuid.uuid4()), str(uuid.uuid4())) for _ in range(len(waiting)))
         paired = self._apply(trial, ar.PairTables(now=now, table_ids=ids, absent=frozenset(absent)))
         events += paired
         tables = paired[0].tables if paired and isinstance(paired[0], ar.TablesPaired) else ()
         return gone, tables
 
-    async def _present(
-        self, trial: ar.ArenaState, waiting: Sequence[ar.Entrant]
-    ) -> tuple[set[str], dict[str, float]]:
-        """Who of `waiting` is connected now, and how long since each was seen on a
-        socket (absent from the dict: never)."""
-        ids = [e.player_id for e in waiting]
-        ages = await self.presence.ages(ids)
+    async def _look(self, state: ar.ArenaState, ended: dict[str, MatchState], now: float) -> _Seen:
+        """Who of the players about to wait (waiting now, or at a match that ended) is
+        connected now, how long since each was seen on a socket, and who of them plays
+        elsewhere (a running match or an open party: never seated twice)."""
+        at_table: dict[str, str] = {}  # player -> the arena match whose table counts
+        for e in state.entrants.values():
+            if e.state == "waiting" and e.last_match is not None:
+                at_table[e.player_id] = e.last_match
+        for match_id in ended:
+            for player_id in state.running[match_id].players:
+                at_table[player_id] = match_id
+        ids = [e.player_id for e in state.entrants.values() if e.state == "waiting"]
+        ids += [p for m in ended for p in state.running[m].players]
+        ages = await self.presence.ages(ids) if ids else {}
         present = {p for p, age in ages.items() if age <= PRESENT}
-        seats = {}
-        for e in waiting:
-            if e.player_id not in present and e.last_match is not None:
-                table = trial.tables[e.last_match]
-                seats[(match_stream(e.last_match), table.players.index(e.player_id))] = e.player_id
+        seats = {
+            (match_stream(m), state.tables[m].players.index(p)): p
+            for p, m in at_table.items()
+            if p not in present
+        }
         if seats:
             streams = sorted({stream for stream, _seat in seats})
             async with self.engine.connect() as conn:
                 for row in await conn.execute(_AT_TABLES, {"streams": streams}):
-                    player_id = seats.get((row.stream_id, row.seat))
-                    if player_id is not None:
-                        present.add(player_id)
-                        ages[player_id] = 0.0
-        return present, ages
+                    who = seats.get((row.stream_id, row.seat))
+                    if who is not None:
+                        present.add(who)
+                        ages[who] = 0.0
+        busy = set()
+        assert state.created is not None
+        if len(present) >= state.created.seats:
+            for player_id in sorted(present):
+                if holding(await tables_of(self.engine, self.store, player_id)) is not None:
+                    busy.add(player_id)
+        return _Seen(present, ages, busy, frozenset(ended))
 
     async def _open(
         self, conn: AsyncConnection, state: ar.ArenaState, table: ar.ArenaTable
