@@ -635,7 +635,7 @@ async def _progress(
             waits = sorted(w for p in players for w in p.waits)
             p50 = f"{statistics.median(waits):.2f} s" if waits else "-"
             say(
-                f"{view['status']}, {left:.0f} s left: {len(view['matches'])} matches scored, "
+                f"{view['status']}, {left:.0f} s left: {view['matches_total']} matches scored, "
                 f"{len(view['running'])} running; {states['waiting']} waiting, "
                 f"{states['playing']} playing, {states['paused']} paused; re-pairing "
                 f"waits {len(waits)}, p50 {p50}"
