@@ -8,8 +8,9 @@ Frames the server sends:
   once per `ARENA_INTERVAL`, and once a second for the clock and the players' states);
 - after `{"type": "hello", "token": ...}`: `{"type": "hello", "player_id": ...}`, from then
   each `arena` frame's `you` is the guest's, and `{"type": "paired", "match_id",
-  "party_id"}` when their next match is ready (also told to a socket opened within
-  `_RECENT` seconds of the pairing: a reload).
+  "party_id"}` when their next match is ready: at once, from the arena's events as this
+  process's follower of the stream reads them (not after the view's re-read), and also
+  told to a socket opened within `_RECENT` seconds of the pairing (a reload).
 
 A socket that said hello keeps its guest connected for the arena's pairing (the
 lobby's presence heartbeat, `lobby_presence.py`). It answers `ping` with `pong`.
@@ -47,6 +48,7 @@ from services.match.sockets import (
     reply_error,
     serve,
 )
+from services.shared.background import first_of
 from services.shared.limits import client_key
 
 __all__ = ["ARENA_INTERVAL", "arena_socket"]
@@ -86,9 +88,18 @@ async def arena_socket(
         view = await service.arenas.view(arena_id)
         return view, await service.arenas.state(arena_id)
 
+    def paired(match_id: str, party_id: str | None) -> list[bytes]:
+        """The `paired` frame of `match_id`, once per socket."""
+        if match_id in told:
+            return []
+        told.add(match_id)
+        frame = {"type": "paired", "match_id": match_id, "party_id": party_id}
+        return [msgspec.json.encode(frame)]
+
     def frames() -> list[bytes]:
         """The frames the latest view calls for: the arena when it changed (or every
-        `_RESEND` seconds: pages keep their own clock), then a pairing not told yet."""
+        `_RESEND` seconds: pages keep their own clock), then a pairing not told yet (a
+        socket opened just after its player's pairing: a reload)."""
         nonlocal shown
         if latest is None:
             return []
@@ -100,15 +111,9 @@ async def arena_socket(
             if (
                 you is not None
                 and you.match_id is not None
-                and you.match_id not in told
                 and service.arenas.paired_lately(arena_id, you.match_id, since - _RECENT)
             ):
-                told.add(you.match_id)
-                out.append(
-                    msgspec.json.encode(
-                        {"type": "paired", "match_id": you.match_id, "party_id": you.party_id}
-                    )
-                )
+                out += paired(you.match_id, you.party_id)
         same = msgspec.json.encode(msgspec.structs.replace(view, now=""))
         now = time.monotonic()
         if same != shown[0] or now - shown[1] >= _RESEND:
@@ -116,7 +121,7 @@ async def arena_socket(
             out.insert(0, msgspec.json.encode({"type": "arena", "arena": view}))
         return out
 
-    async def pump() -> None:
+    async def view_pump() -> None:
         nonlocal latest
         views = hub.view(tournament_stream(arena_id), load, ARENA_INTERVAL, poll_seconds=_CLOCK)
         async with contextlib.aclosing(views) as values:
@@ -124,6 +129,29 @@ async def arena_socket(
                 async with sending:
                     latest = value
                     await channel.send_all(frames())
+
+    async def pairing_pump() -> None:
+        # The player's pairing at once, from the arena's events as they come (one
+        # follower per stream and process, no read of its own): not after the view's
+        # re-read, which reads every player's rating and completion.
+        stream = tournament_stream(arena_id)
+        start = (await service.arenas.state(arena_id)).version
+        async with contextlib.aclosing(hub.follow(stream, start)) as batches:
+            async for batch in batches:
+                if player is None:
+                    continue
+                for record in batch:
+                    if record.type != "TablesPaired":
+                        continue
+                    event = ar.decode_arena_event(record.data)
+                    assert isinstance(event, ar.TablesPaired)
+                    for table in event.tables:
+                        if player.id in table.players:
+                            async with sending:
+                                await channel.send_all(paired(table.match_id, table.party_id))
+
+    async def pump() -> None:
+        await first_of(view_pump(), pairing_pump())
 
     async def hello(token: str) -> None:
         nonlocal player

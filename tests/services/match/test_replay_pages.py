@@ -325,7 +325,9 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     await expect(page.locator("#board g.piece")).to_have_count(16)
     await expect(page.locator("#events li")).to_have_count(n)
     await expect(page.locator("html")).to_have_attribute("lang", "en")
-    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings", "Rules"])
+    await expect(page.locator("header.site nav a")).to_have_text(
+        ["Lobby", "Arenas", "Ratings", "Rules"]
+    )
     await expect(page.locator("#lang")).to_have_text("日本語")
     # Every event of the list in English, worded from the step's fields.
     texts = await page.locator("#events li").all_inner_texts()
@@ -518,7 +520,9 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
     await page.goto(f"{site.instance.http}/replay/{normal_cpu_match}")
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
     await expect(page.locator("html")).to_have_attribute("lang", "ja")
-    await expect(page.locator("header.site nav a")).to_have_text(["ロビー", "ランキング", "ルール"])
+    await expect(page.locator("header.site nav a")).to_have_text(
+        ["ロビー", "アリーナ", "ランキング", "ルール"]
+    )
     await expect(page.locator("header.site nav a").first).to_have_attribute("href", "/")
     await expect(page.locator("h1")).to_have_text("リプレイ")
     await expect(page.locator("#step-title")).to_have_text("対局を1手ずつ見る")
@@ -576,7 +580,9 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
     await page.reload()
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
     await expect(page.locator("#step-title")).to_have_text("Step through the match")
-    await expect(page.locator("header.site nav a")).to_have_text(["Lobby", "Ratings", "Rules"])
+    await expect(page.locator("header.site nav a")).to_have_text(
+        ["Lobby", "Arenas", "Ratings", "Rules"]
+    )
     await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
     # On a phone the Japanese page is no wider than the screen either.
     await page.click("#lang")
