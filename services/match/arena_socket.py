@@ -35,19 +35,8 @@ from services.match.arena_views import ArenaView, you_of
 from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
-from services.match.lobby_socket import Hello
 from services.match.service import MatchService
-from services.match.sockets import (
-    PONG,
-    BadMessage,
-    Channel,
-    Ping,
-    hello_player,
-    parse_message,
-    refuse,
-    reply_error,
-    serve,
-)
+from services.match.sockets import Channel, hello_player, ping_or_hello, refuse, serve
 from services.shared.background import first_of
 from services.shared.limits import client_key
 
@@ -164,22 +153,8 @@ async def arena_socket(
             shown = (b"", 0.0)  # `you` is theirs from now: the arena again at once
             await channel.send_all(frames())
 
-    async def handle(raw: str | bytes) -> bytes | None:
-        what = "message"
-        try:
-            _key, message = parse_message(raw, Ping | Hello)
-            what = type(message).__name__
-            if isinstance(message, Ping):
-                return PONG
-            await hello(message.token)
-            return None
-        except BadMessage as error:
-            return reply_error(error, error.reply_to, what)
-        except Exception as error:
-            return reply_error(error, None, what)
-
     try:
-        await serve(channel, pump, handle, "tournament")
+        await serve(channel, pump, ping_or_hello(hello), "tournament")
     finally:
         if player is not None:
             service.lobby.release(player.id)

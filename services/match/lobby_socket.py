@@ -37,13 +37,9 @@ from services.match.pools import entry_view, pools_view
 from services.match.schemas import PartyOut
 from services.match.service import MatchService
 from services.match.sockets import (
-    PONG,
-    BadMessage,
     Channel,
-    Ping,
     hello_player,
-    parse_message,
-    reply_error,
+    ping_or_hello,
     serve,
 )
 from services.match.views import party_list_view
@@ -60,12 +56,6 @@ _RECENT: Final = 60.0  # seconds: a seating this fresh is told to a lobby opened
 class PartiesFrame(msgspec.Struct, kw_only=True):
     type: Literal["parties"] = "parties"
     parties: list[PartyOut]
-
-
-class Hello(msgspec.Struct, tag_field="type", tag="hello", forbid_unknown_fields=True):
-    """`{"type": "hello", "token": "..."}`: this guest is online and holds their entry."""
-
-    token: str
 
 
 class _Guest:
@@ -157,7 +147,7 @@ async def lobby_socket(
     async def pump() -> None:
         await first_of(parties_pump(), pools_pump())
 
-    async def hello(token: str) -> bytes:
+    async def hello(token: str) -> None:
         if guest.player is None:
             player = await hello_player(service.guests, limits, client, token)
             await service.lobby.hold(player.id)
@@ -167,24 +157,9 @@ async def lobby_socket(
             # The guest's wait at once, from the latest snapshot (the pump sends the rest).
             await channel.send(msgspec.json.encode({"type": "hello", "player_id": guest.player.id}))
             await channel.send_all(guest.frames())
-        return b""
-
-    async def handle(raw: str | bytes) -> bytes | None:
-        what = "message"
-        try:
-            _key, message = parse_message(raw, Ping | Hello)
-            what = type(message).__name__
-            if isinstance(message, Ping):
-                return PONG
-            await hello(message.token)
-            return None
-        except BadMessage as error:
-            return reply_error(error, error.reply_to, what)
-        except Exception as error:
-            return reply_error(error, None, what)
 
     try:
-        await serve(channel, pump, handle, "lobby")
+        await serve(channel, pump, ping_or_hello(hello), "lobby")
     finally:
         if guest.player is not None:
             service.lobby.release(guest.player.id)

@@ -55,11 +55,13 @@ __all__ = [
     "PONG",
     "BadMessage",
     "Channel",
+    "Hello",
     "Ping",
     "error_frame",
     "hello_player",
     "parse_message",
     "ping_only",
+    "ping_or_hello",
     "refuse",
     "reply_error",
     "serve",
@@ -266,6 +268,36 @@ async def hello_player(guests: Guests, limits: Limits, client: str, token: str) 
         limits.auth_failed(client)
         raise BadMessage(Unauthenticated("unknown token", field="token"))
     return player
+
+
+class Hello(msgspec.Struct, tag_field="type", tag="hello", forbid_unknown_fields=True):
+    """`{"type": "hello", "token": "..."}` on the lobby and arena sockets: this guest is
+    here (online, holding their pool entry or their place in the arena's pairing)."""
+
+    token: str
+
+
+def ping_or_hello(
+    hello: Callable[[str], Awaitable[object]],
+) -> Callable[[str | bytes], Awaitable[bytes | None]]:
+    """The `handle` of a socket whose client messages are `ping` (answered `pong`) and
+    `hello` (`hello(token)` sends its own frames); anything else, an error frame."""
+
+    async def handle(raw: str | bytes) -> bytes | None:
+        what = "message"
+        try:
+            _key, message = parse_message(raw, Ping | Hello)
+            what = type(message).__name__
+            if isinstance(message, Ping):
+                return PONG
+            await hello(message.token)
+            return None
+        except BadMessage as error:
+            return reply_error(error, error.reply_to, what)
+        except Exception as error:
+            return reply_error(error, None, what)
+
+    return handle
 
 
 async def ping_only(raw: str | bytes) -> bytes:
