@@ -38,7 +38,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 import sqlalchemy as sa
@@ -83,13 +83,14 @@ PASS_GAP: Final = 0.25  # seconds: the least time between the starts of two pass
 _SCHEDULE_EVERY: Final = 30.0  # seconds between two checks of the recurring arenas
 _FOLDS: Final = 256  # arenas whose fold this process keeps
 _FINISHED_SHOWN: Final = 20  # finished arenas in the list
+_READ_ANYWAY: Final = 20  # passes: every twentieth reads the listing, hint or not
 
 _LOCK_ARENA = sa.text("SELECT pg_advisory_xact_lock(hashtext('arena:' || :id))")
 # How long a pass waits for the arena's lock (then it gives up until the next pass).
 _LOCK_WAIT = sa.text("SET LOCAL lock_timeout = '2s'")
-# The arenas a runner has work in: started, and not done (done: finished, or cancelled
+# The arenas a runner has work in, or will have: not done (done: finished, or cancelled
 # with no match running).
-_WORK = sa.text("SELECT arena_id FROM arenas WHERE NOT done AND starts_at <= now()")
+_WORK = sa.text("SELECT arena_id, updated_at FROM arenas WHERE NOT done")
 _LIST = sa.text(
     """
     (SELECT summary, done, starts_at, now() AS now FROM arenas
@@ -196,6 +197,14 @@ class Arenas:
         self._wake = asyncio.Event()
         self._watched: dict[str, str] = {}  # running match stream -> arena id
         self._scheduled_at = 0.0
+        # What may have changed since this process last read it: arenas whose stream or
+        # running matches a hint named, and the list of arenas with work. An idle site's
+        # passes then cost no query; the listing is read anyway every `_READ_ANYWAY`
+        # passes, in case a hint was lost (an arena whose row moved is read again).
+        self._stale: set[str] = set()
+        self._list_stale = True
+        self._work: dict[str, Any] = {}  # arena id -> its listing row's updated_at
+        self._idle_passes = 0
         self.passes = 0  # passes that took an arena's lock (diagnostics)
 
     # ---------------------------------------------------------------------------- reads
@@ -203,9 +212,12 @@ class Arenas:
     def heard(self, stream_id: str) -> None:
         """A hint for `stream_id`: a running arena match's wakes the runner (its end is
         scored and its players paired again at once), as does any arena's."""
-        if stream_id.startswith(TOURNAMENT_PREFIX) or (
-            stream_id.startswith(MATCH_PREFIX) and stream_id in self._watched
-        ):
+        if stream_id.startswith(TOURNAMENT_PREFIX):
+            self._stale.add(stream_id.removeprefix(TOURNAMENT_PREFIX))
+            self._list_stale = True
+            self._wake.set()
+        elif stream_id.startswith(MATCH_PREFIX) and stream_id in self._watched:
+            self._stale.add(self._watched[stream_id])
             self._wake.set()
 
     async def _current(self, arena_id: str) -> _Fold:
@@ -472,11 +484,25 @@ class Arenas:
             try:
                 if time.time() - self._scheduled_at >= _SCHEDULE_EVERY:
                     await self.keep_scheduled()
-                async with self.engine.connect() as conn:
-                    work = [row.arena_id for row in await conn.execute(_WORK)]
-                for arena_id in work:
+                self._idle_passes = (self._idle_passes + 1) % _READ_ANYWAY
+                if self._list_stale or not self._idle_passes:
+                    # One query: an arena whose listing row moved (every append moves it)
+                    # is read again, a lost hint or not.
+                    self._list_stale = False
+                    async with self.engine.connect() as conn:
+                        rows = (await conn.execute(_WORK)).all()
+                    work = {row.arena_id: row.updated_at for row in rows}
+                    self._stale.update(a for a, at in work.items() if self._work.get(a) != at)
+                    # And the arenas with matches running (a lost hint of a match's end).
+                    self._stale.update(
+                        a for a in work if a in self._folds and self._folds[a].state.running
+                    )
+                    self._work = work
+                for arena_id in list(self._work):
+                    fresh = arena_id in self._stale
+                    self._stale.discard(arena_id)
                     try:
-                        await self.tick(arena_id)
+                        await self.tick(arena_id, fresh=fresh)
                     except Exception as error:  # the database away: the next pass retries
                         _log.warning(
                             "arena_pass_failed", arena_id=arena_id, **describe_exception(error)
@@ -515,14 +541,17 @@ class Arenas:
                 created.append(arena_id)
         return created
 
-    async def tick(self, arena_id: str, now: float | None = None) -> Passed:
+    async def tick(self, arena_id: str, now: float | None = None, fresh: bool = True) -> Passed:
         """One pass over the arena at `now` (module docstring); nothing when another
-        instance holds its lock, or when there is nothing to do."""
-        fold = await self._current(arena_id)
+        instance holds its lock, or when there is nothing to do. Not `fresh` (no hint
+        named the arena or its matches since the last pass): the fold this process keeps
+        is taken as it is, and its running matches as not ended."""
+        cached = self._folds.get(arena_id)
+        fold = cached if cached is not None and not fresh else await self._current(arena_id)
         state = fold.state
         now = time.time() if now is None else now
         ended: set[str] = set()
-        if state.running:
+        if state.running and fresh:
             streams = [match_stream(m) for m in state.running]
             ended = set(await self.store.read_streams(streams, types=["MatchFinished"]))
         end_due = state.cancelled is None and state.ended_at is None and now >= state.ends_at
