@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mypy_extensions import mypyc_attr
+
 from domain.board import Board
 from domain.cpu.chance import best_of
 from domain.cpu.evaluation import DEFAULT, Weights, evaluate
@@ -36,16 +38,30 @@ from domain.cpu.learned import win_chance
 from domain.decider import MatchState, bonus_rolls, third_six
 from domain.moves import Move, legal_move_list, pushed
 
-__all__ = ["choose_hard", "score_moves"]
+__all__ = ["Leaf", "choose_hard", "score_moves"]
 
 
-def _leaf(board: Board, pieces: list[list[int]], me: int, foes: Sequence[int], w: Weights) -> float:
-    """The value of a position where `me`'s turn has ended: the learned chance of winning
-    where the network applies (`learned.applies`), else the hand-made evaluation."""
-    hand = evaluate(board, pieces, me, foes, w)
-    if w is DEFAULT and learned_applies(board):
-        return win_chance(pieces, me, hand)
-    return hand
+@mypyc_attr(allow_interpreted_subclasses=True)
+class Leaf:
+    """How `hard` values a position where `me`'s turn has ended: the learned chance of
+    winning where the network applies (`learned.applies`), else the hand-made evaluation.
+
+    A class, not a function, so the match analysis (`domain.analysis`) can value the same
+    look-ahead in chances everywhere by overriding `value`, while `hard`'s own calls stay
+    native calls when compiled."""
+
+    def __init__(self, w: Weights = DEFAULT) -> None:
+        self.w = w
+
+    def value(self, board: Board, pieces: list[list[int]], me: int, foes: Sequence[int]) -> float:
+        w = self.w
+        hand = evaluate(board, pieces, me, foes, w)
+        if w is DEFAULT and learned_applies(board):
+            return win_chance(pieces, me, hand)
+        return hand
+
+
+_DEFAULT_LEAF = Leaf()
 
 
 def _follow_up(
@@ -54,7 +70,7 @@ def _follow_up(
     me: int,
     foes: Sequence[int],
     sixes: int,
-    w: Weights,
+    leaf: Leaf,
 ) -> float:
     """Expected value when `me` rolls once more in `pieces` and plays its best move.
 
@@ -66,19 +82,25 @@ def _follow_up(
         best: float | None = None
         if not third_six(board, sixes, die):
             for move in legal_move_list(board, pieces, me, die):
-                value = _leaf(board, pushed(pieces, me, move), me, foes, w)
+                value = leaf.value(board, pushed(pieces, me, move), me, foes)
                 if best is None or value > best:
                     best = value
         if best is None:  # no legal move (or the third six): the position stays
             if here is None:
-                here = _leaf(board, pieces, me, foes, w)
+                here = leaf.value(board, pieces, me, foes)
             best = here
         total += best
     return total / 6.0
 
 
-def score_moves(state: MatchState, moves: Sequence[Move], w: Weights = DEFAULT) -> list[float]:
-    """The expected value of each move for the seat to act (higher is better)."""
+def score_moves(
+    state: MatchState, moves: Sequence[Move], w: Weights = DEFAULT, leaf: Leaf | None = None
+) -> list[float]:
+    """The expected value of each move for the seat to act (higher is better); a move that
+    finishes the seat's last piece is worth +inf. `leaf` values the positions at the end
+    of the look-ahead (default: `Leaf(w)`)."""
+    if leaf is None:
+        leaf = _DEFAULT_LEAF if w is DEFAULT else Leaf(w)
     board = state.board
     assert board is not None
     me = state.turn
@@ -94,9 +116,9 @@ def score_moves(state: MatchState, moves: Sequence[Move], w: Weights = DEFAULT) 
         extra = state.rolls_left + bonus_rolls(board, die, bool(move.captures), move.to)
         if extra > 0:
             sixes = state.sixes if die == 6 else 0
-            scores.append(_follow_up(board, after, me, foes, sixes, w))
+            scores.append(_follow_up(board, after, me, foes, sixes, leaf))
         else:
-            scores.append(_leaf(board, after, me, foes, w))
+            scores.append(leaf.value(board, after, me, foes))
     return scores
 
 

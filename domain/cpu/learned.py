@@ -23,6 +23,7 @@ the same choices. It applies only to the board and rules it was trained on (`app
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from importlib.resources import files
@@ -34,7 +35,7 @@ from domain.board import Board
 from domain.cpu.weights import Array, load
 from domain.rules import PRESETS, REVISIONS
 
-__all__ = ["HIDDEN", "INPUTS", "SHAPES", "WEIGHTS", "applies", "encode", "win_chance"]
+__all__ = ["HIDDEN", "INPUTS", "NETWORK", "SHAPES", "WEIGHTS", "applies", "encode", "win_chance"]
 
 # The standard rules under every revision: the revisions differ only under three_tries,
 # which the standard rules do not use, so the network knows the game under each.
@@ -67,7 +68,15 @@ def _weights() -> dict[str, Array]:
     return arrays
 
 
+def _network() -> str:
+    header = json.loads(files("domain.cpu").joinpath(f"{WEIGHTS}.json").read_text())
+    return f"{header['iteration']}-{header['sha256'][:12]}"
+
+
 _ARRAYS: Final = _weights()
+# Which weights these are: the training iteration and the binary's sha256 (its first 12
+# digits). The match analysis records it with every result (domain.analysis.EVALUATOR).
+NETWORK: Final[str] = _network()
 # The first layer by hidden unit: column j holds the weight of every input into unit j.
 _COLUMNS: Final[tuple[tuple[float, ...], ...]] = tuple(
     _ARRAYS["W1"].values[j::HIDDEN] for j in range(HIDDEN)

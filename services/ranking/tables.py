@@ -1,4 +1,4 @@
-"""The ranking service's tables, declared once (made by the migrations 0004, 0007 and 0009;
+"""The ranking service's tables, declared once (made by the migrations 0004, 0007, 0009 and 0011;
 tests/migrations/test_catalog.py checks that the two agree). The service reads the event
 log and these; no table of the match service (names come from `MatchCreated`, 0007).
 
@@ -15,7 +15,9 @@ from sqlalchemy.dialects import postgresql
 
 __all__ = [
     "TABLES",
+    "analysis_seats",
     "consumer_checkpoints",
+    "match_analyses",
     "rating_changes",
     "ratings",
     "reports",
@@ -110,4 +112,42 @@ reports: Final = sa.Table(
     sa.Column("hours", sa.Integer, nullable=True),
     sa.Column("until", _TIMESTAMPTZ, nullable=True),
     sa.Column("note", sa.Text, nullable=True),
+)
+
+# Match analysis (0011, docs/analysis.md): written by the analysis consumer
+# (services/ranking/analysis_consumer.py) with its checkpoint. `body`: the analysis's bytes
+# exactly as `domain.analysis.encode` made them; `luck_gap`: the largest difference of
+# luck between two seats. `analysis_seats.faces[i]`: the seat's rolls of i + 1.
+match_analyses: Final = sa.Table(
+    "match_analyses",
+    TABLES,
+    sa.Column("match_id", sa.Text, primary_key=True),
+    sa.Column("stream_id", sa.Text, nullable=False),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("ended_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("evaluator", sa.Text, nullable=False),
+    sa.Column("players", sa.Integer, nullable=False),
+    sa.Column("luck_gap", sa.Double, nullable=False),
+    sa.Column("body", sa.LargeBinary, nullable=False),
+    sa.Column("analysed_at", _TIMESTAMPTZ, nullable=False, server_default=sa.text("now()")),
+)
+
+analysis_seats: Final = sa.Table(
+    "analysis_seats",
+    TABLES,
+    sa.Column(
+        "match_id", sa.Text, sa.ForeignKey("match_analyses.match_id"), primary_key=True
+    ),
+    sa.Column("seat", sa.Integer, primary_key=True),
+    sa.Column("player_id", sa.Text, nullable=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("ended_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("ranked", sa.Boolean, nullable=False),
+    sa.Column("place", sa.Integer, nullable=True),
+    sa.Column("luck", sa.Double, nullable=False),
+    sa.Column("error", sa.Double, nullable=False),
+    sa.Column("choices", sa.Integer, nullable=False),
+    sa.Column("own_error", sa.Double, nullable=False),
+    sa.Column("best_choices", sa.Integer, nullable=False),
+    sa.Column("faces", postgresql.ARRAY(sa.Integer), nullable=False),
 )

@@ -1,0 +1,479 @@
+"""Match analysis: how much each roll helped and each choice cost, GNU Backgammon's way.
+
+One evaluator values positions as a seat's chance to place first (`Chances`: `hard`'s
+learned network where it applies, a fitted logistic of `hard`'s hand-made evaluation
+elsewhere), and `hard`'s look-ahead (`domain.cpu.hard.score_moves`) values every legal
+move of a die in those chances. From them, for each roll of seat s (docs/analysis.md):
+
+- *before*: the mean over the six faces of the value of each face's best play (a face
+  with no legal move: the position as it stands);
+- *luck* = the value of the rolled face's best play − *before*: over the six faces it
+  averages to zero by construction;
+- for each choice among two or more different moves, *error* = the best move's value −
+  the played move's value: never negative, zero for a best move.
+
+Seat s's value then moves from *before* to the played move's value by luck − error, and
+from there to its next *before* by what happened in between: the other seats' turns
+(`others`), or, when s rolls again in the same turn, the difference between the one-roll
+look-ahead that valued the move and the full valuation of the next roll (`lookahead`).
+So, per seat, end − start = luck − error + others + lookahead, exactly (up to rounding).
+
+The analysis ends where the first place is decided (the first `PlayerFinished`, or the
+`MatchFinished`): past it every seat's chance to place first is 0 or 1. It is pure: the
+same events give the same `Analysis`, and `encode` the same bytes, on every machine that
+computes IEEE doubles alike (values are rounded to 6 decimals).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final, Literal
+
+import msgspec
+
+from domain.board import Board
+from domain.cpu.evaluation import evaluate
+from domain.cpu.features import opponents
+from domain.cpu.hard import Leaf, score_moves
+from domain.cpu.learned import NETWORK
+from domain.cpu.learned import applies as learned_applies
+from domain.cpu.learned import win_chance
+from domain.decider import MatchState, apply, current_legal_moves, third_six
+from domain.events import (
+    DieRolled,
+    Event,
+    MatchCreated,
+    MatchFinished,
+    PieceMoved,
+    PlayerFinished,
+    TurnEnded,
+)
+from domain.moves import Move
+
+__all__ = [
+    "EVALUATOR",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "Analysis",
+    "Chances",
+    "Decision",
+    "Option",
+    "Point",
+    "Roll",
+    "SeatAnalysis",
+    "Swing",
+    "analyse",
+    "encode",
+    "face_values",
+]
+
+FORMAT: Final = "ludo-analysis"
+FORMAT_VERSION: Final = 1
+# The fallback's slope, per 100 squares of `evaluate` (the hand-made evaluation), by the
+# number of seats still playing: fitted by logistic regression on held-out self-play
+# positions (docs/analysis.md, "How far to trust it"). Changing it changes EVALUATOR.
+FALLBACK_SLOPE: Final[dict[int, float]] = {2: 2.0, 3: 2.0, 4: 2.0}
+FALLBACK_VERSION: Final = "logistic-1"
+# What produced a result, recorded with it: an analysis is reproducible only with the same
+# network (its training iteration and weights' hash) and the same fallback.
+EVALUATOR: Final = f"hard-{NETWORK}/{FALLBACK_VERSION}"
+_DIGITS: Final = 6
+
+
+class Chances(Leaf):
+    """A seat's chance to place first where its turn has ended (the others to move next):
+    the learned network under the rules it was trained on, else a logistic of the
+    hand-made evaluation, centred on an even share (1 / seats still playing)."""
+
+    def value(self, board: Board, pieces: list[list[int]], me: int, foes: Sequence[int]) -> float:
+        hand = evaluate(board, pieces, me, foes)
+        if learned_applies(board):
+            return win_chance(pieces, me, hand)
+        playing = len(foes) + 1
+        if playing < 2:
+            return 1.0
+        slope = FALLBACK_SLOPE.get(playing, FALLBACK_SLOPE[4])
+        y = math.log(1.0 / (playing - 1)) + slope * hand / 100.0
+        return 1.0 / (1.0 + math.exp(-y))
+
+
+CHANCES: Final = Chances()
+
+
+# ----------------------------------------------------------------------------- the result
+
+
+class Option(msgspec.Struct, frozen=True, array_like=True):
+    """A legal move of a decision: the piece, where it goes, and its value."""
+
+    piece: int
+    frm: int
+    to: int
+    value: float
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """A choice among two or more different moves: `version` is the `PieceMoved`'s, `by`
+    who chose (player, cpu, stand-in, timeout); `played` and `best` index `options`."""
+
+    version: int
+    seat: int
+    by: str
+    die: int
+    options: list[Option]
+    played: int
+    best: int
+    error: float
+
+
+class Roll(msgspec.Struct, frozen=True, kw_only=True):
+    """A die of seat `seat` (`version`: the `DieRolled`'s): `faces[i]` is the value of the
+    best play of face i + 1, `before` their mean, `luck` = faces[die − 1] − before."""
+
+    version: int
+    seat: int
+    die: int
+    before: float
+    luck: float
+    faces: list[float]
+
+
+class Point(msgspec.Struct, frozen=True, array_like=True):
+    """Every seat's chance to place first after the event `version` (a turn's end, the
+    start, the end), as the graph draws it: each seat's own value, shared out so the
+    seats still playing sum to 1."""
+
+    version: int
+    chances: list[float]
+
+
+class Swing(msgspec.Struct, frozen=True, kw_only=True):
+    """One of a seat's largest changes of chance: a whole turn of seat `by` (from the
+    event `version` to `until`), the dice it rolled and the seats it captured."""
+
+    version: int
+    until: int
+    by: int
+    dice: list[int]
+    captured: list[int]
+    change: float
+
+
+class SeatAnalysis(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's sums. `error` counts every choice made for the seat; `choices`,
+    `own_error`, `best_choices`, `error_rate` and `best_share` only those of its own
+    player (or CPU): not a stand-in's, nor a timed-out turn's."""
+
+    seat: int
+    rolls: int
+    luck: float
+    error: float
+    choices: int
+    own_error: float
+    best_choices: int
+    error_rate: float
+    best_share: float
+    others: float
+    lookahead: float
+    start: float
+    end: float
+    swings: list[Swing]
+
+
+class Analysis(msgspec.Struct, frozen=True, kw_only=True):
+    """A match's analysis (docs/analysis.md). `until`: the version it stopped at."""
+
+    format: str = FORMAT
+    format_version: int = FORMAT_VERSION
+    evaluator: str
+    value: Literal["first"] = "first"
+    players: int
+    until: int
+    seats: list[SeatAnalysis]
+    points: list[Point]
+    rolls: list[Roll]
+    decisions: list[Decision]
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def encode(analysis: Analysis) -> bytes:
+    """The analysis as the service stores it and `ludo replay analyse` prints it."""
+    return _ENCODER.encode(analysis)
+
+
+# --------------------------------------------------------------------------- the valuation
+
+
+def _r(x: float) -> float:
+    return round(x, _DIGITS) + 0.0  # + 0.0: no "-0.0"
+
+
+def _values(state: MatchState, moves: Sequence[Move]) -> list[float]:
+    """The mover's chance after each move (a move that finishes the seat first: 1)."""
+    return [1.0 if v == math.inf else v for v in score_moves(state, moves, leaf=CHANCES)]
+
+
+def _stays(state: MatchState) -> float:
+    board = state.board
+    assert board is not None
+    me = state.turn
+    return CHANCES.value(board, state.pieces, me, opponents(board.players, me, state.finished))
+
+
+def face_values(state: MatchState) -> list[float]:
+    """For a seat about to roll: the value of the best play of each face 1..6."""
+    board = state.board
+    assert board is not None
+    faces: list[float] = []
+    here: float | None = None
+    for face in range(1, 7):
+        moves: tuple[Move, ...] = ()
+        if not third_six(board, state.sixes, face):
+            after = apply(state.copy(), DieRolled(seat=state.turn, n=state.rolls_made, value=face))
+            moves = current_legal_moves(after)
+        if moves:
+            faces.append(max(_values(after, moves)))
+        else:
+            if here is None:
+                here = _stays(state)
+            faces.append(here)
+    return faces
+
+
+def _chances(state: MatchState) -> list[float]:
+    """Each seat's chance as the graph shows it (see `Point`)."""
+    board = state.board
+    assert board is not None
+    raw = [
+        0.0 if s in state.finished else CHANCES.value(board, state.pieces, s, opponents(board.players, s, state.finished))
+        for s in range(board.players)
+    ]
+    total = sum(raw)
+    return [_r(c / total) if total > 0 else 0.0 for c in raw]
+
+
+def _distinct(moves: Sequence[Move]) -> bool:
+    return len({(m.frm, m.to) for m in moves}) >= 2
+
+
+class _Seat:
+    """A seat's running sums while the events are folded."""
+
+    def __init__(self) -> None:
+        self.rolls = 0
+        self.luck = 0.0
+        self.error = 0.0
+        self.choices = 0
+        self.own_error = 0.0
+        self.best = 0
+        self.others = 0.0
+        self.lookahead = 0.0
+        self.start: float | None = None
+        self.last: float | None = None  # its value after its latest move or pass
+        self.same_turn = False  # it rolls again before any other seat's turn
+
+
+class _Turn:
+    """The turn being played, for the swings: where it began, its dice and captures."""
+
+    def __init__(self, version: int, seat: int) -> None:
+        self.version = version
+        self.seat = seat
+        self.dice: list[int] = []
+        self.captured: list[int] = []
+
+
+def analyse(events: Sequence[Event]) -> Analysis:
+    """The analysis of a match's events (any prefix of a valid stream)."""
+    state = MatchState()
+    seats: list[_Seat] = []
+    rolls: list[Roll] = []
+    decisions: list[Decision] = []
+    points: list[Point] = []
+    swings: list[list[tuple[float, Swing]]] = []
+    pending: tuple[int, list[Move], list[float]] | None = None  # the last roll's options
+    turn: _Turn | None = None
+    until = -1
+    outcome: list[float] | None = None
+    for version, event in enumerate(events):
+        until = version
+        if isinstance(event, DieRolled):
+            me = event.seat
+            board = state.board
+            assert board is not None
+            faces = face_values(state)
+            before = sum(faces) / 6.0
+            luck = faces[event.value - 1] - before
+            seat = seats[me]
+            if seat.start is None:
+                seat.start = before
+            elif seat.last is not None:
+                gap = before - seat.last
+                if seat.same_turn:
+                    seat.lookahead += gap
+                else:
+                    seat.others += gap
+            seat.same_turn = True
+            seat.rolls += 1
+            seat.luck += luck
+            rolls.append(
+                Roll(
+                    version=version,
+                    seat=me,
+                    die=event.value,
+                    before=_r(before),
+                    luck=_r(luck),
+                    faces=[_r(f) for f in faces],
+                )
+            )
+            if turn is not None:
+                turn.dice.append(event.value)
+            third = third_six(board, state.sixes, event.value)
+            apply(state, event)
+            moves = [] if third else list(current_legal_moves(state))
+            if moves:
+                pending = (me, moves, _values(state, moves))
+            else:
+                pending = None
+                seat.last = faces[event.value - 1]
+            continue
+        if isinstance(event, PieceMoved) and event.die is not None and pending is not None:
+            me, moves, values = pending
+            pending = None
+            seat = seats[me]
+            played = next(i for i, m in enumerate(moves) if m.piece == event.piece)
+            best = max(range(len(values)), key=lambda i: (values[i], -i))
+            error = max(0.0, values[best] - values[played])
+            if values[best] - values[played] < 1e-12:
+                error = 0.0
+            seat.last = values[played]
+            seat.error += error
+            if _distinct(moves):
+                by = state.controller(me)
+                if by == ("cpu" if state.seats[me].cpu is not None else "player"):
+                    seat.choices += 1
+                    seat.own_error += error
+                    seat.best += error == 0.0
+                decisions.append(
+                    Decision(
+                        version=version,
+                        seat=me,
+                        by=by,
+                        die=event.die,
+                        options=[Option(m.piece, m.frm, m.to, _r(v)) for m, v in zip(moves, values, strict=True)],
+                        played=played,
+                        best=best,
+                        error=_r(error),
+                    )
+                )
+            if turn is not None:
+                turn.captured.extend(s for s, _ in event.captures)
+            apply(state, event)
+            continue
+        if isinstance(event, PieceMoved) and turn is not None:
+            turn.captured.extend(s for s, _ in event.captures)
+        apply(state, event)
+        if isinstance(event, MatchCreated):
+            assert state.board is not None
+            seats = [_Seat() for _ in range(state.board.players)]
+            swings = [[] for _ in range(state.board.players)]
+        elif isinstance(event, TurnEnded):
+            for s in seats:
+                s.same_turn = False
+            _point(state, points, version, turn, swings)
+            turn = _Turn(version + 1, event.next_seat)
+        elif isinstance(event, PlayerFinished | MatchFinished):
+            outcome = _outcome(state, event)
+            break
+        if turn is None and state.status == "playing":
+            turn = _Turn(version + 1, state.turn)
+            if not points:
+                points.append(Point(version, _chances(state)))
+    if outcome is not None:
+        points.append(Point(until, [_r(o) for o in outcome]))
+        _swing(points, turn, swings, until)
+        for s, seat in enumerate(seats):
+            if seat.last is not None:
+                seat.others += outcome[s] - seat.last
+                seat.last = outcome[s]
+    return Analysis(
+        evaluator=EVALUATOR,
+        players=len(seats),
+        until=until,
+        seats=[_summary(s, seat, swings[s]) for s, seat in enumerate(seats)],
+        points=points,
+        rolls=rolls,
+        decisions=decisions,
+    )
+
+
+def _outcome(state: MatchState, event: PlayerFinished | MatchFinished) -> list[float]:
+    """Each seat's share of the first place, now that it is decided."""
+    players = len(state.pieces)
+    if isinstance(event, PlayerFinished):
+        return [1.0 if s == event.seat else 0.0 for s in range(players)]
+    firsts = [s for s, place in enumerate(event.placements) if place == 1]
+    return [1.0 / len(firsts) if s in firsts else 0.0 for s in range(players)]
+
+
+def _point(
+    state: MatchState,
+    points: list[Point],
+    version: int,
+    turn: _Turn | None,
+    swings: list[list[tuple[float, Swing]]],
+) -> None:
+    points.append(Point(version, _chances(state)))
+    _swing(points, turn, swings, version)
+
+
+def _swing(
+    points: list[Point], turn: _Turn | None, swings: list[list[tuple[float, Swing]]], until: int
+) -> None:
+    """Keeps, per seat, the three turns that moved its chance most."""
+    if turn is None or len(points) < 2:
+        return
+    before, after = points[-2].chances, points[-1].chances
+    for s, kept in enumerate(swings):
+        change = after[s] - before[s]
+        if change == 0.0:
+            continue
+        kept.append(
+            (
+                abs(change),
+                Swing(
+                    version=turn.version,
+                    until=until,
+                    by=turn.seat,
+                    dice=list(turn.dice),
+                    captured=sorted(set(turn.captured)),
+                    change=_r(change),
+                ),
+            )
+        )
+        kept.sort(key=lambda k: (-k[0], k[1].version))
+        del kept[3:]
+
+
+def _summary(s: int, seat: _Seat, kept: list[tuple[float, Swing]]) -> SeatAnalysis:
+    start = seat.start if seat.start is not None else 0.0
+    end = seat.last if seat.last is not None else start
+    return SeatAnalysis(
+        seat=s,
+        rolls=seat.rolls,
+        luck=_r(seat.luck),
+        error=_r(seat.error),
+        choices=seat.choices,
+        own_error=_r(seat.own_error),
+        best_choices=seat.best,
+        error_rate=_r(seat.own_error / seat.choices) if seat.choices else 0.0,
+        best_share=_r(seat.best / seat.choices) if seat.choices else 0.0,
+        others=_r(seat.others),
+        lookahead=_r(seat.lookahead),
+        start=_r(start),
+        end=_r(end),
+        swings=[k[1] for k in kept],
+    )
