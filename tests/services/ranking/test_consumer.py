@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain import events as ev
 from domain.chain import GENESIS
 from services.ranking import consumer as consumer_module
+from services.ranking.checkpoints import read_checkpoint
 from services.ranking.consumer import (
     CONSUMER_LOCK,
     RankingConsumer,
@@ -342,7 +343,7 @@ async def test_global_order_sorts_xids_as_numbers(
     assert await consumer.step() == 2
     assert await consumer.step() == 1
     async with engine.connect() as conn:
-        assert await consumer_module.read_checkpoint(conn, "ranking") == Cursor(1000, 1)
+        assert await read_checkpoint(conn, "ranking") == Cursor(1000, 1)
 
 
 async def test_array_literals_read_back_exactly(engine: AsyncEngine) -> None:
