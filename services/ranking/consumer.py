@@ -83,6 +83,8 @@ __all__ = [
     "RecomputeBusy",
     "RecomputeNotPermitted",
     "Tables",
+    "finish_page",
+    "is_ranked",
     "leader_name",
     "match_leavers",
     "match_outcome",
@@ -235,7 +237,7 @@ async def _driver(conn: AsyncConnection) -> Any:
     return raw.driver_connection
 
 
-async def _finish_page(
+async def finish_page(
     store: EventStore,
     after: Cursor,
     limit: int,
@@ -254,7 +256,7 @@ async def _finish_page(
     return _Page(finishes, page.last, len(page.events), page.held_back)
 
 
-def _ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> bool:
+def is_ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> bool:
     """The party's `MatchOpened.ranked` for this match, else the `matches` column."""
     match_id = match_id_of(stream_id)
     for event in opened:
@@ -309,7 +311,7 @@ async def _outcomes(store: EventStore, conn: AsyncConnection, finishes: Sequence
     leavers: dict[str, dict[str, bool]] = {}
     for stream in streams:
         row = rows.get(stream)
-        ranked[stream] = row is not None and _ranked(stream, row, events.get(parties[stream], ()))
+        ranked[stream] = row is not None and is_ranked(stream, row, events.get(parties[stream], ()))
         stream_events = [e.event for e in events.get(stream, ())]
         who = match_leavers(stream_events)
         if who is not None:
@@ -619,7 +621,7 @@ class RankingConsumer(LeasedFollower):
             async with driver.cursor() as cur:
                 await cur.execute(self._fence)
             cursor = await read_checkpoint(conn, self.name, lock=True)
-            page = await _finish_page(self.store, cursor, self.batch, conn=conn)
+            page = await finish_page(self.store, cursor, self.batch, conn=conn)
             self.held_back = page.held_back and page.events < self.batch
             if page.last is None:
                 return 0
@@ -762,7 +764,7 @@ async def _rebuild(engine: AsyncEngine, store: EventStore, head: Cursor, batch: 
         writer = await _driver(await write_conn.execution_options(isolation_level="AUTOCOMMIT"))
 
         async def fetch(after: Cursor) -> tuple[_Page, _Read]:
-            page = await _finish_page(store, after, batch, until=head, conn=reader)
+            page = await finish_page(store, after, batch, until=head, conn=reader)
             return page, await _outcomes(store, reader, page.finishes)
 
         pending: list[asyncio.Task[Any]] = []
