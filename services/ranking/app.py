@@ -36,6 +36,7 @@ from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Conflict, Invalid, NotFound, Unauthenticated, Unavailable
+from services.ranking.analysis_stats import analysis_handlers
 from services.ranking.consumer import (
     RecomputeBusy,
     RecomputeNotPermitted,
@@ -338,6 +339,7 @@ def create_app(
             RankingController,
             PublicRatingsController,
             OperatorReportsController,
+            *analysis_handlers(_operator_guard),
             healthz,
             dashboard,
             index,
