@@ -95,7 +95,7 @@ def test_chi_square_and_wilson_intervals() -> None:
     assert chi_square([0] * 6) is None
     low, high = wilson(10, 100)
     assert low == pytest.approx(0.05523, abs=1e-5) and high == pytest.approx(0.17437, abs=1e-5)
-    assert wilson(0, 10) == (0.0, pytest.approx(0.27753, abs=1e-5))
+    assert wilson(0, 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
     assert wilson(0, 0) == (0.0, 1.0)
 
 
