@@ -36,6 +36,7 @@ from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Conflict, Invalid, NotFound, Unauthenticated, Unavailable
+from services.ranking.analysis_routes import AnalysisController
 from services.ranking.analysis_stats import analysis_handlers
 from services.ranking.consumer import (
     RecomputeBusy,
@@ -323,6 +324,8 @@ def create_app(
             app.state.ranking = ranking
             if consume:
                 run_in_background(stack, ranking.consumer.run(), "ludo-ranking-consumer")
+                stack.callback(ranking.analysis.close)
+                run_in_background(stack, ranking.analysis.run(), "ludo-analysis-consumer")
             yield
 
     openapi = openapi_config(
@@ -338,6 +341,7 @@ def create_app(
         route_handlers=[
             RankingController,
             PublicRatingsController,
+            AnalysisController,
             OperatorReportsController,
             *analysis_handlers(_operator_guard),
             healthz,
