@@ -15,6 +15,8 @@ import pytest
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain import events as ev
+from services.ranking.analysis_consumer import AnalysisConsumer
 from services.ranking.analysis_stats import (
     FAIR,
     WINDOW,
@@ -27,6 +29,7 @@ from services.ranking.app import create_app
 from services.ranking.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
+from tests.services.conftest import Api
 from tests.services.ranking.analysed_matches import Seat, insert_analysis
 from tests.services.ranking.finished_matches import write_match
 
@@ -327,3 +330,49 @@ async def test_openapi_declares_the_analysis_routes(client: AsyncTestClient[Any]
         assert op["operationId"] == op_id and op["tags"] == ["ranking"]
         assert {"200", "401", "422"} <= set(op["responses"])
         assert op["security"] == [{"operator": []}]
+
+
+# ----------------------------------------------------------------------- end to end
+
+
+@pytest.mark.slow  # a whole match over HTTP, then its analysis
+async def test_a_played_duel_once_analysed_adds_up_to_its_dice_and_luck(
+    api: Api, client: AsyncTestClient[Any], pg_store: EventStore
+) -> None:
+    """A duel played through the match service, then the analysis consumer's catch-up:
+    each player's dice are their seat's DieRolled events, their luck and error rate the
+    stored analysis's, and the site's dice and luck gaps count the match."""
+    match_id, players, _ = await api.duel(ranked=True)
+    await api.play_to_end(match_id, players)
+    await AnalysisConsumer(api.engine, pg_store, worker=False).catch_up()
+
+    events = [e.event for e in await pg_store.read_stream(f"match-{match_id}")]
+    created = next(e for e in events if isinstance(e, ev.MatchCreated))
+    rolled = [[0] * 6 for _ in created.seats]
+    for e in events:
+        if isinstance(e, ev.DieRolled):
+            rolled[e.seat][e.value - 1] += 1
+    stored = (await client.get(f"/api/ratings/analysis/{match_id}")).json()
+    for seat, spec in enumerate(created.seats):
+        got = await client.get(f"/api/ratings/players/{spec.player_id}/analysis")
+        assert got.status_code == 200, got.text
+        body = got.json()
+        assert body["matches"] == 1 and body["dice"]["matches"] == 1
+        assert body["dice"]["faces"] == rolled[seat] and body["dice"]["rolls"] == sum(rolled[seat])
+        mine = stored["seats"][seat]
+        assert body["luck"] == pytest.approx(mine["luck"], abs=1e-6)  # stored: 6 decimals
+        assert body["choices"] == mine["choices"]
+        assert body["error_rate"] == pytest.approx(mine["error_rate"], abs=1e-6)
+        assert body["best_share"] == pytest.approx(mine["best_share"], abs=1e-6)
+
+    dice = (await client.get("/api/ranking/dice?days=1", headers=OPERATOR)).json()
+    everything = [sum(column) for column in zip(*rolled, strict=True)]
+    assert dice["total"]["faces"] == everything
+    assert [d["faces"] for d in dice["per_day"]] == [everything]
+    gaps = (await client.get("/api/ranking/luck-gaps", headers=OPERATOR)).json()
+    assert [g["match_id"] for g in gaps] == [match_id]
+    lucks = [s["luck"] for s in stored["seats"]]
+    assert gaps[0]["luck_gap"] == pytest.approx(max(lucks) - min(lucks), abs=1e-6)
+    assert [(s["player_id"], s["name"]) for s in gaps[0]["seats"]] == [
+        (spec.player_id, spec.name) for spec in created.seats
+    ]
