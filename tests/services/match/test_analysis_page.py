@@ -32,12 +32,12 @@ ANALYSIS = "**/api/ratings/players/*/analysis"
 NOT_FOUND_LOG = "Failed to load resource: the server responded with a status of 404 (Not Found)"
 
 
-def guest(site: Site, name: str) -> str:
-    """A new guest of the match service (the player page needs a known player): its id."""
+def guest(site: Site, name: str) -> dict[str, str]:
+    """A new guest of the match service (the player page needs a known player): its id,
+    name and token, as the site keeps them in `localStorage` (`ludo.guest`)."""
     r = site.http.post("/api/players", json={"name": name})
     assert r.status_code == 201, r.text
-    player_id: str = r.json()["id"]
-    return player_id
+    return {"id": r.json()["id"], "name": name, "token": r.json()["token"]}
 
 
 async def analysed(engine: AsyncEngine, player_id: str) -> None:
@@ -71,10 +71,12 @@ async def ready(page: Page) -> None:
 async def test_the_player_page_shows_luck_errors_and_dice(
     site: Site, browser: Browser, engine: AsyncEngine
 ) -> None:
-    """With no analysed match the section says so; with four, the averages in words and
-    figures, sixes per 100 rolls, a bar and an interval per face against 1/6 and the text
-    table; in English and Japanese; phone-wide without a small target or an axe finding."""
-    player = guest(site, "Ann")
+    """With no analysed match the section says so; with four, the averages in words (of
+    "this player" to a visitor, of "you" to the player) and figures, sixes per 100 rolls,
+    a bar and an interval per face against 1/6 and the text table; in English and
+    Japanese; phone-wide without a small target or an axe finding."""
+    ann = guest(site, "Ann")
+    player = ann["id"]
     async with person(browser, locale="en-GB") as (page, errors):
         await page.goto(f"{site.url}/players/{player}")
         await expect(page.locator("#analysis[data-state=none]")).to_be_attached()
@@ -85,6 +87,14 @@ async def test_the_player_page_shows_luck_errors_and_dice(
         await expect(page.locator("#message")).to_contain_text("no rated match yet")
 
         await analysed(engine, player)
+        await page.reload()
+        await ready(page)
+        await expect(page.locator("#analysis-summary")).to_have_text(
+            "On average over the last 4 matches, the dice gave this player +2.0% per match. "
+            "Their choices cost 1.3% per decision (the best move in 75% of them)."
+        )
+        # The same page on Ann's own device (her guest in this browser): "you".
+        await page.evaluate("(g) => localStorage.setItem('ludo.guest', JSON.stringify(g))", ann)
         await page.reload()
         await ready(page)
         await expect(page.locator("#analysis-title")).to_have_text("Luck and decisions")
@@ -140,7 +150,7 @@ async def test_loading_and_unavailable_are_said_in_words(
     """While the analysis is on its way the section says it is loading; when the ranking
     service is away (the proxy's 503) it says the analysis is unavailable, and the rest of
     the page still works."""
-    player = guest(site, "Ben")
+    player = guest(site, "Ben")["id"]
     await analysed(engine, player)
     release = asyncio.Event()
 
