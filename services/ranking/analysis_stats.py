@@ -256,12 +256,13 @@ class AnalysisQueries:
             return list((await conn.execute(sa.text(sql), params)).all())
 
     async def known(self, player_id: str) -> bool:
-        """Whether the ranking service has seen the player: an analysed seat, a rating or
-        an ended match in the reputation fold."""
+        """Whether the ranking service has seen the player: an analysed seat, an ended
+        match in the reputation fold or a rating (in the order of their indexes' use: the
+        first two by `player_id`, `ratings` by model first, the rare last resort)."""
         rows = await self._rows(
             "SELECT EXISTS (SELECT 1 FROM analysis_seats WHERE player_id = :p) "
-            "OR EXISTS (SELECT 1 FROM ratings WHERE player_id = :p) "
-            "OR EXISTS (SELECT 1 FROM reputation_matches WHERE player_id = :p) AS known",
+            "OR EXISTS (SELECT 1 FROM reputation_matches WHERE player_id = :p) "
+            "OR EXISTS (SELECT 1 FROM ratings WHERE player_id = :p) AS known",
             {"p": player_id},
         )
         return bool(rows[0].known)

@@ -126,8 +126,11 @@ async def test_the_player_page_shows_luck_errors_and_dice(
         await page.locator("#analysis").scroll_into_view_if_needed()
         await shot(page, "player-analysis-375-en.png")
 
-        await page.click("#lang")  # the switch redraws the section in Japanese
+        await page.click("#lang")  # the switch redraws the section (and the message) in Japanese
         await expect(page.locator("#analysis-title")).to_have_text("運と判断")
+        await expect(page.locator("#message")).to_have_text(
+            "このプレイヤーはまだランク戦で評価されていません。"
+        )
         await expect(page.locator("#analysis-summary")).to_have_text(
             "直近4局の平均では、サイコロの運で1局あたり+2.0%得をしています。"
             "あなたの選択は、判断1回あたり1.3%の損でした（最善手を選んだのは75%）。"
