@@ -28,17 +28,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Final
 
-import msgspec
-
+from domain.analysis_format import (
+    FORMAT,
+    FORMAT_VERSION,
+    Analysis,
+    Decision,
+    Option,
+    Point,
+    Roll,
+    SeatAnalysis,
+    Swing,
+    encode,
+)
 from domain.board import Board
 from domain.cpu.evaluation import evaluate
 from domain.cpu.features import opponents
 from domain.cpu.hard import Leaf, score_moves
-from domain.cpu.learned import NETWORK
+from domain.cpu.learned import NETWORK, win_chance
 from domain.cpu.learned import applies as learned_applies
-from domain.cpu.learned import win_chance
 from domain.decider import MatchState, apply, current_legal_moves, third_six
 from domain.events import (
     DieRolled,
@@ -68,8 +77,6 @@ __all__ = [
     "face_values",
 ]
 
-FORMAT: Final = "ludo-analysis"
-FORMAT_VERSION: Final = 1
 # The fallback's slope, per 100 squares of `evaluate` (the hand-made evaluation), by the
 # number of seats still playing: fitted by logistic regression on held-out self-play
 # positions (docs/analysis.md, "How far to trust it"). Changing it changes EVALUATOR.
@@ -99,109 +106,6 @@ class Chances(Leaf):
 
 
 CHANCES: Final = Chances()
-
-
-# ----------------------------------------------------------------------------- the result
-
-
-class Option(msgspec.Struct, frozen=True, array_like=True):
-    """A legal move of a decision: the piece, where it goes, and its value."""
-
-    piece: int
-    frm: int
-    to: int
-    value: float
-
-
-class Decision(msgspec.Struct, frozen=True, kw_only=True):
-    """A choice among two or more different moves: `version` is the `PieceMoved`'s, `by`
-    who chose (player, cpu, stand-in, timeout); `played` and `best` index `options`."""
-
-    version: int
-    seat: int
-    by: str
-    die: int
-    options: list[Option]
-    played: int
-    best: int
-    error: float
-
-
-class Roll(msgspec.Struct, frozen=True, kw_only=True):
-    """A die of seat `seat` (`version`: the `DieRolled`'s): `faces[i]` is the value of the
-    best play of face i + 1, `before` their mean, `luck` = faces[die − 1] − before."""
-
-    version: int
-    seat: int
-    die: int
-    before: float
-    luck: float
-    faces: list[float]
-
-
-class Point(msgspec.Struct, frozen=True, array_like=True):
-    """Every seat's chance to place first after the event `version` (a turn's end, the
-    start, the end), as the graph draws it: each seat's own value, shared out so the
-    seats still playing sum to 1."""
-
-    version: int
-    chances: list[float]
-
-
-class Swing(msgspec.Struct, frozen=True, kw_only=True):
-    """One of a seat's largest changes of chance: a whole turn of seat `by` (from the
-    event `version` to `until`), the dice it rolled and the seats it captured."""
-
-    version: int
-    until: int
-    by: int
-    dice: list[int]
-    captured: list[int]
-    change: float
-
-
-class SeatAnalysis(msgspec.Struct, frozen=True, kw_only=True):
-    """One seat's sums. `error` counts every choice made for the seat; `choices`,
-    `own_error`, `best_choices`, `error_rate` and `best_share` only those of its own
-    player (or CPU): not a stand-in's, nor a timed-out turn's."""
-
-    seat: int
-    rolls: int
-    luck: float
-    error: float
-    choices: int
-    own_error: float
-    best_choices: int
-    error_rate: float
-    best_share: float
-    others: float
-    lookahead: float
-    start: float
-    end: float
-    swings: list[Swing]
-
-
-class Analysis(msgspec.Struct, frozen=True, kw_only=True):
-    """A match's analysis (docs/analysis.md). `until`: the version it stopped at."""
-
-    format: str = FORMAT
-    format_version: int = FORMAT_VERSION
-    evaluator: str
-    value: Literal["first"] = "first"
-    players: int
-    until: int
-    seats: list[SeatAnalysis]
-    points: list[Point]
-    rolls: list[Roll]
-    decisions: list[Decision]
-
-
-_ENCODER: Final = msgspec.json.Encoder()
-
-
-def encode(analysis: Analysis) -> bytes:
-    """The analysis as the service stores it and `ludo replay analyse` prints it."""
-    return _ENCODER.encode(analysis)
 
 
 # --------------------------------------------------------------------------- the valuation
@@ -248,7 +152,9 @@ def _chances(state: MatchState) -> list[float]:
     board = state.board
     assert board is not None
     raw = [
-        0.0 if s in state.finished else CHANCES.value(board, state.pieces, s, opponents(board.players, s, state.finished))
+        0.0
+        if s in state.finished
+        else CHANCES.value(board, state.pieces, s, opponents(board.players, s, state.finished))
         for s in range(board.players)
     ]
     total = sum(raw)
@@ -363,7 +269,10 @@ def analyse(events: Sequence[Event]) -> Analysis:
                         seat=me,
                         by=by,
                         die=event.die,
-                        options=[Option(m.piece, m.frm, m.to, _r(v)) for m, v in zip(moves, values, strict=True)],
+                        options=[
+                            Option(m.piece, m.frm, m.to, _r(v))
+                            for m, v in zip(moves, values, strict=True)
+                        ],
                         played=played,
                         best=best,
                         error=_r(error),
@@ -381,8 +290,8 @@ def analyse(events: Sequence[Event]) -> Analysis:
             seats = [_Seat() for _ in range(state.board.players)]
             swings = [[] for _ in range(state.board.players)]
         elif isinstance(event, TurnEnded):
-            for s in seats:
-                s.same_turn = False
+            for other in seats:
+                other.same_turn = False
             _point(state, points, version, turn, swings)
             turn = _Turn(version + 1, event.next_seat)
         elif isinstance(event, PlayerFinished | MatchFinished):
