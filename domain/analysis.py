@@ -78,10 +78,12 @@ __all__ = [
 ]
 
 # The fallback's slope, per 100 squares of `evaluate` (the hand-made evaluation), by the
-# number of seats still playing: fitted by logistic regression on held-out self-play
-# positions (docs/analysis.md, "How far to trust it"). Changing it changes EVALUATOR.
-FALLBACK_SLOPE: Final[dict[int, float]] = {2: 2.0, 3: 2.0, 4: 2.0}
-FALLBACK_VERSION: Final = "logistic-1"
+# number of seats still playing: fitted by logistic regression (the offset fixed at the
+# even share) on a training split of self-play positions, `standard` and `bga` weighing
+# the same (tools/analysis_calibration.py; docs/analysis.md, "How far to trust it").
+# Changing it changes EVALUATOR.
+FALLBACK_SLOPE: Final[dict[int, float]] = {2: 0.964, 3: 0.321, 4: 0.151}
+FALLBACK_VERSION: Final = "logistic-2"
 # What produced a result, recorded with it: an analysis is reproducible only with the same
 # network (its training iteration and weights' hash) and the same fallback.
 EVALUATOR: Final = f"hard-{NETWORK}/{FALLBACK_VERSION}"

@@ -180,26 +180,30 @@ def load(paths: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def fit_slope(hand: np.ndarray, y: np.ndarray, offset: float) -> float:
-    """The b of P(first) = σ(offset + b·hand/100), maximum likelihood (Newton)."""
+def fit_slope(
+    hand: np.ndarray, y: np.ndarray, offset: float, weight: np.ndarray | None = None
+) -> float:
+    """The b of P(first) = σ(offset + b·hand/100), maximum (weighted) likelihood (Newton)."""
     x = hand / 100.0
+    w = np.ones_like(x) if weight is None else weight
     b = 0.0
     for _ in range(50):
         p = 1.0 / (1.0 + np.exp(-(offset + b * x)))
-        step = float(np.sum((y - p) * x)) / float(np.sum(p * (1 - p) * x * x))
+        step = float(np.sum(w * (y - p) * x)) / float(np.sum(w * p * (1 - p) * x * x))
         b += step
         if abs(step) < 1e-10:
             break
     return b
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
     """Weights w of P = σ(x·w) (x with its own constant column), maximum likelihood."""
+    r = np.ones(len(y)) if weight is None else weight
     w = np.zeros(x.shape[1])
     for _ in range(50):
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        h = (x * (p * (1 - p))[:, None]).T @ x
-        step = np.linalg.solve(h, x.T @ (y - p))
+        h = (x * (r * p * (1 - p))[:, None]).T @ x
+        step = np.linalg.solve(h, x.T @ (r * (y - p)))
         w += step
         if np.max(np.abs(step)) < 1e-10:
             break
@@ -295,21 +299,25 @@ def report(args: argparse.Namespace) -> int:
     train, test = load(args.train), load(args.test)
     print("## Fitted on the training split\n")
     slopes: dict[int, float] = {}
+    intercepts: dict[int, tuple[float, float]] = {}  # the form with a free intercept
     for k in (2, 3, 4):
-        hands, ys = [], []
+        hands, ys, weights = [], [], []
         for variant, cols in train.items():
-            if variant == "std4":
-                continue  # the network's, not the fallback's
             m = (cols["mover"] == 1) & (cols["playing"] == k)
+            if variant == "std4" or not m.any():
+                continue  # std4: the network's, not the fallback's
             hands.append(cols["hand"][m])
             ys.append(cols["first"][m])
-        if not hands or not sum(len(h) for h in hands):
+            weights.append(np.full(int(m.sum()), 1.0 / int(m.sum())))  # each preset alike
+        if not hands:
             continue
-        hand, y = np.concatenate(hands), np.concatenate(ys)
-        slopes[k] = fit_slope(hand, y, math.log(1.0 / (k - 1)))
-        free = fit_logistic(np.stack([np.ones_like(hand), hand / 100.0], axis=1), y)
+        hand, y, weight = np.concatenate(hands), np.concatenate(ys), np.concatenate(weights)
+        slopes[k] = fit_slope(hand, y, math.log(1.0 / (k - 1)), weight)
+        free = fit_logistic(np.stack([np.ones_like(hand), hand / 100.0], axis=1), y, weight)
+        intercepts[k] = (float(free[0]), float(free[1]))
         print(
-            f"- {k} seats: slope {slopes[k]:.3f} per 100 squares ({len(y)} mover positions); "
+            f"- {k} seats: slope {slopes[k]:.3f} per 100 squares ({len(y)} mover positions, "
+            "each preset weighing the same); "
             f"with a free intercept: {free[0]:+.3f} (the fixed offset: "
             f"{math.log(1.0 / (k - 1)):+.3f}) and slope {free[1]:.3f}"
         )
@@ -347,6 +355,10 @@ def report(args: argparse.Namespace) -> int:
         if variant != "std4":
             old = {2: 2.0, 3: 2.0, 4: 2.0}
             preds["slope 2.0 (logistic-1)"] = _fallback(cols["hand"], cols["playing"], old)
+            if players in intercepts:
+                a, b = intercepts[players]
+                z = a + b * cols["hand"] / 100.0
+                preds["free intercept (proposed)"] = 1 / (1 + np.exp(-z))
         elif recal is not None:
             z = recal[0] + recal[1] * _logit(cols["raw"])
             preds["raw recalibrated"] = 1 / (1 + np.exp(-z))
