@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from domain.analysis import (
@@ -177,7 +177,7 @@ def own(analysis: Analysis, seat: int, events: Sequence[Event]) -> list[Decision
 
 
 class TestLuck:
-    @few(6)
+    @few(4)
     @given(setup=setups(), data=st.data())
     def test_the_faces_average_to_before_and_the_luck_of_the_six_sums_to_zero(
         self, setup: Setup, data: st.DataObject
@@ -195,7 +195,7 @@ class TestLuck:
             assert near(roll.luck, faces[roll.die - 1] - mean, ROUNDING)
             assert all(0.0 <= f <= 1.0 for f in faces)
 
-    @few(6)
+    @few(4)
     @given(setup=setups())
     def test_every_roll_is_listed_with_its_luck_against_its_faces(self, setup: Setup) -> None:
         """Each `DieRolled` up to the end has a `Roll` whose luck is faces[die-1] - before
@@ -233,7 +233,7 @@ class TestLuck:
 
 
 class TestError:
-    @few(6)
+    @few(4)
     @given(setup=setups())
     def test_a_decision_lists_the_legal_moves_the_played_one_and_a_best_one(
         self, setup: Setup
@@ -259,7 +259,7 @@ class TestError:
             assert decision.error >= 0.0
             assert near(decision.error, best - played.value, 2 * ROUNDING)
 
-    @few(5)
+    @few(4)
     @given(setup=setups(), data=st.data())
     def test_a_best_choice_has_error_zero_and_any_other_its_shortfall(
         self, setup: Setup, data: st.DataObject
@@ -367,7 +367,7 @@ class TestIdentity:
 
 
 class TestHardChoices:
-    @few(1)
+    @few(2)
     @given(setup=setups(st.just(PRESETS["standard"]), st.just(4), st.just("hard")))
     def test_hard_never_errs_under_standard_with_four_players(self, setup: Setup) -> None:
         """Where the analysis values moves as `hard` does (standard, four seats), every
@@ -439,6 +439,8 @@ class TestChoices:
         """`choices`, `own_error` and `best_choices` count only the seat's own player's (or
         CPU's) decisions, `error` all of them; `error_rate` and `best_share` follow."""
         events, analysis = _scripted(match)
+        # (nearly every scripted match has some; one without would check nothing here)
+        assume(any(d.by in ("stand-in", "timeout") for d in analysis.decisions))
         for seat in analysis.seats:
             mine = own(analysis, seat.seat, events)
             every = [d for d in analysis.decisions if d.seat == seat.seat]
@@ -450,7 +452,7 @@ class TestChoices:
             assert all(d.error == 0.0 for d, e in zip(mine, exact, strict=True) if e < 1e-12)
             assert_rates(seat)
 
-    @few(3)
+    @few(2)
     @given(setup=setups(players=st.integers(2, 4), ruleset=st.just(PRESETS["bga"])))
     def test_a_cpu_seats_choices_are_all_its_own(self, setup: Setup) -> None:
         """In a CPU match every decision is `by` "cpu" and counted for its seat."""
@@ -475,7 +477,7 @@ def assert_rates(seat: SeatAnalysis) -> None:
 
 
 class TestEnd:
-    @few(4)
+    @few(3)
     @given(setup=setups(with_options(ANY_PRESET, {"play_to_end": True}), st.just(3)))
     def test_the_analysis_stops_where_the_first_place_is_decided(self, setup: Setup) -> None:
         """`until` is the first `PlayerFinished`'s version, and the events after it (the
@@ -500,7 +502,7 @@ class TestEnd:
         assert last.version == analysis.until
         assert last.chances == [1.0 if s == winner.seat else 0.0 for s in range(analysis.players)]
 
-    @few(5)
+    @few(3)
     @given(setup=setups(players=st.integers(2, 4), ruleset=st.just(PRESETS["bga"])))
     def test_a_seats_swings_are_its_three_largest_changes_each_a_turn(self, setup: Setup) -> None:
         """At most three swings per seat, by |change| down, each the whole turn of seat `by`
@@ -542,8 +544,8 @@ class TestEnd:
 
 
 class TestDeterminism:
-    @few(3)
-    @given(setup=setups())
+    @few(2)
+    @given(setup=setups(players=st.just(2)))
     def test_the_same_events_give_the_same_bytes(self, setup: Setup) -> None:
         """`encode(analyse(events))` is the same twice and for a decoded copy of the
         events, and decodes back to the same analysis."""
@@ -587,7 +589,7 @@ class TestDeterminism:
 
 
 class TestPoints:
-    @few(5)
+    @few(3)
     @given(setup=setups(players=st.integers(2, 4), ruleset=st.just(PRESETS["bga"])))
     def test_every_point_shares_out_a_chance_of_one(self, setup: Setup) -> None:
         """Each point's chances lie in [0, 1] and sum to 1 (within 1e-5) among the seats
