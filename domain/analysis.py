@@ -242,11 +242,10 @@ def analyse(events: Sequence[Event]) -> Analysis:
             third = third_six(board, state.sixes, event.value)
             apply(state, event)
             moves = [] if third else list(current_legal_moves(state))
-            if moves:
-                pending = (me, moves, _values(state, moves))
-            else:
-                pending = None
-                seat.last = faces[event.value - 1]
+            pending = (me, moves, _values(state, moves)) if moves else None
+            # the rolled face's best play, until the move played (if any) replaces it: a
+            # prefix cut before the move still sums
+            seat.last = faces[event.value - 1]
             continue
         if isinstance(event, PieceMoved) and event.die is not None and pending is not None:
             me, moves, values = pending
