@@ -216,7 +216,8 @@ def _backlog(url: str, config: Config, gen: _Matches) -> dict[str, Any]:
 
 async def _consume_backlog(engine: Any, config: Config) -> dict[str, Any]:
     from ludo_cli.progress import Progress
-    from services.ranking.consumer import RankingConsumer, head_cursor, read_checkpoint
+    from services.ranking.checkpoints import read_checkpoint
+    from services.ranking.consumer import RankingConsumer, head_cursor
 
     consumer = RankingConsumer(engine, batch=500)
     head = await head_cursor(engine)

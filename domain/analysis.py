@@ -36,9 +36,8 @@ from domain.board import Board
 from domain.cpu.evaluation import evaluate
 from domain.cpu.features import opponents
 from domain.cpu.hard import Leaf, score_moves
-from domain.cpu.learned import NETWORK
+from domain.cpu.learned import NETWORK, win_chance
 from domain.cpu.learned import applies as learned_applies
-from domain.cpu.learned import win_chance
 from domain.decider import MatchState, apply, current_legal_moves, third_six
 from domain.events import (
     DieRolled,
@@ -248,7 +247,9 @@ def _chances(state: MatchState) -> list[float]:
     board = state.board
     assert board is not None
     raw = [
-        0.0 if s in state.finished else CHANCES.value(board, state.pieces, s, opponents(board.players, s, state.finished))
+        0.0
+        if s in state.finished
+        else CHANCES.value(board, state.pieces, s, opponents(board.players, s, state.finished))
         for s in range(board.players)
     ]
     total = sum(raw)
@@ -363,7 +364,10 @@ def analyse(events: Sequence[Event]) -> Analysis:
                         seat=me,
                         by=by,
                         die=event.die,
-                        options=[Option(m.piece, m.frm, m.to, _r(v)) for m, v in zip(moves, values, strict=True)],
+                        options=[
+                            Option(m.piece, m.frm, m.to, _r(v))
+                            for m, v in zip(moves, values, strict=True)
+                        ],
                         played=played,
                         best=best,
                         error=_r(error),
@@ -381,8 +385,8 @@ def analyse(events: Sequence[Event]) -> Analysis:
             seats = [_Seat() for _ in range(state.board.players)]
             swings = [[] for _ in range(state.board.players)]
         elif isinstance(event, TurnEnded):
-            for s in seats:
-                s.same_turn = False
+            for each in seats:
+                each.same_turn = False
             _point(state, points, version, turn, swings)
             turn = _Turn(version + 1, event.next_seat)
         elif isinstance(event, PlayerFinished | MatchFinished):

@@ -63,6 +63,16 @@ def register(subparsers: Any) -> None:
     )
     verify.set_defaults(func=guarded(_verify))
 
+    analyse = sub.add_parser(
+        "analyse",
+        help="print a replay file's analysis: each seat's luck and errors (docs/analysis.md)",
+        description="Prints the analysis as JSON, the same bytes the ranking service stores "
+        "for the match (GET /api/ratings/analysis/{match_id}). The file must verify first.",
+    )
+    analyse.add_argument("file", type=Path, metavar="FILE", help="- reads stdin")
+    analyse.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    analyse.set_defaults(func=guarded(_analyse))
+
     diff = sub.add_parser(
         "diff", help="compare two replay files of one match: where does NEW depart from OLD?"
     )
@@ -204,6 +214,27 @@ def _show(args: argparse.Namespace) -> int:
             line += f"\n{'':>16}options: {moves or 'none'}"
         print(line)
     return 0 if verdict.ok else 1
+
+
+def _analyse(args: argparse.Namespace) -> int:
+    from domain.analysis import analyse, encode
+    from replays.verify import verify_replay
+
+    replay = _read(args.file)
+    verdict = verify_replay(replay)
+    if not verdict.ok:
+        why = verdict.failure.describe() if verdict.failure else "?"
+        print(f"{args.file}: NOT VERIFIED, not analysed: {why}", file=sys.stderr)
+        return 1
+    print(f"analysing {len(replay.events)} events of match {replay.match_id}…", file=sys.stderr)
+    body = encode(analyse([e.event() for e in replay.events]))
+    if args.output is None:
+        sys.stdout.buffer.write(body + b"\n")
+        sys.stdout.flush()
+    else:
+        args.output.write_bytes(body + b"\n")
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
 
 
 def _diff(args: argparse.Namespace) -> int:

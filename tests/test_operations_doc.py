@@ -62,6 +62,23 @@ def logged_events(root: Path = ROOT) -> dict[str, str]:
                 ):
                     continue
                 found.setdefault(node.args[0].value, f"{path.relative_to(root)}:{node.lineno}")
+            found.update(_named_events(path, root))
+    return found
+
+
+def _named_events(path: Path, root: Path) -> dict[str, str]:
+    """The log events a class names in its `EVENTS` dict (the log followers of
+    services/ranking/leadership.py log through it: every one is at warning or info)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            if any(isinstance(t, ast.Name) and t.id == "EVENTS" for t in targets) and isinstance(
+                node.value, ast.Dict
+            ):
+                for value in node.value.values:
+                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                        found[value.value] = f"{path.relative_to(root)}:{node.lineno}"
     return found
 
 

@@ -36,6 +36,7 @@ from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Conflict, Invalid, NotFound, Unauthenticated, Unavailable
+from services.ranking.analysis_routes import AnalysisController
 from services.ranking.consumer import (
     RecomputeBusy,
     RecomputeNotPermitted,
@@ -322,6 +323,8 @@ def create_app(
             app.state.ranking = ranking
             if consume:
                 run_in_background(stack, ranking.consumer.run(), "ludo-ranking-consumer")
+                stack.callback(ranking.analysis.close)
+                run_in_background(stack, ranking.analysis.run(), "ludo-analysis-consumer")
             yield
 
     openapi = openapi_config(
@@ -337,6 +340,7 @@ def create_app(
         route_handlers=[
             RankingController,
             PublicRatingsController,
+            AnalysisController,
             OperatorReportsController,
             healthz,
             dashboard,

@@ -49,11 +49,10 @@ so the same log gives bit-identical ratings either way.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Final, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple
 
 import msgspec
 import psycopg
@@ -66,11 +65,11 @@ from domain.decider import MatchState, apply
 from domain.reputation import left_seats
 from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
+from services.ranking.checkpoints import read_checkpoint, write_checkpoint
+from services.ranking.leadership import LEASE, LeasedFollower
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared import match_rows
-from services.shared.background import first_of
 from services.shared.eventstore import START, Cursor, EventData, EventStore
-from services.shared.logging import describe_exception
 from services.shared.match_rows import MatchRow
 
 __all__ = [
@@ -84,6 +83,8 @@ __all__ = [
     "RecomputeBusy",
     "RecomputeNotPermitted",
     "Tables",
+    "finish_page",
+    "is_ranked",
     "leader_name",
     "match_leavers",
     "match_outcome",
@@ -100,8 +101,6 @@ RECOMPUTE_LOCK: Final = 0x6C75646F0002
 # Held (shared, for the transaction) by every batch of the live consumer: how a new leader
 # finds the batches of a leader whose lease ran out (`_fence_off`).
 BATCH_LOCK: Final = 0x6C75646F0003
-# s: how long PostgreSQL lets the leader's sessions sit idle before ending them (run()).
-LEASE: Final = 5.0
 
 
 class RatedPlayer(msgspec.Struct, frozen=True):
@@ -238,7 +237,7 @@ async def _driver(conn: AsyncConnection) -> Any:
     return raw.driver_connection
 
 
-async def _finish_page(
+async def finish_page(
     store: EventStore,
     after: Cursor,
     limit: int,
@@ -257,7 +256,7 @@ async def _finish_page(
     return _Page(finishes, page.last, len(page.events), page.held_back)
 
 
-def _ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> bool:
+def is_ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> bool:
     """The party's `MatchOpened.ranked` for this match, else the `matches` column."""
     match_id = match_id_of(stream_id)
     for event in opened:
@@ -312,7 +311,7 @@ async def _outcomes(store: EventStore, conn: AsyncConnection, finishes: Sequence
     leavers: dict[str, dict[str, bool]] = {}
     for stream in streams:
         row = rows.get(stream)
-        ranked[stream] = row is not None and _ranked(stream, row, events.get(parties[stream], ()))
+        ranked[stream] = row is not None and is_ranked(stream, row, events.get(parties[stream], ()))
         stream_events = [e.event for e in events.get(stream, ())]
         who = match_leavers(stream_events)
         if who is not None:
@@ -547,33 +546,6 @@ async def _apply_batch(
     return rated
 
 
-async def read_checkpoint(conn: AsyncConnection, name: str, *, lock: bool = False) -> Cursor:
-    query = "SELECT tx, position FROM consumer_checkpoints WHERE name = :n"
-    row = (
-        await conn.execute(sa.text(query + (" FOR UPDATE" if lock else "")), {"n": name})
-    ).first()
-    if row is None:
-        await conn.execute(
-            sa.text(
-                "INSERT INTO consumer_checkpoints (name, tx, position) VALUES (:n, 0, 0) "
-                "ON CONFLICT DO NOTHING"
-            ),
-            {"n": name},
-        )
-        return await read_checkpoint(conn, name, lock=lock)
-    return Cursor(int(row.tx), int(row.position))
-
-
-async def _write_checkpoint(conn: AsyncConnection, name: str, cursor: Cursor) -> None:
-    await conn.execute(
-        sa.text(
-            "UPDATE consumer_checkpoints SET tx = :tx, position = :p, updated_at = now() "
-            "WHERE name = :n"
-        ),
-        {"tx": cursor.tx, "p": cursor.position, "n": name},
-    )
-
-
 async def head_cursor(engine: AsyncEngine) -> Cursor:
     """The cursor of the newest event in the global order (START: none): the store's
     `head` (the bench's and operators' tools ask the consumer module)."""
@@ -602,8 +574,17 @@ async def leader_name(engine: AsyncEngine) -> str | None:
 # ------------------------------------------------------------------------------ consumer
 
 
-class RankingConsumer:
+class RankingConsumer(LeasedFollower):
     """Follows the log and keeps the live rating tables (see the module docstring)."""
+
+    label = "ranking"
+    EVENTS: ClassVar[dict[str, str]] = {
+        "active": "ranking_consumer_active",
+        "standing_by": "ranking_consumer_standing_by",
+        "error": "ranking_consumer_error",
+        "batch_ended": "ranking_batch_ended",
+        "batch_not_ended": "ranking_batch_not_ended",
+    }
 
     def __init__(
         self,
@@ -616,28 +597,17 @@ class RankingConsumer:
         standby_poll: float = 2.0,
         lease: float = LEASE,
     ) -> None:
-        if lease < 0.5:
-            raise ValueError("the lease must be at least 0.5 s")
-        self.engine = engine
-        self.store = store or EventStore(engine)
-        self.name = name
-        self.batch = batch
-        self.poll = poll
-        self.standby_poll = standby_poll
-        self.lease = lease
-        # Every batch transaction: PostgreSQL ends it (and its session) when its client
-        # leaves it idle for a lease, or one statement runs for three (see `run`).
-        ms = int(lease * 1000)
-        self._fence = (
-            f"SELECT set_config('idle_in_transaction_session_timeout', '{ms}', true),"
-            f" set_config('statement_timeout', '{3 * ms}', true),"
-            f" pg_advisory_xact_lock_shared({BATCH_LOCK})"
+        super().__init__(
+            engine,
+            store,
+            name=name,
+            lock_key=CONSUMER_LOCK,
+            batch_lock=BATCH_LOCK,
+            batch=batch,
+            poll=poll,
+            standby_poll=standby_poll,
+            lease=lease,
         )
-        self.active = False  # holds the advisory lock and consumes
-        # After a short batch: committed events after it that the xid8 rule still holds
-        # back (an older transaction is running). `run()` then looks again soon instead
-        # of waiting for the next hint or the poll.
-        self.held_back = False
 
     async def step(self) -> int:
         """One batch in one transaction; returns the number of match ends read (0: caught
@@ -651,143 +621,16 @@ class RankingConsumer:
             async with driver.cursor() as cur:
                 await cur.execute(self._fence)
             cursor = await read_checkpoint(conn, self.name, lock=True)
-            page = await _finish_page(self.store, cursor, self.batch, conn=conn)
+            page = await finish_page(self.store, cursor, self.batch, conn=conn)
             self.held_back = page.held_back and page.events < self.batch
             if page.last is None:
                 return 0
             rated = await _apply_batch(self.store, conn, page.finishes, LIVE)
-            await _write_checkpoint(conn, self.name, page.last)
+            await write_checkpoint(conn, self.name, page.last)
             events = page.events
         if rated:
             _log.info("matches_rated", matches=rated, events=events)
         return events
-
-    async def catch_up(self, timeout: float = 60.0) -> int:
-        """Steps until the checkpoint reaches the log's head as of this call (events of
-        transactions still running anywhere on the server are waited for: the xid8 rule
-        holds them back until then); returns the number of match ends read."""
-        head = await self.store.head()
-        deadline = asyncio.get_running_loop().time() + timeout
-        total = 0
-        while True:
-            n = await self.step()
-            total += n
-            if n:
-                continue
-            async with self.engine.connect() as conn:
-                if await read_checkpoint(conn, self.name) >= head:
-                    return total
-            if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError("the ranking consumer did not reach the log's head")
-            await asyncio.sleep(0.02)
-
-    @contextlib.asynccontextmanager
-    async def _leadership(self) -> AsyncIterator[AsyncConnection | None]:
-        """The advisory lock's session if the lock is ours (else None), set to be ended by
-        PostgreSQL after a lease without a statement: a frozen leader loses the lock."""
-        async with self.engine.connect() as conn:
-            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            got = await auto.scalar(sa.select(sa.func.pg_try_advisory_lock(CONSUMER_LOCK)))
-            if not got:
-                yield None
-                return
-            try:
-                await auto.execute(sa.text(f"SET idle_session_timeout = {int(self.lease * 1000)}"))
-                await _fence_off(auto)
-                yield auto
-            finally:
-                with contextlib.suppress(Exception):
-                    await auto.execute(sa.select(sa.func.pg_advisory_unlock(CONSUMER_LOCK)))
-                # Never back into the pool: the session carries the idle timeout.
-                with contextlib.suppress(Exception):
-                    await conn.invalidate()
-
-    async def run(self) -> None:
-        """Forever: stand by until the advisory lock is ours, then consume (cancel to stop).
-
-        Leadership is a lease that PostgreSQL enforces (docs/ranking.md, Leadership): the
-        lock's session has `idle_session_timeout` = `lease` and is pinged every fifth of
-        it; every batch transaction has `idle_in_transaction_session_timeout` = `lease`
-        (and `statement_timeout` = 3 × `lease`). A leader that stops (SIGSTOP, a paused
-        VM) stops pinging; PostgreSQL ends its sessions, which frees the advisory lock and
-        any row locks of a batch it was in, and a standby takes over; on taking the lock
-        it also ends any batch still running (`_fence_off`: some frozen states escape the
-        timeouts). When the old leader runs again its sessions are gone: its batch was
-        rolled back, its next ping fails, and it stands by. Exactly-once never rested on
-        the lock: each batch reads the cursor from the checkpoint row it locks, and
-        commits effects and checkpoint together."""
-        while True:
-            try:
-                async with self._leadership() as lock_conn:
-                    if lock_conn is None:
-                        await asyncio.sleep(self.standby_poll)
-                        continue
-                    self.active = True
-                    _log.info("ranking_consumer_active")
-                    await first_of(self._heartbeat(lock_conn), self._consume())
-            except asyncio.CancelledError:
-                raise
-            except sa.exc.DBAPIError as exc:
-                # Mostly: PostgreSQL ended a session of ours (a lease ran out) or went away.
-                _log.warning("ranking_consumer_standing_by", **describe_exception(exc))
-                await asyncio.sleep(self.standby_poll)
-            except Exception as exc:
-                _log.warning("ranking_consumer_error", **describe_exception(exc))
-                await asyncio.sleep(self.standby_poll)
-            finally:
-                self.active = False
-
-    async def _heartbeat(self, lock_conn: AsyncConnection) -> None:
-        """Pings the lock's session every fifth of the lease; raises when it is gone."""
-        while True:
-            await asyncio.sleep(self.lease / 5)
-            await lock_conn.execute(sa.text("SELECT 1"))
-
-    async def _consume(self) -> None:
-        backoff = _HELD_BACK_FIRST
-        async with self.store.listen() as listener:
-            while True:
-                if await self.step() >= self.batch:
-                    continue
-                if self.held_back:
-                    # Committed, not yet in the global order: no new hint will come for
-                    # it, so look again soon (10 ms, doubling, up to the poll interval).
-                    await listener.wait(backoff)
-                    backoff = min(backoff * 2, self.poll)
-                else:
-                    backoff = _HELD_BACK_FIRST
-                    await listener.wait(self.poll)
-
-
-# The sessions of this database in a live batch (`BATCH_LOCK`), other than this one.
-_BATCHES: Final = (
-    "SELECT l.pid FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
-    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-    " AND l.classid::bigint = :hi AND l.objid::bigint = :lo AND l.objsubid = 1"
-    " AND l.pid <> pg_backend_pid()"
-)
-
-
-async def _fence_off(lock_conn: AsyncConnection) -> None:
-    """Ends every batch still running when the lock becomes ours.
-
-    Whoever ran it held the lock before us and lost it: its lease ran out (it was frozen,
-    or too slow to ping), or its lock session died. Its own timeouts do not always end
-    such a batch: PostgreSQL does not act on them while the session waits for the client
-    in the middle of a COPY or of a pipeline, nor while it blocks writing a result to a
-    client that does not read. `pg_terminate_backend` ends the session in every case,
-    which rolls the batch back and frees the checkpoint row: harmless to exactly-once
-    (effects and checkpoint commit together or not at all). It needs the same role as
-    the old leader's (or `pg_signal_backend`); without it, the timeouts remain."""
-    params = {"hi": BATCH_LOCK >> 32, "lo": BATCH_LOCK & 0xFFFFFFFF}
-    pids = [pid for (pid,) in await lock_conn.execute(sa.text(_BATCHES), params)]
-    for pid in pids:
-        try:
-            ended = await lock_conn.scalar(sa.select(sa.func.pg_terminate_backend(pid)))
-        except sa.exc.DBAPIError as exc:
-            _log.warning("ranking_batch_not_ended", pid=pid, **describe_exception(exc))
-        else:
-            _log.info("ranking_batch_ended", pid=pid, ended=bool(ended))
 
 
 # ----------------------------------------------------------------------------- hashing
@@ -892,7 +735,7 @@ async def _recompute(engine: AsyncEngine, batch: int) -> str:
                     await conn.execute(sa.text(f"ALTER TABLE {live} RENAME TO {live}_old"))
                     await conn.execute(sa.text(f"ALTER TABLE {new} RENAME TO {live}"))
                     await conn.execute(sa.text(f"DROP TABLE {live}_old"))
-                await _write_checkpoint(conn, CHECKPOINT, head)
+                await write_checkpoint(conn, CHECKPOINT, head)
         finally:
             await auto.execute(sa.select(sa.func.pg_advisory_unlock(RECOMPUTE_LOCK)))
     digest, rows = await ratings_hash(engine)
@@ -921,7 +764,7 @@ async def _rebuild(engine: AsyncEngine, store: EventStore, head: Cursor, batch: 
         writer = await _driver(await write_conn.execution_options(isolation_level="AUTOCOMMIT"))
 
         async def fetch(after: Cursor) -> tuple[_Page, _Read]:
-            page = await _finish_page(store, after, batch, until=head, conn=reader)
+            page = await finish_page(store, after, batch, until=head, conn=reader)
             return page, await _outcomes(store, reader, page.finishes)
 
         pending: list[asyncio.Task[Any]] = []

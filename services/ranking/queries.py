@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.streams import match_id_of
-from services.ranking.consumer import read_checkpoint
+from services.ranking.checkpoints import read_checkpoint
 from services.ranking.ratings import DEFAULT_MODEL
 from services.shared.eventstore import Cursor, EventStore
 from services.shared.standing import Completion, completions

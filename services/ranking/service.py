@@ -3,6 +3,7 @@ service.py): one object per process, built by the lifespan over one engine and o
 store, with a part per responsibility:
 
 - `consumer`: follows the log and keeps the ratings (`consumer.py`);
+- `analysis`: follows the log and analyses every finished match (`analysis_consumer.py`);
 - `queries`: every read the API answers with (`queries.py`);
 - `reports`: the operator's queue of reports and its decisions (services/shared/reports.py);
 - `recompute_lock`: one recompute at a time in this process.
@@ -20,6 +21,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.ranking.analysis_consumer import AnalysisConsumer
 from services.ranking.consumer import CHECKPOINT, RankingConsumer
 from services.ranking.queries import RatingQueries
 from services.shared.eventstore import EventStore
@@ -37,6 +39,7 @@ class RankingService:
         self.settings = settings
         self.store = EventStore(engine)
         self.consumer = RankingConsumer(engine, self.store, poll=settings.ranking_poll)
+        self.analysis = AnalysisConsumer(engine, self.store, poll=settings.ranking_poll)
         self.queries = RatingQueries(engine, self.store, CHECKPOINT)
         self.reports = Reports(engine, self.store)
         self.recompute_lock = asyncio.Lock()

@@ -135,9 +135,7 @@ match_analyses: Final = sa.Table(
 analysis_seats: Final = sa.Table(
     "analysis_seats",
     TABLES,
-    sa.Column(
-        "match_id", sa.Text, sa.ForeignKey("match_analyses.match_id"), primary_key=True
-    ),
+    sa.Column("match_id", sa.Text, sa.ForeignKey("match_analyses.match_id"), primary_key=True),
     sa.Column("seat", sa.Integer, primary_key=True),
     sa.Column("player_id", sa.Text, nullable=True),
     sa.Column("name", sa.Text, nullable=False),

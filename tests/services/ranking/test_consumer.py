@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain import events as ev
 from domain.chain import GENESIS
 from services.ranking import consumer as consumer_module
+from services.ranking.checkpoints import read_checkpoint
 from services.ranking.consumer import (
     CONSUMER_LOCK,
     RankingConsumer,
@@ -330,19 +331,19 @@ async def test_global_order_sorts_xids_as_numbers(
             )
     want = ["match-x99", "match-x100", "match-x1000"]
     assert await pg_store.head() == Cursor(1000, 1)
-    live = await consumer_module._finish_page(pg_store, START, 10)
+    live = await consumer_module.finish_page(pg_store, START, 10)
     assert [f.stream_id for f in live.finishes] == want
     assert live.last == Cursor(1000, 1) and live.events == 3
-    upto = await consumer_module._finish_page(pg_store, START, 10, until=Cursor(100, 3))
+    upto = await consumer_module.finish_page(pg_store, START, 10, until=Cursor(100, 3))
     assert [f.stream_id for f in upto.finishes] == want[:2] and upto.last == Cursor(100, 3)
-    after = await consumer_module._finish_page(pg_store, Cursor(99, 2), 10)
+    after = await consumer_module.finish_page(pg_store, Cursor(99, 2), 10)
     assert [f.stream_id for f in after.finishes] == want[1:]
     # A consumer goes through them (nothing to rate) and stops at the last one.
     consumer = RankingConsumer(engine, batch=2)
     assert await consumer.step() == 2
     assert await consumer.step() == 1
     async with engine.connect() as conn:
-        assert await consumer_module.read_checkpoint(conn, "ranking") == Cursor(1000, 1)
+        assert await read_checkpoint(conn, "ranking") == Cursor(1000, 1)
 
 
 async def test_array_literals_read_back_exactly(engine: AsyncEngine) -> None:

@@ -174,6 +174,7 @@ async def test_openapi_declares_the_public_routes(client: AsyncTestClient[Any]) 
         "/api/ratings/leaderboard": ("getPublicLeaderboard", {"200", "422"}),
         "/api/ratings/players/{player_id}": ("getPublicPlayerRating", {"200", "404", "422"}),
         "/api/ratings/matches/{match_id}": ("getPublicMatchRatings", {"200", "404", "422"}),
+        "/api/ratings/analysis/{match_id}": ("getMatchAnalysis", {"200", "404", "422"}),
     }
     for path, (op_id, codes) in ops.items():
         op = paths[path]["get"]

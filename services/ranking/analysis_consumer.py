@@ -1,0 +1,279 @@
+"""The analysis consumer: every finished match -> its analysis (docs/analysis.md), once.
+
+It follows the global cursor as the ranking consumer does (the same leadership:
+`LeasedFollower`, its own advisory locks and checkpoint row `analysis`), one page of
+match ends at a time:
+
+1. reads its checkpoint (unlocked), the match ends after it (`finish_page`), each
+   match's events and whether it was ranked, with no transaction held open;
+2. analyses the matches in a worker process (`domain.analysis`; CPU-bound, about a
+   second a match): never in the service's event loop, and at a lower CPU priority than
+   the services (`nice` 10), so play is never slower for it;
+3. then, in ONE transaction: locks the checkpoint row; if it moved meanwhile (another
+   leader), writes nothing and starts over; else inserts the `match_analyses` and
+   `analysis_seats` rows (plain INSERT: a second analysis of a match violates the primary
+   key) and moves the checkpoint past the page, and commits.
+
+Effects and checkpoint commit together: each match is analysed once, never twice, never
+missed. What it stores is `domain.analysis.encode(analyse(events))`, the bytes
+`ludo replay analyse` prints for the match's replay file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import multiprocessing
+import os
+from collections.abc import Sequence
+from typing import Any, ClassVar, Final, NamedTuple
+
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain import events as ev
+from domain.analysis import analyse, encode
+from domain.streams import PARTY_PREFIX, match_id_of
+from services.ranking.checkpoints import read_checkpoint, write_checkpoint
+from services.ranking.consumer import finish_page, is_ranked
+from services.ranking.leadership import LEASE, LeasedFollower
+from services.shared import match_rows
+from services.shared.eventstore import EventStore
+
+__all__ = [
+    "ANALYSIS_BATCH_LOCK",
+    "ANALYSIS_LOCK",
+    "CHECKPOINT",
+    "AnalysisConsumer",
+    "analyse_match",
+]
+
+_log = structlog.get_logger("services.ranking.analysis")
+
+CHECKPOINT: Final = "analysis"
+# Advisory lock keys, beside the ranking consumer's ("ludo" + 4 / + 5).
+ANALYSIS_LOCK: Final = 0x6C75646F0004
+ANALYSIS_BATCH_LOCK: Final = 0x6C75646F0005
+NICE: Final = 10  # the worker's CPU priority below the services'
+
+
+class Analysed(NamedTuple):
+    """What the worker gives back for one match: the stored bytes, the evaluator, each
+    seat's sums (`SeatAnalysis` fields the tables keep) and the faces it rolled."""
+
+    body: bytes
+    evaluator: str
+    players: int
+    luck_gap: float
+    seats: list[tuple[float, float, int, float, int, list[int]]]
+
+
+def analyse_match(events: Sequence[ev.Event]) -> Analysed:
+    """The analysis of one finished match, and the figures its rows keep (pure)."""
+    analysis = analyse(events)
+    faces = [[0] * 6 for _ in range(analysis.players)]
+    for event in events:
+        if isinstance(event, ev.DieRolled):
+            faces[event.seat][event.value - 1] += 1
+    lucks = [s.luck for s in analysis.seats]
+    return Analysed(
+        body=encode(analysis),
+        evaluator=analysis.evaluator,
+        players=analysis.players,
+        luck_gap=max(lucks) - min(lucks) if lucks else 0.0,
+        seats=[
+            (s.luck, s.error, s.choices, s.own_error, s.best_choices, faces[s.seat])
+            for s in analysis.seats
+        ],
+    )
+
+
+def _analyse_all(matches: list[list[ev.Event]]) -> list[Analysed]:
+    return [analyse_match(events) for events in matches]
+
+
+def _lower_priority() -> None:
+    os.nice(NICE)
+
+
+class _Match(NamedTuple):
+    stream_id: str
+    position: int
+    ended_at: Any
+    ranked: bool
+    created: ev.MatchCreated
+    placements: tuple[int, ...]
+    events: list[ev.Event]
+
+
+_INSERT_MATCH: Final = sa.text(
+    "INSERT INTO match_analyses (match_id, stream_id, position, ended_at, evaluator, players,"
+    " luck_gap, body) VALUES (:match_id, :stream_id, :position, :ended_at, :evaluator,"
+    " :players, :luck_gap, :body)"
+)
+_INSERT_SEAT: Final = sa.text(
+    "INSERT INTO analysis_seats (match_id, seat, player_id, name, ended_at, ranked, place,"
+    " luck, error, choices, own_error, best_choices, faces) VALUES (:match_id, :seat,"
+    " :player_id, :name, :ended_at, :ranked, :place, :luck, :error, :choices, :own_error,"
+    " :best_choices, :faces)"
+)
+
+
+class AnalysisConsumer(LeasedFollower):
+    """Follows the log and analyses every finished match (see the module docstring)."""
+
+    label = "analysis"
+    EVENTS: ClassVar[dict[str, str]] = {
+        "active": "analysis_consumer_active",
+        "standing_by": "analysis_consumer_standing_by",
+        "error": "analysis_consumer_error",
+        "batch_ended": "analysis_batch_ended",
+        "batch_not_ended": "analysis_batch_not_ended",
+    }
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        store: EventStore | None = None,
+        *,
+        batch: int = 20,
+        poll: float = 1.0,
+        standby_poll: float = 2.0,
+        lease: float = LEASE,
+        worker: bool = True,
+    ) -> None:
+        super().__init__(
+            engine,
+            store,
+            name=CHECKPOINT,
+            lock_key=ANALYSIS_LOCK,
+            batch_lock=ANALYSIS_BATCH_LOCK,
+            batch=batch,
+            poll=poll,
+            standby_poll=standby_poll,
+            lease=lease,
+        )
+        # worker=False: analyse in this process's default thread pool (tests; a tool).
+        self._worker = worker
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Stops the worker process (the app's shutdown)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    async def _analyse(self, matches: list[list[ev.Event]]) -> list[Analysed]:
+        loop = asyncio.get_running_loop()
+        if not self._worker:
+            return await loop.run_in_executor(None, _analyse_all, matches)
+        if self._pool is None:
+            # spawn, not fork: the service has threads and open connections.
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_lower_priority,
+            )
+        try:
+            return await loop.run_in_executor(self._pool, _analyse_all, matches)
+        except concurrent.futures.process.BrokenProcessPool:
+            self.close()  # a worker killed under us: a new one next time
+            raise
+
+    async def step(self) -> int:
+        """One page: read and analyse outside any transaction, then write with the
+        checkpoint in one (see the module docstring); the number of events read."""
+        async with self.engine.connect() as conn:
+            cursor = await read_checkpoint(conn, self.name)
+            page = await finish_page(self.store, cursor, self.batch, conn=conn)
+            self.held_back = page.held_back and page.events < self.batch
+            if page.last is None:
+                return 0
+            matches = await self._read(
+                conn, [(f.stream_id, f.position, f.recorded_at) for f in page.finishes]
+            )
+        results = await self._analyse([m.events for m in matches])
+        async with self.engine.begin() as conn:
+            await conn.exec_driver_sql(self._fence)
+            if await read_checkpoint(conn, self.name, lock=True) != cursor:
+                return 0  # another leader moved it meanwhile: read again
+            if matches:
+                await conn.execute(
+                    _INSERT_MATCH,
+                    [
+                        {
+                            "match_id": match_id_of(m.stream_id),
+                            "stream_id": m.stream_id,
+                            "position": m.position,
+                            "ended_at": m.ended_at,
+                            "evaluator": r.evaluator,
+                            "players": r.players,
+                            "luck_gap": r.luck_gap,
+                            "body": r.body,
+                        }
+                        for m, r in zip(matches, results, strict=True)
+                    ],
+                )
+                await conn.execute(
+                    _INSERT_SEAT,
+                    [
+                        row
+                        for m, r in zip(matches, results, strict=True)
+                        for row in _seat_rows(m, r)
+                    ],
+                )
+            await write_checkpoint(conn, self.name, page.last)
+        if matches:
+            _log.info("matches_analysed", matches=len(matches), events=page.events)
+        return page.events
+
+    async def _read(self, conn: Any, finishes: list[tuple[str, int, Any]]) -> list[_Match]:
+        """Each finished match's events and whether it was ranked (three queries)."""
+        streams = list(dict.fromkeys(f[0] for f in finishes))
+        if not streams:
+            return []
+        rows = await match_rows.read_rows(conn, streams)
+        parties = {stream: PARTY_PREFIX + row.party_id for stream, row in rows.items()}
+        events = await self.store.read_streams(streams, conn=conn)
+        opened = await self.store.read_streams(
+            list(dict.fromkeys(parties.values())), types=("MatchOpened",), conn=conn
+        )
+        out: list[_Match] = []
+        seen: set[str] = set()
+        for stream, position, at in finishes:
+            if stream in seen:
+                continue
+            seen.add(stream)
+            decoded = [e.event for e in events.get(stream, ())]
+            created = next((e for e in decoded if isinstance(e, ev.MatchCreated)), None)
+            finished = next((e for e in decoded if isinstance(e, ev.MatchFinished)), None)
+            if created is None or finished is None:
+                continue
+            row = rows.get(stream)
+            ranked = row is not None and is_ranked(stream, row, opened.get(parties[stream], ()))
+            out.append(_Match(stream, position, at, ranked, created, finished.placements, decoded))
+        return out
+
+
+def _seat_rows(m: _Match, r: Analysed) -> list[dict[str, Any]]:
+    return [
+        {
+            "match_id": match_id_of(m.stream_id),
+            "seat": seat,
+            "player_id": spec.player_id if spec.cpu is None else None,
+            "name": spec.name,
+            "ended_at": m.ended_at,
+            "ranked": m.ranked,
+            "place": m.placements[seat] if seat < len(m.placements) else None,
+            "luck": luck,
+            "error": error,
+            "choices": choices,
+            "own_error": own_error,
+            "best_choices": best,
+            "faces": faces,
+        }
+        for seat, (spec, (luck, error, choices, own_error, best, faces)) in enumerate(
+            zip(m.created.seats, r.seats, strict=True)
+        )
+    ]

@@ -1,0 +1,62 @@
+"""The public read of one match's analysis (`GET /api/ratings/analysis/{match_id}`): the
+bytes the analysis consumer stored (services/ranking/analysis_consumer.py), exactly as
+`ludo replay analyse` prints them for the match's replay file (docs/analysis.md). The
+match service forwards `/api/ratings/*` to here for its pages."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+from litestar import Controller, MediaType, Response, get
+from litestar.params import FromPath
+
+from domain.errors import Invalid, NotFound
+from domain.streams import match_stream
+from services.ranking.service import Ranking
+from services.shared.errors import error_responses
+
+__all__ = ["AnalysisController"]
+
+
+class AnalysisController(Controller):
+    path = "/api/ratings"
+    tags = ("ratings",)
+
+    @get(
+        "/analysis/{match_id:str}",
+        operation_id="getMatchAnalysis",
+        summary="A finished match's analysis: each seat's luck and errors (docs/analysis.md)",
+        description="The analysis exactly as stored (and as `ludo replay analyse` prints it "
+        "for the match's replay file); the header `X-Ludo-Evaluator` repeats the evaluator. "
+        '404 `{"error": "not_analysed"}` while the match runs or until the analysis consumer '
+        'has reached its end (seconds); 404 `{"error": "not_found"}` for an unknown match.',
+        responses=error_responses(404, 422),
+        media_type=MediaType.JSON,
+    )
+    async def analysis(self, ranking: Ranking, match_id: FromPath[str]) -> Response[Any]:
+        try:
+            bare = str(uuid.UUID(match_id))
+        except ValueError:
+            raise Invalid("match_id: not a UUID", field="match_id") from None
+        async with ranking.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    sa.text("SELECT evaluator, body FROM match_analyses WHERE match_id = :m"),
+                    {"m": bare},
+                )
+            ).first()
+        if row is None:
+            if not await ranking.queries.match_exists(match_stream(bare)):
+                raise NotFound("no such match")
+            raise NotFound(
+                "this match has no analysis yet: it is written within seconds of the match's"
+                " end; try again shortly",
+                code="not_analysed",
+            )
+        return Response(
+            content=bytes(row.body),
+            media_type=MediaType.JSON,
+            headers={"X-Ludo-Evaluator": row.evaluator, "Cache-Control": "public, max-age=300"},
+        )
