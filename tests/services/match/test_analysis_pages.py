@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, Route, expect
 
-from tests.browser import person, requires_chromium, shot, small_targets
+from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site, create_party, name_myself, play_my_turns
 from tests.waiting import wait_until
 
@@ -107,6 +107,7 @@ async def test_the_end_screen_says_the_players_dice_and_choices(
         await expect(link).to_have_attribute("href", f"/replay/{match_id}#analysis")
         await expect(page.locator("#replay-link")).to_be_visible()
         assert await small_targets(page) == []
+        assert await axe_violations(page) == []
         assert await page.evaluate("scrollY") == 0
         await shot(page, "end-analysis-375-en.png", full_page=False)
         await page.click("#lang")
@@ -224,6 +225,7 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
         await expect(rows).to_have_count(len(colours))
         await expect(rows.first.locator(".luck")).to_have_text(signed(analysis["seats"][0]["luck"]))
         assert await small_targets(page) == []
+        assert await axe_violations(page) == []
         await shot(page, "replay-analysis-375-en.png")
         await page.click("#lang")
         await expect(page.locator("#analysis-title")).to_have_text("対局の分析")
