@@ -12,6 +12,7 @@ are answered by the test (Playwright's routing).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from typing import Any
@@ -128,16 +129,22 @@ async def test_the_end_screen_says_why_the_analysis_is_not_there_yet(
     """While the ranking service does not answer (503) the end screen says so, while the
     analysis is not written (404 not_analysed) it says the match is being analysed, and
     it asks again by itself until the line comes; もう一度 stays offered throughout."""
-    answers = ["503", "404"]  # the page's first two asks, then the ranking service's own
+    # The page's first ask is answered 503, its second (once the test has read what the
+    # first made it say) 404 not_analysed, the next ones (likewise) by the ranking service.
+    asks: list[Route] = []
+    unavailable_seen, pending_seen = asyncio.Event(), asyncio.Event()
 
     async def answer(route: Route) -> None:
-        if not answers:
-            await route.continue_()
-        elif answers.pop(0) == "503":
+        asks.append(route)
+        if len(asks) == 1:
             body = {"error": "ranking_unavailable", "detail": "down"}
             await route.fulfill(status=503, json=body, headers={"Retry-After": "5"})
-        else:
+        elif len(asks) == 2:
+            await unavailable_seen.wait()
             await route.fulfill(status=404, json={"error": "not_analysed", "detail": "soon"})
+        else:
+            await pending_seen.wait()
+            await route.continue_()
 
     async with person(browser) as (page, errors):
         await page.route(ANALYSIS, answer)
@@ -148,9 +155,11 @@ async def test_the_end_screen_says_why_the_analysis_is_not_there_yet(
             "The analysis cannot be shown right now (the ranking service does not answer)."
         )
         await expect(rematch).to_be_visible()
+        unavailable_seen.set()
         await expect(note).to_have_text("Analysing the match…")
         await expect(page.locator("#analysis-link")).to_be_hidden()
         await expect(rematch).to_be_visible()
+        pending_seen.set()
         await expect(note).to_have_attribute("data-state", "ready", timeout=120_000)
         await expect(page.locator("#placements li[data-seat='0'] .luck")).to_have_text(
             re.compile(f"^The dice: {SIGNED} for you; your choices: ({SIGNED}|no choice to make)$")
