@@ -218,13 +218,22 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
             f"At event {decision['version']}:"
         )
         await shot(page, "replay-decision-375-en.png", full_page=False)
-        # the swings in words; one of them steps the replay to its turn
+        # a tap on the chart's left edge (left of its marks) steps to its first point
+        chart = page.locator("#chances")
+        box = await chart.bounding_box()
+        assert box is not None
+        await chart.tap(position={"x": 1, "y": box["height"] - 3})
+        first = analysis["points"][0][0]
+        await expect(page.locator("#counter")).to_have_text(f"{first + 1} / {len(model['steps'])}")
+        # the swings in words; one of them, pressed from the keyboard, steps the replay to
+        # its turn
         buttons = page.locator("#swings button")
         await expect(buttons).to_have_count(len(swings))
         swing = swings[-1][2]
         last = buttons.nth(len(swings) - 1)
         await expect(last).to_contain_text(signed(swing["change"]))
-        await last.click()
+        await last.focus()
+        await page.keyboard.press("Enter")
         await expect(page.locator("#counter")).to_have_text(
             f"{swing['version'] + 1} / {len(model['steps'])}"
         )
