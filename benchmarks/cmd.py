@@ -11,6 +11,7 @@ def register(subparsers: Any) -> None:
     bench = subparsers.add_parser("bench", help="benchmarks (print figures with a baseline)")
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
     from benchmarks import (
+        analysis_bench,
         arena_bench,
         domain_bench,
         faults_bench,
@@ -27,6 +28,7 @@ def register(subparsers: Any) -> None:
     from benchmarks.harness import add
 
     for module in (
+        analysis_bench,
         arena_bench,
         domain_bench,
         faults_bench,

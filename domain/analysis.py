@@ -28,10 +28,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Final
 
-import msgspec
-
+from domain.analysis_format import (
+    FORMAT,
+    FORMAT_VERSION,
+    Analysis,
+    Decision,
+    Option,
+    Point,
+    Roll,
+    SeatAnalysis,
+    Swing,
+    encode,
+)
 from domain.board import Board
 from domain.cpu.evaluation import evaluate
 from domain.cpu.features import opponents
@@ -67,13 +77,13 @@ __all__ = [
     "face_values",
 ]
 
-FORMAT: Final = "ludo-analysis"
-FORMAT_VERSION: Final = 1
 # The fallback's slope, per 100 squares of `evaluate` (the hand-made evaluation), by the
-# number of seats still playing: fitted by logistic regression on held-out self-play
-# positions (docs/analysis.md, "How far to trust it"). Changing it changes EVALUATOR.
-FALLBACK_SLOPE: Final[dict[int, float]] = {2: 2.0, 3: 2.0, 4: 2.0}
-FALLBACK_VERSION: Final = "logistic-1"
+# number of seats still playing: fitted by logistic regression (the offset fixed at the
+# even share) on a training split of self-play positions, `standard` and `bga` weighing
+# the same (tools/analysis_calibration.py; docs/analysis.md, "How far to trust it").
+# Changing it changes EVALUATOR.
+FALLBACK_SLOPE: Final[dict[int, float]] = {2: 0.964, 3: 0.321, 4: 0.151}
+FALLBACK_VERSION: Final = "logistic-2"
 # What produced a result, recorded with it: an analysis is reproducible only with the same
 # network (its training iteration and weights' hash) and the same fallback.
 EVALUATOR: Final = f"hard-{NETWORK}/{FALLBACK_VERSION}"
@@ -98,109 +108,6 @@ class Chances(Leaf):
 
 
 CHANCES: Final = Chances()
-
-
-# ----------------------------------------------------------------------------- the result
-
-
-class Option(msgspec.Struct, frozen=True, array_like=True):
-    """A legal move of a decision: the piece, where it goes, and its value."""
-
-    piece: int
-    frm: int
-    to: int
-    value: float
-
-
-class Decision(msgspec.Struct, frozen=True, kw_only=True):
-    """A choice among two or more different moves: `version` is the `PieceMoved`'s, `by`
-    who chose (player, cpu, stand-in, timeout); `played` and `best` index `options`."""
-
-    version: int
-    seat: int
-    by: str
-    die: int
-    options: list[Option]
-    played: int
-    best: int
-    error: float
-
-
-class Roll(msgspec.Struct, frozen=True, kw_only=True):
-    """A die of seat `seat` (`version`: the `DieRolled`'s): `faces[i]` is the value of the
-    best play of face i + 1, `before` their mean, `luck` = faces[die − 1] − before."""
-
-    version: int
-    seat: int
-    die: int
-    before: float
-    luck: float
-    faces: list[float]
-
-
-class Point(msgspec.Struct, frozen=True, array_like=True):
-    """Every seat's chance to place first after the event `version` (a turn's end, the
-    start, the end), as the graph draws it: each seat's own value, shared out so the
-    seats still playing sum to 1."""
-
-    version: int
-    chances: list[float]
-
-
-class Swing(msgspec.Struct, frozen=True, kw_only=True):
-    """One of a seat's largest changes of chance: a whole turn of seat `by` (from the
-    event `version` to `until`), the dice it rolled and the seats it captured."""
-
-    version: int
-    until: int
-    by: int
-    dice: list[int]
-    captured: list[int]
-    change: float
-
-
-class SeatAnalysis(msgspec.Struct, frozen=True, kw_only=True):
-    """One seat's sums. `error` counts every choice made for the seat; `choices`,
-    `own_error`, `best_choices`, `error_rate` and `best_share` only those of its own
-    player (or CPU): not a stand-in's, nor a timed-out turn's."""
-
-    seat: int
-    rolls: int
-    luck: float
-    error: float
-    choices: int
-    own_error: float
-    best_choices: int
-    error_rate: float
-    best_share: float
-    others: float
-    lookahead: float
-    start: float
-    end: float
-    swings: list[Swing]
-
-
-class Analysis(msgspec.Struct, frozen=True, kw_only=True):
-    """A match's analysis (docs/analysis.md). `until`: the version it stopped at."""
-
-    format: str = FORMAT
-    format_version: int = FORMAT_VERSION
-    evaluator: str
-    value: Literal["first"] = "first"
-    players: int
-    until: int
-    seats: list[SeatAnalysis]
-    points: list[Point]
-    rolls: list[Roll]
-    decisions: list[Decision]
-
-
-_ENCODER: Final = msgspec.json.Encoder()
-
-
-def encode(analysis: Analysis) -> bytes:
-    """The analysis as the service stores it and `ludo replay analyse` prints it."""
-    return _ENCODER.encode(analysis)
 
 
 # --------------------------------------------------------------------------- the valuation
@@ -385,8 +292,8 @@ def analyse(events: Sequence[Event]) -> Analysis:
             seats = [_Seat() for _ in range(state.board.players)]
             swings = [[] for _ in range(state.board.players)]
         elif isinstance(event, TurnEnded):
-            for each in seats:
-                each.same_turn = False
+            for other in seats:
+                other.same_turn = False
             _point(state, points, version, turn, swings)
             turn = _Turn(version + 1, event.next_seat)
         elif isinstance(event, PlayerFinished | MatchFinished):

@@ -228,11 +228,12 @@ def _analyse(args: argparse.Namespace) -> int:
         return 1
     print(f"analysing {len(replay.events)} events of match {replay.match_id}…", file=sys.stderr)
     body = encode(analyse([e.event() for e in replay.events]))
+    # Exactly the stored bytes (no newline added, but for a terminal's prompt).
     if args.output is None:
-        sys.stdout.buffer.write(body + b"\n")
+        sys.stdout.buffer.write(body + (b"\n" if sys.stdout.isatty() else b""))
         sys.stdout.flush()
     else:
-        args.output.write_bytes(body + b"\n")
+        args.output.write_bytes(body)
         print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -1,6 +1,6 @@
-"""What tests/test_compiled.py compares: a fingerprint of many whole matches and replay
-verdicts, computed by whichever `domain` and `replays` are importable (run as
-`python3 -m tests.compiled_probe`, it prints it with the engine's form)."""
+"""What tests/test_compiled.py compares: a fingerprint of many whole matches, replay
+verdicts and match analyses, computed by whichever `domain` and `replays` are importable
+(run as `python3 -m tests.compiled_probe`, it prints it with the engine's form)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 
+from domain.analysis import analyse
+from domain.analysis import encode as encode_analysis
 from domain.engine_form import engine_form
 from domain.events import encode_event
 from domain.rules import parse_ruleset
@@ -30,16 +32,18 @@ MIXED: list[tuple[dict[str, Any], list[str]]] = [
 
 
 def fingerprint() -> str:
-    """sha256 over the verdicts on the golden replay files (as they are, and forged), and
-    over the encoded events of every golden case and every mixed match."""
+    """sha256 over the verdicts on the golden replay files (as they are, and forged), over
+    the encoded events of every golden case and every mixed match, and over the encoded
+    analysis (domain/analysis.py) of every mixed match: the network's rules and the
+    fallback's."""
     digest = hashlib.sha256()
-    matches: list[tuple[dict[str, Any], list[str], bytes, list[str] | None, int]] = [
+    matches: list[tuple[dict[str, Any], list[str], bytes, list[str] | None, int, bool]] = [
         (c["rules"], ["easy"] * c["players"], bytes.fromhex(c["server_seed"]),
-         c["client_seeds"], c["first_seat"])
+         c["client_seeds"], c["first_seat"], False)
         for c in json.loads(GOLDEN.read_text())["cases"]
     ]  # fmt: skip
     matches += [
-        (rules, seats, hashlib.sha256(f"probe{i}".encode()).digest(), None, i % len(seats))
+        (rules, seats, hashlib.sha256(f"probe{i}".encode()).digest(), None, i % len(seats), True)
         for i, (rules, seats) in enumerate(MIXED)
     ]
     # The verifier too: every golden replay file, and each with one die changed.
@@ -49,7 +53,7 @@ def fingerprint() -> str:
         for data in (raw, forged):
             verdict = verify_replay(load_replay(data))
             digest.update(msgspec.json.encode(verdict))
-    for rules, seats, seed, client_seeds, first in matches:
+    for rules, seats, seed, client_seeds, first, analysed in matches:
         match = play_match(
             parse_ruleset(rules),
             seats,  # type: ignore[arg-type]
@@ -60,6 +64,8 @@ def fingerprint() -> str:
         )
         for event in match.events:
             digest.update(encode_event(event))
+        if analysed:
+            digest.update(encode_analysis(analyse(match.events)))
     return digest.hexdigest()
 
 

@@ -25,6 +25,7 @@ import asyncio
 import concurrent.futures
 import multiprocessing
 import os
+import signal
 from collections.abc import Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
@@ -93,8 +94,11 @@ def _analyse_all(matches: list[list[ev.Event]]) -> list[Analysed]:
     return [analyse_match(events) for events in matches]
 
 
-def _lower_priority() -> None:
+def _worker_start() -> None:
+    """The worker runs below the services' CPU priority, and leaves Ctrl-C (SIGINT, sent
+    to the whole process group) to its parent, which shuts it down in order."""
     os.nice(NICE)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Match(NamedTuple):
@@ -165,6 +169,8 @@ class AnalysisConsumer(LeasedFollower):
             self._pool = None
 
     async def _analyse(self, matches: list[list[ev.Event]]) -> list[Analysed]:
+        if not matches:
+            return []  # no worker for a page without a match end
         loop = asyncio.get_running_loop()
         if not self._worker:
             return await loop.run_in_executor(None, _analyse_all, matches)
@@ -173,7 +179,7 @@ class AnalysisConsumer(LeasedFollower):
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_lower_priority,
+                initializer=_worker_start,
             )
         try:
             return await loop.run_in_executor(self._pool, _analyse_all, matches)

@@ -37,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Conflict, Invalid, NotFound, Unauthenticated, Unavailable
 from services.ranking.analysis_routes import AnalysisController
+from services.ranking.analysis_stats import analysis_handlers
 from services.ranking.consumer import (
     RecomputeBusy,
     RecomputeNotPermitted,
@@ -342,6 +343,7 @@ def create_app(
             PublicRatingsController,
             AnalysisController,
             OperatorReportsController,
+            *analysis_handlers(_operator_guard),
             healthz,
             dashboard,
             index,

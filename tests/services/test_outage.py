@@ -304,6 +304,10 @@ async def test_every_route_answers_503_while_the_database_is_down(
                 ("ranking", "GET", f"/api/ratings/players/{me['id']}", {}),
                 ("ranking", "GET", "/api/ranking/leaderboard", {"headers": operator}),
                 ("ranking", "POST", "/api/ranking/recompute", {"headers": operator}),
+                ("ranking", "GET", f"/api/ratings/analysis/{table.match_id}", {}),
+                ("ranking", "GET", f"/api/ratings/players/{me['id']}/analysis", {}),
+                ("ranking", "GET", "/api/ranking/dice", {"headers": operator}),
+                ("ranking", "GET", "/api/ranking/luck-gaps", {"headers": operator}),
             ]
             for service, method, path, options in calls:
                 client = http if service == "match" else rank

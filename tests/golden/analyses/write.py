@@ -31,7 +31,7 @@ def golden_pairs() -> list[tuple[Path, Path]]:
 def main() -> None:
     for replay_path, out in golden_pairs():
         replay = load_replay(replay_path.read_bytes())
-        out.write_bytes(encode(analyse([e.event() for e in replay.events])) + b"\n")
+        out.write_bytes(encode(analyse([e.event() for e in replay.events])))
         print(f"wrote {out.relative_to(HERE.parent.parent.parent)}")
 
 

@@ -33,14 +33,14 @@ SMALL = "v1-standard-2p-standins"  # the quickest golden match to analyse
 
 async def import_goldens(store: EventStore, only: str | None = SMALL) -> dict[str, bytes]:
     """Stores the golden replays (`only` the one so named; None: all); match id -> its
-    golden analysis bytes (without the newline the files end with)."""
+    golden analysis bytes."""
     out = {}
     for replay_path, golden in golden_pairs():
         if only is not None and not replay_path.name.startswith(only):
             continue
         replay = load_replay(replay_path.read_bytes())
         await ReplayStore(store).import_replay(replay)
-        out[replay.match_id] = golden.read_bytes().rstrip(b"\n")
+        out[replay.match_id] = golden.read_bytes()
     return out
 
 
