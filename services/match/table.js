@@ -929,10 +929,18 @@
       li.appendChild(el("span", { class: "mark", "aria-hidden": "true" }, SYMBOL[s.colour]));
       li.appendChild(el("span", { class: "who" }, `${seatName(i)}${isMe(i) ? t("you_mark") : ""}`));
       li.appendChild(el("span", { class: "rating", "data-player": s.player_id || "" }));
+      li.appendChild(el("span", { class: "luck", "data-luck-seat": i }));
       list.appendChild(li);
     }
     drawRematch();
     drawArena();
+    if (analysisFor !== matchId) {
+      analysisFor = matchId;
+      analysis = null;
+      analysisState = "pending";
+      loadAnalysis(matchId);
+    }
+    drawAnalysis();
     if (!match.ranked) {
       $("#rating-note").textContent = t("rating_none");
     } else {
@@ -977,6 +985,102 @@
       cell.classList.add(delta > 0 ? "up" : delta < 0 ? "down" : "same");
     }
     $("#rating-note").textContent = "";
+  }
+
+  // ------------------------------------------------------------ the analysis
+  // Every finished match is analysed by the ranking service (docs/analysis.md) within
+  // seconds of its end: each human seat's line then says what its dice and its choices
+  // did to its chance to finish first, in percentage points (luck, and −own_error), and a
+  // link opens the replay at its analysis. Until it is written the page says so and asks
+  // again a few times, further and further apart; a ranking service that does not answer
+  // (503) is said in words, and nothing else on the page waits for it.
+  mergeWords({
+    ja: {
+      analysis_pending: "対局を分析しています…",
+      analysis_later: "分析はまだできていません。あとでリプレイで見られます。",
+      analysis_unavailable: "いまは分析を表示できません（ランキングのサービスが応答しません）。",
+      analysis_none: "この対局の分析はありません。",
+      analysis_note: "数字は、1位になる確率がどれだけ動いたか（パーセントポイント）です。",
+      analysis_link: "リプレイで分析を見る",
+      analysis_you: "サイコロ: あなたに{luck}、あなたの選んだ手: {choices}",
+      analysis_seat: "サイコロ: {luck}、選んだ手: {choices}",
+      analysis_no_choice: "選ぶ場面なし",
+    },
+    en: {
+      analysis_pending: "Analysing the match…",
+      analysis_later: "The analysis is not ready yet; the replay will show it later.",
+      analysis_unavailable: "The analysis cannot be shown right now (the ranking service does not answer).",
+      analysis_none: "This match has no analysis.",
+      analysis_note: "In percentage points of the chance to finish first.",
+      analysis_link: "See the analysis in the replay",
+      analysis_you: "The dice: {luck} for you; your choices: {choices}",
+      analysis_seat: "The dice: {luck}; choices: {choices}",
+      analysis_no_choice: "no choice to make",
+    },
+  });
+  const ANALYSIS_WAITS = [1500, 3000, 6000, 12000, 24000];  // ms before each new ask
+  let analysisFor = null;
+  let analysis = null;           // the stored analysis (GET /api/ratings/analysis/{id})
+  let analysisState = "pending"; // pending, ready, later, unavailable, none
+
+  // A change of chance in points, signed: "+12%", "−4%", "±0%".
+  function points(x) {
+    const n = Math.round(x * 100);
+    return n > 0 ? `+${n}%` : n < 0 ? `\u2212${-n}%` : "\u00b10%";
+  }
+
+  // keepalive: a page left while the answer is on its way does not abort it.
+  async function askAnalysis(id) {
+    let r;
+    try {
+      r = await fetch(`/api/ratings/analysis/${encodeURIComponent(id)}`,
+                      { keepalive: true, cache: "no-store", headers: { Accept: "application/json" } });
+    } catch (_) {
+      return { state: "unavailable" };
+    }
+    if (r.ok) return { state: "ready", body: await r.json() };
+    let code = null;
+    try { code = (await r.json()).error; } catch (_) { /* not JSON */ }
+    if (r.status === 404 && code === "not_found") return { state: "none" };
+    if (r.status === 404 && code === "not_analysed") return { state: "pending" };
+    return { state: "unavailable" };
+  }
+
+  async function loadAnalysis(id) {
+    for (let tries = 0; matchId === id; tries++) {
+      const answer = await askAnalysis(id);
+      if (matchId !== id) return;
+      if (answer.state === "ready") analysis = answer.body;
+      const last = tries >= ANALYSIS_WAITS.length;
+      // not written yet after the last ask: the replay shows it later
+      analysisState = answer.state === "pending" && last ? "later" : answer.state;
+      drawAnalysis();
+      if (answer.state === "ready" || answer.state === "none" || last) return;
+      await new Promise((done) => setTimeout(done, ANALYSIS_WAITS[tries]));
+    }
+  }
+
+  function drawAnalysis() {
+    const ready = analysisState === "ready" && analysis && analysis.seats;
+    for (const cell of document.querySelectorAll("#placements .luck")) {
+      const seat = Number(cell.dataset.luckSeat);
+      const s = ready ? analysis.seats[seat] : null;
+      const human = match && match.seats[seat] && !match.seats[seat].cpu;
+      if (!s || !human) {
+        cell.textContent = "";
+        continue;
+      }
+      const choices = s.choices ? points(-s.own_error) : t("analysis_no_choice");
+      cell.textContent = t(isMe(seat) ? "analysis_you" : "analysis_seat", { luck: points(s.luck), choices });
+      cell.dataset.luck = String(s.luck);
+      cell.dataset.choices = String(s.choices ? -s.own_error : 0);
+    }
+    const note = $("#analysis-note");
+    note.textContent = ready ? t("analysis_note") : t(`analysis_${analysisState}`);
+    note.dataset.state = analysisState;
+    const link = $("#analysis-link");
+    link.hidden = !ready;
+    link.href = `/replay/${encodeURIComponent(matchId)}#analysis`;
   }
 
   function drawRematch() {

@@ -1,0 +1,296 @@
+"""The match's analysis on the pages (docs/analysis.md, docs/site.md): the end screen's
+line of each human player's dice and choices, and the replay viewer's chart of the
+seats' chances, its swings, its seats' sums and the options valued at a decision.
+
+Debian's Chromium driven by Playwright, against the match service and the ranking
+service (whose analysis consumer writes every finished match's analysis) on the test's
+PostgreSQL, as in test_table.py. Waiting is on the pages' own state (`#result`,
+`data-state`, `body[data-analysis]`) or on the API's answer, never on a clock. Where a
+test needs the analysis absent or the ranking service away, the browser's requests for it
+are answered by the test (Playwright's routing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, Route, expect
+
+from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
+from tests.services.match.site_pages import Site, create_party, name_myself, play_my_turns
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
+
+ANALYSIS = "**/api/ratings/analysis/*"
+SIGNED = r"(\+\d+|\u2212\d+|\u00b10)%"
+
+
+def signed(x: float) -> str:
+    """A change of chance as the pages write it, rounded as JavaScript's Math.round
+    rounds: "+12%", "−4%", "±0%"."""
+    n = math.floor(x * 100 + 0.5)
+    return f"+{n}%" if n > 0 else f"\u2212{-n}%" if n < 0 else "\u00b10%"
+
+
+async def analysis_of(site: Site, match_id: str) -> dict[str, Any]:
+    """The stored analysis, once the ranking service has written it."""
+
+    def written() -> dict[str, Any] | None:
+        r = site.http.get(f"/api/ratings/analysis/{match_id}")
+        return r.json() if r.status_code == 200 else None
+
+    found: dict[str, Any] = await wait_until(written, 120, what="the match's analysis")
+    return found
+
+
+async def play_two_seats_to_the_end(page: Page, site: Site, name: str) -> str:
+    """A 2-seat table (BGA's rules) against one CPU, played by clicks to its end; returns
+    the match's id."""
+    await name_myself(page, site, name)
+    party_id = await create_party(page, seats=2)
+    await page.click("[data-add-cpu='1']")
+    await page.click("#start")
+    await expect(page.locator("#match-view")).to_be_visible()
+    await play_my_turns(page)
+    await expect(page.locator("#result")).to_be_visible()
+    match_id: str = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+    return match_id
+
+
+def played_by_cpus(site: Site) -> str:
+    """A finished 4-seat match (our rules) of three CPUs and a host who left at once (a
+    CPU stands in): started over HTTP, played by the deadline worker."""
+    http = site.http
+    host = http.post("/api/players", json={"name": "hostess"}).json()
+    auth = {"Authorization": f"Bearer {host['token']}"}
+    party = http.post(
+        "/api/parties", json={"seats": 4, "rules": {"preset": "standard"}}, headers=auth
+    ).json()
+    for level in ("easy", "normal", "hard"):
+        r = http.post(f"/api/parties/{party['id']}/cpus", json={"level": level}, headers=auth)
+        assert r.status_code == 200, r.text
+    r = http.post(f"/api/parties/{party['id']}/start", headers=auth)
+    assert r.status_code == 201, r.text
+    match_id: str = r.json()["match_id"]
+    r = http.post(f"/api/matches/{match_id}/leave", headers=auth)
+    assert r.status_code == 200, r.text
+    return match_id
+
+
+# ------------------------------------------------------------------------ the end screen
+
+
+async def test_the_end_screen_says_the_players_dice_and_choices(
+    site: Site, browser: Browser
+) -> None:
+    """After a match against a CPU, on a phone, the end screen says the player's dice and
+    choices in points of their chance to finish first, as the stored analysis has them,
+    in English and Japanese, with a link to the replay's analysis; the CPU has no line."""
+    async with person(browser, width=375, height=812, touch=True) as (page, errors):
+        match_id = await play_two_seats_to_the_end(page, site, "mio")
+        note = page.locator("#analysis-note")
+        await expect(note).to_have_attribute("data-state", "ready", timeout=120_000)
+        analysis = await analysis_of(site, match_id)
+        seat = analysis["seats"][0]
+        choices = signed(-seat["own_error"]) if seat["choices"] else "no choice to make"
+        mine = page.locator("#placements li[data-seat='0'] .luck")
+        await expect(mine).to_have_text(
+            f"The dice: {signed(seat['luck'])} for you; your choices: {choices}"
+        )
+        await expect(page.locator("#placements li[data-seat='1'] .luck")).to_be_empty()
+        await expect(note).to_have_text("In percentage points of the chance to finish first.")
+        link = page.locator("#analysis-link")
+        await expect(link).to_have_attribute("href", f"/replay/{match_id}#analysis")
+        await expect(page.locator("#replay-link")).to_be_visible()
+        assert await small_targets(page) == []
+        assert await axe_violations(page) == []
+        assert await page.evaluate("scrollY") == 0
+        await shot(page, "end-analysis-375-en.png", full_page=False)
+        await page.click("#lang")
+        ja = "選ぶ場面なし" if not seat["choices"] else signed(-seat["own_error"])
+        await expect(mine).to_have_text(
+            f"サイコロ: あなたに{signed(seat['luck'])}、あなたの選んだ手: {ja}"
+        )
+        await expect(link).to_have_text("リプレイで分析を見る")
+        await shot(page, "end-analysis-375-ja.png", full_page=False)
+        await page.set_viewport_size({"width": 1280, "height": 800})
+        await shot(page, "end-analysis-1280-ja.png", full_page=False)
+        assert errors == []
+
+
+async def test_the_end_screen_says_why_the_analysis_is_not_there_yet(
+    site: Site, browser: Browser
+) -> None:
+    """While the ranking service does not answer (503) the end screen says so, while the
+    analysis is not written (404 not_analysed) it says the match is being analysed, and
+    it asks again by itself until the line comes; もう一度 stays offered throughout."""
+    # The page's first ask is answered 503, its second (once the test has read what the
+    # first made it say) 404 not_analysed, the next ones (likewise) by the ranking service.
+    asks: list[Route] = []
+    unavailable_seen, pending_seen = asyncio.Event(), asyncio.Event()
+
+    async def answer(route: Route) -> None:
+        asks.append(route)
+        if len(asks) == 1:
+            body = {"error": "ranking_unavailable", "detail": "down"}
+            await route.fulfill(status=503, json=body, headers={"Retry-After": "5"})
+        elif len(asks) == 2:
+            await unavailable_seen.wait()
+            await route.fulfill(status=404, json={"error": "not_analysed", "detail": "soon"})
+        else:
+            await pending_seen.wait()
+            await route.continue_()
+
+    async with person(browser) as (page, errors):
+        await page.route(ANALYSIS, answer)
+        await play_two_seats_to_the_end(page, site, "ren")
+        note = page.locator("#analysis-note")
+        rematch = page.locator("#rematch")
+        await expect(note).to_have_text(
+            "The analysis cannot be shown right now (the ranking service does not answer)."
+        )
+        await expect(rematch).to_be_visible()
+        unavailable_seen.set()
+        await expect(note).to_have_text("Analysing the match…")
+        await expect(page.locator("#analysis-link")).to_be_hidden()
+        await expect(rematch).to_be_visible()
+        pending_seen.set()
+        await expect(note).to_have_attribute("data-state", "ready", timeout=120_000)
+        await expect(page.locator("#placements li[data-seat='0'] .luck")).to_have_text(
+            re.compile(f"^The dice: {SIGNED} for you; your choices: ({SIGNED}|no choice to make)$")
+        )
+        await expect(rematch).to_be_visible()
+        assert errors == []
+
+
+# ----------------------------------------------------------------------- the replay viewer
+
+
+async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_options(
+    site: Site, browser: Browser
+) -> None:
+    """The replay of an analysed match draws one line per seat in its colour, marks and
+    lists every seat's swings in words (a swing's button steps the replay there), lists
+    the seats' sums, and at a decision shows each option's value with the played and the
+    best one marked and what the choice cost, in English and Japanese."""
+    match_id = played_by_cpus(site)
+    analysis = await analysis_of(site, match_id)
+    model = site.http.get(f"/api/matches/{match_id}/steps").json()
+    colours = [s["colour"] for s in model["seats"]]
+    costly = [d for d in analysis["decisions"] if d["error"] > 0]
+    decision = costly[0] if costly else analysis["decisions"][0]
+    swings = sorted(
+        ((sw["until"], s["seat"], sw) for s in analysis["seats"] for sw in s["swings"]),
+        key=lambda x: (x[0], x[1]),
+    )
+    async with person(browser, width=375, height=812, touch=True) as (page, errors):
+        await page.goto(f"{site.url}/replay/{match_id}#{decision['version']}")
+        await expect(page.locator("body[data-analysis=ready]")).to_be_attached()
+        lines = page.locator("#chances polyline.line")
+        await expect(lines).to_have_count(len(analysis["seats"]))
+        for i, colour in enumerate(colours):
+            await expect(lines.nth(i)).to_have_class(re.compile(f"c-{colour}"))
+        await expect(page.locator("#chances circle.swing")).to_have_count(len(swings))
+        await expect(page.locator("#chances-legend li")).to_have_count(len(colours))
+        await expect(page.locator("#chances-text li")).to_have_count(len(colours))
+        # the options at the decision: valued, the played and the best marked
+        options = page.locator("#options li")
+        await expect(options).to_have_count(len(decision["options"]))
+        played = decision["options"][decision["played"]]
+        best = decision["options"][decision["best"]]
+        chosen = page.locator(f"#options li.chosen[data-piece='{played[0]}']")
+        await expect(chosen).to_contain_text(f"{math.floor(played[3] * 100 + 0.5)}%")
+        await expect(page.locator("#options li.best")).to_have_attribute("data-piece", str(best[0]))
+        await expect(page.locator("#options li.best")).to_contain_text("★ best")
+        verdict = page.locator("#options-verdict")
+        if decision["error"] == 0:
+            await expect(verdict).to_have_text("The best move was played.")
+        else:
+            await expect(verdict).to_have_text(
+                f"Piece {best[0] + 1} was best (this choice: {signed(-decision['error'])})."
+            )
+        await expect(page.locator("#chances-now")).to_contain_text(
+            f"At event {decision['version']}:"
+        )
+        await shot(page, "replay-decision-375-en.png", full_page=False)
+        # a tap on the chart's left edge (left of its marks) steps to its first point
+        chart = page.locator("#chances")
+        box = await chart.bounding_box()
+        assert box is not None
+        await chart.tap(position={"x": 1, "y": box["height"] - 3})
+        first = analysis["points"][0][0]
+        await expect(page.locator("#counter")).to_have_text(f"{first + 1} / {len(model['steps'])}")
+        # the swings in words; one of them, pressed from the keyboard, steps the replay to
+        # its turn
+        buttons = page.locator("#swings button")
+        await expect(buttons).to_have_count(len(swings))
+        swing = swings[-1][2]
+        last = buttons.nth(len(swings) - 1)
+        await expect(last).to_contain_text(signed(swing["change"]))
+        await last.focus()
+        await page.keyboard.press("Enter")
+        await expect(page.locator("#counter")).to_have_text(
+            f"{swing['version'] + 1} / {len(model['steps'])}"
+        )
+        await expect(last).to_have_attribute("aria-current", "step")
+        await expect(page.locator("#chances-now")).to_contain_text(f"At event {swing['version']}:")
+        rows = page.locator("#analysis-seats tbody tr")
+        await expect(rows).to_have_count(len(colours))
+        await expect(rows.first.locator(".luck")).to_have_text(signed(analysis["seats"][0]["luck"]))
+        assert await small_targets(page) == []
+        assert await axe_violations(page) == []
+        await shot(page, "replay-analysis-375-en.png")
+        await page.click("#lang")
+        await expect(page.locator("#analysis-title")).to_have_text("対局の分析")
+        await expect(last).to_contain_text("の番（")
+        await expect(page.locator("#chances-now")).to_contain_text(
+            f"イベント{swing['version']}の時点: "
+        )
+        await page.set_viewport_size({"width": 1280, "height": 900})
+        await page.goto(f"{site.url}/replay/{match_id}#{decision['version']}")
+        await expect(page.locator("body[data-analysis=ready]")).to_be_attached()
+        await expect(page.locator("#options li.best .best-mark")).to_have_text("★ 最善")
+        await shot(page, "replay-analysis-1280-ja.png")
+        assert errors == []
+
+
+async def test_the_replay_without_its_analysis_works_as_before_and_says_why(
+    site: Site, browser: Browser
+) -> None:
+    """When the ranking service does not answer (503), the replay still steps through the
+    match, draws no chart and says in words why there is no analysis; for a match still
+    being played it says the analysis comes once the match is over."""
+    match_id = played_by_cpus(site)
+
+    async def away(route: Route) -> None:
+        await route.fulfill(status=503, json={"error": "ranking_unavailable", "detail": "down"})
+
+    async with person(browser) as (page, errors):
+        await page.route(ANALYSIS, away)
+        await page.goto(f"{site.url}/replay/{match_id}")
+        await expect(page.locator("body[data-analysis=unavailable]")).to_be_attached()
+        await expect(page.locator("#analysis-state")).to_have_text(
+            "The analysis cannot be shown right now (the ranking service does not answer)."
+        )
+        await expect(page.locator("#analysis-body")).to_be_hidden()
+        await page.click("#next")
+        await expect(page.locator("#counter")).to_contain_text("2 / ")
+        await page.unroute(ANALYSIS)
+        host = site.http.post("/api/players", json={"name": "slow"}).json()
+        auth = {"Authorization": f"Bearer {host['token']}"}
+        party = site.http.post(
+            "/api/parties", json={"seats": 2, "rules": {"preset": "bga"}}, headers=auth
+        ).json()
+        site.http.post(f"/api/parties/{party['id']}/cpus", json={"level": "easy"}, headers=auth)
+        running = site.http.post(f"/api/parties/{party['id']}/start", headers=auth).json()
+        await page.goto(f"{site.url}/replay/{running['match_id']}")
+        await expect(page.locator("body[data-analysis=playing]")).to_be_attached()
+        await expect(page.locator("#analysis-state")).to_have_text(
+            "The analysis comes once the match is over."
+        )
+        assert errors == []
