@@ -263,7 +263,8 @@ def analyse(events: Sequence[Event]) -> Analysis:
                 if by == ("cpu" if state.seats[me].cpu is not None else "player"):
                     seat.choices += 1
                     seat.own_error += error
-                    seat.best += error == 0.0
+                    # As stored: a choice shown with error 0 (to 6 decimals) is a best one.
+                    seat.best += _r(error) == 0.0
                 decisions.append(
                     Decision(
                         version=version,
