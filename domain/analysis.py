@@ -131,22 +131,34 @@ def _stays(state: MatchState) -> float:
 
 def face_values(state: MatchState) -> list[float]:
     """For a seat about to roll: the value of the best play of each face 1..6."""
+    return _face_plays(state)[0]
+
+
+def _face_plays(state: MatchState) -> tuple[list[float], list[tuple[list[Move], list[float]]]]:
+    """`face_values`, and each face's legal moves with their values (none for a face
+    with no legal move or a third six): the rolled face's are the decision's options,
+    valued once."""
     board = state.board
     assert board is not None
     faces: list[float] = []
+    plays: list[tuple[list[Move], list[float]]] = []
     here: float | None = None
     for face in range(1, 7):
-        moves: tuple[Move, ...] = ()
+        moves: list[Move] = []
+        values: list[float] = []
         if not third_six(board, state.sixes, face):
             after = apply(state.copy(), DieRolled(seat=state.turn, n=state.rolls_made, value=face))
-            moves = current_legal_moves(after)
+            moves = list(current_legal_moves(after))
+            if moves:
+                values = _values(after, moves)
+        plays.append((moves, values))
         if moves:
-            faces.append(max(_values(after, moves)))
+            faces.append(max(values))
         else:
             if here is None:
                 here = _stays(state)
             faces.append(here)
-    return faces
+    return faces, plays
 
 
 def _chances(state: MatchState) -> list[float]:
@@ -210,9 +222,7 @@ def analyse(events: Sequence[Event]) -> Analysis:
         until = version
         if isinstance(event, DieRolled):
             me = event.seat
-            board = state.board
-            assert board is not None
-            faces = face_values(state)
+            faces, plays = _face_plays(state)
             before = sum(faces) / 6.0
             luck = faces[event.value - 1] - before
             seat = seats[me]
@@ -239,10 +249,9 @@ def analyse(events: Sequence[Event]) -> Analysis:
             )
             if turn is not None:
                 turn.dice.append(event.value)
-            third = third_six(board, state.sixes, event.value)
             apply(state, event)
-            moves = [] if third else list(current_legal_moves(state))
-            pending = (me, moves, _values(state, moves)) if moves else None
+            moves, values = plays[event.value - 1]
+            pending = (me, moves, values) if moves else None
             # the rolled face's best play, until the move played (if any) replaces it: a
             # prefix cut before the move still sums
             seat.last = faces[event.value - 1]

@@ -8,12 +8,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import sqlalchemy as sa
 from litestar import Controller, MediaType, Response, get
 from litestar.params import FromPath
 
 from domain.errors import Invalid, NotFound
 from domain.streams import match_stream
+from services.ranking.analysis_stats import AnalysisQueries
 from services.ranking.service import Ranking
 from services.shared.errors import error_responses
 
@@ -40,13 +40,7 @@ class AnalysisController(Controller):
             bare = str(uuid.UUID(match_id))
         except ValueError:
             raise Invalid("match_id: not a UUID", field="match_id") from None
-        async with ranking.engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    sa.text("SELECT evaluator, body FROM match_analyses WHERE match_id = :m"),
-                    {"m": bare},
-                )
-            ).first()
+        row = await AnalysisQueries(ranking.engine).stored(bare)
         if row is None:
             if not await ranking.queries.match_exists(match_stream(bare)):
                 raise NotFound("no such match")
@@ -55,8 +49,9 @@ class AnalysisController(Controller):
                 " end; try again shortly",
                 code="not_analysed",
             )
+        evaluator, body = row
         return Response(
-            content=bytes(row.body),
+            content=body,
             media_type=MediaType.JSON,
-            headers={"X-Ludo-Evaluator": row.evaluator, "Cache-Control": "public, max-age=300"},
+            headers={"X-Ludo-Evaluator": evaluator, "Cache-Control": "public, max-age=300"},
         )

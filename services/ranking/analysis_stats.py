@@ -255,6 +255,13 @@ class AnalysisQueries:
         async with self.engine.connect() as conn:
             return list((await conn.execute(sa.text(sql), params)).all())
 
+    async def stored(self, match_id: str) -> tuple[str, bytes] | None:
+        """A match's stored analysis: its evaluator and its bytes (None: not written)."""
+        rows = await self._rows(
+            "SELECT evaluator, body FROM match_analyses WHERE match_id = :m", {"m": match_id}
+        )
+        return (rows[0].evaluator, bytes(rows[0].body)) if rows else None
+
     async def known(self, player_id: str) -> bool:
         """Whether the ranking service has seen the player: an analysed seat, an ended
         match in the reputation fold or a rating (in the order of their indexes' use: the
