@@ -331,6 +331,9 @@ class Cluster:
             # The match service forwards the public /api/ratings/* reads to the ranking
             # service: through the balancer when there is one.
             env["LUDO_RANKING_URL"] = self.ranking_url
+        else:
+            # The operator's live view asks the match service what the site does now.
+            env["LUDO_MATCH_URL"] = self.url
         argv = [
             sys.executable,
             "-m",

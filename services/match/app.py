@@ -31,6 +31,7 @@ from services.match.moderation import (
     ReportsController,
     ReputationController,
 )
+from services.match.operator_routes import OperatorNowController
 from services.match.parties import PartiesController
 from services.match.party_socket import party_socket
 from services.match.players import PlayersController
@@ -58,6 +59,7 @@ from services.match.site import (
 from services.shared.background import run_in_background
 from services.shared.database import service_engine
 from services.shared.eventstore import EventStore, Notification
+from services.shared.instance_stats import InstanceBeat
 from services.shared.openapi_docs import openapi_config
 from services.shared.service_app import serve_from_env, service_app
 from services.shared.settings import Settings
@@ -107,6 +109,8 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             if settings.scheduler:
                 run_in_background(stack, app.state.scheduler.run(), "ludo-scheduler")
             run_in_background(stack, service.lobby.run(), "ludo-lobby-heartbeat")
+            beat = InstanceBeat(own, "match", lambda: {"sockets": sum(hub.watching().values())})
+            run_in_background(stack, beat.run(), "ludo-instance-beat")
             if settings.pairing:
                 run_in_background(stack, service.pools.run(), "ludo-pairing")
                 run_in_background(stack, service.arenas.run(), "ludo-arenas")
@@ -146,6 +150,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         healthz,
         ratings_proxy,
         ReportsController,
+        OperatorNowController,
         MyStandingController,
         ReputationController,
     ]

@@ -12,7 +12,8 @@
 - `arenas`: arena tournaments, their commands and their runner (`arenas.py`);
 - `replays`: export, audit and the walk of stored matches (`replay_store.py`);
 - `reports`: reports of a player, filed here (`services/shared/reports.py`);
-- `stamps`: quick-chat stamps, each match's own stream beside it (`stamps.py`).
+- `stamps`: quick-chat stamps, each match's own stream beside it (`stamps.py`);
+- `site_now`: what the site is doing now, for the operator's live view (`site_now.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
 the scheduler receive it and call the part they need."""
@@ -31,6 +32,7 @@ from services.match.pairing import Pools
 from services.match.party_commands import PartyCommands
 from services.match.presence import Presence
 from services.match.replay_store import ReplayStore
+from services.match.site_now import SiteNow
 from services.match.stamps import Stamps
 from services.shared.arena_schedule import parse as parse_schedule
 from services.shared.eventstore import EventStore
@@ -69,3 +71,4 @@ class MatchService:
         self.replays = ReplayStore(store)
         self.reports = Reports(engine, store)
         self.stamps = Stamps(store, self.matches, self.parties)
+        self.site_now = SiteNow(engine)

@@ -44,6 +44,7 @@ from services.ranking.consumer import (
     ratings_hash,
     recompute,
 )
+from services.ranking.live_view import live_handlers
 from services.ranking.moderation import OperatorReportsController
 from services.ranking.public import PublicRatingsController
 from services.ranking.queries import Bucket, ChangeOut, DayCount, Lag, RatingOut, Swing
@@ -56,6 +57,7 @@ from services.shared.errors import (
     ErrorBody,
     error_responses,
 )
+from services.shared.instance_stats import InstanceBeat
 from services.shared.openapi_docs import openapi_config
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
@@ -322,6 +324,9 @@ def create_app(
             own = await service_engine(stack, settings, engine)
             ranking = RankingService(own, settings)
             app.state.ranking = ranking
+            stack.push_async_callback(ranking.live.close)
+            beat = InstanceBeat(own, "ranking")
+            run_in_background(stack, beat.run(), "ludo-instance-beat")
             if consume:
                 run_in_background(stack, ranking.consumer.run(), "ludo-ranking-consumer")
                 stack.callback(ranking.analysis.close)
@@ -344,6 +349,7 @@ def create_app(
             AnalysisController,
             OperatorReportsController,
             *analysis_handlers(_operator_guard),
+            *live_handlers(_operator_guard),
             healthz,
             dashboard,
             index,

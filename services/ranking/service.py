@@ -6,7 +6,8 @@ store, with a part per responsibility:
 - `analysis`: follows the log and analyses every finished match (`analysis_consumer.py`);
 - `queries`: every read the API answers with (`queries.py`);
 - `reports`: the operator's queue of reports and its decisions (services/shared/reports.py);
-- `recompute_lock`: one recompute at a time in this process.
+- `recompute_lock`: one recompute at a time in this process;
+- `live`: the operator's live view (`live_view.py`).
 
 Handlers receive it as the `ranking` dependency (`Ranking`, from the ASGI scope) and call
 the part they need; none holds SQL of its own.
@@ -23,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.ranking.analysis_consumer import AnalysisConsumer
 from services.ranking.consumer import CHECKPOINT, RankingConsumer
+from services.ranking.live_view import LiveView
 from services.ranking.queries import RatingQueries
 from services.shared.eventstore import EventStore
 from services.shared.reports import Reports
@@ -43,6 +45,9 @@ class RankingService:
         self.queries = RatingQueries(engine, self.store, CHECKPOINT)
         self.reports = Reports(engine, self.store)
         self.recompute_lock = asyncio.Lock()
+        self.live = LiveView(
+            engine, self.store, settings, (self.consumer, self.analysis), self.queries
+        )
 
 
 Ranking = NamedDependency[RankingService]

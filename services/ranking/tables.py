@@ -1,5 +1,5 @@
-"""The ranking service's tables, declared once (made by the migrations 0004, 0007, 0009 and 0011;
-tests/migrations/test_catalog.py checks that the two agree). The service reads the event
+"""The ranking service's tables, declared once (made by the migrations 0004, 0007, 0009, 0011
+and 0012; tests/migrations/test_catalog.py checks that the two agree). The service reads the event
 log and these; no table of the match service (names come from `MatchCreated`, 0007).
 
 `ludo ranking recompute` builds copies of `ratings` and `rating_changes` (CREATE TABLE …
@@ -17,6 +17,7 @@ __all__ = [
     "TABLES",
     "analysis_seats",
     "consumer_checkpoints",
+    "instance_stats",
     "match_analyses",
     "rating_changes",
     "ratings",
@@ -148,4 +149,18 @@ analysis_seats: Final = sa.Table(
     sa.Column("own_error", sa.Double, nullable=False),
     sa.Column("best_choices", sa.Integer, nullable=False),
     sa.Column("faces", postgresql.ARRAY(sa.Integer), nullable=False),
+)
+
+
+# What each running instance of either service says of itself (0012, UNLOGGED): written by
+# the instances (services/shared/instance_stats.py), read by the live view.
+instance_stats: Final = sa.Table(
+    "instance_stats",
+    TABLES,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("service", sa.Text, nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("started_at", _TIMESTAMPTZ, nullable=False),
+    sa.Column("seen_at", _TIMESTAMPTZ, nullable=False, server_default=sa.text("now()")),
+    sa.Column("figures", postgresql.JSONB, nullable=False),
 )

@@ -23,6 +23,10 @@
 - `LUDO_RANKING_URL`: the ranking service's base URL (e.g. `http://127.0.0.1:8001`), to
   which the match service forwards the public `GET /api/ratings/*` reads; `ludo up` sets
   it. Unset: those reads answer 503 `ranking_unavailable`.
+- `LUDO_MATCH_URL`: the match service's base URL, which the ranking service asks what the
+  site does now for the operator's live view (`ludo up` sets it); `LUDO_PATRONI_URL`: the
+  REST APIs of the Patroni nodes (comma-separated), for the live view's members and last
+  failover. Unset: those parts of the view say so.
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
   console), `LUDO_SLOW_REQUEST_MS` (500: a request slower than this is logged at warning;
   the others at debug).
@@ -91,6 +95,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     operator_token: str | None = None
     ranking_poll: Annotated[float, msgspec.Meta(gt=0)] = 1.0
     ranking_url: str | None = None
+    # The operator's live view (services/ranking/live_view.py): where the ranking service
+    # asks the match service what the site does now, and the Patroni nodes' REST APIs.
+    match_url: str | None = None
+    patroni_url: str | None = None
     # Limits (services/shared/limits.py); 0 switches one off.
     rate_limit: Annotated[int, msgspec.Meta(ge=0)] = 1200
     guest_limit: Annotated[int, msgspec.Meta(ge=0)] = 20
@@ -102,6 +110,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     def embedded_pgdata(self) -> Path:
         """The embedded PostgreSQL's data directory (used when `database_url` is None)."""
         return self.data_dir / "pg"
+
+    @property
+    def patroni_urls(self) -> list[str]:
+        """`LUDO_PATRONI_URL`'s nodes (comma-separated), in order."""
+        return [u.strip().rstrip("/") for u in (self.patroni_url or "").split(",") if u.strip()]
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -122,9 +135,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 "DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://, postgresql:// "
                 "or postgres://)"
             )
-        ranking = raw.get("ranking_url")
-        if ranking is not None and not re.match(r"https?://[^/]", ranking):
-            raise SettingsError("LUDO_RANKING_URL must be an http:// or https:// URL")
+        for field in ("ranking_url", "match_url"):
+            url = raw.get(field)
+            if url is not None and not re.match(r"https?://[^/]", url):
+                raise SettingsError(f"{ENV_VARS[field][0]} must be an http:// or https:// URL")
+        for node in (raw.get("patroni_url") or "").split(","):
+            if node.strip() and not re.match(r"https?://[^/]", node.strip()):
+                raise SettingsError(
+                    "LUDO_PATRONI_URL must be http:// or https:// URLs, separated by commas"
+                )
         try:
             settings = msgspec.convert(raw, cls, strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
@@ -177,6 +196,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "ranking_url": (
         "LUDO_RANKING_URL",
         "ranking service base URL the match service forwards /api/ratings/* to; ludo up sets it",
+    ),
+    "match_url": (
+        "LUDO_MATCH_URL",
+        "match service base URL the ranking service asks for the live view; ludo up sets it",
+    ),
+    "patroni_url": (
+        "LUDO_PATRONI_URL",
+        "Patroni REST API URLs (comma-separated) for the live view's failover figures",
     ),
     "rate_limit": (
         "LUDO_RATE_LIMIT",

@@ -20,7 +20,8 @@ from psycopg import errors
 from sqlalchemy.engine import make_url
 
 from ludo_cli.cluster import free_port
-from migrations.grants import AppRoleError
+from migrations.grants import AppRoleError, app_role_sql
+from services.ranking import tables as ranking_tables
 from services.ranking.consumer import recompute
 from services.shared.database import (
     SchemaNotReady,
@@ -31,7 +32,8 @@ from services.shared.database import (
     owns_schema,
     prepare_schema,
 )
-from tests import paths
+from services.shared.eventstore import events_table
+from tests import match_tables, paths
 from tests.databases import admin
 
 ROOT = paths.ROOT
@@ -235,3 +237,16 @@ def test_a_service_on_a_schema_behind_its_code_exits_at_start(
     assert done.returncode == 3, done.stderr
     assert "Application startup failed" in done.stderr
     assert "run `ludo db upgrade` as the migration owner" in done.stderr
+
+
+def test_every_table_of_the_catalogs_is_granted_to_the_app_role() -> None:
+    """Each table the services declare is named in a GRANT to the app role (a migration
+    that adds a table without its grant leaves the app role unable to use it)."""
+    granted = " ".join(s for s in app_role_sql("ludo_app") if s.startswith("GRANT"))
+    named = set(granted.replace(",", " ").split())
+    tables = (
+        set(events_table.metadata.tables)
+        | set(match_tables.TABLES.tables)
+        | set(ranking_tables.TABLES.tables)
+    )
+    assert sorted(tables - named) == []

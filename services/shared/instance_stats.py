@@ -1,0 +1,134 @@
+"""What each running instance says of itself, for the operator's live view (issue 31, point 6).
+
+Every instance of either service writes ONE row of `instance_stats` (migration 0012) every
+`BEAT` seconds: its name, service, pid, start, and `figures`, a small JSON object of the
+moment that the process alone knows: its database pool (size, connections open and in use,
+how many checkouts waited and for how long in all) and what the service adds (the match
+service: its live sockets). The ranking service's live view (`services/ranking/live_view.py`)
+reads the rows seen lately: the instances alive now, each with its figures, however many
+there are and behind whatever balancer. The same statement deletes rows not seen for a day
+(instances long gone), so the table stays as small as the fleet.
+
+The name is the instance's `application_name` (`match-1`, `ranking-2`, set by `ludo up` and
+compose.yaml in the database URL) or, without one, `<service>-<host>-<pid>`.
+
+A beat that fails (the database away) is logged once at warning and retried at the next;
+the first that succeeds again is logged at info.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+import msgspec
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.shared.logging import describe_exception
+
+__all__ = ["BEAT", "SEEN_WITHIN", "InstanceBeat", "instance_name", "pool_figures"]
+
+_log = structlog.get_logger(__name__)
+
+BEAT: Final = 5.0  # seconds between two rows of one instance (0.2 statements a second)
+# An instance whose row is older than this is not counted as alive (two beats missed).
+SEEN_WITHIN: Final = BEAT * 3
+# Rows of instances not seen for this long are deleted by any instance's beat.
+FORGET_AFTER: Final = 24 * 3600
+
+_BEAT = sa.text(
+    """
+    WITH forgotten AS (
+        DELETE FROM instance_stats
+        WHERE seen_at < now() - make_interval(secs => :forget)
+    )
+    INSERT INTO instance_stats (name, service, pid, started_at, seen_at, figures)
+    VALUES (:name, :service, :pid, to_timestamp(:started), now(), CAST(:figures AS jsonb))
+    ON CONFLICT (name) DO UPDATE
+        SET service = EXCLUDED.service, pid = EXCLUDED.pid, started_at = EXCLUDED.started_at,
+            seen_at = EXCLUDED.seen_at, figures = EXCLUDED.figures
+    """
+)
+
+
+def instance_name(engine: AsyncEngine, service: str) -> str:
+    """The instance's name: its sessions' `application_name`, else `<service>-<host>-<pid>`."""
+    given = engine.url.query.get("application_name")
+    if isinstance(given, str) and given:
+        return given
+    return f"{service}-{socket.gethostname()}-{os.getpid()}"
+
+
+def pool_figures(engine: AsyncEngine) -> dict[str, Any]:
+    """The pool of `engine` now: its size, connections open, and in use (checked out)."""
+    pool: Any = engine.pool
+    try:
+        in_use, idle = int(pool.checkedout()), int(pool.checkedin())
+        return {"size": int(pool.size()), "open": in_use + idle, "in_use": in_use}
+    except AttributeError:  # a pool that keeps no connections (NullPool)
+        return {}
+
+
+class InstanceBeat:
+    """The instance's row of `instance_stats`, rewritten every `BEAT` seconds by `run()`.
+
+    `figures()` gives what the row carries: the pool of `engine` (`pool_figures`) merged
+    with what `extra()` returns, if given (a service's own figures, read at each beat).
+    """
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        service: str,
+        extra: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        self._engine = engine
+        self._writer = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self.service = service
+        self.name = instance_name(engine, service)
+        self.started = time.time()
+        self._extra = extra
+        self._failing = False
+
+    def figures(self) -> dict[str, Any]:
+        """What this instance says of itself now."""
+        figures = {"pool": pool_figures(self._engine)}
+        if self._extra is not None:
+            figures |= self._extra()
+        return figures
+
+    async def beat(self) -> None:
+        """Write the row now (one statement)."""
+        async with self._writer.connect() as conn:
+            await conn.execute(
+                _BEAT,
+                {
+                    "forget": FORGET_AFTER,
+                    "name": self.name,
+                    "service": self.service,
+                    "pid": os.getpid(),
+                    "started": self.started,
+                    "figures": msgspec.json.encode(self.figures()).decode(),
+                },
+            )
+
+    async def run(self) -> None:
+        """Beat until cancelled; a failed beat is logged once and retried at the next."""
+        while True:
+            try:
+                await self.beat()
+            except Exception as error:  # the database away: the next beat retries
+                if not self._failing:
+                    self._failing = True
+                    _log.warning("instance_beat_failed", **describe_exception(error))
+            else:
+                if self._failing:
+                    self._failing = False
+                    _log.info("instance_beat_resumed", instance=self.name)
+            await asyncio.sleep(BEAT)  # a period, not a synchronisation
