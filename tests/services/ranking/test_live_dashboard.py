@@ -1,0 +1,84 @@
+"""The dashboard's live view in Chromium (issue 31, point 6): both services on loopback
+ports (the ranking service pointed at the match service), a phone and a desktop; the page
+refreshes it every 5 s by itself, and the test waits on what the page shows, not a clock.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+import websockets
+from playwright.async_api import Browser, Locator, Page, expect
+
+from tests.browser import launched, person, requires_chromium, shot
+from tests.services.match.test_live import Table
+from tests.services.ranking.test_live_view import TOKEN, both, client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
+
+PHONE = (375, 812)
+DESKTOP = (1280, 800)
+
+
+def tile(page: Page, key: str) -> Locator:
+    """The value of the live view's tile named `key`."""
+    return page.locator(".tile", has=page.locator(".k", has_text=key)).locator(".v")
+
+
+async def signed_in(page: Page, url: str) -> None:
+    await page.goto(f"{url}/dashboard")
+    await page.fill("#token", TOKEN)
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("#live-state")).to_contain_text("Updated", timeout=15_000)
+
+
+async def test_the_live_view_shows_the_site_now_and_follows_it(
+    database_url: str, tmp_path: Path
+) -> None:
+    """On a phone and a desktop the live view says in words what it shows (the time of its
+    last answer, the database's role, each instance), lays out within the screen, and
+    counts a match once a player opens its table, without a reload."""
+    async with launched() as browser:
+        await _live_view(browser, database_url, tmp_path)
+
+
+async def _live_view(browser: Browser, database_url: str, tmp_path: Path) -> None:
+    with both(database_url, tmp_path) as (match, ranking):
+        for width, height in (PHONE, DESKTOP):
+            async with person(browser, width=width, height=height) as (page, errors):
+                await signed_in(page, ranking.http)
+                await expect(page.locator("#live-database")).to_contain_text(
+                    "This service writes to the primary, timeline"
+                )
+                await expect(page.locator("#live-database")).to_contain_text(
+                    "No failover manager configured"
+                )
+                instances = page.locator("#live-instances tbody tr")
+                await expect(instances).to_have_count(2, timeout=15_000)
+                await expect(instances.filter(has_text="ranking")).to_have_count(1)
+                await expect(page.locator("#live-abandon-words")).to_contain_text(
+                    "This hour: 0 of 0 seats left their match"
+                )
+                # Nothing sticks out of a phone's screen: the page never scrolls sideways.
+                overflow = await page.evaluate(
+                    "() => document.scrollingElement.scrollWidth - innerWidth"
+                )
+                assert overflow <= 0
+                name = "phone" if width == PHONE[0] else "desktop"
+                await shot(page, f"dashboard-live-{name}.png")
+                assert errors == []
+
+        async with person(browser, width=PHONE[0], height=PHONE[1]) as (page, errors):
+            await signed_in(page, ranking.http)
+            await expect(tile(page, "Matches now")).to_have_text("0")
+            async with client(match.http) as http:
+                table = await Table(http).open()
+                hello = {"type": "hello", "token": table.players[0]["token"]}
+                async with websockets.connect(match.ws(table.match_id)) as ws:
+                    await ws.send(msgspec.json.encode(hello).decode())
+                    # The page's own 5 s refresh brings it: no reload, no click.
+                    await expect(tile(page, "Matches now")).to_have_text("1", timeout=20_000)
+                    await expect(tile(page, "Players at tables")).to_have_text("1")
+            assert errors == []
