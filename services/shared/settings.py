@@ -3,6 +3,11 @@
 - `DATABASE_URL`: the PostgreSQL URL, e.g. `postgresql+psycopg://user:pw@host:5432/ludo`
   (`postgresql://` and `postgres://` are accepted too). Unset: an embedded PostgreSQL is
   started, with its data in `LUDO_DATA_DIR/pg`.
+- `LUDO_DATABASE_READ_URL`: a read-only URL (a streaming standby) for the reads that
+  tolerate lag: replays, public ratings and leaderboards, the analysis pages, the
+  dashboard (docs/scaling.md, Reads from a standby). When it does not answer, those reads
+  go to `DATABASE_URL` for a few seconds before it is tried again. Unset: every read on
+  `DATABASE_URL`.
 - `LUDO_DATA_DIR`: where local state lives (the embedded PostgreSQL's `pg/`). Default: the
   user data directory, `platformdirs.user_data_dir("ludo")` (`~/.local/share/ludo` on Linux).
 - `LUDO_DB_POOL_SIZE` (32) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
@@ -68,6 +73,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     data_dir: Path
     database_url: str | None = None
+    database_read_url: str | None = None
     # Beyond the pool, a connection is opened for one use and closed after it: under load
     # that churn cost PostgreSQL twice the CPU per command (docs/benchmarks.md). A pool
     # opens its connections only as they are needed, up to this size, and keeps them.
@@ -116,12 +122,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             if value:
                 raw[field] = value
         raw.setdefault("data_dir", str(default_data_dir()))
-        url = raw.get("database_url")
-        if url is not None and not _POSTGRES_URL.match(url):
-            raise SettingsError(
-                "DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://, postgresql:// "
-                "or postgres://)"
-            )
+        for field in ("database_url", "database_read_url"):
+            url = raw.get(field)
+            if url is not None and not _POSTGRES_URL.match(url):
+                raise SettingsError(
+                    f"{ENV_VARS[field][0]} must be a PostgreSQL URL (postgresql+psycopg://, "
+                    "postgresql:// or postgres://)"
+                )
         ranking = raw.get("ranking_url")
         if ranking is not None and not re.match(r"https?://[^/]", ranking):
             raise SettingsError("LUDO_RANKING_URL must be an http:// or https:// URL")
@@ -139,6 +146,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 # field -> (environment variable, one-line meaning)
 ENV_VARS: dict[str, tuple[str, str]] = {
     "database_url": ("DATABASE_URL", "PostgreSQL URL; unset: embedded PostgreSQL"),
+    "database_read_url": (
+        "LUDO_DATABASE_READ_URL",
+        "read-only URL (a standby) for the reads that tolerate lag; unset: DATABASE_URL",
+    ),
     "data_dir": ("LUDO_DATA_DIR", "local state (embedded PostgreSQL data in pg/)"),
     "db_pool_size": ("LUDO_DB_POOL_SIZE", "connections kept per process"),
     "db_max_overflow": ("LUDO_DB_MAX_OVERFLOW", "extra connections under load"),
