@@ -59,21 +59,16 @@ class Pair:
         self.standby_dir.mkdir(mode=0o700)
         _own(self.standby_dir)
         primary = make_url(self.primary_url).query
-        pg_tool(
-            "pg_basebackup",
-            ["-h", str(primary["host"]), "-p", str(primary["port"]), "-U", "postgres"]
-            + ["-D", str(self.standby_dir), "-R", "-X", "stream", "-c", "fast"],
-        )
+        source = ["-h", str(primary["host"]), "-p", str(primary["port"]), "-U", "postgres"]
+        target = ["-D", str(self.standby_dir), "-R", "-X", "stream", "-c", "fast"]
+        pg_tool("pg_basebackup", [*source, *target])
         self.start_standby()
 
     def start_standby(self) -> None:
         """Start the standby (again): socket only, in its own folder."""
-        pg_tool(
-            "pg_ctl",
-            ["-w", "-o", '-h ""', "-o", f"-k {self.socket_dir}", "-o", f"-p {STANDBY_PORT}"]
-            + ["-l", str(self.standby_dir / "standby.log"), "start"],
-            pgdata=self.standby_dir,
-        )
+        listen = ["-o", '-h ""', "-o", f"-k {self.socket_dir}", "-o", f"-p {STANDBY_PORT}"]
+        log = ["-l", str(self.standby_dir / "standby.log")]
+        pg_tool("pg_ctl", ["-w", *listen, *log, "start"], pgdata=self.standby_dir)
 
     def stop_standby(self) -> None:
         """Stop the standby (fast: its clients are disconnected)."""
