@@ -1,6 +1,8 @@
 """The ranking service as a Litestar app: `create_app(settings, engine=None)`.
 
-The lifespan opens the database (unless an engine is given), and runs the
+The lifespan opens the database (unless an engine is given) and the standby's read route
+(`LUDO_DATABASE_READ_URL`: the public, analysis and dashboard reads go there; docs/
+scaling.md, Reads from a standby), and runs the
 `RankingConsumer` as a background task (`consume=False` leaves it off, for tests that
 drive it themselves). Several instances may run: the consumer's advisory lock lets one
 consume while the others stand by; all of them serve reads.
