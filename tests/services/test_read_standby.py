@@ -12,7 +12,9 @@ standby address where nothing listens.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -40,6 +42,7 @@ from tests.waiting import wait_until
 pytestmark = pytest.mark.anyio
 
 APP = "ludo-standby-test"  # the application_name the services' sessions carry
+MUTE_PORT = 18450  # this helper's port range
 
 
 @pytest.fixture(scope="module")
@@ -233,12 +236,27 @@ async def test_reads_fall_back_while_the_standby_is_down_and_return(
         assert _reads_on_standby(pair) >= 1
 
 
+@pytest.fixture
+def mute_port() -> Iterator[int]:
+    """A TCP port that takes connections and never answers them (a hung standby)."""
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", MUTE_PORT))
+        mute.listen(16)
+        yield MUTE_PORT
+
+
+@pytest.mark.parametrize("silence", ["refused", "mute"])
 async def test_a_standby_that_does_not_answer_is_left_alone_for_a_while(
-    primary: AsyncEngine,
+    primary: AsyncEngine, silence: str, request: pytest.FixtureRequest
 ) -> None:
-    """A standby address where nothing listens: the read answers from the primary, the
-    next reads skip the standby until the retry time, then one read probes it again."""
-    nowhere = make_url(str(primary.url)).update_query_dict({"port": "18499"})
+    """A standby where nothing listens (refused) or that never answers (its connect
+    timeout): the read answers from the primary, the next reads skip the standby until
+    the retry time, then one read probes it again."""
+    if silence == "refused":
+        nowhere = make_url(str(primary.url)).update_query_dict({"port": "18499"})
+    else:
+        port = request.getfixturevalue("mute_port")
+        nowhere = make_url(f"postgresql+psycopg://postgres@127.0.0.1:{port}/ludo")
     standby = create_read_engine(nowhere.render_as_string(hide_password=False), primary)
     now = [0.0]
     route = ReadRoute(primary, standby, unavailable=database_unavailable, clock=lambda: now[0])
@@ -249,13 +267,17 @@ async def test_a_standby_that_does_not_answer_is_left_alone_for_a_while(
         async with engine.connect() as conn:
             return str(await conn.scalar(sa.text("SELECT 'ok'")))
 
+    async def read() -> str:
+        # Bounded: without its connect timeout the mute standby would hold the read forever.
+        return await asyncio.wait_for(route.read(where), 30)
+
     try:
-        assert await route.read(where) == "ok"
+        assert await read() == "ok"
         assert asked == ["standby", "primary"] and route.standby_down
-        assert await route.read(where) == "ok"
+        assert await read() == "ok"
         assert asked[2:] == ["primary"]  # no second attempt within the retry time
         now[0] += route.retry_seconds
-        assert await route.read(where) == "ok"
+        assert await read() == "ok"
         assert asked[3:] == ["standby", "primary"]  # one probe, still down
         assert route.fallbacks == 3
     finally:
