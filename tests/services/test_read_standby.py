@@ -34,7 +34,7 @@ from services.ranking.consumer import RankingConsumer
 from services.shared.database import ReadRoute, create_engine, create_read_engine
 from services.shared.errors import database_unavailable
 from services.shared.eventstore import EventStore
-from services.shared.settings import Settings
+from services.shared.settings import Settings, SettingsError
 from tests.services.ranking.finished_matches import CPU, write_match
 from tests.standby import Pair, primary_and_standby
 from tests.waiting import wait_until
@@ -282,3 +282,13 @@ async def test_a_standby_that_does_not_answer_is_left_alone_for_a_while(
         assert route.fallbacks == 3
     finally:
         await standby.dispose()
+
+
+def test_the_read_url_is_a_postgresql_url_or_unset() -> None:
+    """`LUDO_DATABASE_READ_URL` must be a PostgreSQL URL (named in the refusal); unset or
+    empty, there is no standby."""
+    with pytest.raises(SettingsError, match="LUDO_DATABASE_READ_URL"):
+        Settings.from_env({"LUDO_DATABASE_READ_URL": "mysql://db/ludo"})
+    assert Settings.from_env({"LUDO_DATABASE_READ_URL": " "}).database_read_url is None
+    url = "postgresql://ludo@standby:5432/ludo"
+    assert Settings.from_env({"LUDO_DATABASE_READ_URL": url}).database_read_url == url
