@@ -348,6 +348,16 @@ STANDBY_CONNECT_TIMEOUT = 2
 STANDBY_POOL_SIZE = 4
 STANDBY_MAX_OVERFLOW = 4
 STANDBY_POOL_TIMEOUT = 2.0
+# How often the standby's lag is asked (by the read that finds it due).
+LAG_CHECK_SECONDS = 1.0
+# The standby's lag: 0 while it has replayed all it received (an idle primary sends
+# nothing, and the age of the last replayed commit would grow for no reason), else the
+# age of the last commit it replayed. NULLs (not a standby) are no lag.
+_LAG_SQL = sa.text(
+    "SELECT CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn()"
+    " THEN 0 ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)"
+    " END"
+)
 # SQLSTATE of a query a hot standby cancelled because replay needed its rows (conflict
 # with recovery): the standby is fine, this one read goes to the primary.
 _RECOVERY_CONFLICT = ("40001", "40P01")
@@ -366,7 +376,10 @@ class ReadRoute:
     """Where the reads that tolerate lag go: `standby` (None: none configured) while it
     answers, else `primary`.
 
-    `read(fn, complete=…)` runs `fn(engine)` on the standby; when the standby cannot be
+    `read(fn, complete=…)` runs `fn(engine)` on the standby; when it is further behind
+    than `max_lag` seconds (asked at most every `LAG_CHECK_SECONDS`; 0: never), the read
+    goes to the primary until it has caught up (`standby_lagging`, `standby_caught_up`).
+    When the standby cannot be
     reached (`unavailable(exc)`: the services pass `services.shared.errors.
     database_unavailable`, the test that also answers their 503), the read is made on
     the primary and the standby is left alone for `retry_seconds` (logged once:
@@ -383,6 +396,7 @@ class ReadRoute:
         *,
         unavailable: Callable[[BaseException], bool] | None = None,
         retry_seconds: float = STANDBY_RETRY_SECONDS,
+        max_lag: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if standby is not None and unavailable is None:
@@ -393,6 +407,9 @@ class ReadRoute:
         self._unavailable = unavailable
         self._clock = clock
         self._retry_at: float | None = None  # None: the standby is taken to answer
+        self.max_lag = max_lag
+        self.lagging = False  # behind by more than max_lag at the last check
+        self._lag_due = 0.0  # the clock's time of the next lag check
         self.fallbacks = 0  # reads answered by the primary though a standby is configured
 
     @property
@@ -423,7 +440,9 @@ class ReadRoute:
             return await fn(self.primary)
         if self._try_standby():
             try:
-                answer = await fn(self.standby)
+                behind = await self._behind(self.standby)
+                if not behind:
+                    answer = await fn(self.standby)
             except Exception as exc:
                 if not self._fell_back(exc):
                     raise
@@ -431,10 +450,27 @@ class ReadRoute:
                 if self._retry_at is not None:
                     self._retry_at = None
                     _log.info("standby_back")
-                if complete is None or complete(answer):
+                if not behind and (complete is None or complete(answer)):
                     return answer
         self.fallbacks += 1
         return await fn(self.primary)
+
+    async def _behind(self, standby: AsyncEngine) -> bool:
+        """Whether the standby lags by more than `max_lag`, as last asked (it is asked
+        again when due; that query fails as a read would)."""
+        now = self._clock()
+        if not self.max_lag or now < self._lag_due:
+            return self.lagging
+        self._lag_due = now + LAG_CHECK_SECONDS  # one check at a time
+        async with standby.connect() as conn:
+            lag = float(await conn.scalar(_LAG_SQL) or 0)
+        if (lag > self.max_lag) != self.lagging:
+            self.lagging = not self.lagging
+            if self.lagging:
+                _log.warning("standby_lagging", lag_seconds=round(lag, 3), max_lag=self.max_lag)
+            else:
+                _log.info("standby_caught_up", lag_seconds=round(lag, 3))
+        return self.lagging
 
     def _fell_back(self, exc: Exception) -> bool:
         """Whether `exc` sends the read to the primary (marking the standby down when it
@@ -509,7 +545,9 @@ def service_read_route(
         return ReadRoute(primary)
     standby = create_read_engine(settings.database_read_url, primary)
     stack.push_async_callback(standby.dispose)
-    return ReadRoute(primary, standby, unavailable=unavailable)
+    return ReadRoute(
+        primary, standby, unavailable=unavailable, max_lag=settings.database_read_max_lag
+    )
 
 
 def create_sync_engine(url: str, **kwargs: Any) -> sa.Engine:

@@ -7,7 +7,9 @@
   tolerate lag: replays, public ratings and leaderboards, the analysis pages, the
   dashboard (docs/scaling.md, Reads from a standby). When it does not answer, those reads
   go to `DATABASE_URL` for a few seconds before it is tried again. Unset: every read on
-  `DATABASE_URL`.
+  `DATABASE_URL`. `LUDO_DATABASE_READ_MAX_LAG` (10): seconds the standby may be behind
+  before those reads go to the primary until it catches up (checked at most once a
+  second; 0: not checked).
 - `LUDO_DATA_DIR`: where local state lives (the embedded PostgreSQL's `pg/`). Default: the
   user data directory, `platformdirs.user_data_dir("ludo")` (`~/.local/share/ludo` on Linux).
 - `LUDO_DB_POOL_SIZE` (32) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
@@ -74,6 +76,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     data_dir: Path
     database_url: str | None = None
     database_read_url: str | None = None
+    database_read_max_lag: Annotated[float, msgspec.Meta(ge=0)] = 10.0
     # Beyond the pool, a connection is opened for one use and closed after it: under load
     # that churn cost PostgreSQL twice the CPU per command (docs/benchmarks.md). A pool
     # opens its connections only as they are needed, up to this size, and keeps them.
@@ -149,6 +152,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "database_read_url": (
         "LUDO_DATABASE_READ_URL",
         "read-only URL (a standby) for the reads that tolerate lag; unset: DATABASE_URL",
+    ),
+    "database_read_max_lag": (
+        "LUDO_DATABASE_READ_MAX_LAG",
+        "seconds the standby may lag before its reads go to the primary; 0: not checked",
     ),
     "data_dir": ("LUDO_DATA_DIR", "local state (embedded PostgreSQL data in pg/)"),
     "db_pool_size": ("LUDO_DB_POOL_SIZE", "connections kept per process"),

@@ -3,11 +3,11 @@
 On a real primary and a real streaming standby of it (tests/standby.py): the replay, the
 leaderboard and the public rating reads are answered from the standby (its
 `pg_stat_activity` shows the service's `application_name`; with its replay paused, the
-answers lag); an answer a lagging copy could cut (a match whose end has not reached it,
-a player it does not know yet) comes from the primary; with the standby stopped the same
-reads answer 200 from the primary, and they go back to it once it is up again. The
-route's own rules (one probe, no timeout per read) are pinned on the primary and a
-standby address where nothing listens.
+answers lag, until the lag passes `LUDO_DATABASE_READ_MAX_LAG`); an answer a lagging copy
+could cut (a match whose end has not reached it, a player it does not know yet) comes
+from the primary; with the standby stopped the same reads answer 200 from the primary,
+and they go back to it once it is up again. The route's own rules (one probe, no timeout
+per read) are pinned on the primary and a standby address that does not answer.
 """
 
 from __future__ import annotations
@@ -63,11 +63,12 @@ async def primary(pair: Pair) -> AsyncIterator[AsyncEngine]:
         await engine.dispose()
 
 
-def _settings(pair: Pair, tmp_path: Path) -> Settings:
+def _settings(pair: Pair, tmp_path: Path, max_lag: float) -> Settings:
     return Settings(
         data_dir=tmp_path,
         database_url=pair.primary_url,
         database_read_url=pair.standby_url,
+        database_read_max_lag=max_lag,
         operator_token="op-secret",
         scheduler=False,
         pairing=False,
@@ -76,15 +77,22 @@ def _settings(pair: Pair, tmp_path: Path) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def _ranking(pair: Pair, primary: AsyncEngine, tmp_path: Path) -> AsyncIterator[Any]:
-    app = create_ranking_app(_settings(pair, tmp_path), primary, consume=False)
+async def _ranking(
+    pair: Pair, primary: AsyncEngine, tmp_path: Path, max_lag: float = 0.0
+) -> AsyncIterator[Any]:
+    """The ranking service reading from the standby (`max_lag` 0: however far behind)."""
+    app = create_ranking_app(_settings(pair, tmp_path, max_lag), primary, consume=False)
     async with AsyncTestClient(app) as client:
         yield client
 
 
 @contextlib.asynccontextmanager
-async def _match(pair: Pair, primary: AsyncEngine, tmp_path: Path) -> AsyncIterator[Any]:
-    async with AsyncTestClient(create_match_app(_settings(pair, tmp_path), primary)) as client:
+async def _match(
+    pair: Pair, primary: AsyncEngine, tmp_path: Path, max_lag: float = 0.0
+) -> AsyncIterator[Any]:
+    """The match service reading from the standby (`max_lag` 0: however far behind)."""
+    app = create_match_app(_settings(pair, tmp_path, max_lag), primary)
+    async with AsyncTestClient(app) as client:
         yield client
 
 
@@ -202,8 +210,8 @@ async def test_reads_fall_back_while_the_standby_is_down_and_return(
     stream = await _rated_match(primary, player)
     pair.caught_up()
     async with (
-        _ranking(pair, primary, tmp_path) as ranking,
-        _match(pair, primary, tmp_path) as match,
+        _ranking(pair, primary, tmp_path, max_lag=10) as ranking,
+        _match(pair, primary, tmp_path, max_lag=10) as match,
     ):
         assert player in await _board(ranking)
         route: ReadRoute = ranking.app.state.ranking.reads
@@ -234,6 +242,45 @@ async def test_reads_fall_back_while_the_standby_is_down_and_return(
             await wait_until(back, 30, what="the leaderboard to read the standby again")
         assert [e["log_level"] for e in logs if e["event"] == "standby_back"] == ["info"]
         assert _reads_on_standby(pair) >= 1
+
+
+async def test_a_standby_further_behind_than_its_max_lag_hands_its_reads_over(
+    pair: Pair, primary: AsyncEngine, tmp_path: Path
+) -> None:
+    """`LUDO_DATABASE_READ_MAX_LAG` at 1 s: once the paused standby is over 1 s behind, the
+    leaderboard comes from the primary (`standby_lagging`); resumed and caught up, from
+    the standby again (`standby_caught_up`)."""
+    player = f"l-{uuid.uuid4().hex[:6]}"
+    await _rated_match(primary, player)
+    pair.caught_up()
+    async with _ranking(pair, primary, tmp_path, max_lag=1.0) as client:
+        route: ReadRoute = client.app.state.ranking.reads
+        assert player in await _board(client) and not route.lagging
+        pair.pause_replay()
+        try:
+            with structlog.testing.capture_logs() as logs:
+                fresh = f"l-{uuid.uuid4().hex[:6]}"
+                await _rated_match(primary, fresh)
+
+                async def from_primary() -> bool:
+                    return fresh in await _board(client)
+
+                await wait_until(from_primary, 30, what="the primary to take the reads over")
+            assert route.lagging
+            lagging = [e for e in logs if e["event"] == "standby_lagging"]
+            assert [e["log_level"] for e in lagging] == ["warning"]
+            assert lagging[0]["lag_seconds"] > 1.0
+        finally:
+            pair.resume_replay()
+        pair.caught_up()
+        with structlog.testing.capture_logs() as logs:
+
+            async def caught_up() -> bool:
+                await _board(client)
+                return not route.lagging
+
+            await wait_until(caught_up, 30, what="the standby to take its reads back")
+        assert [e["log_level"] for e in logs if e["event"] == "standby_caught_up"] == ["info"]
 
 
 @pytest.fixture
