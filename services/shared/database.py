@@ -376,17 +376,17 @@ class ReadRoute:
     """Where the reads that tolerate lag go: `standby` (None: none configured) while it
     answers, else `primary`.
 
-    `read(fn, complete=…)` runs `fn(engine)` on the standby; when it is further behind
+    `read(fn, complete=…)` runs `fn(engine)` on the standby. When it is further behind
     than `max_lag` seconds (asked at most every `LAG_CHECK_SECONDS`; 0: never), the read
     goes to the primary until it has caught up (`standby_lagging`, `standby_caught_up`).
-    When the standby cannot be
-    reached (`unavailable(exc)`: the services pass `services.shared.errors.
-    database_unavailable`, the test that also answers their 503), the read is made on
-    the primary and the standby is left alone for `retry_seconds` (logged once:
-    `standby_unavailable`, then `standby_back` when a read succeeds there again). One read
-    at a time probes it after that; the others stay on the primary meanwhile. An answer
-    the caller cannot trust from a lagging copy (`complete(answer)` false: a match not
-    ended there yet, a row not there yet) is asked again of the primary.
+    When it cannot be reached (`unavailable(exc)`: the services pass `services.shared.
+    errors.database_unavailable`, the test that also answers their 503; injected: that
+    module imports this one, through the event store), the read is made on the primary
+    and the standby is left alone for `retry_seconds` (logged once: `standby_unavailable`,
+    then `standby_back` when a read succeeds there again). One read at a time probes it
+    after that; the others stay on the primary meanwhile. An answer the caller cannot
+    trust from a lagging copy (`complete(answer)` false: a match not ended there yet, a
+    row not there yet) is asked again of the primary.
     """
 
     def __init__(
