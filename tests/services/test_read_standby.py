@@ -31,7 +31,12 @@ from domain import events as ev
 from services.match.app import create_app as create_match_app
 from services.ranking.app import create_app as create_ranking_app
 from services.ranking.consumer import RankingConsumer
-from services.shared.database import ReadRoute, create_engine, create_read_engine
+from services.shared.database import (
+    STANDBY_POOL_SIZE,
+    ReadRoute,
+    create_engine,
+    create_read_engine,
+)
 from services.shared.errors import database_unavailable
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings, SettingsError
@@ -339,3 +344,21 @@ def test_the_read_url_is_a_postgresql_url_or_unset() -> None:
     assert Settings.from_env({"LUDO_DATABASE_READ_URL": " "}).database_read_url is None
     url = "postgresql://ludo@standby:5432/ludo"
     assert Settings.from_env({"LUDO_DATABASE_READ_URL": url}).database_read_url == url
+
+
+async def test_the_read_engine_carries_the_services_options(primary: AsyncEngine) -> None:
+    """The standby's engine hides bound parameters from error texts, keeps a small pool
+    (its connect timeout: the mute standby above), and takes the primary's
+    `application_name` unless the read URL names its own."""
+    standby_url = "postgresql://ludo@standby:5432/ludo"
+    inherited = create_read_engine(standby_url, primary)
+    own = create_read_engine(f"{standby_url}?application_name=reader", primary)
+    try:
+        assert inherited.url.query["application_name"] == APP
+        assert own.url.query["application_name"] == "reader"
+        for engine in (inherited, own):
+            assert engine.sync_engine.hide_parameters
+            assert engine.pool.size() == STANDBY_POOL_SIZE  # type: ignore[attr-defined]
+    finally:
+        await inherited.dispose()
+        await own.dispose()
