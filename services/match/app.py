@@ -1,7 +1,8 @@
 """The match service as a Litestar app: `create_app(settings, engine=None)`.
 
 Everything the handlers need is injected: the lifespan builds the engine (unless one is
-given), the event store, the `MatchService` and, when `LUDO_SCHEDULER` is on, the deadline
+given), the standby's read route (`LUDO_DATABASE_READ_URL`), the event store, the
+`MatchService` and, when `LUDO_SCHEDULER` is on, the deadline
 worker task; handlers receive the service through the `service` dependency. No module-level
 state. Run it with `uvicorn --factory services.match.app:app_from_env`.
 """
@@ -57,7 +58,8 @@ from services.match.site import (
     rules_page,
 )
 from services.shared.background import run_in_background
-from services.shared.database import service_engine
+from services.shared.database import service_engine, service_read_route
+from services.shared.errors import database_unavailable
 from services.shared.eventstore import EventStore, Notification
 from services.shared.instance_stats import InstanceBeat
 from services.shared.openapi_docs import openapi_config
@@ -86,19 +88,20 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             own = await service_engine(stack, settings, engine)
             store = EventStore(own, group_commit=settings.group_commit)
             stack.push_async_callback(store.close)
-            service = MatchService(own, store, settings)
+            reads = service_read_route(stack, settings, own, database_unavailable)
+            service = MatchService(own, store, settings, reads)
             app.state.service = service
-            reads = service.matches
+            matches = service.matches
 
             def heard(note: Notification) -> None:
-                reads.heard(note.stream_id, note.version)
+                matches.heard(note.stream_id, note.version)
                 service.pools.heard(note.stream_id)
                 service.arenas.heard(note.stream_id)
 
             hub = LiveHub(
                 store,
                 on_hint=heard,
-                on_listening=reads.listening,
+                on_listening=matches.listening,
             )
             service.commands.on_appended = hub.committed
             service.stamps.on_appended = hub.committed

@@ -6,15 +6,21 @@ PostgreSQL, through `services.shared.eventstore.EventStore` (the events, the mat
 streams), `services.shared.match_rows` (the kept seeds) and the `seat_connections`
 table. `ludo replay export|import|audit` and the match service's replay routes
 (`replays_web.py`, through `MatchService.replays`) both use it.
+
+Export, audit and the viewer's walk read from the standby when the service has one
+(`reads`, services/shared/database.py `ReadRoute`), but only a match whose end is there:
+a stream without its `SeedRevealed` (a live match, or a finished one whose end the
+standby has not replayed yet) is read from the primary, so no read is ever a cut replay.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import metadata as package_metadata
 from itertools import groupby
+from typing import TypeVar
 
 import sqlalchemy as sa
 
@@ -25,6 +31,7 @@ from replays.report import ConnectionLogEntry
 from replays.verify import Verdict, verify_links, verify_replay
 from replays.viewer import WalkedMatch, walk_match
 from services.shared import match_rows
+from services.shared.database import ReadRoute, RoutedReads
 from services.shared.eventstore import ConcurrencyError, EventData, EventStore, StoredEvent
 
 __all__ = [
@@ -82,20 +89,50 @@ def replay_event(stored: StoredEvent) -> ReplayEvent:
     )
 
 
+_T = TypeVar("_T")
+_Also = Callable[[EventStore, str], Awaitable[_T]]
+
+
+def _has_ended(stored: Sequence[StoredEvent]) -> bool:
+    # `SeedRevealed` is appended with `MatchFinished`, and nothing follows it.
+    return bool(stored) and stored[-1].type == "SeedRevealed"
+
+
+async def _nothing(_store: EventStore, _stream: str) -> None:
+    return None
+
+
+async def _kept_seed(store: EventStore, stream: str) -> bytes | None:
+    async with store.engine.connect() as conn:
+        return await match_rows.read_seed(conn, stream)
+
+
 class ReplayStore:
     """Replays of the matches of one event store (`MatchService.replays`, and the
     `ludo replay` commands): export, import, audit, the walk the viewer and the report
     show, and the seats' connections."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, reads: RoutedReads[EventStore] | None = None) -> None:
         self.store = store
         self.engine = store.engine
+        # The reads that may come from a standby: the store over each engine.
+        self.reads = reads or ReadRoute(store.engine).parts(EventStore, primary=store)
 
-    async def _stream(self, match_id: str) -> tuple[str, list[StoredEvent]]:
+    async def _ended(self, match_id: str, also: _Also[_T]) -> tuple[str, list[StoredEvent], _T]:
+        """The match's stream, and what `also` reads beside it on the same engine: from
+        the standby if the match's end is there, else from the primary."""
         stream = stream_of(match_id)
-        stored = await self.store.read_stream(stream)
+
+        async def read(store: EventStore) -> tuple[list[StoredEvent], _T]:
+            return await store.read_stream(stream), await also(store, stream)
+
+        stored, extra = await self.reads(read, complete=lambda got: _has_ended(got[0]))
         if not stored:
             raise ReplayNotFound(f"no match {match_id}")
+        return stream, stored, extra
+
+    async def _stream(self, match_id: str) -> tuple[str, list[StoredEvent]]:
+        stream, stored, _ = await self._ended(match_id, _nothing)
         return stream, stored
 
     async def export(self, match_id: str) -> ReplayFile:
@@ -113,9 +150,7 @@ class ReplayStore:
     async def audit(self, match_id: str) -> Verdict:
         """Verify a match as stored: the chain of its rows, its dice against the seed the
         database keeps (before the reveal too), every move, and its result if it is over."""
-        stream, stored = await self._stream(match_id)
-        async with self.engine.connect() as conn:
-            kept_seed = await match_rows.read_seed(conn, stream)
+        stream, stored, kept_seed = await self._ended(match_id, _kept_seed)
         return verify_links(
             stream,
             [

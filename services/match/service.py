@@ -16,7 +16,10 @@
 - `site_now`: what the site is doing now, for the operator's live view (`site_now.py`).
 
 `MatchService` builds them over one engine and one event store; controllers, sockets and
-the scheduler receive it and call the part they need."""
+the scheduler receive it and call the part they need. `reads` (a `ReadRoute`) is where
+the reads that tolerate lag go, the standby of `LUDO_DATABASE_READ_URL` when there is
+one: only the replays' (docs/scaling.md, Reads from a standby); everything else reads the
+primary, the state a command is decided on first of all."""
 
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from services.match.replay_store import ReplayStore
 from services.match.site_now import SiteNow
 from services.match.stamps import Stamps
 from services.shared.arena_schedule import parse as parse_schedule
+from services.shared.database import ReadRoute
 from services.shared.eventstore import EventStore
 from services.shared.reports import Reports
 from services.shared.settings import Settings
@@ -45,10 +49,17 @@ __all__ = ["MatchService"]
 class MatchService:
     """Players, parties and matches over the event store (see the module docstring)."""
 
-    def __init__(self, engine: AsyncEngine, store: EventStore, settings: Settings) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        store: EventStore,
+        settings: Settings,
+        reads: ReadRoute | None = None,
+    ) -> None:
         self.engine = engine
         self.store = store
         self.settings = settings
+        self.reads = reads or ReadRoute(engine)
         self.guests = Guests(engine)
         self.matches = MatchReads(engine, store)
         self.deadlines = Deadlines(engine, self.matches, settings)
@@ -68,7 +79,7 @@ class MatchService:
             settings.pool_grace,
         )
         self.pools.busy_elsewhere = self.arenas.playing_in
-        self.replays = ReplayStore(store)
+        self.replays = ReplayStore(store, self.reads.parts(EventStore, primary=store))
         self.reports = Reports(engine, store)
         self.stamps = Stamps(store, self.matches, self.parties)
         self.site_now = SiteNow(engine)

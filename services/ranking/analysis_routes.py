@@ -40,7 +40,11 @@ class AnalysisController(Controller):
             bare = str(uuid.UUID(match_id))
         except ValueError:
             raise Invalid("match_id: not a UUID", field="match_id") from None
-        row = await AnalysisQueries(ranking.engine).stored(bare)
+        # From the standby; an analysis not there yet (written a moment ago, or not at
+        # all) is asked of the primary.
+        row = await ranking.reads.read(
+            lambda engine: AnalysisQueries(engine).stored(bare), complete=lambda r: r is not None
+        )
         if row is None:
             if not await ranking.queries.match_exists(match_stream(bare)):
                 raise NotFound("no such match")

@@ -246,7 +246,8 @@ def _faces(row: Any) -> list[int]:
 
 
 class AnalysisQueries:
-    """The reads of this module over the ranking service's engine."""
+    """The reads of this module over one of the ranking service's engines (the standby's
+    when it has one: `RankingService.reads`)."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -414,9 +415,15 @@ class PlayerAnalysisController(Controller):
     async def player(self, ranking: Ranking, player_id: FromPath[str]) -> PlayerAnalysis:
         if "\x00" in player_id or len(player_id) > MAX_ID:  # no such player id can exist
             raise NotFound("no such player")
-        queries = AnalysisQueries(ranking.engine)
-        analysis = await queries.player(player_id)
-        if analysis.dice.matches == 0 and not await queries.known(player_id):
+
+        async def read(engine: AsyncEngine) -> tuple[PlayerAnalysis, bool]:
+            queries = AnalysisQueries(engine)
+            analysis = await queries.player(player_id)
+            return analysis, analysis.dice.matches > 0 or await queries.known(player_id)
+
+        # From the standby; a player it does not know yet is asked of the primary.
+        analysis, known = await ranking.reads.read(read, complete=lambda got: got[1])
+        if not known:
             raise NotFound("no such player")
         return analysis
 
@@ -436,7 +443,7 @@ class SiteAnalysisController(Controller):
         responses=error_responses(401, 422),
     )
     async def dice(self, ranking: Ranking, days: Days = 14) -> SiteDice:
-        return await AnalysisQueries(ranking.engine).site_dice(days)
+        return await ranking.reads.read(lambda engine: AnalysisQueries(engine).site_dice(days))
 
     @get(
         "/luck-gaps",
@@ -450,7 +457,9 @@ class SiteAnalysisController(Controller):
         days: Days = 7,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 20,
     ) -> list[LuckGap]:
-        return await AnalysisQueries(ranking.engine).luck_gaps(days, limit)
+        return await ranking.reads.read(
+            lambda engine: AnalysisQueries(engine).luck_gaps(days, limit)
+        )
 
 
 def analysis_handlers(operator_guard: Guard) -> list[ControllerRouterHandler]:

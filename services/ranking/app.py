@@ -1,6 +1,8 @@
 """The ranking service as a Litestar app: `create_app(settings, engine=None)`.
 
-The lifespan opens the database (unless an engine is given), and runs the
+The lifespan opens the database (unless an engine is given) and the standby's read route
+(`LUDO_DATABASE_READ_URL`: the public, analysis and dashboard reads go there; docs/
+scaling.md, Reads from a standby), and runs the
 `RankingConsumer` as a background task (`consume=False` leaves it off, for tests that
 drive it themselves). Several instances may run: the consumer's advisory lock lets one
 consume while the others stand by; all of them serve reads.
@@ -47,14 +49,23 @@ from services.ranking.consumer import (
 from services.ranking.live_view import live_handlers
 from services.ranking.moderation import OperatorReportsController
 from services.ranking.public import PublicRatingsController
-from services.ranking.queries import Bucket, ChangeOut, DayCount, Lag, RatingOut, Swing
+from services.ranking.queries import (
+    Bucket,
+    ChangeOut,
+    DayCount,
+    Lag,
+    RatingOut,
+    RatingQueries,
+    Swing,
+)
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, model_named
 from services.ranking.service import Ranking, RankingService, provide_ranking
 from services.shared.background import run_in_background
-from services.shared.database import reachable, service_engine
+from services.shared.database import reachable, service_engine, service_read_route
 from services.shared.errors import (
     HEALTH_RESPONSES,
     ErrorBody,
+    database_unavailable,
     error_responses,
 )
 from services.shared.instance_stats import InstanceBeat
@@ -151,14 +162,16 @@ class RankingController(Controller):
         offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
     ) -> Leaderboard:
         model_named(model)
-        rows = await ranking.queries.leaderboard(
-            model,
-            by="rating",
-            min_matches=min_matches,
-            active_days=active_days,
-            include_provisional=include_provisional,
-            limit=limit,
-            offset=offset,
+        rows = await ranking.lagging(
+            lambda q: q.leaderboard(
+                model,
+                by="rating",
+                min_matches=min_matches,
+                active_days=active_days,
+                include_provisional=include_provisional,
+                limit=limit,
+                offset=offset,
+            )
         )
         entries = [
             LeaderboardEntry(rank=offset + i + 1, **msgspec.structs.asdict(r))
@@ -184,10 +197,15 @@ class RankingController(Controller):
         model_named(model)
         if "\x00" in player_id:  # PostgreSQL text cannot hold NUL: no such player
             raise NotFound("no rating for this player")
-        rows = await ranking.queries.ratings(player_id)
+
+        async def read(q: RatingQueries) -> tuple[list[RatingOut], list[ChangeOut]]:
+            rows = await q.ratings(player_id)
+            return rows, (await q.history(player_id, model, limit) if rows else [])
+
+        # A player rated a moment ago may not be on the standby yet: ask the primary.
+        rows, history = await ranking.lagging(read, complete=lambda got: bool(got[0]))
         if not rows:
             raise NotFound("no rating for this player")
-        history = await ranking.queries.history(player_id, model, limit)
         return PlayerRatings(
             player_id=player_id,
             name=rows[0].name,
@@ -213,7 +231,7 @@ class RankingController(Controller):
         model_named(model)
         if not math.isfinite(bucket):  # NaN passes the bounds (every comparison is false)
             raise Invalid("bucket: must be a number from 0.01 to 10000", field="bucket")
-        buckets = await ranking.queries.distribution(model, bucket, min_matches)
+        buckets = await ranking.lagging(lambda q: q.distribution(model, bucket, min_matches))
         return Distribution(model=model, bucket=bucket, buckets=buckets)
 
     @get(
@@ -225,7 +243,7 @@ class RankingController(Controller):
     async def matches_per_day(
         self, ranking: Ranking, days: Annotated[int, QueryParameter(ge=1, le=3650)] = 30
     ) -> list[DayCount]:
-        return await ranking.queries.matches_per_day(days)
+        return await ranking.lagging(lambda q: q.matches_per_day(days))
 
     @get(
         "/swings",
@@ -241,7 +259,7 @@ class RankingController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 20,
     ) -> list[Swing]:
         model_named(model)
-        return await ranking.queries.swings(model, days, limit)
+        return await ranking.lagging(lambda q: q.swings(model, days, limit))
 
     @get(
         "/lag",
@@ -322,7 +340,8 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             own = await service_engine(stack, settings, engine)
-            ranking = RankingService(own, settings)
+            reads = service_read_route(stack, settings, own, database_unavailable)
+            ranking = RankingService(own, settings, reads)
             app.state.ranking = ranking
             stack.push_async_callback(ranking.live.close)
             beat = InstanceBeat(own, "ranking")

@@ -5,7 +5,9 @@ or an abandonment never raises it; services/ranking/ratings.py), rounded to the 
 integer; `delta` is the difference of the two rounded numbers. The operator's ordinal stays
 under `/api/ranking/*`. The rows come from the ranking service's queries
 (`RankingService.queries`, services/ranking/queries.py: the leaderboard is the operator's
-one query, in the players' order); this module only shows them. The match service
+one query, in the players' order), on the standby when the service has one
+(`RankingService.lagging`: they may be seconds old; docs/scaling.md, Reads from a
+standby); this module only shows them. The match service
 proxies these routes for its pages (services/match/ratings_proxy.py).
 """
 
@@ -21,14 +23,24 @@ from litestar.params import FromPath, QueryParameter
 
 from domain.errors import Invalid, NotFound
 from domain.streams import match_stream
+from services.ranking.queries import ChangeOut, RatingOut, RatingQueries
 from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill, model_named
 from services.ranking.service import Ranking
 from services.shared.errors import error_responses
-from services.shared.standing import CompletionOut, Reputations, completion_out, reputations
+from services.shared.standing import (
+    Completion,
+    CompletionOut,
+    Reputations,
+    completion_out,
+    reputations,
+)
 
 __all__ = ["PublicRatingsController"]
 
 MAX_OFFSET = 1_000_000_000
+
+# A player's rating in one model, their history and completion, read on one engine.
+_PlayerRows = tuple[RatingOut, list[ChangeOut], Completion | None]
 
 
 class BoardEntry(msgspec.Struct, kw_only=True):
@@ -115,7 +127,9 @@ class PublicRatingsController(Controller):
         offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
     ) -> PublicLeaderboard:
         m = model_named(model)
-        rows = await ranking.queries.leaderboard(model, by="player", limit=limit, offset=offset)
+        rows = await ranking.lagging(
+            lambda q: q.leaderboard(model, by="player", limit=limit, offset=offset)
+        )
         return PublicLeaderboard(
             model=model,
             entries=[
@@ -149,11 +163,19 @@ class PublicRatingsController(Controller):
         m = model_named(model)
         if "\x00" in player_id or len(player_id) > 200:  # no such player id can exist
             raise NotFound("no rating for this player")
-        row = next((r for r in await ranking.queries.ratings(player_id) if r.model == model), None)
-        if row is None:
+
+        async def read(q: RatingQueries) -> _PlayerRows | None:
+            row = next((r for r in await q.ratings(player_id) if r.model == model), None)
+            if row is None:
+                return None
+            history = await q.history(player_id, model, limit)
+            return row, history, (await q.completions([player_id])).get(player_id)
+
+        # A player rated a moment ago may not be on the standby yet: ask the primary.
+        found = await ranking.lagging(read, complete=lambda got: got is not None)
+        if found is None:
             raise NotFound("no rating for this player")
-        history = await ranking.queries.history(player_id, model, limit)
-        completion = (await ranking.queries.completions([player_id])).get(player_id)
+        row, history, completion = found
         entries = []
         for h in history:
             before, after = _shown(m, h.mu_before), _shown(m, h.mu_after)
@@ -196,7 +218,7 @@ class PublicRatingsController(Controller):
             str, QueryParameter(min_length=1, max_length=4_000, description="player ids, a,b,c")
         ],
     ) -> Reputations:
-        return await reputations(ranking.engine, ids)
+        return await ranking.reads.read(lambda engine: reputations(engine, ids))
 
     @get(
         "/matches/{match_id:str}",
@@ -216,7 +238,9 @@ class PublicRatingsController(Controller):
         except ValueError:
             raise Invalid("match_id: not a UUID", field="match_id") from None
         stream = match_stream(bare)
-        rows = await ranking.queries.match_changes(model, stream)
+        # A rated match's changes never change; one not rated on the standby may be
+        # rated on the primary already (the table page polls for it): ask it.
+        rows = await ranking.lagging(lambda q: q.match_changes(model, stream), complete=bool)
         if not rows and not await ranking.queries.match_exists(stream):
             raise NotFound("no such match")
         changes = []

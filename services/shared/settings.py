@@ -3,6 +3,13 @@
 - `DATABASE_URL`: the PostgreSQL URL, e.g. `postgresql+psycopg://user:pw@host:5432/ludo`
   (`postgresql://` and `postgres://` are accepted too). Unset: an embedded PostgreSQL is
   started, with its data in `LUDO_DATA_DIR/pg`.
+- `LUDO_DATABASE_READ_URL`: a read-only URL (a streaming standby) for the reads that
+  tolerate lag: replays, public ratings and leaderboards, the analysis pages, the
+  dashboard (docs/scaling.md, Reads from a standby). When it does not answer, those reads
+  go to `DATABASE_URL` for a few seconds before it is tried again. Unset: every read on
+  `DATABASE_URL`. `LUDO_DATABASE_READ_MAX_LAG` (10): seconds the standby may be behind
+  before those reads go to the primary until it catches up (checked at most once a
+  second; 0: not checked).
 - `LUDO_DATA_DIR`: where local state lives (the embedded PostgreSQL's `pg/`). Default: the
   user data directory, `platformdirs.user_data_dir("ludo")` (`~/.local/share/ludo` on Linux).
 - `LUDO_DB_POOL_SIZE` (32) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
@@ -72,6 +79,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     data_dir: Path
     database_url: str | None = None
+    database_read_url: str | None = None
+    database_read_max_lag: Annotated[float, msgspec.Meta(ge=0)] = 10.0
     # Beyond the pool, a connection is opened for one use and closed after it: under load
     # that churn cost PostgreSQL twice the CPU per command (docs/benchmarks.md). A pool
     # opens its connections only as they are needed, up to this size, and keeps them.
@@ -129,12 +138,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             if value:
                 raw[field] = value
         raw.setdefault("data_dir", str(default_data_dir()))
-        url = raw.get("database_url")
-        if url is not None and not _POSTGRES_URL.match(url):
-            raise SettingsError(
-                "DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://, postgresql:// "
-                "or postgres://)"
-            )
+        for field in ("database_url", "database_read_url"):
+            url = raw.get(field)
+            if url is not None and not _POSTGRES_URL.match(url):
+                raise SettingsError(
+                    f"{ENV_VARS[field][0]} must be a PostgreSQL URL (postgresql+psycopg://, "
+                    "postgresql:// or postgres://)"
+                )
         for field in ("ranking_url", "match_url"):
             url = raw.get(field)
             if url is not None and not re.match(r"https?://[^/]", url):
@@ -158,6 +168,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 # field -> (environment variable, one-line meaning)
 ENV_VARS: dict[str, tuple[str, str]] = {
     "database_url": ("DATABASE_URL", "PostgreSQL URL; unset: embedded PostgreSQL"),
+    "database_read_url": (
+        "LUDO_DATABASE_READ_URL",
+        "read-only URL (a standby) for the reads that tolerate lag; unset: DATABASE_URL",
+    ),
+    "database_read_max_lag": (
+        "LUDO_DATABASE_READ_MAX_LAG",
+        "seconds the standby may lag before its reads go to the primary; 0: not checked",
+    ),
     "data_dir": ("LUDO_DATA_DIR", "local state (embedded PostgreSQL data in pg/)"),
     "db_pool_size": ("LUDO_DB_POOL_SIZE", "connections kept per process"),
     "db_max_overflow": ("LUDO_DB_MAX_OVERFLOW", "extra connections under load"),
