@@ -320,6 +320,7 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             own = await service_engine(stack, settings, engine)
+            app.state.limits.share_in(stack, own)  # the budgets shared by every instance
             ranking = RankingService(own, settings)
             app.state.ranking = ranking
             if consume:

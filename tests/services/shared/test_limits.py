@@ -101,7 +101,8 @@ async def test_the_ranking_service_has_the_request_budget_too(
 
 
 async def test_a_refused_request_touches_no_database(engine: AsyncEngine, tmp_path: Path) -> None:
-    """A request over the budget is answered without one statement run."""
+    """Requests over the budget run no handler's statement: the first refusal costs the
+    shared budget's check (which writes nothing), the next ones not even that."""
     statements: list[str] = []
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
@@ -109,13 +110,21 @@ async def test_a_refused_request_touches_no_database(engine: AsyncEngine, tmp_pa
 
     async with _client(engine, tmp_path, rate_limit=1) as client:
         await client.get("/api/parties")
+        before = await _buckets(engine)
         sa.event.listen(engine.sync_engine, "before_cursor_execute", record)
         try:
             for _ in range(50):
                 _is_429(await client.get("/api/parties"))
         finally:
             sa.event.remove(engine.sync_engine, "before_cursor_execute", record)
-    assert statements == []
+    assert len(statements) == 1 and "INSERT INTO rate_buckets" in statements[0], statements
+    assert await _buckets(engine) == before
+
+
+async def _buckets(engine: AsyncEngine) -> list[Any]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(sa.text("SELECT * FROM rate_buckets ORDER BY budget, client"))
+        return list(rows.all())
 
 
 async def test_guest_creation_is_limited_per_address(engine: AsyncEngine, tmp_path: Path) -> None:

@@ -1,0 +1,156 @@
+"""The per-address budgets' shared counts: PostgreSQL's `rate_buckets` (migration 0012).
+
+Every instance checks a client's budget in the same row, so N instances behind a balancer
+give a client the documented budget, not N times it (issue 31; docs/api.md: Limits).
+A budget is a GCRA (the generic cell rate algorithm, the token bucket's arithmetic kept
+as one number): `tat`, the *theoretical arrival time*, in seconds since the epoch on the
+database's clock (so that the instances' clocks do not matter). A budget of `count` per
+`per` seconds spaces takes `step = per / count` apart and allows a burst of `count`: a
+take is allowed when `max(tat, now) + step <= now + per`, and moves `tat` there. A row
+whose `tat` is past is a full bucket, the same as no row: `sweep` deletes those.
+
+One statement per check, in autocommit: an `INSERT … ON CONFLICT DO UPDATE … WHERE`
+that writes the row only when the take is allowed (a refused request writes nothing),
+and returns, beside whether it took, the row as it was (for `Retry-After`) and the
+address's unknown-token row (`check_auth` reads it without a query of its own).
+
+The table is UNLOGGED (no WAL: budgets are not worth a write-ahead log, and a crash
+empties them as a restart emptied the in-memory ones) with `fillfactor` 50, so that the
+update of a row usually stays on its page (a HOT update, no index write).
+
+When the database cannot be reached (or refuses the statement), `take` returns None and
+the caller counts locally (services/shared/limits.py); the first failure logs
+`limits_store_unavailable` (warning), the store is tried again every `RETRY` seconds,
+and `limits_store_back` (info) says it answers again. No address is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from typing import Any, Final, NamedTuple
+
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["RETRY", "SWEEP_EVERY", "RateStore", "Taken", "gcra_wait"]
+
+RETRY: Final = 2.0  # seconds between tries of a store that failed
+SWEEP_EVERY: Final = 60.0  # seconds between one instance's deletes of full buckets
+# Sub-microsecond slack on the comparison: steps such as 60/1200 are not exact in binary,
+# and a burst's last take must not be refused by a rounding error.
+_SLACK: Final = 1e-6
+
+_log = structlog.get_logger("services.shared.limits")
+
+_TAKE: Final = sa.text(
+    """
+    WITH clock AS (SELECT extract(epoch FROM now())::float8 AS now),
+    took AS (
+        INSERT INTO rate_buckets AS b (budget, client, tat)
+        SELECT :budget, :client, clock.now + :step FROM clock
+        ON CONFLICT (budget, client) DO UPDATE
+            SET tat = greatest(b.tat + :step, excluded.tat)
+            WHERE greatest(b.tat + :step, excluded.tat) <= excluded.tat + :span + :slack
+        RETURNING b.tat
+    )
+    SELECT clock.now,
+        (SELECT tat FROM took) AS taken,
+        (SELECT tat FROM rate_buckets WHERE budget = :budget AND client = :client) AS before,
+        (SELECT tat FROM rate_buckets WHERE budget = 'auth' AND client = :client) AS auth
+    FROM clock
+    """
+)
+_SWEEP: Final = sa.text("DELETE FROM rate_buckets WHERE tat < extract(epoch FROM now())")
+
+
+class Taken(NamedTuple):
+    """A take's outcome: `wait` 0 when taken, else the seconds until a take would be
+    allowed; `auth_tat` the address's unknown-token row (None: none), `now` the database's
+    clock, both in seconds since the epoch."""
+
+    wait: float
+    auth_tat: float | None
+    now: float
+
+
+def gcra_wait(tat: float | None, now: float, step: float, per: float) -> float:
+    """Seconds until a take is allowed in a bucket at `tat` (0: now)."""
+    if tat is None:
+        return 0.0
+    return max(0.0, max(tat, now) + step - now - per - _SLACK)
+
+
+class RateStore:
+    """The shared buckets in the database of `engine` (module doc)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        # Autocommit: one statement, no BEGIN/COMMIT round trips around it.
+        self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self.away = False
+        self._retry_at = 0.0
+        self._sweep_at = time.monotonic() + SWEEP_EVERY
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def take(self, budget: str, client: str, count: int, per: float) -> Taken | None:
+        """Take one of `count` per `per` seconds from `client`'s `budget`; None when the
+        store cannot answer (the caller counts locally)."""
+        now = time.monotonic()
+        if self.away and now < self._retry_at:
+            return None
+        if now >= self._sweep_at:
+            self._sweep_at = now + SWEEP_EVERY
+            self.background(self.sweep())
+        step = per / count
+        try:
+            async with self.engine.connect() as conn:
+                row = (
+                    await conn.execute(
+                        _TAKE,
+                        {
+                            "budget": budget,
+                            "client": client,
+                            "step": step,
+                            "span": per - step,
+                            "slack": _SLACK,
+                        },
+                    )
+                ).one()
+        except (sa.exc.SQLAlchemyError, OSError) as exc:
+            self._failed(exc)
+            return None
+        if self.away:
+            self.away = False
+            _log.info("limits_store_back")
+        clock, taken, before, auth = row
+        wait = 0.0 if taken is not None else gcra_wait(before, clock, step, per) or step
+        return Taken(wait, auth, clock)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._retry_at = time.monotonic() + RETRY
+        if not self.away:
+            self.away = True
+            # The type only: a driver's message may carry the URL or the statement's values.
+            _log.warning("limits_store_unavailable", error=type(exc).__name__, retry_s=RETRY)
+
+    async def sweep(self) -> int:
+        """Delete the full buckets (their `tat` is past: the same as no row); how many."""
+        try:
+            async with self.engine.connect() as conn:
+                return (await conn.execute(_SWEEP)).rowcount
+        except (sa.exc.SQLAlchemyError, OSError) as exc:
+            self._failed(exc)
+            return 0
+
+    def background(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run `work` on its own (a reference kept until it ends)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait for the background writes (before the engine is disposed)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
