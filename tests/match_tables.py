@@ -1,10 +1,10 @@
 """The match service's tables as the migrations 0001, 0002, 0003, 0005, 0008, 0010 and 0012
 make them (0012's `rate_buckets` is both services'): the catalog the tests hold them to
 (tests/migrations/test_catalog.py compares it with the migrated schema; tests/test_tables.py
-checks that the product's SQL names only cataloged tables). The product writes its SQL as text (the match service's modules, and
-services/shared/match_rows.py for `matches` and `match_seeds`); no product code needs
-these declarations, so they live with the tests. The ranking service has its own tables
-(services/ranking/tables.py).
+checks that the product's SQL names only cataloged tables). The product writes its SQL as
+text (the match service's modules, and services/shared/match_rows.py for `matches` and
+`match_seeds`); no product code needs these declarations, so they live with the tests.
+The ranking service has its own tables (services/ranking/tables.py).
 
 Checks, indexes and triggers live in the migrations only.
 """

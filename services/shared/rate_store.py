@@ -9,10 +9,11 @@ database's clock (so that the instances' clocks do not matter). A budget of `cou
 take is allowed when `max(tat, now) + step <= now + per`, and moves `tat` there. A row
 whose `tat` is past is a full bucket, the same as no row: `sweep` deletes those.
 
-One prepared statement per check, in autocommit: an `INSERT … ON CONFLICT DO UPDATE … WHERE`
-that writes the row only when the take is allowed (a refused request writes nothing),
-and returns, beside whether it took, the row as it was (for `Retry-After`) and the
-address's unknown-token row (`check_auth` reads it without a query of its own).
+One prepared statement per check, in autocommit: an `INSERT … ON CONFLICT DO UPDATE …
+WHERE` that writes the row only when the take is allowed (a refused request writes
+nothing), and returns, beside whether it took, the row as it was (for `Retry-After`) and
+the address's unknown-token row (`check_auth` reads it without a query of its own). The
+checks that arrive while one statement runs share the next (a batch: one row per address).
 
 The table is UNLOGGED (no WAL: budgets are not worth a write-ahead log, and a crash
 empties them as a restart emptied the in-memory ones) with `fillfactor` 50, so that the
@@ -31,6 +32,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any, Final, NamedTuple
 
+import psycopg
 import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -45,21 +47,26 @@ _SLACK: Final = 1e-6
 
 _log = structlog.get_logger("services.shared.limits")
 
+# One statement for a batch of addresses of one budget (each once: ON CONFLICT may not
+# touch a row twice), inserted in address order so that two instances' batches lock
+# their rows in the same order (no deadlock). `old` and `auth` are read from the
+# statement's snapshot, before its own writes.
 _TAKE_SQL: Final = """
     WITH clock AS (SELECT extract(epoch FROM now())::float8 AS now),
+    req AS (SELECT unnest(%(clients)s::text[]) AS client),
     took AS (
         INSERT INTO rate_buckets AS b (budget, client, tat)
-        SELECT %(budget)s, %(client)s, clock.now + %(step)s FROM clock
+        SELECT %(budget)s, req.client, clock.now + %(step)s FROM req, clock ORDER BY req.client
         ON CONFLICT (budget, client) DO UPDATE
             SET tat = greatest(b.tat + %(step)s, excluded.tat)
             WHERE greatest(b.tat + %(step)s, excluded.tat) <= excluded.tat + %(span)s + %(slack)s
-        RETURNING b.tat
+        RETURNING b.client, b.tat
     )
-    SELECT clock.now,
-        (SELECT tat FROM took) AS taken,
-        (SELECT tat FROM rate_buckets WHERE budget = %(budget)s AND client = %(client)s) AS before,
-        (SELECT tat FROM rate_buckets WHERE budget = 'auth' AND client = %(client)s) AS auth
-    FROM clock
+    SELECT req.client, clock.now, took.tat, old.tat, auth.tat
+    FROM req CROSS JOIN clock
+    LEFT JOIN took ON took.client = req.client
+    LEFT JOIN rate_buckets old ON old.budget = %(budget)s AND old.client = req.client
+    LEFT JOIN rate_buckets auth ON auth.budget = 'auth' AND auth.client = req.client
     """
 _SWEEP: Final = sa.text("DELETE FROM rate_buckets WHERE tat < extract(epoch FROM now())")
 
@@ -91,43 +98,76 @@ class RateStore:
         self._retry_at = 0.0
         self._sweep_at = time.monotonic() + SWEEP_EVERY
         self._tasks: set[asyncio.Task[Any]] = set()
+        # budget -> address -> its waiting takes (the next batch holds one per address)
+        self._pending: dict[str, dict[str, list[asyncio.Future[Taken | None]]]] = {}
+        self._flushing: set[str] = set()  # budgets whose batches are being written
 
     async def take(self, budget: str, client: str, count: int, per: float) -> Taken | None:
         """Take one of `count` per `per` seconds from `client`'s `budget`; None when the
-        store cannot answer (the caller counts locally)."""
+        store cannot answer (the caller counts locally). The takes that arrive while a
+        statement of this budget runs go together in the next one (one round trip for
+        all: under load, a fraction of a statement per request)."""
         now = time.monotonic()
         if self.away and now < self._retry_at:
             return None
         if now >= self._sweep_at:
             self._sweep_at = now + SWEEP_EVERY
             self.background(self.sweep())
+        waiting: asyncio.Future[Taken | None] = asyncio.get_running_loop().create_future()
+        self._pending.setdefault(budget, {}).setdefault(client, []).append(waiting)
+        if budget not in self._flushing:
+            self._flushing.add(budget)
+            self.background(self._flush(budget, count, per))
+        return await waiting
+
+    async def _flush(self, budget: str, count: int, per: float) -> None:
+        pending = self._pending[budget]
+        batch: dict[str, asyncio.Future[Taken | None]] = {}
+        try:
+            while pending:
+                batch = {client: waiting.pop(0) for client, waiting in pending.items()}
+                for client in [c for c, waiting in pending.items() if not waiting]:
+                    del pending[client]
+                answers = await self._take_many(budget, sorted(batch), count, per)
+                for client, waiting in batch.items():
+                    if not waiting.done():
+                        waiting.set_result(None if answers is None else answers[client])
+        finally:
+            self._flushing.discard(budget)
+            for waiting in [*batch.values(), *(f for fs in pending.values() for f in fs)]:
+                if not waiting.done():  # only when this task was cancelled mid-batch
+                    waiting.set_result(None)
+            pending.clear()
+
+    async def _take_many(
+        self, budget: str, clients: list[str], count: int, per: float
+    ) -> dict[str, Taken] | None:
         step = per / count
+        params = {
+            "budget": budget,
+            "clients": clients,
+            "step": step,
+            "span": per - step,
+            "slack": _SLACK,
+        }
         try:
             async with self.engine.connect() as conn:
                 # psycopg's own connection: a prepared statement, without SQLAlchemy's
-                # per-execute work (60% of the check's CPU: docs/benchmarks.md).
+                # per-execute work (a third of the check's CPU: docs/benchmarks.md).
                 driver: Any = (await conn.get_raw_connection()).driver_connection
-                cursor = await driver.execute(
-                    _TAKE_SQL,
-                    {
-                        "budget": budget,
-                        "client": client,
-                        "step": step,
-                        "span": per - step,
-                        "slack": _SLACK,
-                    },
-                    prepare=True,
-                )
-                row = await cursor.fetchone()
-        except (sa.exc.SQLAlchemyError, OSError) as exc:
+                cursor = await driver.execute(_TAKE_SQL, params, prepare=True)
+                rows = await cursor.fetchall()
+        except (sa.exc.SQLAlchemyError, psycopg.Error, OSError) as exc:
             self._failed(exc)
             return None
         if self.away:
             self.away = False
             _log.info("limits_store_back")
-        clock, taken, before, auth = row
-        wait = 0.0 if taken is not None else gcra_wait(before, clock, step, per) or step
-        return Taken(wait, auth, clock)
+        answers = {}
+        for client, clock, taken, before, auth in rows:
+            wait = 0.0 if taken is not None else gcra_wait(before, clock, step, per) or step
+            answers[client] = Taken(wait, auth, clock)
+        return answers
 
     def _failed(self, exc: BaseException) -> None:
         self._retry_at = time.monotonic() + RETRY
@@ -141,7 +181,7 @@ class RateStore:
         try:
             async with self.engine.connect() as conn:
                 return (await conn.execute(_SWEEP)).rowcount
-        except (sa.exc.SQLAlchemyError, OSError) as exc:
+        except (sa.exc.SQLAlchemyError, psycopg.Error, OSError) as exc:
             self._failed(exc)
             return 0
 
