@@ -7,6 +7,7 @@ instances; tests/test_balancer.py does the same through HAProxy with real proces
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -65,6 +66,17 @@ async def test_two_instances_give_a_client_one_request_budget(
             assert (await (one, two)[n % 2].get("/api/parties")).status_code == 200
         _is_429(await one.get("/api/parties"))
         _is_429(await two.get("/api/parties"))
+
+
+async def test_concurrent_requests_on_two_instances_get_exactly_the_budget(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """60 requests at once from one address, half to each instance (batched checks, the
+    same address several times in flight): exactly LUDO_RATE_LIMIT are served."""
+    async with _instances(engine, tmp_path, rate_limit=20) as (one, two):
+        answers = await asyncio.gather(*((one, two)[n % 2].get("/api/parties") for n in range(60)))
+    statuses = [r.status_code for r in answers]
+    assert statuses.count(200) == 20 and statuses.count(429) == 40, statuses
 
 
 async def test_the_match_and_ranking_services_share_the_budget(
