@@ -240,17 +240,12 @@ class Limits:
             raise TooManyRequests("too many unknown tokens from this address", wait=wait)
 
     def auth_failed(self, client: str) -> None:
-        """A token of `client` was unknown."""
+        """A token of `client` was unknown: counted here at once, and in the store in the
+        background (the other instances read it at the address's next request)."""
         self.auth_failures.take(client)
-        store = self.store
-        if store is not None and self.auth_failures.count:
-            store.background(self._shared_auth_failure(store, client))
-
-    async def _shared_auth_failure(self, store: RateStore, client: str) -> None:
-        count, per = self.auth_failures.count, self.auth_failures.per
-        taken = await store.take("auth", client, count, per)
-        if taken is not None and taken.wait:
-            self._auth_seen.set(client, taken.wait)
+        store, count = self.store, self.auth_failures.count
+        if store is not None and count:
+            store.background(store.take("auth", client, count, self.auth_failures.per))
 
     def message_bucket(self) -> Bucket | None:
         """A new socket's budget of client messages (None: unlimited)."""
