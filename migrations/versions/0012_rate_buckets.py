@@ -6,7 +6,8 @@ clock; services/shared/rate_store.py). UNLOGGED: the counts are not worth a WAL 
 per request, and a crash (which truncates the table) forgets them as a restart of the
 in-memory limiter did; a standby has no copy. `fillfactor` 50 leaves room on each page
 for the updates to stay HOT (no index write). Rows whose `tat` is past are full buckets,
-deleted by the services (`RateStore.sweep`, once a minute per instance).
+deleted by the services (`RateStore.sweep`, at most once a minute per instance, on a
+request).
 
 Revision ID: 0012
 Revises: 0011

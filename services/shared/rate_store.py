@@ -7,7 +7,9 @@ as one number): `tat`, the *theoretical arrival time*, in seconds since the epoc
 database's clock (so that the instances' clocks do not matter). A budget of `count` per
 `per` seconds spaces takes `step = per / count` apart and allows a burst of `count`: a
 take is allowed when `max(tat, now) + step <= now + per`, and moves `tat` there. A row
-whose `tat` is past is a full bucket, the same as no row: `sweep` deletes those.
+whose `tat` is past is a full bucket, the same as no row: `sweep` deletes those, at most
+once every `SWEEP_EVERY` seconds per instance, started by a take (an idle site sends
+nothing).
 
 One prepared statement per check, in autocommit: an `INSERT … ON CONFLICT DO UPDATE …
 WHERE` that writes the row only when the take is allowed (a refused request writes
