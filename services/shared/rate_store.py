@@ -43,25 +43,26 @@ __all__ = ["RETRY", "SWEEP_EVERY", "RateStore", "Taken", "gcra_wait"]
 
 RETRY: Final = 2.0  # seconds between tries of a store that failed
 SWEEP_EVERY: Final = 60.0  # seconds between one instance's deletes of full buckets
-# Sub-microsecond slack on the comparison: steps such as 60/1200 are not exact in binary,
-# and a burst's last take must not be refused by a rounding error.
-_SLACK: Final = 1e-6
 
 _log = structlog.get_logger("services.shared.limits")
 
-# One statement for a batch of addresses of one budget (each once: ON CONFLICT may not
-# touch a row twice), inserted in address order so that two instances' batches lock
-# their rows in the same order (no deadlock). `old` and `auth` are read from the
-# statement's snapshot, before its own writes.
+# One statement for a batch of addresses of one budget, `n` takes for each address (an
+# address once: ON CONFLICT may not touch a row twice), all or none of them; inserted in
+# address order so that two instances' batches lock their rows in the same order (no
+# deadlock). `old` and `auth` are read from the statement's snapshot, before its writes.
+# A take is allowed half a step early (`slack`): the float sums of a burst's steps may
+# round either way, and half a step cannot let a whole take more through.
 _TAKE_SQL: Final = """
     WITH clock AS (SELECT extract(epoch FROM now())::float8 AS now),
-    req AS (SELECT unnest(%(clients)s::text[]) AS client),
+    req AS (SELECT * FROM unnest(%(clients)s::text[], %(counts)s::int[]) AS r(client, n)),
     took AS (
         INSERT INTO rate_buckets AS b (budget, client, tat)
-        SELECT %(budget)s, req.client, clock.now + %(step)s FROM req, clock ORDER BY req.client
+        SELECT %(budget)s, req.client, clock.now + req.n * %(step)s
+        FROM req, clock ORDER BY req.client
         ON CONFLICT (budget, client) DO UPDATE
-            SET tat = greatest(b.tat + %(step)s, excluded.tat)
-            WHERE greatest(b.tat + %(step)s, excluded.tat) <= excluded.tat + %(span)s + %(slack)s
+            SET tat = greatest(b.tat + excluded.tat - (SELECT now FROM clock), excluded.tat)
+            WHERE greatest(b.tat + excluded.tat - (SELECT now FROM clock), excluded.tat)
+                <= (SELECT now FROM clock) + %(per)s + %(slack)s
         RETURNING b.client, b.tat
     )
     SELECT req.client, clock.now, took.tat, old.tat, auth.tat
@@ -87,7 +88,7 @@ def gcra_wait(tat: float | None, now: float, step: float, per: float) -> float:
     """Seconds until a take is allowed in a bucket at `tat` (0: now)."""
     if tat is None:
         return 0.0
-    return max(0.0, max(tat, now) + step - now - per - _SLACK)
+    return max(0.0, max(tat, now) + step / 2 - now - per)
 
 
 class RateStore:
@@ -124,33 +125,56 @@ class RateStore:
 
     async def _flush(self, budget: str, count: int, per: float) -> None:
         pending = self._pending[budget]
-        batch: dict[str, asyncio.Future[Taken | None]] = {}
+        # Addresses whose takes go one at a time: n at once were refused (near the end
+        # of the budget, where each take counts).
+        single: set[str] = set()
+        batch: dict[str, list[asyncio.Future[Taken | None]]] = {}
         try:
             while pending:
-                batch = {client: waiting.pop(0) for client, waiting in pending.items()}
-                for client in [c for c, waiting in pending.items() if not waiting]:
-                    del pending[client]
-                answers = await self._take_many(budget, sorted(batch), count, per)
-                for client, waiting in batch.items():
-                    if not waiting.done():
-                        waiting.set_result(None if answers is None else answers[client])
+                batch = {}
+                for client, queued in list(pending.items()):
+                    n = 1 if client in single else min(len(queued), count)
+                    batch[client] = queued[:n]
+                    del queued[:n]
+                    if not queued:
+                        del pending[client]
+                counts = {client: len(waiters) for client, waiters in batch.items()}
+                answers = await self._take_many(budget, counts, count, per)
+                for client, waiters in batch.items():
+                    answer = None if answers is None else answers[client]
+                    if answer is not None and answer.wait and len(waiters) > 1:
+                        pending[client] = waiters + pending.get(client, [])
+                        single.add(client)
+                        continue
+                    # Those queued behind a refused take come later still: refused too.
+                    behind = pending.pop(client, []) if answer is not None and answer.wait else []
+                    if client not in pending:
+                        single.discard(client)
+                    for waiting in [*waiters, *behind]:
+                        if not waiting.done():
+                            waiting.set_result(answer)
+                batch = {}
         finally:
             self._flushing.discard(budget)
-            for waiting in [*batch.values(), *(f for fs in pending.values() for f in fs)]:
+            left = [*batch.values(), *pending.values()]
+            for waiting in (f for waiters in left for f in waiters):
                 if not waiting.done():  # only when this task was cancelled mid-batch
                     waiting.set_result(None)
             pending.clear()
 
     async def _take_many(
-        self, budget: str, clients: list[str], count: int, per: float
+        self, budget: str, counts: dict[str, int], count: int, per: float
     ) -> dict[str, Taken] | None:
+        """`counts[client]` takes for each client, all or none: what each got."""
         step = per / count
+        clients = sorted(counts)
         params = {
             "budget": budget,
             "clients": clients,
+            "counts": [counts[client] for client in clients],
             "step": step,
-            "span": per - step,
-            "slack": _SLACK,
+            "per": per,
+            "slack": step / 2,
         }
         try:
             async with self.engine.connect() as conn:

@@ -176,3 +176,15 @@ async def test_full_buckets_are_swept(engine: AsyncEngine) -> None:
     async with engine.connect() as conn:
         left = (await conn.execute(sa.text("SELECT client FROM rate_buckets"))).scalars().all()
     assert left == ["10.0.0.1"]
+
+
+async def test_takes_of_one_address_in_flight_together_are_counted_one_by_one(
+    engine: AsyncEngine,
+) -> None:
+    """30 takes of one address at once (batched n at a time, all or none, then one by
+    one near the end), on a budget of 10: exactly 10 taken, the rest told to wait."""
+    store = RateStore(engine)
+    answers = await asyncio.gather(*(store.take("requests", "10.0.0.3", 10, 60) for _ in range(30)))
+    waits = [a.wait for a in answers if a is not None]
+    assert len(waits) == 30 and waits.count(0.0) == 10, waits
+    assert all(w > 0 for w in waits if w), waits
