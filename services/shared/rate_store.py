@@ -15,7 +15,8 @@ One prepared statement per check, in autocommit: an `INSERT … ON CONFLICT DO U
 WHERE` that writes the row only when the take is allowed (a refused request writes
 nothing), and returns, beside whether it took, the row as it was (for `Retry-After`) and
 the address's unknown-token row (`check_auth` reads it without a query of its own). The
-checks that arrive while one statement runs share the next (a batch: one row per address).
+checks that arrive while one statement runs share the next (a batch: one row per address,
+its waiting takes all at once or none, then one by one near the end of its budget).
 
 The table is UNLOGGED (no WAL: budgets are not worth a write-ahead log, and a crash
 empties them as a restart emptied the in-memory ones) with `fillfactor` 50, so that the
