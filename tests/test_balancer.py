@@ -38,7 +38,7 @@ from tests.waiting import wait_until
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TIMEOUT = 120.0  # s: generous for a loaded machine; nothing here asserts a duration
-GUEST_LIMIT = 4  # guests an hour per client address (shared by the instances)
+GUEST_LIMIT = 6  # guests an hour per address, all instances together (the arena test makes 5)
 
 
 @pytest.fixture(scope="module")
