@@ -21,13 +21,13 @@ __all__ = ["AppRoleError", "app_role_sql", "grant_app_role"]
 # Working tables of the services (0001: seeds, deadlines, lobby; 0002: players, matches;
 # 0003: seat presence; 0004: ratings, their history and the consumer's checkpoint;
 # 0008: lobby presence; 0009: reputation and reports; 0010: arenas; 0011: analyses;
-# 0012: instance figures).
+# 0012: instance figures; 0013: the shared rate budgets).
 # `ludo ranking recompute` renames the rating tables, which needs their owner: run it as
 # the migrating role, not the app role.
 _WORK_TABLES = (
     "turn_deadlines, parties, players, matches, seat_presence, lobby_presence, "
     "ratings, rating_changes, consumer_checkpoints, reputation_matches, reports, arenas, "
-    "match_analyses, analysis_seats, instance_stats"
+    "match_analyses, analysis_seats, instance_stats, rate_buckets"
 )
 # Read and append only: the log, the idempotency records (append-only triggers on both,
 # 0001 and 0006), the connection log (0005), and the seeds, written once per match.

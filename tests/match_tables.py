@@ -1,10 +1,10 @@
-"""The match service's tables as the migrations 0001, 0002, 0003, 0005, 0008 and 0010 make them: the
-catalog the tests hold them to (tests/migrations/test_catalog.py compares it with the
-migrated schema; tests/test_tables.py checks that the product's SQL names only cataloged
-tables). The product writes its SQL as text (the match service's modules, and
-services/shared/match_rows.py for `matches` and `match_seeds`); no product code needs
-these declarations, so they live with the tests. The ranking service has its own tables
-(services/ranking/tables.py).
+"""The match service's tables as the migrations 0001, 0002, 0003, 0005, 0008, 0010 and 0012
+make them (0013's `rate_buckets` is both services'): the catalog the tests hold them to
+(tests/migrations/test_catalog.py compares it with the migrated schema; tests/test_tables.py
+checks that the product's SQL names only cataloged tables). The product writes its SQL as
+text (the match service's modules, and services/shared/match_rows.py for `matches` and
+`match_seeds`); no product code needs these declarations, so they live with the tests.
+The ranking service has its own tables (services/ranking/tables.py).
 
 Checks, indexes and triggers live in the migrations only.
 """
@@ -24,6 +24,7 @@ __all__ = [
     "matches",
     "parties",
     "players",
+    "rate_buckets",
     "seat_connections",
     "seat_presence",
     "turn_deadlines",
@@ -127,4 +128,14 @@ seat_connections: Final = sa.Table(
     sa.Column("seat", sa.Integer, nullable=False),
     sa.Column("kind", sa.Text, nullable=False),
     sa.Column("at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+)
+
+# The per-address budgets both services share (migration 0012, UNLOGGED): a GCRA's
+# theoretical arrival time per budget and client (services/shared/rate_store.py).
+rate_buckets: Final = sa.Table(
+    "rate_buckets",
+    TABLES,
+    sa.Column("budget", sa.Text, primary_key=True),
+    sa.Column("client", sa.Text, primary_key=True),
+    sa.Column("tat", sa.Double, nullable=False),
 )

@@ -38,7 +38,7 @@ from tests.waiting import wait_until
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TIMEOUT = 120.0  # s: generous for a loaded machine; nothing here asserts a duration
-GUEST_LIMIT = 4  # guests an hour per client address and instance
+GUEST_LIMIT = 6  # guests an hour per address, all instances together (the arena test makes 5)
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +152,7 @@ async def test_two_guests_entering_through_both_instances_are_seated_together(
 
 
 async def test_the_budgets_key_on_the_client_behind_the_balancer(cluster: Cluster) -> None:
-    """The guest budget (GUEST_LIMIT an hour, per instance) counts the address the balancer saw,
+    """The guest budget (GUEST_LIMIT an hour) counts the address the balancer saw,
     not the balancer's own: one client exhausts its budget, another still gets a guest, and
     an X-Forwarded-For of the client's own making changes nothing."""
     books = Books()
@@ -160,7 +160,7 @@ async def test_the_budgets_key_on_the_client_behind_the_balancer(cluster: Cluste
         answers = [(await first.post("/api/players", json={"name": "a"})).status_code]
         while answers[-1] == 201 and len(answers) < 4 * GUEST_LIMIT:
             answers.append((await first.post("/api/players", json={"name": "a"})).status_code)
-        assert answers[-1] == 429 and answers.count(201) >= GUEST_LIMIT, answers
+        assert answers[-1] == 429 and answers.count(201) == GUEST_LIMIT, answers
         spoofed = {"X-Forwarded-For": "127.0.0.9"}
         r = await first.post("/api/players", json={"name": "a"}, headers=spoofed)
         assert r.status_code == 429, r.text

@@ -86,6 +86,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             own = await service_engine(stack, settings, engine)
+            app.state.limits.share_in(stack, own)  # the budgets shared by every instance
             store = EventStore(own, group_commit=settings.group_commit)
             stack.push_async_callback(store.close)
             reads = service_read_route(stack, settings, own, database_unavailable)

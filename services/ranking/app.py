@@ -340,6 +340,7 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             own = await service_engine(stack, settings, engine)
+            app.state.limits.share_in(stack, own)  # the budgets shared by every instance
             reads = service_read_route(stack, settings, own, database_unavailable)
             ranking = RankingService(own, settings, reads)
             app.state.ranking = ranking

@@ -1,9 +1,14 @@
 """Limits against abusive or slow clients (docs/api.md: Limits).
 
-All budgets are token buckets kept in memory, per process, keyed by the client's address
-(`scope["client"]`: behind a load balancer run uvicorn with `--proxy-headers
---forwarded-allow-ips=<the balancer>` so that it is the real client's). Several instances
-each keep their own buckets, so a client may get up to N times a budget from N instances.
+The per-address budgets are token buckets keyed by the client's address (`scope["client"]`:
+behind a load balancer run uvicorn with `--proxy-headers --forwarded-allow-ips=<the
+balancer>` so that it is the real client's). With `LUDO_SHARED_LIMITS` (the default) and
+once the app's lifespan has given `Limits.share` its engine, the counts are PostgreSQL's
+(`RateStore`, services/shared/rate_store.py): one statement per check, every instance
+counting in the same row, so the documented budget holds at any instance count. Without
+the store (switched off, not started yet, or the database away), each process counts in
+its own memory: N instances then give a client up to N times a budget. The local buckets
+are charged on every check too, so that a fallback starts from this process's share.
 
 - every HTTP request and WebSocket upgrade: `LUDO_RATE_LIMIT` per minute per client
   (burst: the same number at once);
@@ -18,13 +23,22 @@ each keep their own buckets, so a client may get up to N times a budget from N i
   a frame larger than 64 KiB before the app's own 4 KiB check.
 
 A refused request is answered 429 `{"error": "too_many_requests", "detail": ...}` with
-`Retry-After` and `Cache-Control: no-store`, before any handler (or database) runs. A 0
-in a setting switches that budget off.
+`Retry-After` and `Cache-Control: no-store`, before any handler runs; the shared check
+writes nothing for it, and the refusal is remembered in the process until its
+`Retry-After` has passed (a budget cannot refill sooner, whatever the other instances do),
+so that a flood from one address costs the database one statement per instance and
+`Retry-After`, not one per request. A 0 in a setting switches that budget off.
+
+Unknown tokens: `check_auth` is synchronous (the handlers call it before a lookup), so it
+reads what the request's own check returned of the address's unknown-token row (a
+mirror, refreshed on every request of the address), beside the local bucket; a failure
+is charged locally at once and written to the store in the background.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import time
@@ -43,10 +57,12 @@ from litestar.types import (
     Send,
     WebSocketCloseEvent,
 )
+from sqlalchemy.ext.asyncio import AsyncEngine
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services.shared.errors import ErrorBody, TimedOut, TooManyRequests
+from services.shared.rate_store import RateStore, gcra_wait
 from services.shared.serving import UVICORN_ARGS, WS_MAX_SIZE, uvicorn_options
 from services.shared.settings import Settings
 from services.shared.transport import CoalescedWrites
@@ -99,6 +115,7 @@ class RateLimiter:
 
     def __init__(self, count: int, per: float, max_keys: int = 50_000) -> None:
         self.count = count
+        self.per = per
         self.rate = count / per if count else 0.0
         self.max_keys = max_keys
         self._buckets: OrderedDict[str, Bucket] = OrderedDict()
@@ -122,6 +139,34 @@ class RateLimiter:
         return 0.0 if not self.count else self._bucket(key).wait()
 
 
+class _Until:
+    """Monotonic deadlines per key, at most `max_keys` (the oldest go first)."""
+
+    def __init__(self, max_keys: int = 50_000) -> None:
+        self.max_keys = max_keys
+        self._until: OrderedDict[str, float] = OrderedDict()
+
+    def left(self, key: str) -> float:
+        """Seconds until `key`'s deadline (0: none, or past)."""
+        until = self._until.get(key)
+        if until is None:
+            return 0.0
+        left = until - time.monotonic()
+        if left <= 0:
+            del self._until[key]
+            return 0.0
+        return left
+
+    def set(self, key: str, seconds: float) -> None:
+        if seconds <= 0:
+            self._until.pop(key, None)
+            return
+        self._until[key] = time.monotonic() + seconds
+        self._until.move_to_end(key)
+        if len(self._until) > self.max_keys:
+            self._until.popitem(last=False)
+
+
 class Limits:
     """The per-client budgets of one app (`app.state.limits`)."""
 
@@ -131,16 +176,76 @@ class Limits:
         self.auth_failures = RateLimiter(settings.auth_fail_limit, 60)
         self.request_timeout = settings.request_timeout
         self.ws_message_rate = settings.ws_message_rate
+        self.shared = settings.shared_limits
+        self.store: RateStore | None = None
+        self._refused: dict[str, _Until] = {"requests": _Until(), "guests": _Until()}
+        self._auth_seen = _Until()  # the store's unknown-token wait, as last read
+
+    def share(self, engine: AsyncEngine) -> None:
+        """Count in the database of `engine` from now on (unless `LUDO_SHARED_LIMITS` is
+        off): the apps' lifespans call it once their engine is open."""
+        self.store = RateStore(engine) if self.shared else None
+
+    def share_in(self, stack: contextlib.AsyncExitStack, engine: AsyncEngine) -> None:
+        """`share(engine)` for a lifespan, undone (`unshare`) when `stack` closes: before
+        the engine is, whose callback was pushed earlier."""
+        self.share(engine)
+        stack.push_async_callback(self.unshare)
+
+    async def unshare(self) -> None:
+        """Back to memory, the store's background writes finished: before the engine
+        is closed."""
+        store, self.store = self.store, None
+        if store is not None:
+            await store.drain()
+
+    async def admit(self, client: str, new_guest: bool) -> tuple[float, str]:
+        """Take a request (and a new guest's) token of `client`: (0, "") when it may go
+        on, else the seconds to wait and why."""
+        wait = await self._take(self.requests, "requests", client)
+        if wait:
+            return wait, "too many requests from this address"
+        if new_guest:
+            wait = await self._take(self.guests, "guests", client)
+            if wait:
+                return wait, "too many new guests from this address"
+        return 0.0, ""
+
+    async def _take(self, local: RateLimiter, budget: str, client: str) -> float:
+        if not local.count:
+            return 0.0
+        refused = self._refused[budget]
+        wait = refused.left(client)
+        if wait:
+            return wait
+        store = self.store
+        taken = None if store is None else await store.take(budget, client, local.count, local.per)
+        if taken is None:
+            return local.take(client)
+        local.take(client)  # this process's share, should the store go away
+        if budget == "requests" and self.auth_failures.count:
+            seen = gcra_wait(taken.auth_tat, taken.now, *self._auth_gcra())
+            self._auth_seen.set(client, seen)
+        refused.set(client, taken.wait)
+        return taken.wait
+
+    def _auth_gcra(self) -> tuple[float, float]:
+        per = self.auth_failures.per
+        return per / self.auth_failures.count, per
 
     def check_auth(self, client: str) -> None:
         """Before a token is looked up: 429 when `client` failed too often lately."""
-        wait = self.auth_failures.wait(client)
+        wait = max(self.auth_failures.wait(client), self._auth_seen.left(client))
         if wait:
             raise TooManyRequests("too many unknown tokens from this address", wait=wait)
 
     def auth_failed(self, client: str) -> None:
-        """A token of `client` was unknown."""
+        """A token of `client` was unknown: counted here at once, and in the store in the
+        background (the other instances read it at the address's next request)."""
         self.auth_failures.take(client)
+        store, count = self.store, self.auth_failures.count
+        if store is not None and count:
+            store.background(store.take("auth", client, count, self.auth_failures.per))
 
     def message_bucket(self) -> Bucket | None:
         """A new socket's budget of client messages (None: unlimited)."""
@@ -181,12 +286,12 @@ def limits_middleware(app: ASGIApp, limits: Limits) -> ASGIApp:
             await app(scope, receive, send)
             return
         client = client_key(scope)
-        wait = limits.requests.take(client)
-        detail = "too many requests from this address"
-        new_guest = scope.get("method") == "POST" and _path(scope) == "/api/players"
-        if not wait and kind == ScopeType.HTTP and new_guest:
-            wait = limits.guests.take(client)
-            detail = "too many new guests from this address"
+        new_guest = (
+            kind == ScopeType.HTTP
+            and scope.get("method") == "POST"
+            and _path(scope) == "/api/players"
+        )
+        wait, detail = await limits.admit(client, new_guest)
         if wait:
             if kind == ScopeType.WEBSOCKET:
                 # Refused before the handshake completes: the client sees HTTP 403.

@@ -37,10 +37,12 @@
 - `LUDO_LOG_LEVEL` (info), `LUDO_LOG_FORMAT` (auto: JSON unless stdout is a TTY; json;
   console), `LUDO_SLOW_REQUEST_MS` (500: a request slower than this is logged at warning;
   the others at debug).
-- Limits per client address, in memory per process (services/shared/limits.py; 0: off):
+- Limits per client address (services/shared/limits.py; 0: off):
   `LUDO_RATE_LIMIT` (1200 requests a minute), `LUDO_GUEST_LIMIT` (20 new guests an hour),
   `LUDO_AUTH_FAIL_LIMIT` (20 unknown tokens a minute), `LUDO_REQUEST_TIMEOUT` (10 s for a
   request body), `LUDO_WS_MESSAGE_RATE` (20 socket messages a second, per socket).
+  `LUDO_SHARED_LIMITS` (true): the first three are counted in PostgreSQL, shared by every
+  instance (services/shared/rate_store.py); false: in memory, per process.
 
 `Settings.from_env()` reads them; `ENV_VARS` lists them (README: Configuration).
 """
@@ -114,6 +116,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     auth_fail_limit: Annotated[int, msgspec.Meta(ge=0)] = 20
     request_timeout: Annotated[float, msgspec.Meta(ge=0)] = 10.0
     ws_message_rate: Annotated[float, msgspec.Meta(ge=0)] = 20.0
+    shared_limits: bool = True
 
     @property
     def embedded_pgdata(self) -> Path:
@@ -239,6 +242,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "ws_message_rate": (
         "LUDO_WS_MESSAGE_RATE",
         "WebSocket client messages a second per socket (burst twice that); 0: off",
+    ),
+    "shared_limits": (
+        "LUDO_SHARED_LIMITS",
+        "count the per-address budgets in PostgreSQL, for every instance (true/false)",
     ),
 }
 

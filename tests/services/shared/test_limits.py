@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.match.app import create_app
 from services.ranking.app import create_app as create_ranking_app
 from services.shared.limits import GuardedH11Protocol, GuardedHttpToolsProtocol
+from services.shared.rate_store import RateStore
 from services.shared.serving import UVICORN_ARGS, WS_MAX_SIZE
 from services.shared.settings import Settings
 from tests import paths
@@ -100,22 +101,40 @@ async def test_the_ranking_service_has_the_request_budget_too(
         _is_429(await client.get("/api/ratings/leaderboard"))
 
 
-async def test_a_refused_request_touches_no_database(engine: AsyncEngine, tmp_path: Path) -> None:
-    """A request over the budget is answered without one statement run."""
+async def test_a_refused_request_touches_no_database(
+    engine: AsyncEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests over the budget run no handler's statement: the first refusal costs the
+    shared budget's check (which writes nothing), the next ones not even that."""
     statements: list[str] = []
+    checks: list[str] = []
+    take_many = RateStore._take_many
+
+    async def counted(store: RateStore, budget: str, *args: Any) -> Any:
+        checks.append(budget)
+        return await take_many(store, budget, *args)
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         statements.append(statement)
 
     async with _client(engine, tmp_path, rate_limit=1) as client:
         await client.get("/api/parties")
+        before = await _buckets(engine)
+        monkeypatch.setattr(RateStore, "_take_many", counted)
         sa.event.listen(engine.sync_engine, "before_cursor_execute", record)
         try:
             for _ in range(50):
                 _is_429(await client.get("/api/parties"))
         finally:
             sa.event.remove(engine.sync_engine, "before_cursor_execute", record)
-    assert statements == []
+    assert statements == [] and checks == ["requests"], (statements, checks)
+    assert await _buckets(engine) == before
+
+
+async def _buckets(engine: AsyncEngine) -> list[Any]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(sa.text("SELECT * FROM rate_buckets ORDER BY budget, client"))
+        return list(rows.all())
 
 
 async def test_guest_creation_is_limited_per_address(engine: AsyncEngine, tmp_path: Path) -> None:
