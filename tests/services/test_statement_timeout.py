@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from ludo_cli.main import main
 from services.match.app import create_app
 from services.match.service import MatchService
+from services.ranking.app import create_app as create_ranking_app
 from services.shared.database import libpq_url, session_url, untimed
 from services.shared.settings import Settings
 from tests.pg_waits import wait_until_blocked
 from tests.services.conftest import Api
-from tests.waiting import wait_until
+from tests.waiting import wait_until, wait_until_sync
 
 pytestmark = pytest.mark.anyio
 
@@ -184,3 +186,42 @@ async def test_ludo_db_upgrade_keeps_no_timeout(
         assert not upgrade.done()
         holder.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
     assert await upgrade == 0
+
+
+def hold_ratings(url: str, holding: threading.Event, outcome: list[BaseException | None]) -> None:
+    """In a thread (the test client's request blocks the test's event loop): read `ratings`
+    in a transaction, whose lock the rebuild's swap waits for, until a session has waited
+    for it for over a second; then roll back. `outcome` gets None or the failure."""
+    try:
+        with psycopg.connect(url) as holder, psycopg.connect(url, autocommit=True) as watch:
+            holder.execute("SELECT count(*) FROM ratings")
+            holding.set()
+            wait_until_sync(lambda: watch.execute(_WAITED).fetchone()[0], 60.0)  # type: ignore[index]
+            holder.rollback()
+        outcome.append(None)
+    except BaseException as exc:
+        outcome.append(exc)
+        raise
+    finally:
+        holding.set()
+
+
+async def test_the_ratings_rebuild_outlasts_the_timeout(database_url: str, tmp_path: Path) -> None:
+    """POST /api/ranking/recompute under a 0.2 s statement timeout waits for another
+    session's lock on `ratings` longer than that (its swap), and succeeds once it is gone."""
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=database_url,
+        operator_token="op",
+        statement_timeout=0.2,
+        db_pool_size=2,
+    )
+    holding, outcome = threading.Event(), list[BaseException | None]()
+    holder = threading.Thread(target=hold_ratings, args=(libpq_url(database_url), holding, outcome))
+    async with AsyncTestClient(create_ranking_app(settings, consume=False)) as client:
+        holder.start()
+        await asyncio.to_thread(holding.wait)
+        answer = await client.post("/api/ranking/recompute", headers={"Authorization": "Bearer op"})
+        await asyncio.to_thread(holder.join)
+    assert outcome == [None]  # the request waited on the lock past the timeout
+    assert answer.status_code == 200, answer.text
