@@ -63,6 +63,7 @@ REPLACE = [
     'pg_ctl -D "$PGDATA" -m fast -w stop',
     'mv "$PGDATA" "$PGDATA.before-restore"',
     'cp -a "$BASE" "$PGDATA"',
+    'rm -f "$PGDATA"/.s.PGSQL.*.lock',
 ]
 RECOVER = [
     "printf \"restore_command = 'cp $ARCHIVE/%%f %%p'\\nrecovery_target_time = '%s'\\n"
@@ -129,7 +130,10 @@ class Server:
                 )
                 log.seek(0)
                 out = log.read()
-            assert done.returncode == 0, f"{line}\n{out}"
+            # The server's own account of a failed start (recovery's errors go there).
+            log_file = self.pgdata / "restore.log"
+            server_log = log_file.read_text()[-3000:] if log_file.exists() else ""
+            assert done.returncode == 0, f"{line}\n{out}\n{server_log}"
         return out
 
     def scalar(self, query: str, url: str | None = None) -> Any:
