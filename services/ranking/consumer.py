@@ -69,6 +69,7 @@ from services.ranking.checkpoints import read_checkpoint, write_checkpoint
 from services.ranking.leadership import LEASE, LeasedFollower
 from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared import match_rows
+from services.shared.database import untimed
 from services.shared.eventstore import START, Cursor, EventData, EventStore
 from services.shared.match_rows import MatchRow
 
@@ -690,7 +691,10 @@ async def recompute(engine: AsyncEngine, *, batch: int = 2000) -> str:
     if batch < 1:
         raise ValueError("batch must be at least 1")
     try:
-        return await _recompute(engine, batch)
+        # Without the services' statement timeout: the rebuild's statements grow with the
+        # log, and the service's own engine would end them (LUDO_STATEMENT_TIMEOUT).
+        async with untimed(engine) as rebuilding:
+            return await _recompute(rebuilding, batch)
     except sa.exc.DBAPIError as exc:
         if isinstance(exc.orig, psycopg.errors.InsufficientPrivilege):
             reason = str(exc.orig).strip().splitlines()[0]

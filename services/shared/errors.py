@@ -15,7 +15,11 @@ messages), still without a status: `TooLarge`, `UnsupportedMediaType`, `TimedOut
 A database that cannot be reached (the server down or restarting, a dropped connection,
 the pool exhausted) is not a fault of the request: `database_unavailable(exc)` recognises
 it anywhere in the exception chain, and it answers 503 `database_unavailable` with
-`Retry-After` (HTTP), or an error frame with status 503 (sockets). Faults are logged as
+`Retry-After` (HTTP), or an error frame with status 503 (sockets). A statement the server
+cancelled (the services' statement timeout, `LUDO_STATEMENT_TIMEOUT`, or an operator's
+`pg_cancel_backend`) answers the same way as 503 `database_busy` (`database_busy(exc)`):
+its transaction rolled back, so nothing was written, and the same request with its
+Idempotency-Key may be sent again. Faults are logged as
 their type and a scrubbed message (`services/shared/logging.py`), never their text.
 """
 
@@ -47,6 +51,7 @@ from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
 from services.shared.logging import describe_exception
 
 __all__ = [
+    "DATABASE_BUSY",
     "DATABASE_UNAVAILABLE",
     "HEALTH_RESPONSES",
     "RETRY_AFTER",
@@ -56,6 +61,7 @@ __all__ = [
     "TooLarge",
     "TooManyRequests",
     "UnsupportedMediaType",
+    "database_busy",
     "database_unavailable",
     "error_responses",
     "exception_handlers",
@@ -180,9 +186,13 @@ def _response(status: int, body: ErrorBody, headers: dict[str, str] | None = Non
     )
 
 
-RETRY_AFTER = "2"  # seconds, in the Retry-After of a 503 database_unavailable
+RETRY_AFTER = "2"  # seconds, in the Retry-After of a 503 database_unavailable or _busy
 DATABASE_UNAVAILABLE = ErrorBody(
     error="database_unavailable", detail="the database is unreachable; try again shortly"
+)
+
+DATABASE_BUSY = ErrorBody(
+    error="database_busy", detail="the database did not answer in time; try again shortly"
 )
 
 # SQLSTATE classes of an unreachable server: 08 connection exception, 57P admin/crash
@@ -212,6 +222,19 @@ def database_unavailable(exc: BaseException) -> bool:
     return False
 
 
+def database_busy(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it came from) is a statement the server cancelled
+    (SQLSTATE 57014: the statement timeout, or `pg_cancel_backend`)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, psycopg.errors.QueryCanceled):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
     """The status and body of a failure raised on purpose (an `AppError`, `ConcurrencyError`,
     `IdempotencyKeyReused`) or of an unreachable database (503); None for anything else
@@ -233,6 +256,8 @@ def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
         )
     if database_unavailable(exc):
         return 503, DATABASE_UNAVAILABLE
+    if database_busy(exc):
+        return 503, DATABASE_BUSY
     return None
 
 
@@ -299,6 +324,11 @@ def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if database_unavailable(exc):
         _log.warning("database_unavailable", **describe_exception(exc))
         return _response(503, DATABASE_UNAVAILABLE, {"Retry-After": RETRY_AFTER})
+    if database_busy(exc):
+        # describe_exception: the error's type, SQLSTATE and scrubbed message; never the
+        # statement's parameters (the engines hide them, create_engine).
+        _log.warning("database_busy", **describe_exception(exc))
+        return _response(503, DATABASE_BUSY, {"Retry-After": RETRY_AFTER})
     _log.error("request_failed", **describe_exception(exc))
     return _response(500, ErrorBody(error="internal", detail="internal server error"))
 
@@ -333,7 +363,8 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
         409: "Out of turn, wrong phase, finished, or a concurrent command won (`conflict`)",
         413: "Body larger than 16 KiB",
         429: "Too many requests from this address (`too_many_requests`, with Retry-After)",
-        503: "The database is unreachable (`database_unavailable`, with Retry-After)",
+        503: "The database is unreachable (`database_unavailable`) or did not answer in "
+        "time (`database_busy`), with Retry-After",
         415: "Body declared as something other than JSON",
         422: "Invalid or unknown field (named in `field`), a body for a command that takes "
         "none, illegal move, reused Idempotency-Key",

@@ -14,6 +14,9 @@
   user data directory, `platformdirs.user_data_dir("ludo")` (`~/.local/share/ludo` on Linux).
 - `LUDO_DB_POOL_SIZE` (32) and `LUDO_DB_MAX_OVERFLOW` (10): connections each process keeps
   in its SQLAlchemy pool, and the extra ones it may open under load.
+- `LUDO_STATEMENT_TIMEOUT` (15): seconds the services' sessions let one statement run, or
+  a transaction sit idle, before PostgreSQL ends it (0: never); the request answers 503
+  `database_busy`. Migrations and the `ludo` commands have none (docs/reliability.md).
 - `LUDO_GROUP_COMMIT` (true): the match service commits the appends that arrive together
   in one transaction, on one more connection of its own (docs/event-store.md).
 - `LUDO_DB_APP_ROLE`: the database role the services run as (not the schema's owner).
@@ -88,6 +91,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # opens its connections only as they are needed, up to this size, and keeps them.
     db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 32
     db_max_overflow: Annotated[int, msgspec.Meta(ge=0)] = 10
+    # Under HAProxy's 30 s server timeout and SQLAlchemy's 30 s pool timeout: a stuck
+    # statement frees its connection (and locks) before the balancer gives up on it.
+    statement_timeout: Annotated[float, msgspec.Meta(ge=0)] = 15.0
     # The match service's appends in batches, one transaction each (eventstore/_group.py).
     group_commit: bool = True
     db_app_role: str | None = None
@@ -182,6 +188,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "data_dir": ("LUDO_DATA_DIR", "local state (embedded PostgreSQL data in pg/)"),
     "db_pool_size": ("LUDO_DB_POOL_SIZE", "connections kept per process"),
     "db_max_overflow": ("LUDO_DB_MAX_OVERFLOW", "extra connections under load"),
+    "statement_timeout": (
+        "LUDO_STATEMENT_TIMEOUT",
+        "seconds a service's statement (or idle transaction) may last; 0: no limit",
+    ),
     "group_commit": (
         "LUDO_GROUP_COMMIT",
         "commit the match service's appends in batches (true/false)",

@@ -14,7 +14,10 @@ returns no rows and writes nothing, and the others commit. A statement that fail
 unique violation: another instance appended to the same stream, or a command id already
 recorded; a deadlock with another writer) rolls the whole batch back, and every append
 of it is then made on its own by the caller (`Fallback`), where the ordinary rules sort
-out the winner. A connection that breaks fails every append of the batch with the
+out the winner. A statement cancelled by the statement timeout (`LUDO_STATEMENT_TIMEOUT`)
+rolls its batch back too: with others in it, they are made on their own (the stuck one
+then waits a second timeout before its 503 `database_busy`); alone, it fails at once with
+the driver's error. A connection that breaks fails every append of the batch with the
 driver's error (the outcome of a commit whose answer was lost is unknown, as for an
 append on its own): the service answers 503 and the client retries with its
 Idempotency-Key. The next batch opens a new connection.
@@ -166,8 +169,11 @@ class GroupCommit:
             with contextlib.suppress(psycopg.Error):
                 if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                     await conn.execute("ROLLBACK")
+            cancelled = isinstance(exc, psycopg.errors.QueryCanceled)
             for pending in batch:
-                _settle(pending.future, Fallback())
+                # An append cancelled on its own (the statement timeout) would only wait
+                # for the same lock again on its own: a second full timeout for a 503.
+                _settle(pending.future, exc if cancelled and len(batch) == 1 else Fallback())
             return
         except BaseException as exc:  # cancelled mid-batch: its outcome is unknown
             self._hints = hints + self._hints

@@ -63,6 +63,7 @@ def test_settings_from_variables(tmp_path: Path) -> None:
         ({"LUDO_DB_POOL_SIZE": "many"}, "LUDO_DB_POOL_SIZE"),
         ({"LUDO_DB_POOL_SIZE": "0"}, "LUDO_DB_POOL_SIZE"),
         ({"DATABASE_URL": "mysql://x@y/z"}, "DATABASE_URL"),
+        ({"LUDO_STATEMENT_TIMEOUT": "-1"}, "LUDO_STATEMENT_TIMEOUT"),
     ],
 )
 def test_bad_settings_name_the_variable(env: dict[str, str], named: str) -> None:
