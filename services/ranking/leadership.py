@@ -23,7 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from services.ranking.checkpoints import read_checkpoint
 from services.shared.background import first_of
-from services.shared.eventstore import EventStore
+from services.shared.errors import count_database_error
+from services.shared.eventstore import Backlog, EventStore
 from services.shared.logging import describe_exception
 
 __all__ = ["LEASE", "LeasedFollower"]
@@ -96,6 +97,13 @@ class LeasedFollower:
         level = "info" if what in ("active", "batch_ended") else "warning"
         getattr(_log, level)(self.EVENTS[what], **fields)
 
+    async def backlog(self) -> Backlog:
+        """How far this consumer's checkpoint is behind the log: events after it and the
+        oldest one's age (the metrics' lag, read when scraped, on any instance)."""
+        async with self.engine.begin() as conn:  # the first read inserts the row
+            cursor = await read_checkpoint(conn, self.name)
+        return await self.store.backlog(cursor)
+
     async def catch_up(self, timeout: float = 60.0) -> int:
         """Steps until the checkpoint reaches the log's head as of this call (events of
         transactions still running anywhere on the server are waited for: the xid8 rule
@@ -163,9 +171,11 @@ class LeasedFollower:
                 raise
             except sa.exc.DBAPIError as exc:
                 # Mostly: PostgreSQL ended a session of ours (a lease ran out) or went away.
+                count_database_error(exc)
                 self._say("standing_by", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             except Exception as exc:
+                count_database_error(exc)
                 self._say("error", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             finally:

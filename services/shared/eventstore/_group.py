@@ -38,6 +38,8 @@ import msgspec
 import psycopg
 import structlog
 
+from services.shared.metrics import BATCH_SIZE, GROUP_FALLBACKS
+
 from ._listener import CHANNEL
 from ._pipeline import Pipeline
 
@@ -166,6 +168,7 @@ class GroupCommit:
             with contextlib.suppress(psycopg.Error):
                 if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                     await conn.execute("ROLLBACK")
+            GROUP_FALLBACKS.inc()
             for pending in batch:
                 _settle(pending.future, Fallback())
             return
@@ -180,6 +183,7 @@ class GroupCommit:
             raise exc from None
         self.batches += 1
         self.appends += len(batch)
+        BATCH_SIZE.observe(len(batch))
         for pending, rows in zip(batch, results, strict=True):
             try:
                 outcome = pending.finish(rows)

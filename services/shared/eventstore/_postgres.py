@@ -17,6 +17,7 @@ from domain import events as domain_events
 from domain.chain import GENESIS
 from services.shared.database import libpq_url
 from services.shared.logging import describe_exception
+from services.shared.metrics import count_appended
 
 from . import _sql
 from ._errors import ConcurrencyError, IdempotencyKeyReused
@@ -106,6 +107,27 @@ class EventStore:
           its own events before its listener hears of them (not for a duplicate).
         """
         items, meta = prepare(stream_id, expected_version, events, command_id, metadata, prev_hash)
+        result = await self._append_by_path(
+            stream_id, expected_version, items, meta, command_id, prev_hash, side, conn, on_commit
+        )
+        if not result.duplicate:
+            # Inside a caller's transaction (`conn`): counted once the statement went in,
+            # though the caller may still roll back (the scheduler's few appends).
+            count_appended(stream_id, [item.type for item in items])
+        return result
+
+    async def _append_by_path(
+        self,
+        stream_id: str,
+        expected_version: int,
+        items: list[EventData],
+        meta: dict[str, Any],
+        command_id: str | None,
+        prev_hash: bytes | None,
+        side: Sequence[SideWrite],
+        conn: AsyncConnection | None,
+        on_commit: Callable[[AppendResult], None] | None,
+    ) -> AppendResult:
         if conn is None and self.group is not None:
             try:
                 return await self._append_grouped(
