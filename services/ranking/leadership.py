@@ -26,6 +26,7 @@ from services.shared.background import first_of
 from services.shared.errors import count_database_error
 from services.shared.eventstore import Backlog, EventStore
 from services.shared.logging import describe_exception
+from services.shared.metrics import CONSUMER_ERRORS
 
 __all__ = ["LEASE", "LeasedFollower"]
 
@@ -171,15 +172,19 @@ class LeasedFollower:
                 raise
             except sa.exc.DBAPIError as exc:
                 # Mostly: PostgreSQL ended a session of ours (a lease ran out) or went away.
-                count_database_error(exc)
+                self._count_failure(exc)
                 self._say("standing_by", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             except Exception as exc:
-                count_database_error(exc)
+                self._count_failure(exc)
                 self._say("error", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             finally:
                 self.active = False
+
+    def _count_failure(self, exc: BaseException) -> None:
+        CONSUMER_ERRORS.labels(self.label).inc()
+        count_database_error(exc)
 
     async def _heartbeat(self, lock_conn: AsyncConnection) -> None:
         """Pings the lock's session every fifth of the lease; raises when it is gone."""

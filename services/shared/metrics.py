@@ -50,6 +50,7 @@ __all__ = [
     "APPENDS",
     "BATCH_SIZE",
     "COMMANDS",
+    "CONSUMER_ERRORS",
     "DB_ERROR_KINDS",
     "EVENTS",
     "GROUP_FALLBACKS",
@@ -150,7 +151,15 @@ DB_ERRORS: Final = Counter(
     ("kind",),
     registry=REGISTRY,
 )
+CONSUMER_ERRORS: Final = Counter(
+    "ludo_consumer_errors",
+    "Batches of a log consumer (ranking, analysis) that failed and rolled back",
+    ("consumer",),
+    registry=REGISTRY,
+)
 # Every series that an alert or a rate reads exists from the start, at 0.
+for _kind in ("ranking", "analysis"):
+    CONSUMER_ERRORS.labels(_kind)
 for _kind in DB_ERROR_KINDS:
     DB_ERRORS.labels(_kind)
 for _kind in SOCKET_KINDS:
