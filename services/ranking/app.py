@@ -343,6 +343,15 @@ def _watch(app: Litestar, ranking: RankingService) -> None:
         },
     )
     metrics.gauge(
+        "ludo_consumer_matches_behind",
+        "Match ends (MatchFinished) among those events: matches waiting for the consumer",
+        ("consumer",),
+        lambda: {
+            (name,): math.nan if lag.events < 0 else float(lag.of_type)
+            for name, lag in lags.items()
+        },
+    )
+    metrics.gauge(
         "ludo_consumer_seconds_behind",
         "Age of the oldest event after the consumer's checkpoint (0 when caught up)",
         ("consumer",),

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.events import MatchFinished
 from services.ranking.checkpoints import read_checkpoint
 from services.shared.background import first_of
 from services.shared.errors import count_database_error
@@ -35,6 +36,8 @@ _log = structlog.get_logger("services.ranking")
 # s: how long PostgreSQL lets the leader's sessions sit idle before ending them (run()).
 LEASE: Final = 5.0
 _HELD_BACK_FIRST: Final = 0.01  # s: the first look again at held-back events
+# The event type both consumers act on, as the log spells it (the event's tag).
+MATCH_FINISHED: Final = str(MatchFinished.__struct_config__.tag)
 
 # The sessions of this database in a live batch (`BATCH_LOCK`), other than this one.
 _BATCHES: Final = (
@@ -99,11 +102,12 @@ class LeasedFollower:
         getattr(_log, level)(self.EVENTS[what], **fields)
 
     async def backlog(self) -> Backlog:
-        """How far this consumer's checkpoint is behind the log: events after it and the
-        oldest one's age (the metrics' lag, read when scraped, on any instance)."""
+        """How far this consumer's checkpoint is behind the log: events after it, the
+        oldest one's age and the match ends among them (`MatchFinished`: what both
+        consumers act on), for the metrics' lag, read when scraped, on any instance."""
         async with self.engine.begin() as conn:  # the first read inserts the row
             cursor = await read_checkpoint(conn, self.name)
-        return await self.store.backlog(cursor)
+        return await self.store.backlog(cursor, of_type=MATCH_FINISHED)
 
     async def catch_up(self, timeout: float = 60.0) -> int:
         """Steps until the checkpoint reaches the log's head as of this call (events of

@@ -157,14 +157,15 @@ def ranking_server(database_url: str, tmp_path: Path) -> Iterator[Instance]:
 async def test_ranking_lag_follows_the_log_and_the_consumer(
     ranking_server: Instance, engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    """The consumers' lag gauges read the events after each checkpoint: the events
-    written, then 0 for the ranking consumer once it caught up (the analysis consumer's
+    """The consumers' lag gauges read the events (and match ends) after each checkpoint:
+    those written, then 0 for the ranking consumer once it caught up (the analysis consumer's
     still behind), and no instance leads while the consumers are off."""
     store = EventStore(engine)
     async with _client(ranking_server.http) as http:
         empty = await scrape(http)
         for consumer in ("ranking", "analysis"):
             assert value(empty, "ludo_consumer_events_behind", consumer=consumer) == 0
+            assert value(empty, "ludo_consumer_matches_behind", consumer=consumer) == 0
             assert value(empty, "ludo_consumer_seconds_behind", consumer=consumer) == 0
             assert value(empty, "ludo_consumer_leader", consumer=consumer) == 0
         for _ in range(2):
@@ -174,11 +175,14 @@ async def test_ranking_lag_follows_the_log_and_the_consumer(
         behind = await scrape(http)
         for consumer in ("ranking", "analysis"):
             assert value(behind, "ludo_consumer_events_behind", consumer=consumer) == written
+            assert value(behind, "ludo_consumer_matches_behind", consumer=consumer) == 2
             assert value(behind, "ludo_consumer_seconds_behind", consumer=consumer) >= 0
         await RankingConsumer(engine, store).catch_up()
         caught_up = await scrape(http)
         assert value(caught_up, "ludo_consumer_events_behind", consumer="ranking") == 0
         assert value(caught_up, "ludo_consumer_seconds_behind", consumer="ranking") == 0
         assert value(caught_up, "ludo_consumer_events_behind", consumer="analysis") == written
+        assert value(caught_up, "ludo_consumer_matches_behind", consumer="ranking") == 0
+        assert value(caught_up, "ludo_consumer_matches_behind", consumer="analysis") == 2
         pool = value(caught_up, "ludo_db_pool_connections", state="size")
         assert pool == Settings(data_dir=tmp_path).db_pool_size

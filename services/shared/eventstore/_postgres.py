@@ -475,13 +475,16 @@ class EventStore:
             while not (await conn.exec_driver_sql(_sql.SETTLED, params)).scalar_one():
                 await asyncio.sleep(poll)
 
-    async def backlog(self, after: Cursor) -> Backlog:
+    async def backlog(self, after: Cursor, of_type: str | None = None) -> Backlog:
         """How far `after` is behind the log: the newest position, the events after it
-        (held back or not, counted up to `BACKLOG_COUNT`) and the age of the oldest."""
-        params = _sql.order_params(after, limit=BACKLOG_COUNT)
+        (held back or not, counted up to `BACKLOG_COUNT`), the age of the oldest, and how
+        many of them are of the type `of_type`."""
+        params = _sql.order_params(after, limit=BACKLOG_COUNT, of_type=of_type)
         async with self._reader.connect() as conn:
             row = (await conn.exec_driver_sql(_sql.BACKLOG, params)).one()
-        return Backlog(int(row.head_position), int(row.events), float(row.seconds))
+        return Backlog(
+            int(row.head_position), int(row.events), float(row.seconds), int(row.of_type)
+        )
 
     @contextlib.asynccontextmanager
     async def _connection(self, conn: AsyncConnection | None) -> AsyncIterator[AsyncConnection]:
