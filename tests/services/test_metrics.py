@@ -7,17 +7,20 @@ service's lag is compared with the events written and a consumer's catch-up."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import sqlalchemy as sa
+from litestar.testing import AsyncTestClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.ranking.app import create_app as ranking_app
 from services.ranking.consumer import RankingConsumer
+from services.shared.database import create_engine
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.services.match.test_live import Instance, Table, _auth, _client, _settings
@@ -186,3 +189,21 @@ async def test_ranking_lag_follows_the_log_and_the_consumer(
         assert value(caught_up, "ludo_consumer_matches_behind", consumer="analysis") == 2
         pool = value(caught_up, "ludo_db_pool_connections", state="size")
         assert pool == Settings(data_dir=tmp_path).db_pool_size
+
+
+async def test_a_scrape_answers_with_the_database_away(tmp_path: Path) -> None:
+    """With the database unreachable, the ranking service's `/metrics` still answers 200:
+    the lag gauges are NaN, and the failed read counts one `unavailable` database error."""
+    nowhere = create_engine(f"postgresql+psycopg:///ludo?host={tmp_path}&port=1")
+    settings = Settings(data_dir=tmp_path, operator_token=TOKEN)
+    try:
+        async with AsyncTestClient(ranking_app(settings, nowhere, consume=False)) as client:
+            errors = "ludo_db_errors_total", frozenset({("kind", "unavailable")})
+            first = await scrape(client)
+            second = await scrape(client)
+    finally:
+        await nowhere.dispose()
+    for gauge in ("events_behind", "matches_behind", "seconds_behind"):
+        for consumer in ("ranking", "analysis"):
+            assert math.isnan(value(second, f"ludo_consumer_{gauge}", consumer=consumer))
+    assert second[errors] == first[errors] + 1
