@@ -48,8 +48,8 @@ def test_the_scrape_config_passes_promtool_check(tmp_path: Path) -> None:
 
 
 def test_the_alerts_unit_tests_pass() -> None:
-    """`promtool test rules`: the lag, leaderless and 5xx alerts fire when they should
-    and stay quiet when they should (alerts_test.yml)."""
+    """`promtool test rules`: the lag, leaderless, 5xx and database-unavailable alerts
+    fire when they should and stay quiet when they should (alerts_test.yml)."""
     assert "SUCCESS" in _run("test", "rules", "alerts_test.yml")
 
 

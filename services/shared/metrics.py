@@ -54,6 +54,7 @@ __all__ = [
     "DB_ERROR_KINDS",
     "EVENTS",
     "GROUP_FALLBACKS",
+    "LISTENER_RECONNECTS",
     "LIVE_SOCKETS",
     "POOL_CHECKOUT",
     "REGISTRY",
@@ -149,6 +150,11 @@ DB_ERRORS: Final = Counter(
     "ludo_db_errors",
     "Database errors that failed a request, a socket message or a background task, by kind",
     ("kind",),
+    registry=REGISTRY,
+)
+LISTENER_RECONNECTS: Final = Counter(
+    "ludo_live_listener_reconnects",
+    "Times the live hub's LISTEN connection failed and was opened again",
     registry=REGISTRY,
 )
 CONSUMER_ERRORS: Final = Counter(
