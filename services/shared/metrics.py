@@ -242,7 +242,8 @@ def _status_class(status: int) -> str:
 
 def metrics_middleware(app: ASGIApp) -> ASGIApp:
     """Each HTTP request observed in `ludo_http_request_duration_seconds` under its
-    route's template (Litestar's `path_template`: the middleware runs after routing)."""
+    route's template (Litestar's `path_template`: the middleware runs after routing, so a
+    request that matches no route never reaches it)."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
