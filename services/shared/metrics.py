@@ -175,9 +175,9 @@ for _kind in SOCKET_KINDS:
 # ------------------------------------------------------------------------- counting
 
 
-_STREAM_KINDS: Final = {
-    p.rstrip("-"): p.rstrip("-")
-    for p in (
+_STREAM_KINDS: Final = frozenset(
+    prefix.rstrip("-")
+    for prefix in (
         MATCH_PREFIX,
         PARTY_PREFIX,
         POOL_PREFIX,
@@ -185,12 +185,13 @@ _STREAM_KINDS: Final = {
         STAMPS_PREFIX,
         TOURNAMENT_PREFIX,
     )
-}
+)
 
 
 def stream_kind(stream_id: str) -> str:
     """`match` for `match-…` and so on; `other` for a spelling `domain.streams` lacks."""
-    return _STREAM_KINDS.get(stream_id.partition("-")[0], "other")
+    kind = stream_id.partition("-")[0]
+    return kind if kind in _STREAM_KINDS else "other"
 
 
 # Children by label values: `labels()` checks and locks on every call, a per-command cost.
