@@ -62,6 +62,7 @@ from services.shared.database import service_engine, service_read_route
 from services.shared.errors import database_unavailable
 from services.shared.eventstore import EventStore, Notification
 from services.shared.instance_stats import InstanceBeat
+from services.shared.metrics import app_metrics
 from services.shared.openapi_docs import openapi_config
 from services.shared.service_app import serve_from_env, service_app
 from services.shared.settings import Settings
@@ -76,6 +77,24 @@ def _service(scope: Scope) -> MatchService:
     # a copy of the app's, on every request (a hundredth of a command's CPU).
     service: MatchService = Litestar.from_scope(scope).state.service
     return service
+
+
+def _watch(app: Litestar, engine: AsyncEngine, hub: LiveHub) -> None:
+    """The match service's gauges read at each scrape: its pool, and the matches and
+    parties it serves live (process-local: no query, so an idle database stays idle)."""
+    metrics = app_metrics(app)
+    metrics.pool(engine.sync_engine.pool)
+
+    def followed() -> dict[tuple[str, ...], float]:
+        counts = hub.followed()
+        return {(kind,): float(counts.get(kind, 0)) for kind in ("match", "party")}
+
+    metrics.gauge(
+        "ludo_live_streams",
+        "Matches and parties this process feeds live sockets from (in progress here)",
+        ("kind",),
+        followed,
+    )
 
 
 def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litestar:
@@ -109,11 +128,12 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             await hub.start()
             stack.push_async_callback(hub.stop)
             app.state.hub = hub
+            _watch(app, own, hub)
             app.state.scheduler = Scheduler(service, own, settings.scheduler_poll)
             if settings.scheduler:
                 run_in_background(stack, app.state.scheduler.run(), "ludo-scheduler")
             run_in_background(stack, service.lobby.run(), "ludo-lobby-heartbeat")
-            beat = InstanceBeat(own, "match", lambda: {"sockets": sum(hub.watching().values())})
+            beat = InstanceBeat(own, "match")
             run_in_background(stack, beat.run(), "ludo-instance-beat")
             if settings.pairing:
                 run_in_background(stack, service.pools.run(), "ludo-pairing")

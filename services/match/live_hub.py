@@ -36,6 +36,7 @@ from services.match.live_view import LiveView
 from services.match.stream_follower import StreamFollower, Subscription
 from services.shared.eventstore import AppendResult, EventStore, Notification, StoredEvent
 from services.shared.logging import describe_exception
+from services.shared.metrics import LISTENER_RECONNECTS, stream_kind
 
 __all__ = ["LiveHub"]
 
@@ -120,6 +121,7 @@ class LiveHub:
                 self.listening.clear()
                 if self._on_listening is not None:
                     self._on_listening(False)
+                LISTENER_RECONNECTS.inc()
                 _log.warning("live_listener_reconnecting", **describe_exception(exc))
                 self._wake_all()
                 await asyncio.sleep(1.0)
@@ -252,6 +254,15 @@ class LiveHub:
                 del self._followers[feed.stream_id]
         elif self._views.get(feed.prefix) is feed:
             del self._views[feed.prefix]
+
+    def followed(self) -> dict[str, int]:
+        """How many streams of each kind (`match`, `party`) this process feeds live
+        sockets from: the matches and parties in progress here (the metrics)."""
+        kinds: dict[str, int] = {}
+        for stream_id in self._followers:
+            kind = stream_kind(stream_id)
+            kinds[kind] = kinds.get(kind, 0) + 1
+        return kinds
 
     def watching(self) -> dict[str, Any]:
         """How many sockets follow each stream or view (for diagnostics)."""

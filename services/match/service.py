@@ -4,7 +4,7 @@
 - `parties`: party commands, match starts and the lobby listing (`party_commands.py`);
 - `matches`: reading matches: state, events, row, seed (`match_reads.py`);
 - `commands`: match commands, the one path from a command to its events
-  (`match_commands.py`);
+  (`match_commands.py`), each outcome counted in the metrics (`CountedCommands`);
 - `deadlines`: the turn deadline row of each match (`deadlines.py`);
 - `presence`: who is connected, and the grace period (`presence.py`);
 - `lobby`: who holds the lobby open, over all instances (`lobby_presence.py`);
@@ -23,13 +23,16 @@ primary, the state a command is decided on first of all."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.errors import AppError
 from services.match.arenas import Arenas
 from services.match.deadlines import Deadlines
 from services.match.guests import Guests
 from services.match.lobby_presence import LobbyPresence
-from services.match.match_commands import MatchCommands
+from services.match.match_commands import MakeCommand, MatchCommands
 from services.match.match_reads import MatchReads
 from services.match.pairing import Pools
 from services.match.party_commands import PartyCommands
@@ -39,11 +42,34 @@ from services.match.site_now import SiteNow
 from services.match.stamps import Stamps
 from services.shared.arena_schedule import parse as parse_schedule
 from services.shared.database import ReadRoute
-from services.shared.eventstore import EventStore
+from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+from services.shared.metrics import count_command
 from services.shared.reports import Reports
 from services.shared.settings import Settings
 
-__all__ = ["MatchService"]
+__all__ = ["CountedCommands", "MatchService"]
+
+
+class CountedCommands(MatchCommands):
+    """`MatchCommands` whose one path (`execute`: requests, sockets, the scheduler) counts
+    each command's outcome in `ludo_match_commands_total`."""
+
+    async def execute(
+        self, match_id: str, make: MakeCommand, *, actor: str, **options: Any
+    ) -> AppendResult:
+        try:
+            result = await super().execute(match_id, make, actor=actor, **options)
+        except AppError:
+            count_command(actor, "rejected")
+            raise
+        except ConcurrencyError:
+            count_command(actor, "conflict")
+            raise
+        except Exception:
+            count_command(actor, "failed")
+            raise
+        count_command(actor, "duplicate" if result.duplicate else "appended")
+        return result
 
 
 class MatchService:
@@ -63,7 +89,7 @@ class MatchService:
         self.guests = Guests(engine)
         self.matches = MatchReads(engine, store)
         self.deadlines = Deadlines(engine, self.matches, settings)
-        self.commands = MatchCommands(engine, store, self.matches, self.deadlines)
+        self.commands = CountedCommands(engine, store, self.matches, self.deadlines)
         self.presence = Presence(engine, self.matches, self.commands, settings)
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
         self.lobby = LobbyPresence(engine)

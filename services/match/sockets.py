@@ -44,11 +44,13 @@ from services.shared.errors import (
     DATABASE_UNAVAILABLE,
     ErrorBody,
     TooLarge,
+    count_database_error,
     database_unavailable,
     known_error,
 )
 from services.shared.limits import Limits
 from services.shared.logging import describe_exception
+from services.shared.metrics import LIVE_SOCKETS, socket_kind
 
 __all__ = [
     "MAX_MESSAGE",
@@ -114,6 +116,8 @@ def reply_error(exc: Exception, reply_to: Any, what: str) -> bytes:
     of `services/shared/errors.py` for failures raised on purpose, else `internal` (500),
     logged once."""
     known = known_error(exc.error if isinstance(exc, BadMessage) else exc)
+    if known is None or known[0] == 503:
+        count_database_error(exc)
     if known is None:
         _log.error("socket_message_failed", message=what, **describe_exception(exc))
         known = 500, ErrorBody(error="internal", detail="internal server error")
@@ -198,6 +202,7 @@ async def refuse(socket: WebSocket[Any, Any, Any], error: AppError) -> None:
 async def unavailable(socket: WebSocket[Any, Any, Any], exc: Exception, name: str) -> None:
     """The feed of the socket failed (`exc`): say so when the database is the cause (an
     error frame, status 503), then close with 1011 so that the client reconnects."""
+    count_database_error(exc)
     if database_unavailable(exc):
         _log.warning("socket_feed_unavailable", socket=name, **describe_exception(exc))
         with contextlib.suppress(Exception):
@@ -229,6 +234,8 @@ async def serve(
     limits = getattr(channel.socket.app.state, "limits", None)
     bucket = None if limits is None else limits.message_bucket()
     refused = 0  # messages refused in a row
+    live = LIVE_SOCKETS.labels(socket_kind(channel.socket.scope.get("path_template", "")))
+    live.inc()
     task = asyncio.create_task(pumping(), name=name)
     try:
         while True:
@@ -252,6 +259,7 @@ async def serve(
     except WebSocketDisconnect:
         pass
     finally:
+        live.dec()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task

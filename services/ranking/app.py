@@ -68,7 +68,9 @@ from services.shared.errors import (
     database_unavailable,
     error_responses,
 )
+from services.shared.eventstore import Backlog
 from services.shared.instance_stats import InstanceBeat
+from services.shared.metrics import app_metrics
 from services.shared.openapi_docs import openapi_config
 from services.shared.operator import is_operator
 from services.shared.pages import PAGE_HEADERS, inline_page
@@ -331,6 +333,52 @@ async def healthz(ranking: Ranking) -> Response[dict[str, str]]:
 # --------------------------------------------------------------------------------- app
 
 
+def _watch(app: Litestar, ranking: RankingService) -> None:
+    """The ranking service's gauges read at each scrape: its pool, which consumers this
+    instance leads, and how far each consumer's checkpoint is behind the log (two
+    queries per consumer, only when scraped; NaN until a read succeeds)."""
+    metrics = app_metrics(app)
+    metrics.pool(ranking.engine.sync_engine.pool)
+    followers = {"ranking": ranking.consumer, "analysis": ranking.analysis}
+    lags = {name: Backlog(0, -1, math.nan) for name in followers}
+
+    async def refresh() -> None:
+        for name, follower in followers.items():
+            lags[name] = Backlog(0, -1, math.nan)
+            lags[name] = await follower.backlog()
+
+    metrics.before_scrape(refresh)
+    metrics.gauge(
+        "ludo_consumer_leader",
+        "1 when this instance holds the consumer's lock and consumes, else 0",
+        ("consumer",),
+        lambda: {(name,): float(f.active) for name, f in followers.items()},
+    )
+    metrics.gauge(
+        "ludo_consumer_events_behind",
+        "Events after the consumer's checkpoint (counted up to 100,000)",
+        ("consumer",),
+        lambda: {
+            (name,): math.nan if lag.events < 0 else float(lag.events) for name, lag in lags.items()
+        },
+    )
+    metrics.gauge(
+        "ludo_consumer_matches_behind",
+        "Match ends (MatchFinished) among those events: matches waiting for the consumer",
+        ("consumer",),
+        lambda: {
+            (name,): math.nan if lag.events < 0 else float(lag.of_type)
+            for name, lag in lags.items()
+        },
+    )
+    metrics.gauge(
+        "ludo_consumer_seconds_behind",
+        "Age of the oldest event after the consumer's checkpoint (0 when caught up)",
+        ("consumer",),
+        lambda: {(name,): lag.seconds for name, lag in lags.items()},
+    )
+
+
 def create_app(
     settings: Settings, engine: AsyncEngine | None = None, *, consume: bool = True
 ) -> Litestar:
@@ -347,6 +395,7 @@ def create_app(
             stack.push_async_callback(ranking.live.close)
             beat = InstanceBeat(own, "ranking")
             run_in_background(stack, beat.run(), "ludo-instance-beat")
+            _watch(app, ranking)
             if consume:
                 run_in_background(stack, ranking.consumer.run(), "ludo-ranking-consumer")
                 stack.callback(ranking.analysis.close)

@@ -21,10 +21,13 @@ import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.events import MatchFinished
 from services.ranking.checkpoints import read_checkpoint
 from services.shared.background import first_of
-from services.shared.eventstore import EventStore
+from services.shared.errors import count_database_error
+from services.shared.eventstore import Backlog, EventStore
 from services.shared.logging import describe_exception
+from services.shared.metrics import CONSUMER_ERRORS
 
 __all__ = ["LEASE", "LeasedFollower"]
 
@@ -33,6 +36,8 @@ _log = structlog.get_logger("services.ranking")
 # s: how long PostgreSQL lets the leader's sessions sit idle before ending them (run()).
 LEASE: Final = 5.0
 _HELD_BACK_FIRST: Final = 0.01  # s: the first look again at held-back events
+# The event type both consumers act on, as the log spells it (the event's tag).
+MATCH_FINISHED: Final = str(MatchFinished.__struct_config__.tag)
 
 # The sessions of this database in a live batch (`BATCH_LOCK`), other than this one.
 _BATCHES: Final = (
@@ -95,6 +100,14 @@ class LeasedFollower:
     def _say(self, what: str, **fields: Any) -> None:
         level = "info" if what in ("active", "batch_ended") else "warning"
         getattr(_log, level)(self.EVENTS[what], **fields)
+
+    async def backlog(self) -> Backlog:
+        """How far this consumer's checkpoint is behind the log: events after it, the
+        oldest one's age and the match ends among them (`MatchFinished`: what both
+        consumers act on), for the metrics' lag, read when scraped, on any instance."""
+        async with self.engine.begin() as conn:  # the first read inserts the row
+            cursor = await read_checkpoint(conn, self.name)
+        return await self.store.backlog(cursor, of_type=MATCH_FINISHED)
 
     async def catch_up(self, timeout: float = 60.0) -> int:
         """Steps until the checkpoint reaches the log's head as of this call (events of
@@ -163,13 +176,19 @@ class LeasedFollower:
                 raise
             except sa.exc.DBAPIError as exc:
                 # Mostly: PostgreSQL ended a session of ours (a lease ran out) or went away.
+                self._count_failure(exc)
                 self._say("standing_by", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             except Exception as exc:
+                self._count_failure(exc)
                 self._say("error", **describe_exception(exc))
                 await asyncio.sleep(self.standby_poll)
             finally:
                 self.active = False
+
+    def _count_failure(self, exc: BaseException) -> None:
+        CONSUMER_ERRORS.labels(self.label).inc()
+        count_database_error(exc)
 
     async def _heartbeat(self, lock_conn: AsyncConnection) -> None:
         """Pings the lock's session every fifth of the lease; raises when it is gone."""

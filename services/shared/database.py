@@ -48,6 +48,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from services.shared.logging import describe_exception
+from services.shared.metrics import TimedPool
 from services.shared.settings import Settings
 
 __all__ = [
@@ -350,7 +351,13 @@ def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> 
     # `pool_recycle` replaces connections before idle-timeouts of proxies or firewalls.
     # `hide_parameters`: an error's text never carries the statement's bound values (event
     # data such as a SeedRevealed's seed, tokens' hashes); it would reach the logs.
-    options: dict[str, Any] = {"pool_recycle": 1800, "hide_parameters": True}
+    # `TimedPool`: the async engines' own pool class, timing each checkout for the
+    # metrics (`ludo_db_pool_checkout_seconds`).
+    options: dict[str, Any] = {
+        "pool_recycle": 1800,
+        "hide_parameters": True,
+        "poolclass": TimedPool,
+    }
     if settings is not None:
         options.update(pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
         url = session_url(url, settings.statement_timeout)

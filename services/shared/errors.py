@@ -49,6 +49,7 @@ from domain.errors import (
 )
 from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
 from services.shared.logging import describe_exception
+from services.shared.metrics import count_db_error
 
 __all__ = [
     "DATABASE_BUSY",
@@ -61,7 +62,9 @@ __all__ = [
     "TooLarge",
     "TooManyRequests",
     "UnsupportedMediaType",
+    "count_database_error",
     "database_busy",
+    "database_error_kind",
     "database_unavailable",
     "error_responses",
     "exception_handlers",
@@ -235,6 +238,42 @@ def database_busy(exc: BaseException) -> bool:
     return False
 
 
+# SQLSTATEs of a statement that ran out of time: statement_timeout (57014, also a
+# cancel), lock_timeout (55P03), idle_in_transaction_session_timeout (25P03).
+_TIMEOUT_STATES = ("57014", "55P03", "25P03")
+
+
+def database_error_kind(exc: BaseException) -> str | None:
+    """What kind of database error `exc` is, for `ludo_db_errors_total` (one of
+    `services.shared.metrics.DB_ERROR_KINDS`); None when no database error is in its chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sa.exc.TimeoutError):
+            return "pool_timeout"
+        if isinstance(current, psycopg.Error):
+            state = current.sqlstate or ""
+            if database_unavailable(current):
+                return "unavailable"
+            if state.startswith(_TIMEOUT_STATES):
+                return "timeout"
+            if state == "40001":
+                return "serialization"
+            if state == "40P01":
+                return "deadlock"
+            return "other"
+        current = current.__cause__ or current.__context__
+    return "unavailable" if database_unavailable(exc) else None
+
+
+def count_database_error(exc: BaseException) -> None:
+    """Count `exc` in `ludo_db_errors_total` when it is a database error."""
+    kind = database_error_kind(exc)
+    if kind is not None:
+        count_db_error(kind)
+
+
 def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
     """The status and body of a failure raised on purpose (an `AppError`, `ConcurrencyError`,
     `IdempotencyKeyReused`) or of an unreachable database (503); None for anything else
@@ -321,6 +360,7 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
 
 
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    count_database_error(exc)
     if database_unavailable(exc):
         _log.warning("database_unavailable", **describe_exception(exc))
         return _response(503, DATABASE_UNAVAILABLE, {"Retry-After": RETRY_AFTER})

@@ -3,11 +3,12 @@
 Every instance of either service writes ONE row of `instance_stats` (migration 0012) every
 `BEAT` seconds: its name, service, pid, start, and `figures`, a small JSON object of the
 moment that the process alone knows: its database pool (size, connections open and in use,
-how many checkouts waited and for how long in all) and what the service adds (the match
-service: its live sockets). The ranking service's live view (`services/ranking/live_view.py`)
-reads the rows seen lately: the instances alive now, each with its figures, however many
-there are and behind whatever balancer. The same statement deletes rows not seen for a day
-(instances long gone), so the table stays as small as the fleet.
+its checkouts, how many waited over `metrics.POOL_WAIT` seconds and how long in all, from
+the process's metrics) and its live sockets. The ranking service's live view
+(`services/ranking/live_view.py`) reads the rows seen lately: the instances alive now, each
+with its figures, however many there are and behind whatever balancer. The same statement
+deletes rows not seen for a day (instances long gone), so the table stays as small as the
+fleet.
 
 The name is the instance's `application_name` (`match-1`, `ranking-2`, set by `ludo up` and
 compose.yaml in the database URL) or, without one, `<service>-<host>-<pid>`.
@@ -22,7 +23,6 @@ import asyncio
 import os
 import socket
 import time
-from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -31,6 +31,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.shared.logging import describe_exception
+from services.shared.metrics import instance_figures
 
 __all__ = ["BEAT", "SEEN_WITHIN", "InstanceBeat", "instance_name", "pool_figures"]
 
@@ -78,29 +79,22 @@ def pool_figures(engine: AsyncEngine) -> dict[str, Any]:
 class InstanceBeat:
     """The instance's row of `instance_stats`, rewritten every `BEAT` seconds by `run()`.
 
-    `figures()` gives what the row carries: the pool of `engine` (`pool_figures`) merged
-    with what `extra()` returns, if given (a service's own figures, read at each beat).
+    `figures()` gives what the row carries.
     """
 
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        service: str,
-        extra: Callable[[], dict[str, Any]] | None = None,
-    ) -> None:
+    def __init__(self, engine: AsyncEngine, service: str) -> None:
         self._engine = engine
         self._writer = engine.execution_options(isolation_level="AUTOCOMMIT")
         self.service = service
         self.name = instance_name(engine, service)
         self.started = time.time()
-        self._extra = extra
         self._failing = False
 
     def figures(self) -> dict[str, Any]:
-        """What this instance says of itself now."""
-        figures = {"pool": pool_figures(self._engine)}
-        if self._extra is not None:
-            figures |= self._extra()
+        """What this instance says of itself now: its pool (`pool_figures`, with the
+        checkouts that waited from the process's metrics) and its live sockets."""
+        figures = instance_figures()
+        figures["pool"] = pool_figures(self._engine) | figures["pool"]
         return figures
 
     async def beat(self) -> None:

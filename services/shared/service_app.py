@@ -3,8 +3,9 @@ how a serving process makes one from its environment (`serve_from_env`).
 
 Both services answer the same way at the edge: request bodies checked and capped
 (`MAX_BODY`, the 413 their operations declare), errors as the JSON of
-`services.shared.errors`, per-client budgets (`Limits`), one log line per request, and no
-response kept by a browser or proxy. Written once here so the two cannot drift."""
+`services.shared.errors`, per-client budgets (`Limits`), one log line per request, each
+request timed into the Prometheus metrics and `GET /metrics` (`services.shared.metrics`),
+and no response kept by a browser or proxy. Written once here so the two cannot drift."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from litestar.openapi import OpenAPIConfig
 from litestar.types import ExceptionHandlersMap, LifespanHook
 
 from services.shared.bodies import check_body
-from services.shared.errors import exception_handlers
+from services.shared.errors import count_database_error, exception_handlers
 from services.shared.limits import Limits, limits_middleware
 from services.shared.logging import configure_logging, request_logging
+from services.shared.metrics import AppMetrics, metrics_endpoint, metrics_middleware
 from services.shared.openapi_docs import truthful_errors
 from services.shared.serving import settle_heap
 from services.shared.settings import Settings
@@ -43,7 +45,7 @@ def service_app(
     edge both services share (`errors`: handlers beside the shared ones)."""
     limits = Limits(settings)  # per-client budgets (services/shared/limits.py)
     app = Litestar(
-        route_handlers=list(route_handlers),
+        route_handlers=[*route_handlers, metrics_endpoint],
         dependencies=dict(dependencies),
         exception_handlers={**exception_handlers, **(errors or {})},
         lifespan=list(lifespan),
@@ -56,11 +58,13 @@ def service_app(
         cache_control=CacheControlHeader(no_store=True),
         middleware=[
             DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms),
+            metrics_middleware,
             DefineMiddleware(limits_middleware, limits=limits),
         ],
         logging_config=None,
     )
     app.state.limits = limits
+    app.state.metrics = AppMetrics(settings.operator_token, count_database_error)
     truthful_errors(app)
     return app
 

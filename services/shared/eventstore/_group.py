@@ -41,6 +41,8 @@ import msgspec
 import psycopg
 import structlog
 
+from services.shared.metrics import BATCH_SIZE, GROUP_FALLBACKS
+
 from ._listener import CHANNEL
 from ._pipeline import Pipeline
 
@@ -170,6 +172,8 @@ class GroupCommit:
                 if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                     await conn.execute("ROLLBACK")
             cancelled = isinstance(exc, psycopg.errors.QueryCanceled)
+            if not (cancelled and len(batch) == 1):
+                GROUP_FALLBACKS.inc()
             for pending in batch:
                 # An append cancelled on its own (the statement timeout) would only wait
                 # for the same lock again on its own: a second full timeout for a 503.
@@ -186,6 +190,7 @@ class GroupCommit:
             raise exc from None
         self.batches += 1
         self.appends += len(batch)
+        BATCH_SIZE.observe(len(batch))
         for pending, rows in zip(batch, results, strict=True):
             try:
                 outcome = pending.finish(rows)

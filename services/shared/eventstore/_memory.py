@@ -203,12 +203,13 @@ class InMemoryEventStore:
     async def settle(self, until: Cursor, *, poll: float = 0.02) -> None:
         """Every append has ended: every event up to `until` is readable already."""
 
-    async def backlog(self, after: Cursor) -> Backlog:
+    async def backlog(self, after: Cursor, of_type: str | None = None) -> Backlog:
         """How far `after` is behind the log (see `EventStore.backlog`)."""
         pending = self._log[self._after(after) :][:BACKLOG_COUNT]
         age = (datetime.now(UTC) - pending[0].recorded_at).total_seconds() if pending else 0.0
         head = self._log[-1].global_position if self._log else 0
-        return Backlog(head, len(pending), max(age, 0.0))
+        typed = sum(1 for e in pending if e.type == of_type)
+        return Backlog(head, len(pending), max(age, 0.0), typed)
 
     async def verify_stream(self, stream_id: str) -> int:
         """Recompute the stream's hash chain; its length if intact, else `ChainBroken`."""

@@ -17,6 +17,7 @@ from domain import events as domain_events
 from domain.chain import GENESIS
 from services.shared.database import libpq_url
 from services.shared.logging import describe_exception
+from services.shared.metrics import count_appended
 
 from . import _sql
 from ._errors import ConcurrencyError, IdempotencyKeyReused
@@ -106,6 +107,27 @@ class EventStore:
           its own events before its listener hears of them (not for a duplicate).
         """
         items, meta = prepare(stream_id, expected_version, events, command_id, metadata, prev_hash)
+        result = await self._append_by_path(
+            stream_id, expected_version, items, meta, command_id, prev_hash, side, conn, on_commit
+        )
+        if not result.duplicate:
+            # Inside a caller's transaction (`conn`): counted once the statement went in,
+            # though the caller may still roll back (the scheduler's few appends).
+            count_appended(stream_id, [item.type for item in items])
+        return result
+
+    async def _append_by_path(
+        self,
+        stream_id: str,
+        expected_version: int,
+        items: list[EventData],
+        meta: dict[str, Any],
+        command_id: str | None,
+        prev_hash: bytes | None,
+        side: Sequence[SideWrite],
+        conn: AsyncConnection | None,
+        on_commit: Callable[[AppendResult], None] | None,
+    ) -> AppendResult:
         if conn is None and self.group is not None:
             try:
                 return await self._append_grouped(
@@ -453,13 +475,16 @@ class EventStore:
             while not (await conn.exec_driver_sql(_sql.SETTLED, params)).scalar_one():
                 await asyncio.sleep(poll)
 
-    async def backlog(self, after: Cursor) -> Backlog:
+    async def backlog(self, after: Cursor, of_type: str | None = None) -> Backlog:
         """How far `after` is behind the log: the newest position, the events after it
-        (held back or not, counted up to `BACKLOG_COUNT`) and the age of the oldest."""
-        params = _sql.order_params(after, limit=BACKLOG_COUNT)
+        (held back or not, counted up to `BACKLOG_COUNT`), the age of the oldest, and how
+        many of them are of the type `of_type`."""
+        params = _sql.order_params(after, limit=BACKLOG_COUNT, of_type=of_type)
         async with self._reader.connect() as conn:
             row = (await conn.exec_driver_sql(_sql.BACKLOG, params)).one()
-        return Backlog(int(row.head_position), int(row.events), float(row.seconds))
+        return Backlog(
+            int(row.head_position), int(row.events), float(row.seconds), int(row.of_type)
+        )
 
     @contextlib.asynccontextmanager
     async def _connection(self, conn: AsyncConnection | None) -> AsyncIterator[AsyncConnection]:

@@ -135,12 +135,14 @@ class Page(msgspec.Struct, frozen=True):
 
 class Backlog(msgspec.Struct, frozen=True):
     """How far a cursor is behind the log (`backlog`): the newest event's position, how
-    many events lie after the cursor (counted up to `BACKLOG_COUNT`), and the age in
-    seconds of the oldest of them (0 when none)."""
+    many events lie after the cursor (counted up to `BACKLOG_COUNT`), the age in
+    seconds of the oldest of them (0 when none), and how many of those events are of the
+    type the caller asked about (`of_type`: the consumers' `MatchFinished`, 0 unasked)."""
 
     head_position: int
     events: int
     seconds: float
+    of_type: int = 0
 
 
 # Events `backlog` counts at most: enough to say "far behind", cheap at any size.

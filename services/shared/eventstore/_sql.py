@@ -173,7 +173,8 @@ SETTLED: Final = "SELECT pg_snapshot_xmin(pg_current_snapshot()) > %(until_tx)s:
 BACKLOG: Final = (
     "SELECT (SELECT coalesce(max(global_position), 0) FROM events) AS head_position,"
     " count(*) AS events, coalesce(extract(epoch FROM now() - min(b.recorded_at)), 0)"
-    f" AS seconds FROM (SELECT e.recorded_at FROM events e WHERE {_AFTER.format(a='e')}"
+    " AS seconds, count(*) FILTER (WHERE b.type = %(of_type)s) AS of_type"
+    f" FROM (SELECT e.recorded_at, e.type FROM events e WHERE {_AFTER.format(a='e')}"
     " LIMIT %(limit)s) AS b"
 )
 
