@@ -311,6 +311,7 @@ class HaCluster:
             _server_module().utils.ensure_user_exists(self.user)
             _server_module().utils.ensure_prefix_permissions(Path(sys.executable).resolve())
             _server_module().utils.ensure_prefix_permissions(_bin_dir())
+            _server_module().utils.ensure_prefix_permissions(self.home)
             self.home.chmod(0o755)
         logs = self.home / "logs"
         logs.mkdir(exist_ok=True)
