@@ -48,7 +48,7 @@ from typing import IO, Any
 
 from ludo_cli.cluster import ClusterError, free_port, haproxy_path
 
-__all__ = ["HaCluster", "ha_haproxy_config"]
+__all__ = ["COMPOSE_HA_HAPROXY_CFG", "HaCluster", "compose_ha_haproxy_config", "ha_haproxy_config"]
 
 NODES = ("pg1", "pg2", "pg3")
 SCOPE = "ludo"
@@ -89,22 +89,33 @@ def _get(url: str, timeout: float = 2.0) -> tuple[int, Any]:
 
 
 def ha_haproxy_config(
-    *, rw_bind: str, ro_bind: str, nodes: list[tuple[str, str, int]], check_ms: int = CHECK_MS
+    *,
+    rw_bind: str,
+    ro_bind: str,
+    nodes: list[tuple[str, str, int]],
+    check_ms: int = CHECK_MS,
+    resolvers: str | None = None,
 ) -> str:
     """HAProxy's TCP frontends for the HA PostgreSQL: `nodes` as (name, host:pg_port,
-    rest_port). Written here for `ludo up --ha` and deploy/haproxy/haproxy-ha.cfg alike."""
+    rest_port). Written here for `ludo up --ha` and deploy/haproxy/haproxy-ha.cfg alike
+    (`resolvers`: a DNS server, as in compose, where the nodes are found by name)."""
+    dns = " resolvers dns init-addr none" if resolvers else ""
 
     def servers() -> str:
         return "".join(
-            f"    server {name} {address} check port {rest}\n" for name, address, rest in nodes
+            f"    server {name} {address} check port {rest}{dns}\n" for name, address, rest in nodes
         )
+
+    resolver = (
+        f"resolvers dns\n    nameserver dns {resolvers}\n    hold valid 5s\n\n" if resolvers else ""
+    )
 
     return f"""\
 # Written by ludo_cli/ha.py (ha_haproxy_config); its docstring says why each line.
 global
     maxconn 4096
 
-defaults
+{resolver}defaults
     mode tcp
     timeout connect 2s
     # Pooled connections idle for long: the services recycle theirs every 30 minutes.
@@ -131,6 +142,20 @@ backend replicas
     option httpchk GET /replica
     http-check expect status 200
 {servers()}"""
+
+
+# deploy/compose.ha.yaml's `postgres`: HAProxy in front of the three Patroni containers.
+COMPOSE_HA_HAPROXY_CFG = "deploy/haproxy/haproxy-ha.cfg"
+
+
+def compose_ha_haproxy_config() -> str:
+    """What deploy/haproxy/haproxy-ha.cfg holds (tests/test_compose.py checks it is this)."""
+    return ha_haproxy_config(
+        rw_bind=":5432",
+        ro_bind=":5433",
+        nodes=[(f"patroni{i}", f"patroni{i}:5432", 8008) for i in (1, 2, 3)],
+        resolvers="127.0.0.11:53",
+    )
 
 
 class _Process:
