@@ -17,8 +17,8 @@ it left it):
   to the node answering 200 on `/primary`, the read-only port to those answering
   `/replica`, or to the primary when no replica is up. Why HAProxy rather than libpq's
   multi-host `target_session_attrs=read-write`: Patroni, which holds the leader key, says
-  who the primary is (a node cut off from etcd stops answering `/primary` before it has
-  demoted itself, while it would still call itself read-write to libpq); the services
+  who the primary is (a node cut off from etcd stops answering `/primary` once its key
+  expired, while its PostgreSQL may still call itself read-write to libpq); the services
   keep one address; and a node marked down has its sessions cut
   (`on-marked-down shutdown-sessions`), so no pooled connection lingers on a demoted node.
 
