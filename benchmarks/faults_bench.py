@@ -350,9 +350,9 @@ async def _ha_fault(
     if fault == "stop-node":
         await asyncio.to_thread(ha.start_node, old)
     say(f"fault: {what}: {new} promoted after {promoted:.1f} s; {settle} s of load")
+    rejoined = asyncio.create_task(_rejoined(ha, began))
     await asyncio.sleep(settle)
     first, gap = load.recovered(began, time.monotonic())
-    await asyncio.to_thread(ha.wait_streaming, len(NODES))
     rewinds = sum(
         (ha.home / "logs" / f"{node}.log").read_text().count("running pg_rewind") for node in NODES
     )
@@ -363,9 +363,16 @@ async def _ha_fault(
         "promoted_after_s": _round(promoted),
         "first_ack_after_fault_s": _round(first),
         "no_ack_s": _round(gap),
-        "rejoined_s": _round(time.monotonic() - began),
+        "rejoined_s": _round(await asyncio.wait_for(rejoined, CATCH_UP)),
         "pg_rewinds_so_far": rewinds,
     }
+
+
+async def _rejoined(ha: HaCluster, began: float) -> float:
+    """Seconds from `began` until all three nodes stream again (the old primary rejoined)."""
+    while not await asyncio.to_thread(ha.ready, len(NODES)):
+        await asyncio.sleep(0.2)
+    return time.monotonic() - began
 
 
 def _postmasters(db: Any) -> list[int]:
