@@ -32,6 +32,7 @@ leader key expires: `ttl` 20 s, the least Patroni accepts.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -325,7 +326,7 @@ class HaCluster:
 
         etcd = shutil.which("etcd")
         haproxy = haproxy_path()
-        if etcd is None or haproxy is None:
+        if etcd is None or haproxy is None or importlib.util.find_spec("patroni") is None:
             raise ClusterError(
                 "--ha needs etcd and HAProxy: `apt-get install etcd-server haproxy` "
                 "(and Patroni: `pip install 'patroni[etcd3,psycopg3]'`)"
