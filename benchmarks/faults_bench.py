@@ -13,6 +13,23 @@ match starts whenever one ends. After a warm-up, the faults come one by one, wit
 - `kill-consumer`: kill -9 of the consuming ranking instance while it is inside a batch
   (its session in a transaction), started again 5 s later.
 
+With `--ha`, PostgreSQL runs under Patroni instead (ludo_cli/ha.py: etcd, three nodes with
+synchronous replication, HAProxy asking Patroni who is primary), and the faults are the
+primary's, each `--repeat` times, the cluster whole again (three nodes streaming) before
+the next:
+
+- `kill-postmaster`: kill -9 of the primary's postmaster (Patroni lives on): the
+  synchronous standby is promoted, the old primary rejoins as a standby (rewound);
+- `stop-node`: kill -9 of the primary's Patroni and postmaster (a machine lost): the
+  standby is promoted once the leader key expires (Patroni's `ttl`), the node is started
+  again and rejoins;
+- `switchover`: a planned switchover to the synchronous standby (Patroni's REST API).
+
+For each: the time from the fault to the first command acknowledged after the longest
+stretch without one (p50/p99 over the repeats), that stretch, what the clients were
+answered meanwhile (503s, to be retried after Retry-After; 500s must be none) and the time
+until the old primary streams again.
+
 Then the load stops and the books are checked (`check_matches`): no acknowledged command
 lost, none applied twice, no event without a command (but the scheduler's), every socket
 saw each version once and in order and caught up with its stream (none left silent), every
@@ -25,26 +42,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from benchmarks.common import BenchError, scratch_cluster
+from benchmarks.common import BenchError, percentile, scratch_cluster
 from benchmarks.harness import Bench, Figures, Say, print_problems, to_stderr
 from benchmarks.resilient import Books, Follower, MatchPlay, call, check_matches
 from benchmarks.service_process import cpu_seconds
 from domain.streams import match_id_of
 from ludo_cli.arguments import positive_float, positive_int
-from ludo_cli.cluster import Cluster
+from ludo_cli.cluster import Cluster, free_port
+from ludo_cli.ha import NODES, HaCluster
 
-__all__ = ["BENCH", "FAULTS", "bench", "measure"]
+__all__ = ["BENCH", "FAULTS", "HA_FAULTS", "bench", "measure"]
 
 FAULTS = ("kill-match", "pg-fast", "pg-immediate", "pg-outage", "kill-consumer")
+HA_FAULTS = ("kill-postmaster", "stop-node", "switchover")
 RESTART_AFTER = 5.0  # s: a killed instance is started again after this
 CATCH_UP = 120.0  # s: at most, for the sockets and the ranking to catch up at the end
 
@@ -53,8 +75,18 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matches", type=positive_int, default=8, help="concurrent matches (K)")
     parser.add_argument(
         "--faults",
-        default=",".join(FAULTS),
-        help=f"comma-separated, in order (default all: {','.join(FAULTS)})",
+        default=None,
+        help=f"comma-separated, in order (default all: {','.join(FAULTS)}; with --ha: "
+        f"{','.join(HA_FAULTS)})",
+    )
+    parser.add_argument(
+        "--ha",
+        action="store_true",
+        help="PostgreSQL under Patroni (three nodes, synchronous replication): "
+        "the primary's faults",
+    )
+    parser.add_argument(
+        "--repeat", type=positive_int, default=3, help="with --ha: runs of each fault"
     )
     parser.add_argument("--warmup", type=positive_float, default=10.0, help="seconds before")
     parser.add_argument(
@@ -66,16 +98,20 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 
 def measure(args: argparse.Namespace, say: Say) -> Figures:
-    faults = [f.strip() for f in args.faults.split(",") if f.strip()]
-    unknown = sorted(set(faults) - set(FAULTS))
+    known = HA_FAULTS if args.ha else FAULTS
+    faults = [f.strip() for f in (args.faults or ",".join(known)).split(",") if f.strip()]
+    unknown = sorted(set(faults) - set(known))
     if unknown:
-        raise BenchError(f"unknown fault(s) {unknown}; known: {FAULTS}")
+        raise BenchError(f"unknown fault(s) {unknown}; known: {known}")
+    if args.ha:
+        faults = [fault for fault in faults for _ in range(args.repeat)]
     return bench(
         matches=args.matches,
         faults=faults,
         warmup=args.warmup,
         settle=args.settle,
         outage=args.outage,
+        ha=args.ha,
         say=say,
     )
 
@@ -87,15 +123,77 @@ def bench(
     warmup: float = 10.0,
     settle: float = 15.0,
     outage: float = 10.0,
+    ha: bool = False,
     say: Say = to_stderr,
 ) -> dict[str, Any]:
     """Runs the whole bench; returns the figures (see the module docstring)."""
+    if ha:
+        with _ha_stack(say) as (cluster, db):
+            report = asyncio.run(
+                _run(cluster, db, matches, faults or list(HA_FAULTS), warmup, settle, outage, say)
+            )
+        report["ha"] = _ha_summary(report["faults"])
+        return report
     with scratch_cluster(
         "ludo-faults-", env={"LUDO_CPU_DELAY": "0"}, ranking_instances=2, say=say
     ) as (cluster, pg):
         return asyncio.run(
             _run(cluster, pg, matches, faults or list(FAULTS), warmup, settle, outage, say)
         )
+
+
+@contextlib.contextmanager
+def _ha_stack(say: Say) -> Iterator[tuple[Cluster, HaCluster]]:
+    """Patroni's three nodes in a scratch folder, migrated, and two match and two ranking
+    instances on its read-write port behind HAProxy, with the environment of
+    `scratch_cluster` (no per-client budgets: one address is every client here)."""
+    from services.shared.database import migrate
+
+    with HaCluster.scratch("ludo-faults-ha-", say=say) as db:
+        migrate(db.url)
+        env = {
+            "LUDO_LOG_FORMAT": "json",
+            "LUDO_DATA_DIR": str(db.home),
+            "LUDO_RATE_LIMIT": "0",
+            "LUDO_GUEST_LIMIT": "0",
+            "LUDO_AUTH_FAIL_LIMIT": "0",
+            "LUDO_CPU_DELAY": "0",
+            "LUDO_DATABASE_READ_URL": db.read_url,
+        }
+        with Cluster(
+            db.url,
+            port=free_port(),
+            ranking_port=free_port(),
+            match_instances=2,
+            ranking_instances=2,
+            env=env,
+            logs=db.home / "logs",
+            say=say,
+        ) as cluster:
+            yield cluster, db
+
+
+def _ha_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per fault kind over its runs: p50/p99 of the time to the first acknowledged command
+    and of the stretch without one; the answers the clients got meanwhile, summed."""
+    summary: dict[str, Any] = {}
+    for kind in dict.fromkeys(row["fault"] for row in rows):
+        runs = [row for row in rows if row["fault"] == kind]
+        first = sorted(r["first_ack_after_fault_s"] for r in runs if r["first_ack_after_fault_s"])
+        gaps = sorted(r["no_ack_s"] for r in runs)
+        summary[kind] = {
+            "runs": len(runs),
+            "first_ack_p50_s": _round(percentile(first, 0.5)) if first else None,
+            "first_ack_p99_s": _round(percentile(first, 0.99)) if first else None,
+            "no_ack_p50_s": _round(percentile(gaps, 0.5)),
+            "no_ack_p99_s": _round(percentile(gaps, 0.99)),
+            "answers": {
+                status: sum(r["answers"].get(status, 0) for r in runs)
+                for status in sorted({status for r in runs for status in r["answers"]} | {"500"})
+            },
+            "rejoined_p50_s": _round(percentile(sorted(r["rejoined_s"] for r in runs), 0.5)),
+        }
+    return summary
 
 
 class _Load:
@@ -128,6 +226,16 @@ class _Load:
         later = [a.at for a in self.books.acks if a.at >= moment]
         return min(later) - moment if later else None
 
+    def recovered(self, fault: float, until: float) -> tuple[float | None, float]:
+        """The first acknowledgement after the longest stretch without one that began
+        after `fault` (a command in flight at the fault may still be acknowledged just
+        after it), as seconds from `fault`; and that stretch's length."""
+        times = [fault, *sorted(a.at for a in self.books.acks if fault <= a.at < until)]
+        if len(times) < 2:
+            return None, until - fault
+        gap, end = max((later - earlier, later) for earlier, later in itertools.pairwise(times))
+        return end - fault, gap
+
     async def finish(self) -> None:
         self.stop.set()
         await asyncio.gather(*self.tasks)
@@ -147,6 +255,7 @@ async def _run(
     from services.shared.database import create_engine
 
     engine = create_engine(pg.url)
+    ha = pg if isinstance(pg, HaCluster) else None
     ws_base = cluster.url.replace("http://", "ws://")
     limits = httpx.Limits(max_connections=4 * matches)
     async with httpx.AsyncClient(base_url=cluster.url, timeout=30, limits=limits) as http:
@@ -168,7 +277,15 @@ async def _run(
             window = min(settle, 10.0)
             before = load.acked_between(time.monotonic() - window, time.monotonic()) / window
             say(f"fault: {fault} ...")
+            retries_before = Counter(load.books.retries)
+            errors_before = len(load.errors)
             began = time.monotonic()
+            if ha is not None:
+                rows.append(await _ha_fault(fault, ha, load, began, settle, say))
+                answers = Counter(load.books.retries) - retries_before
+                answers["500"] = sum(" 500 " in e for e in load.errors[errors_before:])
+                rows[-1]["answers"] = dict(answers)
+                continue
             what = await _inject(fault, cluster, pg, engine, outage, leader_name)
             ended = time.monotonic()
             say(f"fault: {fault}: {what}; {settle} s of load after it")
@@ -208,18 +325,73 @@ async def _run(
     return report
 
 
+async def _ha_fault(
+    fault: str, ha: HaCluster, load: _Load, began: float, settle: float, say: Say
+) -> dict[str, Any]:
+    """One fault of the primary (`began`: just before it), `settle` seconds of load, then
+    the old primary back as a streaming standby; the row of figures."""
+    old = await asyncio.to_thread(ha.primary)
+    assert old is not None
+    if fault == "kill-postmaster":
+        ha.kill_postmaster(old)
+        what = f"kill -9 of {old}'s postmaster"
+    elif fault == "stop-node":
+        await asyncio.to_thread(ha.stop_node, old)
+        what = f"kill -9 of {old}'s Patroni and postmaster"
+    elif fault == "switchover":
+        await asyncio.to_thread(ha.switchover)
+        what = f"switchover from {old}"
+    else:
+        raise ValueError(fault)
+    while await asyncio.to_thread(ha.primary) in (None, old):
+        await asyncio.sleep(0.1)
+    promoted = time.monotonic() - began
+    new = await asyncio.to_thread(ha.primary)
+    if fault == "stop-node":
+        await asyncio.to_thread(ha.start_node, old)
+    say(f"fault: {what}: {new} promoted after {promoted:.1f} s; {settle} s of load")
+    rejoined = asyncio.create_task(_rejoined(ha, began))
+    await asyncio.sleep(settle)
+    first, gap = load.recovered(began, time.monotonic())
+    rewinds = sum(
+        (ha.home / "logs" / f"{node}.log").read_text().count("running pg_rewind") for node in NODES
+    )
+    return {
+        "fault": fault,
+        "what": what,
+        "promoted": new,
+        "promoted_after_s": _round(promoted),
+        "first_ack_after_fault_s": _round(first),
+        "no_ack_s": _round(gap),
+        "rejoined_s": _round(await asyncio.wait_for(rejoined, CATCH_UP)),
+        "pg_rewinds_so_far": rewinds,
+    }
+
+
+async def _rejoined(ha: HaCluster, began: float) -> float:
+    """Seconds from `began` until all three nodes stream again (the old primary rejoined)."""
+    while not await asyncio.to_thread(ha.ready, len(NODES)):
+        await asyncio.sleep(0.2)
+    return time.monotonic() - began
+
+
+def _postmasters(db: Any) -> list[int]:
+    if isinstance(db, HaCluster):
+        return [pid for node in NODES if (pid := db.postmaster_pid(node)) is not None]
+    return [int((Path(db.pgdata) / "postmaster.pid").read_text().split()[0])]
+
+
 def _cpu(cluster: Cluster, pg: Any) -> dict[str, float]:
     """CPU seconds so far of each part: the load generator (this process), the match and
     the ranking instances, HAProxy, PostgreSQL (the postmaster and its backends), and
     the machine (busy time of all cores). Without psutil, only the load generator. Living
     processes only (`reaped=False`), as this bench's figures have always been taken."""
-    postmaster = int((Path(pg.pgdata) / "postmaster.pid").read_text().split()[0])
     balancer = [cluster.balancer] if cluster.balancer else []
     parts = {
         "match": [m.pid for m in cluster.match if m.alive()],
         "ranking": [r.pid for r in cluster.ranking if r.alive()],
         "haproxy": [b.pid for b in balancer if b.alive()],
-        "postgres": [postmaster],
+        "postgres": _postmasters(pg),
     }
     return {"clients": time.process_time(), **cpu_seconds(parts, machine="machine", reaped=False)}
 
@@ -353,7 +525,39 @@ async def _check(http: httpx.AsyncClient, load: _Load, engine: Any) -> dict[str,
     return report
 
 
+def _print_ha(r: dict[str, Any]) -> None:
+    print(
+        f"\nludo bench faults --ha: {r['matches_at_once']} ranked matches at once through"
+        " HAProxy, 2 match + 2 ranking instances, PostgreSQL under Patroni (3 nodes,"
+        f" synchronous_mode) (loadavg {', '.join(f'{x:.1f}' for x in r['loadavg'])})\n"
+    )
+    print(
+        f"{'fault':<16}{'promoted s':>11}{'1st ack s':>10}{'no ack s':>9}{'rejoined s':>11}"
+        "  answers meanwhile; what"
+    )
+    for row in r["faults"]:
+        first = row["first_ack_after_fault_s"]
+        print(
+            f"{row['fault']:<16}{row['promoted_after_s']:>11.1f}"
+            f"{'-' if first is None else f'{first:.2f}':>10}{row['no_ack_s']:>9.2f}"
+            f"{row['rejoined_s']:>11.1f}  {row['answers']}; {row['what']}"
+        )
+    print(f"\n{'fault':<16}{'runs':>5}{'1st ack p50 s':>15}{'p99 s':>7}{'no ack p50':>12}  answers")
+    for kind, k in r["ha"].items():
+        print(
+            f"{kind:<16}{k['runs']:>5}{k['first_ack_p50_s']!s:>15}{k['first_ack_p99_s']!s:>7}"
+            f"{k['no_ack_p50_s']!s:>12}  {k['answers']}"
+        )
+    print(
+        f"pg_rewind runs (all nodes): {r['faults'][-1]['pg_rewinds_so_far'] if r['faults'] else 0}"
+    )
+
+
 def print_table(r: dict[str, Any]) -> None:
+    if "ha" in r:
+        _print_ha(r)
+        _print_books(r)
+        return
     print(
         f"\nludo bench faults: {r['matches_at_once']} ranked matches at once through HAProxy,"
         f" 2 match + 2 ranking instances, one PostgreSQL (loadavg "
@@ -370,6 +574,10 @@ def print_table(r: dict[str, Any]) -> None:
             f"{row['commands_per_s_during']:>9.1f}{row['commands_per_s_after']:>8.1f}"
             f"{'-' if first is None else f'{first:.2f}':>11}  {row['what']}"
         )
+    _print_books(r)
+
+
+def _print_books(r: dict[str, Any]) -> None:
     print(
         f"\ncommands acknowledged {r['acknowledged']} (p50 {r['command_p50_ms']} ms,"
         f" p99 {r['command_p99_ms']} ms, answered as duplicates {r['duplicates_answered']}),"

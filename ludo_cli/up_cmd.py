@@ -1,7 +1,10 @@
 """`ludo up`: everything the site needs, with one command and no setup (DESIGN.md §8).
 
 1. The database: `DATABASE_URL` when set; otherwise the embedded PostgreSQL, its data kept
-   in `LUDO_DATA_DIR/pg` (the user's data directory) from one run to the next.
+   in `LUDO_DATA_DIR/pg` (the user's data directory) from one run to the next. With `--ha`,
+   PostgreSQL under Patroni instead (ludo_cli/ha.py: etcd, three nodes with synchronous
+   replication, HAProxy's read-write and read-only ports), its data in `LUDO_DATA_DIR/ha`;
+   the services get the read-only port as `LUDO_DATABASE_READ_URL`.
 2. The schema: migrated to the newest revision.
 3. The services, each as its own process: the match service (uvicorn, `--workers` of
    them) and the ranking service (one uvicorn process on `--ranking-port`, PORT + 1 by
@@ -23,6 +26,7 @@ from typing import Any
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.cluster import Cluster, ClusterError, Instance, port_taken
+from ludo_cli.ha import HaCluster
 
 __all__ = ["register", "run"]
 
@@ -57,6 +61,12 @@ def register(subparsers: Any) -> None:
     )
     up.add_argument(
         "--ranking-port", type=int, default=None, help="port of the ranking service (PORT + 1)"
+    )
+    up.add_argument(
+        "--ha",
+        action="store_true",
+        help="PostgreSQL under Patroni: etcd, three nodes with synchronous replication, "
+        "HAProxy in front (data in LUDO_DATA_DIR/ha; ludo_cli/ha.py)",
     )
     up.set_defaults(func=run)
 
@@ -126,10 +136,22 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     embedded: EmbeddedPostgres | None = None
+    ha: HaCluster | None = None
     cluster: Cluster | None = None
+    env: dict[str, str] = {}
     up = False
     try:
-        if settings.database_url:
+        if args.ha:
+            if settings.database_url:
+                print("ludo up: --ha runs its own PostgreSQL; unset DATABASE_URL", file=sys.stderr)
+                return 2
+            _say(f"database: PostgreSQL under Patroni (data in {settings.data_dir / 'ha'}) ...")
+            ha = HaCluster(settings.data_dir / "ha", say=_say)
+            ha.start()
+            url = normalize_url(ha.url)
+            env["LUDO_DATABASE_READ_URL"] = normalize_url(ha.read_url)
+            _say(f"database: primary {ha.primary()}, read-write {mask_url(url)}")
+        elif settings.database_url:
             url = normalize_url(settings.database_url)
             _say(f"database: {mask_url(url)} (DATABASE_URL)")
         else:
@@ -152,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
             match_instances=args.instances,
             ranking_instances=args.ranking_instances,
             workers=args.workers,
+            env=env,
             say=_say,
         )
         cluster.start()
@@ -172,6 +195,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if cluster is not None:
             cluster.stop()
+        if ha is not None:
+            ha.stop()
+            _say(
+                "database: Patroni, PostgreSQL and etcd stopped; data kept for the next"
+                " `ludo up --ha`"
+            )
         if embedded is not None:
             embedded.close()
             _say("database: embedded PostgreSQL stopped; data kept for the next `ludo up`")

@@ -1,12 +1,17 @@
 """`ludo bench faults`, short: load through HAProxy survives a killed match instance and
 an immediate PostgreSQL restart with every book in order (docs/reliability.md has the
-full run). Figures are printed, never asserted as times."""
+full run), and, under Patroni, the primary's faults. Figures are printed, never asserted
+as times."""
 
 from __future__ import annotations
+
+import importlib.util
+import shutil
 
 import pytest
 
 from benchmarks.faults_bench import bench
+from ludo_cli.cluster import haproxy_path
 
 pytestmark = pytest.mark.slow
 
@@ -26,3 +31,33 @@ def test_the_fault_bench_finds_nothing_lost_or_doubled() -> None:
     assert [row["fault"] for row in result["faults"]] == ["kill-match", "pg-immediate"]
     assert all(row["first_ack_after_s"] is not None for row in result["faults"])
     assert result["acknowledged"] > 0 and result["audited"] == result["matches"] > 0
+
+
+@pytest.mark.skipif(
+    shutil.which("etcd") is None
+    or haproxy_path() is None
+    or importlib.util.find_spec("patroni") is None,
+    reason="needs etcd (etcd-server), HAProxy and Patroni (the `ha` extra)",
+)
+def test_the_ha_fault_bench_fails_over_without_a_500_or_a_lost_command() -> None:
+    """The primary's faults under Patroni (postmaster killed, node lost, switchover): a
+    standby is promoted each time, commands are acknowledged after it, no client got a
+    500, and every book holds."""
+    result = bench(
+        matches=2,
+        faults=["kill-postmaster", "stop-node", "switchover"],
+        warmup=2.0,
+        settle=3.0,
+        ha=True,
+        say=print,
+    )
+    print(result)
+    assert result["problems"] == []
+    assert [row["fault"] for row in result["faults"]] == [
+        "kill-postmaster",
+        "stop-node",
+        "switchover",
+    ]
+    assert all(row["first_ack_after_fault_s"] is not None for row in result["faults"])
+    assert all(kind["answers"]["500"] == 0 for kind in result["ha"].values())
+    assert result["audited"] == result["matches"] > 0

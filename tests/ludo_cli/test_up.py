@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ludo_cli.cluster import free_port
+from ludo_cli.cluster import free_port, haproxy_path
 
 
 def _request(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
@@ -30,7 +32,7 @@ def _request(url: str, body: dict[str, Any] | None = None, token: str | None = N
 class Up:
     """`ludo up` in a subprocess, read line by line until it prints its URL."""
 
-    def __init__(self, data_dir: Path, port: int) -> None:
+    def __init__(self, data_dir: Path, port: int, *extra: str) -> None:
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
         env["LUDO_DATA_DIR"] = str(data_dir)
         self.process = subprocess.Popen(
@@ -43,6 +45,7 @@ class Up:
                 str(port),
                 "--ranking-port",
                 str(free_port()),
+                *extra,
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -51,7 +54,7 @@ class Up:
         )
         self.lines: list[str] = []
         assert self.process.stdout is not None
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180
         for line in self.process.stdout:
             self.lines.append(line)
             if line.startswith("Ludo is up: "):
@@ -115,3 +118,30 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
         assert second.interrupt() == 0
     assert me["id"] == guest["id"]
     assert guest["token"] not in "".join(first.lines + second.lines)  # never logged
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="runs its own PostgreSQL")
+@pytest.mark.skipif(
+    shutil.which("etcd") is None
+    or haproxy_path() is None
+    or importlib.util.find_spec("patroni") is None,
+    reason="needs etcd (etcd-server), HAProxy and Patroni (the `ha` extra)",
+)
+def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) -> None:
+    """`ludo up --ha` prints etcd, the three nodes and HAProxy as it starts them, serves the
+    site on the cluster's primary, and Ctrl-C stops every PostgreSQL, keeping their data."""
+    up = Up(tmp_path, free_port(), "--ha")
+    try:
+        assert _request(f"{up.url}/healthz") == {"status": "ok"}
+        assert _request(f"{up.url}/api/players", {"name": "ha"})["name"] == "ha"
+    finally:
+        status = up.interrupt()
+    output = "".join(up.lines)
+    assert status == 0, output
+    for line in ("ha: etcd on", "ha: pg1: Patroni", "ha: pg3: Patroni", "read-write on"):
+        assert line in output
+    assert "Patroni, PostgreSQL and etcd stopped" in output
+    for node in ("pg1", "pg2", "pg3"):
+        data = tmp_path / "ha" / node / "data"
+        assert (data / "PG_VERSION").exists() and not (data / "postmaster.pid").exists()

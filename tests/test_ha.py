@@ -1,0 +1,95 @@
+"""PostgreSQL under Patroni (ludo_cli/ha.py): a primary's crash under a match in play.
+
+etcd, three Patroni nodes with synchronous replication and HAProxy in front, as `ludo up
+--ha` runs them; one match instance on the read-write port; the clients of `ludo bench
+faults` (benchmarks/resilient.py), which send a command again with its Idempotency-Key
+after a 503, as docs/api.md asks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from benchmarks.resilient import Books, MatchPlay, check_matches
+from ludo_cli.cluster import Cluster, free_port, haproxy_path
+from ludo_cli.ha import HaCluster
+from services.shared.database import migrate
+from tests.databases import anyio_backend  # noqa: F401 - the fixture, re-used by import
+from tests.waiting import wait_until
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        shutil.which("etcd") is None
+        or haproxy_path() is None
+        or importlib.util.find_spec("patroni") is None,
+        reason="needs etcd (etcd-server), HAProxy and Patroni (the `ha` extra)",
+    ),
+    pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="runs its own PostgreSQL"),
+]
+
+TIMEOUT = 120.0  # s: generous for a loaded machine; nothing here asserts a duration
+
+
+@pytest.fixture(scope="module")
+def ha() -> Iterator[HaCluster]:
+    with HaCluster.scratch("ludo-test-ha-", say=print) as cluster:
+        migrate(cluster.url)
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def service(ha: HaCluster) -> Iterator[Cluster]:
+    env = {
+        "LUDO_LOG_FORMAT": "json",
+        "LUDO_DATA_DIR": str(ha.home),
+        "LUDO_DATABASE_READ_URL": ha.read_url,
+    }
+    with Cluster(
+        ha.url,
+        port=free_port(),
+        ranking_port=free_port(),
+        env=env,
+        logs=ha.home / "logs",
+    ) as cluster:
+        yield cluster
+
+
+async def test_a_crashed_primary_is_replaced_and_no_acknowledged_command_is_lost(
+    ha: HaCluster, service: Cluster
+) -> None:
+    """kill -9 of the primary's postmaster mid-match: the synchronous standby is promoted,
+    the next command is acknowledged after 503s retried with its key, every acknowledged
+    event is stored once, and the old primary streams again as a standby (rewind check)."""
+    old = ha.primary()
+    assert old is not None
+    books = Books()
+    async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
+        play = await MatchPlay(http, books).open()
+        while play.commands < 4:
+            assert await play.step()
+        acked = len(books.acks)
+        ha.kill_postmaster(old)
+        while len(books.acks) == acked:
+            assert await play.step(), "the match ended before a command after the crash"
+        promoted = ha.primary()
+        assert promoted not in (None, old), ha.members()
+        report = await check_matches(http, books)
+    assert report["problems"] == []
+    assert "500" not in books.retries
+    # The old primary rejoins on the new timeline, its data kept, not cloned afresh:
+    # Patroni compared its timeline and WAL position with the new primary's (pg_rewind
+    # runs when the old primary wrote past the fork, i.e. what no standby acknowledged).
+    await wait_until(lambda: ha.ready(3), TIMEOUT, what="three nodes streaming again")
+    members = {m["name"]: m for m in ha.members()}
+    assert members[old]["state"] == "streaming"
+    assert members[old]["timeline"] == members[promoted]["timeline"]
+    log = (ha.home / "logs" / f"{old}.log").read_text()
+    assert "Local timeline=" in log and "bootstrap from leader" not in log, log[-3000:]
