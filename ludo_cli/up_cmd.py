@@ -26,7 +26,7 @@ from typing import Any
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.cluster import Cluster, ClusterError, Instance, port_taken
-from ludo_cli.ha import HaCluster
+from ludo_cli.ha import NODES, HaCluster
 
 __all__ = ["register", "run"]
 
@@ -150,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
             ha.start()
             url = normalize_url(ha.url)
             env["LUDO_DATABASE_READ_URL"] = normalize_url(ha.read_url)
+            # The operator's live view shows Patroni's members and the last failover.
+            env["LUDO_PATRONI_URL"] = ",".join(ha.rest(node) for node in NODES)
             _say(f"database: primary {ha.primary()}, read-write {mask_url(url)}")
         elif settings.database_url:
             url = normalize_url(settings.database_url)

@@ -216,6 +216,10 @@ def database_unavailable(exc: BaseException) -> bool:
             return True
         if isinstance(current, psycopg.InterfaceError):
             return True
+        if isinstance(current, psycopg.errors.ReadOnlySqlTransaction):
+            # A write reached a server that is no longer the primary (a failover demoted it
+            # while the balancer still sent there): the next connection finds the new one.
+            return True
         if isinstance(current, psycopg.OperationalError):
             state = current.sqlstate
             # No SQLSTATE: libpq could not connect, or the connection broke mid-statement.

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.app import create_app
 from services.shared.database import create_engine
-from services.shared.errors import database_error_kind
+from services.shared.errors import database_error_kind, database_unavailable
 from services.shared.metrics import REGISTRY, TimedPool, socket_kind, stream_kind
 from services.shared.settings import Settings
 
@@ -64,6 +64,20 @@ async def test_database_errors_are_classified_by_kind(engine: AsyncEngine) -> No
     )
     assert database_error_kind(duplicate) == "other"
     assert database_error_kind(ValueError("not the database")) is None
+
+
+async def test_a_write_refused_as_read_only_is_an_unavailable_database(
+    engine: AsyncEngine,
+) -> None:
+    """A write that reaches a read-only server (a primary a failover just demoted) is the
+    database unavailable, answered 503 and retried, not a fault."""
+    refused = await _error_of(
+        engine,
+        "SET TRANSACTION READ ONLY",
+        "CREATE TABLE read_only_refused (id int)",
+    )
+    assert database_unavailable(refused)
+    assert database_error_kind(refused) == "unavailable"
 
 
 async def test_an_unreachable_server_is_unavailable(tmp_path: Path) -> None:
