@@ -18,7 +18,7 @@ import pytest
 
 from benchmarks.resilient import Books, MatchPlay, check_matches
 from ludo_cli.cluster import Cluster, free_port, haproxy_path
-from ludo_cli.ha import HaCluster
+from ludo_cli.ha import NODES, HaCluster
 from services.shared.database import migrate
 from tests.databases import anyio_backend  # noqa: F401 - the fixture, re-used by import
 from tests.waiting import wait_until
@@ -36,6 +36,7 @@ pytestmark = [
 ]
 
 TIMEOUT = 120.0  # s: generous for a loaded machine; nothing here asserts a duration
+TOKEN = "ha-operator"
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +52,8 @@ def service(ha: HaCluster) -> Iterator[Cluster]:
         "LUDO_LOG_FORMAT": "json",
         "LUDO_DATA_DIR": str(ha.home),
         "LUDO_DATABASE_READ_URL": ha.read_url,
+        "LUDO_OPERATOR_TOKEN": TOKEN,
+        "LUDO_PATRONI_URL": ",".join(ha.rest(node) for node in NODES),
     }
     with Cluster(
         ha.url,
@@ -93,3 +96,33 @@ async def test_a_crashed_primary_is_replaced_and_no_acknowledged_command_is_lost
     assert members[old]["timeline"] == members[promoted]["timeline"]
     log = (ha.home / "logs" / f"{old}.log").read_text()
     assert "Local timeline=" in log and "bootstrap from leader" not in log, log[-3000:]
+
+
+async def test_the_live_view_shows_patronis_members_and_the_last_switchover(
+    ha: HaCluster, service: Cluster
+) -> None:
+    """After a switchover the operator's live view (the ranking service's `getLiveView`)
+    lists the three nodes with the new primary as leader, and names it in the last
+    failover or switchover, from Patroni's own REST API."""
+    await wait_until(lambda: ha.ready(3), TIMEOUT, what="three nodes streaming")
+    promoted = ha.switchover()
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=service.ranking_url, timeout=30) as http:
+
+        async def told() -> dict[str, object] | None:
+            view = (await http.get("/api/ranking/live", headers=headers)).json()
+            manager = view["database"]["manager"]
+            last = manager["last_failover"]
+            return view if last is not None and last["new_leader"] == promoted else None
+
+        # Patroni writes its history at its next loop after the promotion.
+        view = await wait_until(told, TIMEOUT, what="the switchover in the live view")
+    database = view["database"]
+    assert isinstance(database, dict)
+    manager = database["manager"]
+    roles = {m["name"]: m["role"] for m in manager["members"]}
+    assert sorted(roles) == sorted(NODES)
+    assert roles[promoted] in ("leader", "primary")
+    assert manager["unavailable"] is None
+    assert manager["last_failover"]["at"]
+    assert database["in_recovery"] is False

@@ -26,10 +26,11 @@ import time
 from typing import Any, Final
 
 import msgspec
-import sqlalchemy as sa
+import psycopg
 import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.shared.database import libpq_url
 from services.shared.logging import describe_exception
 from services.shared.metrics import instance_figures
 
@@ -43,19 +44,18 @@ SEEN_WITHIN: Final = BEAT * 3
 # Rows of instances not seen for this long are deleted by any instance's beat.
 FORGET_AFTER: Final = 24 * 3600
 
-_BEAT = sa.text(
-    """
+_BEAT = """
     WITH forgotten AS (
         DELETE FROM instance_stats
-        WHERE seen_at < now() - make_interval(secs => :forget)
+        WHERE seen_at < now() - make_interval(secs => %(forget)s)
     )
     INSERT INTO instance_stats (name, service, pid, started_at, seen_at, figures)
-    VALUES (:name, :service, :pid, to_timestamp(:started), now(), CAST(:figures AS jsonb))
+    VALUES (%(name)s, %(service)s, %(pid)s, to_timestamp(%(started)s), now(),
+            CAST(%(figures)s AS jsonb))
     ON CONFLICT (name) DO UPDATE
         SET service = EXCLUDED.service, pid = EXCLUDED.pid, started_at = EXCLUDED.started_at,
             seen_at = EXCLUDED.seen_at, figures = EXCLUDED.figures
-    """
-)
+"""
 
 
 def instance_name(engine: AsyncEngine, service: str) -> str:
@@ -84,7 +84,10 @@ class InstanceBeat:
 
     def __init__(self, engine: AsyncEngine, service: str) -> None:
         self._engine = engine
-        self._writer = engine.execution_options(isolation_level="AUTOCOMMIT")
+        # A connection of its own, not one of the pool's: the beat neither takes a
+        # connection from the requests nor counts itself in the pool it reports.
+        self._url = libpq_url(engine.url)
+        self._conn: psycopg.AsyncConnection[Any] | None = None
         self.service = service
         self.name = instance_name(engine, service)
         self.started = time.time()
@@ -98,9 +101,11 @@ class InstanceBeat:
         return figures
 
     async def beat(self) -> None:
-        """Write the row now (one statement)."""
-        async with self._writer.connect() as conn:
-            await conn.execute(
+        """Write the row now (one statement; the connection opened first if need be)."""
+        if self._conn is None or self._conn.closed:
+            self._conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        try:
+            await self._conn.execute(
                 _BEAT,
                 {
                     "forget": FORGET_AFTER,
@@ -110,10 +115,26 @@ class InstanceBeat:
                     "started": self.started,
                     "figures": msgspec.json.encode(self.figures()).decode(),
                 },
+                prepare=True,
             )
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        """Close the beat's connection (the next beat opens another)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
 
     async def run(self) -> None:
         """Beat until cancelled; a failed beat is logged once and retried at the next."""
+        try:
+            await self._run()
+        finally:
+            await self.close()
+
+    async def _run(self) -> None:
         while True:
             try:
                 await self.beat()

@@ -23,6 +23,7 @@ async def test_a_beat_writes_one_row_named_after_the_instance(database_url: str)
         assert beat.name == "match-7"
         await beat.beat()
         await beat.beat()
+        await beat.close()
         async with engine.connect() as conn:
             rows = (
                 await conn.execute(
