@@ -87,13 +87,21 @@ async def test_a_crashed_primary_is_replaced_and_no_acknowledged_command_is_lost
         report = await check_matches(http, books)
     assert report["problems"] == []
     assert "500" not in books.retries
+
     # The old primary rejoins on the new timeline, its data kept, not cloned afresh:
     # Patroni compared its timeline and WAL position with the new primary's (pg_rewind
     # runs when the old primary wrote past the fork, i.e. what no standby acknowledged).
-    await wait_until(lambda: ha.ready(3), TIMEOUT, what="three nodes streaming again")
-    members = {m["name"]: m for m in ha.members()}
-    assert members[old]["state"] == "streaming"
-    assert members[old]["timeline"] == members[promoted]["timeline"]
+    def rejoined() -> bool:
+        # Patroni refreshes a member's timeline in its next loop after the member
+        # streams again: the two are waited for together.
+        members = {m["name"]: m for m in ha.members()}
+        return (
+            ha.ready(3)
+            and members[old]["state"] == "streaming"
+            and members[old]["timeline"] == members[promoted]["timeline"]
+        )
+
+    await wait_until(rejoined, TIMEOUT, what="the old primary streaming on the new timeline")
     log = (ha.home / "logs" / f"{old}.log").read_text()
     assert "Local timeline=" in log and "bootstrap from leader" not in log, log[-3000:]
 
