@@ -18,36 +18,30 @@ SHA-256 hash) and `connect-src 'self'`.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import structlog
 from litestar import Controller, MediaType, Response, get
-from litestar.connection import ASGIConnection
-from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
-from domain.errors import NotFound, Unauthenticated
+from domain.errors import NotFound
 from replays.format import ReplayFile, dump_replay
 from replays.report import ReportOut, report_view
 from replays.verify import Verdict
 from replays.viewer import StepsOut, steps_view
 from services.match.ids import check_id
+from services.match.operator_routes import OPERATOR, operator_guard
 from services.match.players import Service
 from services.match.replay_store import ReplayNotFound
-from services.match.service import MatchService
 from services.match.site import stream_page
 from services.shared.errors import error_responses
-from services.shared.operator import is_operator
 
 __all__ = [
-    "OPERATOR",
     "ReplaysController",
     "dispute_report_page",
     "replay_viewer_page",
 ]
-
-OPERATOR: list[dict[str, list[str]]] = [{"operator": []}]
 
 _T = TypeVar("_T")
 
@@ -66,18 +60,6 @@ async def _found(read: Awaitable[_T]) -> _T:
         return await read
     except ReplayNotFound:
         raise NotFound("no such match") from None
-
-
-# ------------------------------------------------------------------------ operator token
-
-
-def _operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """The dispute report is the operator's: `Authorization: Bearer $LUDO_OPERATOR_TOKEN`,
-    checked exactly as the ranking API does (401 without it; refused when it is unset)."""
-    service: MatchService = connection.app.state.service
-    authorization = connection.headers.get("authorization", "")
-    if not is_operator(authorization, service.settings.operator_token):
-        raise Unauthenticated("send Authorization: Bearer <operator token>")
 
 
 # ---------------------------------------------------------------------------- endpoints
@@ -146,7 +128,7 @@ class ReplaysController(Controller):
         "played and who chose it, timeouts, stand-ins), the seat's live connections and "
         "disconnections and the quick-chat stamps sent (kind `stamp`, its id in `type`) "
         "merged in time order, and a per-seat summary.",
-        guards=[_operator_guard],
+        guards=[operator_guard],
         security=OPERATOR,
         responses=error_responses(401, 404),
     )
