@@ -18,7 +18,8 @@ a client that keeps on (more refused messages in a row than the burst) is closed
 When the database cannot be reached, a command is answered with an error frame of status
 503 (`database_unavailable`), and the socket stays open. When the reads that feed the socket
 fail (the database went away: the socket's own re-read, the lobby's listing, or the load at
-connect), the server sends the same 503 frame without `id` and closes the socket with 1011
+connect), the server sends the same 503 frame without `id` (`database_busy` instead when
+the read ran past the statement timeout) and closes the socket with 1011
 (internal error: this server cannot go on serving it; 1012, service restart, is left for the
 server shutting down). The client reconnects from the last version it saw, so it misses
 nothing and gets nothing twice; a socket is never left open without its feed.
@@ -41,10 +42,12 @@ from domain.errors import AppError, Invalid, Malformed, NotFound, Unauthenticate
 from services.match.guests import Guests, Player
 from services.shared.bodies import validation_field
 from services.shared.errors import (
+    DATABASE_BUSY,
     DATABASE_UNAVAILABLE,
     ErrorBody,
     TooLarge,
     count_database_error,
+    database_busy,
     database_unavailable,
     known_error,
 )
@@ -201,14 +204,21 @@ async def refuse(socket: WebSocket[Any, Any, Any], error: AppError) -> None:
 
 async def unavailable(socket: WebSocket[Any, Any, Any], exc: Exception, name: str) -> None:
     """The feed of the socket failed (`exc`): say so when the database is the cause (an
-    error frame, status 503), then close with 1011 so that the client reconnects."""
+    error frame, status 503: away, or a read cancelled by the statement timeout), then
+    close with 1011 so that the client reconnects."""
     count_database_error(exc)
+    body: ErrorBody | None = None
     if database_unavailable(exc):
         _log.warning("socket_feed_unavailable", socket=name, **describe_exception(exc))
-        with contextlib.suppress(Exception):
-            await socket.send_data(error_frame(503, DATABASE_UNAVAILABLE).decode(), mode="text")
+        body = DATABASE_UNAVAILABLE
+    elif database_busy(exc):
+        _log.warning("socket_feed_busy", socket=name, **describe_exception(exc))
+        body = DATABASE_BUSY
     else:
         _log.error("socket_pump_failed", socket=name, **describe_exception(exc))
+    if body is not None:
+        with contextlib.suppress(Exception):
+            await socket.send_data(error_frame(503, body).decode(), mode="text")
     with contextlib.suppress(Exception):
         await socket.close(code=CLOSE_FEED_FAILED)
 

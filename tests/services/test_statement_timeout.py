@@ -15,10 +15,12 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 import sqlalchemy as sa
 import structlog
+import websockets
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -30,6 +32,8 @@ from services.shared.database import libpq_url, session_url, untimed
 from services.shared.settings import Settings
 from tests.pg_waits import wait_until_blocked
 from tests.services.conftest import Api
+from tests.services.match.test_live import Instance, Table
+from tests.services.test_outage import Reader
 from tests.waiting import wait_until, wait_until_sync
 
 pytestmark = pytest.mark.anyio
@@ -225,3 +229,44 @@ async def test_the_ratings_rebuild_outlasts_the_timeout(database_url: str, tmp_p
         await asyncio.to_thread(holder.join)
     assert outcome == [None]  # the request waited on the lock past the timeout
     assert answer.status_code == 200, answer.text
+
+
+async def test_a_socket_whose_reads_run_past_the_timeout_is_told_and_closed(
+    database_url: str, tmp_path: Path
+) -> None:
+    """With every read of `events` held by another session's lock, a live match socket's
+    feed and a socket opening on the match both get a 503 `database_busy` frame and close
+    with 1011 (the page reconnects from its last version), logged at warning, not as a
+    fault; once the lock is gone a new socket catches up."""
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=database_url,
+        statement_timeout=TIMEOUT,
+        cpu_delay=0,
+        scheduler=False,
+        pairing=False,
+        rate_limit=0,
+    )
+    busy_frame = {"type": "error", "status": 503, **BUSY}
+    with Instance(settings) as instance, structlog.testing.capture_logs() as logs:
+        async with httpx.AsyncClient(base_url=instance.http, timeout=30) as http:
+            table = await Table(http).open()
+            version = await table.version()
+            live = Reader(await websockets.connect(instance.ws(table.match_id)))
+            assert await live.until(lambda fs: any(f["type"] == "state" for f in fs))
+            with psycopg.connect(libpq_url(database_url)) as lock:
+                lock.execute("LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
+                late = Reader(await websockets.connect(instance.ws(table.match_id)))
+                for reader in (late, live):
+                    assert not await reader.until(lambda fs: False), "left open"
+                    assert reader.frames[-1] == busy_frame
+                    assert reader.code == 1011
+                lock.rollback()
+            again = Reader(await websockets.connect(instance.ws(table.match_id)))
+            assert await again.until(
+                lambda fs: version - 1 in [f.get("version") for f in fs if f["type"] == "event"]
+            )
+            await again.close()
+    told = [line for line in logs if line["event"] == "socket_feed_busy"]
+    assert told and all(line["log_level"] == "warning" for line in told)
+    assert not [line for line in logs if line["event"] == "socket_pump_failed"]
