@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.ranking.analysis_stats import chi_square, chi_square_p
 from services.ranking.app import create_app
 from services.shared.settings import Settings
-from tests.browser import console_errors, new_page, requires_chromium, shot
+from tests.browser import console_errors, new_page, requires_chromium, shot, small_targets
 from tests.services.match.test_live import Instance
 from tests.services.ranking.analysed_matches import Seat, insert_analysis
 from tests.services.ranking.test_dashboard import TOKEN, settled, sign_in
@@ -141,6 +141,7 @@ async def test_the_dice_and_the_luck_gaps_on_the_dashboard(
         "return [Math.round(b.width), Math.round(b.height)]; })"
     )
     assert sizes and all(w >= 44 and h >= 44 for w, h in sizes), sizes
+    assert await small_targets(page) == []
     await shot(page, "dashboard-analysis-375.png")
     await page.locator("#dice-section").evaluate("(n) => n.scrollIntoView()")
     await shot(page, "dashboard-dice-375.png", full_page=False)

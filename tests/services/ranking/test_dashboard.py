@@ -20,7 +20,7 @@ from services.ranking.app import create_app
 from services.ranking.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
-from tests.browser import console_errors, new_page, requires_chromium
+from tests.browser import console_errors, new_page, requires_chromium, small_targets
 from tests.services.match.test_live import Instance
 from tests.services.ranking.finished_matches import CPU, write_match
 
@@ -85,6 +85,7 @@ async def test_dashboard_shows_the_ranking_with_the_operator_token(
     """Signing in shows every panel; the page runs under its strict CSP without an error."""
     await expect(page.locator("#token")).to_be_visible()
     await expect(page.locator("#dashboard")).to_be_hidden()
+    assert await small_targets(page) == []  # the sign-in form
     await sign_in(page, TOKEN)
     await expect(page.locator("#login")).to_be_hidden()
     await expect(page.locator("#logout")).to_be_visible()
@@ -127,7 +128,10 @@ async def test_dashboard_shows_the_ranking_with_the_operator_token(
     )
     await page.set_viewport_size({"width": 375, "height": 800})
     assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+    small = await small_targets(page)
+    assert small == [], "\n".join(small)  # every control finger-sized, on a phone too
     await page.set_viewport_size({"width": 1280, "height": 1000})
+    assert await small_targets(page) == []
 
     # The token is kept for the tab: a reload goes straight to the data.
     await page.reload()

@@ -12,7 +12,7 @@ import pytest
 import websockets
 from playwright.async_api import Browser, Locator, Page, expect
 
-from tests.browser import launched, person, requires_chromium, shot
+from tests.browser import launched, person, requires_chromium, shot, small_targets
 from tests.services.match.test_live import Table
 from tests.services.ranking.test_live_view import TOKEN, both, client
 
@@ -66,6 +66,7 @@ async def _live_view(browser: Browser, database_url: str, tmp_path: Path) -> Non
                     "() => document.scrollingElement.scrollWidth - innerWidth"
                 )
                 assert overflow <= 0
+                assert await small_targets(page) == []
                 name = "phone" if width == PHONE[0] else "desktop"
                 await shot(page, f"dashboard-live-{name}.png")
                 assert errors == []

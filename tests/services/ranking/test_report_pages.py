@@ -20,7 +20,7 @@ from services.ranking.app import create_app as create_ranking_app
 from services.ranking.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
-from tests.browser import launched, person, requires_chromium, shot
+from tests.browser import launched, person, requires_chromium, shot, small_targets
 from tests.services.match.test_live import Instance
 from tests.services.ranking.finished_matches import write_match
 
@@ -156,6 +156,9 @@ async def suspend_from_the_dashboard(
             "() => document.querySelector('#leaderboard').dataset.pending === '0'"
         )
         await shot(page, "dashboard-reports.png")
+        for width in (1280, 375):  # the decision's controls are finger-sized on a phone too
+            await page.set_viewport_size({"width": width, "height": 812})
+            assert await small_targets(page) == [], width
         await row.locator("input[aria-label='suspension hours']").fill("24")
         await row.locator("button[data-decision=suspend]").click()
         await expect(page.locator("#message")).to_contain_text("Suspended from ranked pools until")
