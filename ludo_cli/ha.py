@@ -184,6 +184,10 @@ class _Process:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    @property
+    def returncode(self) -> int | None:
+        return None if self.process is None else self.process.returncode
+
     def kill(self) -> None:
         if self.alive():
             assert self.process is not None
@@ -444,6 +448,29 @@ class HaCluster:
         self.nodes[node] = process
         if wait:
             self._wait(f"{node}'s Patroni", lambda: _get(f"{self.rest(node)}/health")[0] != 0, 60)
+
+    def parts(self) -> dict[str, _Process]:
+        """The stack's processes by name, as started: etcd, each node's Patroni, HAProxy."""
+        started = {"etcd": self.etcd, **self.nodes, "haproxy": self.balancer}
+        return {name: process for name, process in started.items() if process is not None}
+
+    def revive(self, name: str) -> None:
+        """Starts the part `name` of `parts()` again after it exited. A node's Patroni
+        takes its PostgreSQL over if it still runs (a leader within its `ttl` keeps the
+        lock), else starts it, rewound as a standby if another node was promoted meanwhile;
+        etcd and HAProxy start as before, on their kept data and configuration."""
+        if name in NODES:
+            self.start_node(name, wait=False)
+        else:
+            self.parts()[name].start()
+
+    def node_state(self, node: str) -> str | None:
+        """What `node`'s own Patroni says of it once its PostgreSQL runs ("replica,
+        streaming", "primary, running"), else None (not answering, or starting)."""
+        status, body = _get(f"{self.rest(node)}/patroni")
+        if status != 200 or not isinstance(body, dict) or body.get("state") != "running":
+            return None
+        return f"{body.get('role', '?')}, {body.get('replication_state') or 'running'}"
 
     def members(self) -> list[dict[str, Any]]:
         """The cluster as Patroni's REST API tells it (from any node that answers)."""

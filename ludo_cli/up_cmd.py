@@ -11,7 +11,8 @@
    default; its consumer takes the advisory lock, see services/ranking/consumer.py).
    With `--instances N` / `--ranking-instances M`, N match and M ranking processes on
    loopback ports of their own behind HAProxy, which listens on PORT and the ranking
-   port (ludo_cli/cluster.py); an instance that dies is started again.
+   port (ludo_cli/cluster.py); an instance that dies is started again, as is, under
+   `--ha`, etcd, a node's Patroni or the database's HAProxy.
 4. The URL of the web page is printed; Ctrl-C (or SIGTERM) stops the services and then the
    embedded PostgreSQL cleanly, leaving the data in place for the next start.
 """
@@ -75,22 +76,38 @@ def _say(message: str) -> None:
     print(message, flush=True)
 
 
-def _watch(cluster: Cluster) -> int:
+class _Deaths:
+    """When each part died lately: one that died `_RESTARTS` times within
+    `_RESTART_WINDOW` is not started again."""
+
+    def __init__(self) -> None:
+        self._times: dict[str, list[float]] = {}
+
+    def may_restart(self, name: str) -> bool:
+        """Counts a death of `name`; whether it may be started again."""
+        now = time.monotonic()
+        recent = [t for t in self._times.get(name, []) if now - t < _RESTART_WINDOW]
+        self._times[name] = [*recent, now]
+        return len(recent) < _RESTARTS
+
+
+def _watch(cluster: Cluster, ha: HaCluster | None) -> int:
     """Runs until Ctrl-C. Without a balancer, a service that exits ends the site (exit 1);
-    behind one, it is started again (as compose.yaml's restart policy does), unless it
-    died `_RESTARTS` times within `_RESTART_WINDOW`."""
-    deaths: dict[str, list[float]] = {}
+    behind one, it is started again (as compose.yaml's restart policy does). Under `--ha`,
+    etcd, a node's Patroni or the database's HAProxy that exits is started again too (a
+    node's PostgreSQL then rejoins, said once its Patroni reports it running). A part
+    that died `_RESTARTS` times within `_RESTART_WINDOW` stops the site instead."""
+    deaths = _Deaths()
+    rejoining: set[str] = set()
+    asked = 0.0
     while True:
         time.sleep(0.5)
         for instance in cluster.instances():
             if instance.alive():
                 continue
             code = instance.process.returncode if instance.process else None
-            recent = [
-                t for t in deaths.get(instance.name, []) if time.monotonic() - t < _RESTART_WINDOW
-            ]
-            deaths[instance.name] = [*recent, time.monotonic()]
-            if not cluster.balanced or instance is cluster.balancer or len(recent) >= _RESTARTS:
+            allowed = deaths.may_restart(instance.name)
+            if not cluster.balanced or instance is cluster.balancer or not allowed:
                 print(
                     f"ludo up: {instance.name} exited with status {code}; stopping",
                     file=sys.stderr,
@@ -101,6 +118,31 @@ def _watch(cluster: Cluster) -> int:
                 "traffic to the others; starting it again ..."
             )
             _restart(instance)
+        if ha is None:
+            continue
+        for name, part in ha.parts().items():
+            if part.alive():
+                continue
+            what = f"{name}'s Patroni" if name in NODES else name
+            if not deaths.may_restart(f"ha:{name}"):
+                print(
+                    f"ludo up: {what} exited with status {part.returncode} {_RESTARTS + 1} "
+                    f"times within {_RESTART_WINDOW:.0f} s; stopping (logs in {ha.home / 'logs'})",
+                    file=sys.stderr,
+                )
+                return 1
+            _say(f"ha: {what} exited with status {part.returncode}; starting it again ...")
+            ha.revive(name)
+            if name in NODES:
+                rejoining.add(name)
+        # Patroni's own REST API, at most every 2 s: its loop is 2 s anyway.
+        if rejoining and time.monotonic() - asked >= 2.0:
+            asked = time.monotonic()
+            for node in sorted(rejoining):
+                state = ha.node_state(node)
+                if state is not None:
+                    _say(f"ha: {node}: back ({state})")
+                    rejoining.discard(node)
 
 
 def _restart(instance: Instance) -> None:
@@ -185,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"ranking service: {ranking_base}/dashboard (operator token: LUDO_OPERATOR_TOKEN)")
         _say(f"\nLudo is up: {base}/   (API: {base}/schema)   Ctrl-C stops it.\n")
         up = True
-        return _watch(cluster)
+        return _watch(cluster, ha)
     except ClusterError as error:
         print(f"ludo up: {error}", file=sys.stderr)
         return 1

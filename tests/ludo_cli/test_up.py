@@ -9,7 +9,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from ludo_cli.cluster import free_port, haproxy_path
+from tests.waiting import wait_until_sync
 
 
 def _request(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
@@ -59,17 +62,33 @@ class Up:
             self.lines.append(line)
             if line.startswith("Ludo is up: "):
                 self.url = line.split()[3].rstrip("/")
+                # What it prints from now on, read as it comes (`said`).
+                self._reader = threading.Thread(target=self._read, daemon=True)
+                self._reader.start()
                 return
             if time.monotonic() > deadline:
                 break
         self.process.kill()
         raise AssertionError("ludo up printed no URL:\n" + "".join(self.lines))
 
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def said(self, text: str, seconds: float = 120.0) -> str:
+        """The first line printed that holds `text`, waited for."""
+
+        def found() -> str | None:
+            return next((line for line in list(self.lines) if text in line), None)
+
+        return wait_until_sync(found, seconds, what=f"ludo up to print {text!r}")
+
     def interrupt(self) -> int:
         """Ctrl-C, as a terminal sends it; the exit status."""
         self.process.send_signal(signal.SIGINT)
-        out, _ = self.process.communicate(timeout=60)
-        self.lines.append(out)
+        self.process.wait(timeout=60)
+        self._reader.join(timeout=10)
         return self.process.returncode
 
 
@@ -130,11 +149,33 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
 )
 def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) -> None:
     """`ludo up --ha` prints etcd, the three nodes and HAProxy as it starts them, serves the
-    site on the cluster's primary, and Ctrl-C stops every PostgreSQL, keeping their data."""
+    site on the cluster's primary; a standby's node lost whole (Patroni and PostgreSQL
+    killed), etcd killed and the database's HAProxy killed are each started again and
+    said, the site writing on; Ctrl-C stops every PostgreSQL, keeping their data."""
     up = Up(tmp_path, free_port(), "--ha")
+    home = tmp_path / "ha"
     try:
         assert _request(f"{up.url}/healthz") == {"status": "ok"}
         assert _request(f"{up.url}/api/players", {"name": "ha"})["name"] == "ha"
+
+        ports = json.loads((home / "ports.json").read_text())
+        rest = f"http://127.0.0.1:{ports['pg1_rest']}"
+        members = _request(f"{rest}/cluster")["members"]
+        standby = next(m["name"] for m in members if m["role"] != "leader")
+        postmaster = int((home / standby / "data" / "postmaster.pid").read_text().split()[0])
+        os.kill(_pid_of(str(home / standby / "patroni.json")), signal.SIGKILL)
+        os.kill(postmaster, signal.SIGKILL)
+        up.said(f"ha: {standby}'s Patroni exited with status -9; starting it again")
+        assert "streaming" in up.said(f"ha: {standby}: back (")
+
+        for part, marker in (
+            ("etcd", f"--data-dir={home / 'etcd'}"),
+            ("haproxy", str(home / "haproxy.cfg")),
+        ):
+            os.kill(_pid_of(marker), signal.SIGKILL)
+            up.said(f"ha: {part} exited with status -9; starting it again")
+            # Written through the restarted part: the services' pools recover on their own.
+            wait_until_sync(lambda: _written(up.url), 60, what=f"a write after {part}'s restart")
     finally:
         status = up.interrupt()
     output = "".join(up.lines)
@@ -145,3 +186,31 @@ def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) 
     for node in ("pg1", "pg2", "pg3"):
         data = tmp_path / "ha" / node / "data"
         assert (data / "PG_VERSION").exists() and not (data / "postmaster.pid").exists()
+
+
+def _pid_of(marker: str) -> int:
+    """The one process whose command line holds `marker`."""
+    found = [
+        int(proc.name)
+        for proc in Path("/proc").iterdir()
+        if proc.name.isdigit() and marker in _cmdline(proc)
+    ]
+    assert len(found) == 1, (marker, found)
+    return found[0]
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:  # gone meanwhile
+        return ""
+
+
+def _written(url: str) -> bool:
+    """Whether a new guest can be created now (a 503 while the database is away: no)."""
+    try:
+        return bool(_request(f"{url}/api/players", {"name": "again"})["id"])
+    except urllib.error.HTTPError as error:
+        if error.code == 503:
+            return False
+        raise
