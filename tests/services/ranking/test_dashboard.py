@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Page, Route, expect
@@ -20,9 +22,18 @@ from services.ranking.app import create_app
 from services.ranking.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
-from tests.browser import console_errors, new_page, requires_chromium, small_targets
+from tests.browser import (
+    console_errors,
+    launched,
+    new_page,
+    person,
+    requires_chromium,
+    shot,
+    small_targets,
+)
 from tests.services.match.test_live import Instance
 from tests.services.ranking.finished_matches import CPU, write_match
+from tests.services.ranking.test_dashboard_words import leaves, words
 
 TOKEN = "op-secret"
 
@@ -236,3 +247,124 @@ async def test_a_slow_answer_for_the_previous_model_does_not_replace_the_new_one
     assert await page.locator("#leaderboard tbody").inner_text() == elo
     await expect(page.locator("#history-title")).to_contain_text("(elo)")
     assert errors == []
+
+
+# Every text node of the page as shown and each aria-label, but what comes as data from
+# the services rather than from the page's words: the instances' names and services, the
+# model's options.
+PAGE_TEXT = """() => {
+  const skip = "script, style, select, #live-instances tbody";
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement.closest(skip)) texts.push(node.textContent);
+  }
+  for (const node of document.querySelectorAll("[aria-label]")) {
+    texts.push(node.getAttribute("aria-label"));
+  }
+  return [document.title, ...texts].join("\\n");
+}"""
+
+
+async def sideways(page: Page) -> int:
+    """How far the page sticks out of the window sideways (≤ 0: not at all)."""
+    overflow: int = await page.evaluate("document.scrollingElement.scrollWidth - innerWidth")
+    return overflow
+
+
+def english_only_words() -> set[str]:
+    """The words (3 letters or more) of the English texts that the Japanese ones never use."""
+    table = words()
+
+    def found(language: dict[str, Any]) -> set[str]:
+        text = " ".join(leaves(language).values())
+        return set(re.findall(r"[A-Za-z]{3,}", re.sub(r"\{\w+\}", " ", text)))
+
+    return found(table["en"]) - found(table["ja"])
+
+
+async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Instance) -> None:
+    """A ja-JP phone gets it all in Japanese; the switch redraws it in English, kept on reload."""
+    async with (
+        launched() as browser,
+        person(browser, locale="ja-JP", width=375, height=812) as (page, errors),
+    ):
+        await page.goto(f"{service.http}/dashboard")
+        html, switch = page.locator("html"), page.locator("#lang")
+        await expect(html).to_have_attribute("lang", "ja")
+        await expect(switch).to_have_text("English")
+        await expect(switch).to_have_attribute("lang", "en")
+        await expect(page.locator("label[for=token]")).to_have_text("運営トークン")
+        assert await small_targets(page) == []  # the sign-in form and the switch
+        assert await sideways(page) <= 0
+        await shot(page, "dashboard-ja-sign-in-phone.png")
+        await sign_in(page, TOKEN)
+        await expect(page.locator("#leaderboard tbody tr")).to_have_count(3)
+        await settled(page)
+        assert await page.title() == "ルドーのランキング：運営ダッシュボード"
+        await expect(page.locator("h1")).to_have_text("ルドーのランキング · 運営ダッシュボード")
+        await expect(page.locator("main h2")).to_contain_text(
+            ["いまの状況", "通報", "ランキング", "レートの分布", "レートの推移", "1日ごとの"]
+        )
+        # No match service here: the tile says "?" under its Japanese name.
+        await expect(page.locator(".tile .k").first).to_have_text("いま対局中")
+        await expect(page.locator("#live-state")).to_contain_text("UTC に更新")
+        await expect(page.locator("#leaderboard thead th")).to_have_text(
+            ["順位", "プレイヤー", "レート", "対局数", "最後の対局"]
+        )
+        await expect(page.locator("#reports tbody")).to_have_text("通報はありません。")
+        await expect(page.locator("#luck-gaps tbody")).to_have_text(
+            "直近7日に分析された対局はありません。"
+        )
+        await expect(page.locator("#lag dt").first).to_have_text("遅れているイベント")
+        # The server's own detail ("LUDO_MATCH_URL is not set") is kept as it comes.
+        shown = (await page.evaluate(PAGE_TEXT)).replace("LUDO_MATCH_URL is not set", "")
+        left = set(re.findall(r"[A-Za-z]{3,}", shown)) & english_only_words()
+        assert left == set(), sorted(left)
+        for width, height, name in ((375, 812, "phone"), (1280, 900, "desktop")):
+            await page.set_viewport_size({"width": width, "height": height})
+            overflow = await sideways(page)
+            assert overflow <= 0, (name, overflow)
+            small = await small_targets(page)
+            assert small == [], "\n".join(small)
+            await shot(page, f"dashboard-ja-{name}.png")
+        await page.set_viewport_size({"width": 375, "height": 812})
+
+        asked: list[str] = []
+        page.on("request", lambda request: asked.append(request.url))
+        await switch.focus()
+        await page.keyboard.press("Enter")
+        await expect(html).to_have_attribute("lang", "en")
+        await expect(switch).to_have_text("日本語")
+        await expect(switch).to_have_attribute("lang", "ja")
+        await expect(page.locator("h1")).to_have_text("Ludo ranking · operator dashboard")
+        await expect(page.locator(".tile .k").first).to_have_text("Matches now")
+        await expect(page.locator("#leaderboard thead th")).to_have_text(
+            ["#", "Player", "Rating", "Matches", "Last match"]
+        )
+        await expect(page.locator("#reports tbody")).to_have_text("No reports.")
+        await expect(page.locator("#history-title")).to_contain_text("Rating history: ")
+        assert await page.title() == "Ludo ranking: operator dashboard"
+        # The live view's next refresh (every 5 s) is worded in English too.
+        before = await page.locator("#live-state").text_content()
+        assert before and before.startswith("Updated ")
+        await page.wait_for_function(
+            "(before) => { const s = document.querySelector('#live-state').textContent;"
+            " return s !== before && s.startsWith('Updated '); }",
+            arg=before,
+            timeout=15_000,
+        )
+        kana_or_kanji = r"[\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]"
+        shown = await page.evaluate(PAGE_TEXT)
+        assert re.findall(kana_or_kanji, shown.replace("日本語", "")) == [], shown
+        # Drawn again from what the page held: nothing asked but the live view's refresh.
+        assert [u for u in asked if not re.search(r"/api/ranking/(live|lag)$", u)] == [], asked
+        assert await page.evaluate("localStorage.getItem('ludo.lang')") == "en"
+
+        await page.reload()
+        await expect(page.locator("#leaderboard tbody tr")).to_have_count(3)
+        await expect(html).to_have_attribute("lang", "en")
+        await expect(page.locator("h1")).to_have_text("Ludo ranking · operator dashboard")
+        await expect(page.locator("#live-state")).to_contain_text("Updated ")
+        await expect(switch).to_have_text("日本語")
+        assert errors == []
