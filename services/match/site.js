@@ -313,18 +313,7 @@
     for (const [language, words] of Object.entries(extra)) merge(WORDS[language], words);
   }
 
-  // The page's language: the one chosen here before, else the browser's.
-  const LANG_KEY = "ludo.lang";
-  function pickLanguage() {
-    const saved = localStorage.getItem(LANG_KEY);
-    if (saved === "ja" || saved === "en") return saved;
-    const wanted = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || "en"];
-    for (const tag of wanted) {
-      const base = String(tag).toLowerCase().split("-")[0];
-      if (base === "ja" || base === "en") return base;
-    }
-    return "en";
-  }
+  // The page's language (pickLanguage: page_common.js).
   let lang = pickLanguage();
   document.documentElement.lang = lang;
 

@@ -2,6 +2,21 @@
   // in place of the `@include page_common.js` comment inside a page's script, so the
   // served page stays one self-contained file under its hash-based CSP.
   const $ = (sel) => document.querySelector(sel);
+
+  // The page's language, Japanese or English: the one chosen on this device before
+  // (`ludo.lang`, which the pages' language switch keeps), else the browser's first
+  // known language, else English.
+  const LANG_KEY = "ludo.lang";
+  function pickLanguage() {
+    const saved = localStorage.getItem(LANG_KEY);
+    if (saved === "ja" || saved === "en") return saved;
+    const wanted = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || "en"];
+    for (const tag of wanted) {
+      const base = String(tag).toLowerCase().split("-")[0];
+      if (base === "ja" || base === "en") return base;
+    }
+    return "en";
+  }
   const OPERATOR_KEY = "ludo.operatorToken";  // sessionStorage: this tab only
   class AuthError extends Error {}
 
