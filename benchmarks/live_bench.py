@@ -166,7 +166,10 @@ def _counting_server() -> Iterator[str]:
 def _run_one(
     server: str, root: Path, port: int | None, config: LiveConfig, say: Callable[[str], None]
 ) -> dict[str, Any]:
-    settings = {"LUDO_SCHEDULER": "false", "LUDO_LOG_LEVEL": "warning"}
+    # No turn timers, no pairing or arena runner: their own periodic reads (a pool re-read
+    # every tenth pass in case a hint was lost) are not the sockets' cost, and in a short
+    # window they land in one phase and not the other.
+    settings = {"LUDO_SCHEDULER": "false", "LUDO_PAIRING": "false", "LUDO_LOG_LEVEL": "warning"}
     with contextlib.ExitStack() as stack:
         db_url = stack.enter_context(scratch_db(server, "ludo_bench_live", root=root))
         base, pid = stack.enter_context(

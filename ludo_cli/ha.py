@@ -161,10 +161,13 @@ def compose_ha_haproxy_config() -> str:
 
 class _Process:
     """A child process with its output in a log file, started in a session of its own (a
-    Ctrl-C reaches `ludo up` only, which stops the stack in order)."""
+    Ctrl-C reaches `ludo up` only, which stops the stack in order), in the folder of the
+    stack (`cwd`): not ours, which PostgreSQL's OS user may not be allowed into (a
+    checkout under a `mktemp -d` folder, mode 0700), and Patroni's bootstrap, spawned by
+    multiprocessing, changes into its parent's folder first and fails there."""
 
-    def __init__(self, argv: list[str], log: Path, user: str | None = None) -> None:
-        self.argv, self.log, self.user = argv, log, user
+    def __init__(self, argv: list[str], log: Path, cwd: Path, user: str | None = None) -> None:
+        self.argv, self.log, self.cwd, self.user = argv, log, cwd, user
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -175,6 +178,7 @@ class _Process:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                cwd=self.cwd,
                 user=self.user,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
@@ -361,6 +365,7 @@ class HaCluster:
                 "--log-level=warn",
             ],
             logs / "etcd.log",
+            self.home,
         )
         self.etcd.start()
         self._wait("etcd", lambda: _get(f"{client}/health")[0] == 200, 30)
@@ -380,7 +385,9 @@ class HaCluster:
                 ],
             )
         )
-        self.balancer = _Process([haproxy, "-db", "-f", str(config)], logs / "haproxy.log")
+        self.balancer = _Process(
+            [haproxy, "-db", "-f", str(config)], logs / "haproxy.log", self.home
+        )
         self.balancer.start()
         # HAProxy counts a server up until its checks fail: the read-write port is ready
         # once consecutive connections (round robin over all still in) all reach the primary.
@@ -443,7 +450,9 @@ class HaCluster:
             f"ha: {node}: Patroni on {self.rest(node)}, PostgreSQL on port "
             f"{self.ports[f'{node}_pg']} ..."
         )
-        process = _Process([sys.executable, "-m", "patroni", str(config)], log, self.user)
+        process = _Process(
+            [sys.executable, "-m", "patroni", str(config)], log, self.home, self.user
+        )
         process.start()
         self.nodes[node] = process
         if wait:

@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -40,10 +41,20 @@ TOKEN = "ha-operator"
 
 
 @pytest.fixture(scope="module")
-def ha() -> Iterator[HaCluster]:
-    with HaCluster.scratch("ludo-test-ha-", say=print) as cluster:
-        migrate(cluster.url)
-        yield cluster
+def ha(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HaCluster]:
+    """The cluster, started from a working folder only root may enter, as a checkout in a
+    `mktemp -d` folder is: the nodes, run as PostgreSQL's OS user, must not depend on it."""
+    private = tmp_path_factory.mktemp("private-cwd")
+    private.chmod(0o700)
+    started_in = Path.cwd()
+    os.chdir(private)
+    try:
+        with HaCluster.scratch("ludo-test-ha-", say=print) as cluster:
+            os.chdir(started_in)
+            migrate(cluster.url)
+            yield cluster
+    finally:
+        os.chdir(started_in)
 
 
 @pytest.fixture(scope="module")
