@@ -30,8 +30,13 @@ from domain.events import (
 )
 from replays.board_view import BoardOut, OptionOut, board_view, option_view
 from replays.viewer import (
+    NO_FACTS,
+    CommitmentOut,
+    EventFacts,
     SeatOut,
     WalkedMatch,
+    commitment_of,
+    event_facts,
     event_text,
     marks_of,
     placements_of,
@@ -86,10 +91,11 @@ class ReportRoll(msgspec.Struct, kw_only=True):
     passed: str | None
 
 
-class ReportEntry(msgspec.Struct, kw_only=True):
-    """One line of the timeline: an event (`kind` "event"), a live connection of a seat
-    opening or closing (`connected` / `disconnected`, from `seat_connections`), or a
-    quick-chat stamp a seat sent (`stamp`, its id in `type`)."""
+class ReportEntry(EventFacts, kw_only=True):
+    """One line of the timeline: an event (`kind` "event", with its facts, which the page
+    words it from as the replay viewer does), a live connection of a seat opening or
+    closing (`connected` / `disconnected`, from `seat_connections`), or a quick-chat stamp
+    a seat sent (`stamp`, its id in `type`); the facts are null on these."""
 
     at: str | None
     kind: str
@@ -140,10 +146,13 @@ class SeatSummary(msgspec.Struct, kw_only=True):
 
 class ReportOut(msgspec.Struct, kw_only=True):
     """The dispute timeline: `prologue` (creation, start, connections before the first
-    turn), one entry per turn, `epilogue` (the seed reveal, later connections)."""
+    turn), one entry per turn, `epilogue` (the seed reveal, later connections). As in the
+    replay viewer's model: `first_seat` and the dice commitment `fairness`."""
 
     match_id: str
     status: str
+    first_seat: int
+    fairness: CommitmentOut
     placements: list[int] | None
     board: BoardOut
     seats: list[SeatOut]
@@ -215,6 +224,7 @@ def report_view(
             by=step.by,
             actor=step.actor,
             marks=marks_of(step),
+            **msgspec.structs.asdict(event_facts(event)),
         )
         if isinstance(event, MatchCreated | MatchStarted):
             prologue.append((at, entry))
@@ -357,6 +367,8 @@ def report_view(
     return ReportOut(
         match_id=m.match_id,
         status="finished" if placements is not None else "playing",
+        first_seat=m.created.first_seat,
+        fairness=commitment_of(m),
         placements=placements,
         board=board_view(m.board),
         seats=seats,
@@ -400,6 +412,7 @@ def _beside(at: datetime, kind: str, seat: int, type_: str | None, text: str) ->
         by=None,
         actor=None,
         marks=[],
+        **msgspec.structs.asdict(NO_FACTS),
     )
 
 

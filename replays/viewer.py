@@ -35,11 +35,15 @@ from replays.board_view import BoardOut, OptionOut, board_view, option_view
 from replays.steps import Step, describe, walk
 
 __all__ = [
+    "NO_FACTS",
     "CommitmentOut",
+    "EventFacts",
     "SeatOut",
     "StepOut",
     "StepsOut",
     "WalkedMatch",
+    "commitment_of",
+    "event_facts",
     "event_text",
     "marks_of",
     "placements_of",
@@ -108,13 +112,70 @@ class CommitmentOut(msgspec.Struct, kw_only=True):
     server_seed: str | None
 
 
-class StepOut(msgspec.Struct, kw_only=True):
-    """One event as the viewer shows it. `options`: the legal moves at a roll that offered
-    a choice (and on the move that took one); `chosen`: the piece that was moved;
-    `pieces`: every seat's four progresses after the event. `text` is one English line
-    (`replays.steps.describe`); the viewer words the event itself from the fields: `frm`
-    (JSON "from"), `to` and `bonus` of a move, `reason` of a pass or a stand-in, `retry`
-    of a pass, `next_seat` of a turn's end, `place` of a finish (null elsewhere)."""
+class EventFacts(msgspec.Struct, kw_only=True):
+    """An event's own facts, which the pages word it from (site.js `eventWords`), each
+    null (`captures` empty) on the events that have none: `die` of a roll or a move (null
+    on an auto-enter), `chosen` the piece a move moved, `captures` its `[seat, piece]`,
+    `frm` (JSON "from"), `to` and `bonus` of a move, `reason` of a pass or a stand-in,
+    `retry` of a pass, `next_seat` of a turn's end, `place` of a finish."""
+
+    die: int | None
+    chosen: int | None
+    captures: list[list[int]]
+    frm: int | None = msgspec.field(name="from")
+    to: int | None
+    bonus: int | None
+    reason: str | None
+    retry: bool | None
+    next_seat: int | None
+    place: int | None
+
+
+NO_FACTS = EventFacts(
+    die=None,
+    chosen=None,
+    captures=[],
+    frm=None,
+    to=None,
+    bonus=None,
+    reason=None,
+    retry=None,
+    next_seat=None,
+    place=None,
+)
+
+
+def event_facts(event: Event) -> EventFacts:
+    """The facts of `event` (see EventFacts)."""
+    if isinstance(event, DieRolled):
+        return msgspec.structs.replace(NO_FACTS, die=event.value)
+    if isinstance(event, PieceMoved):
+        return msgspec.structs.replace(
+            NO_FACTS,
+            die=event.die,
+            chosen=event.piece,
+            captures=[list(c) for c in event.captures],
+            frm=event.frm,
+            to=event.to,
+            bonus=event.bonus,
+        )
+    if isinstance(event, RollPassed):
+        return msgspec.structs.replace(NO_FACTS, reason=event.reason, retry=event.retry)
+    if isinstance(event, SeatStoodIn):
+        return msgspec.structs.replace(NO_FACTS, reason=event.reason)
+    if isinstance(event, TurnEnded):
+        return msgspec.structs.replace(NO_FACTS, next_seat=event.next_seat)
+    if isinstance(event, PlayerFinished):
+        return msgspec.structs.replace(NO_FACTS, place=event.place)
+    return NO_FACTS
+
+
+class StepOut(EventFacts, kw_only=True):
+    """One event as the viewer shows it: its facts (EventFacts; at a roll `chosen` is the
+    piece its choice moved) and `options`: the legal moves at a roll that offered a choice
+    (and on the move that took one); `pieces`: every seat's four progresses after the
+    event. `text` is one English line (`replays.steps.describe`); the viewer words the
+    event itself from its facts."""
 
     version: int
     type: str
@@ -123,19 +184,9 @@ class StepOut(msgspec.Struct, kw_only=True):
     by: str
     recorded_at: str | None
     n: int | None
-    die: int | None
     options: list[OptionOut] | None
-    chosen: int | None
-    captures: list[list[int]]
     marks: list[str]
     pieces: list[list[int]]
-    frm: int | None = msgspec.field(default=None, name="from")
-    to: int | None = None
-    bonus: int | None = None
-    reason: str | None = None
-    retry: bool | None = None
-    next_seat: int | None = None
-    place: int | None = None
 
 
 class StepsOut(msgspec.Struct, kw_only=True):
@@ -189,9 +240,15 @@ def placements_of(m: WalkedMatch) -> list[int] | None:
     return None if finished is None else list(finished.placements)
 
 
-def _server_seed(m: WalkedMatch) -> str | None:
+def commitment_of(m: WalkedMatch) -> CommitmentOut:
+    """The match's dice commitment, its seats' seeds once started, its seed once revealed."""
     revealed = next((e for e in reversed(m.events) if isinstance(e, SeedRevealed)), None)
-    return None if revealed is None else revealed.server_seed
+    return CommitmentOut(
+        seed_hash=m.created.seed_hash,
+        client_seed=m.started.client_seed if m.started else None,
+        client_seeds=list(m.started.client_seeds) if m.started else None,
+        server_seed=None if revealed is None else revealed.server_seed,
+    )
 
 
 def steps_view(m: WalkedMatch) -> StepsOut:
@@ -212,25 +269,9 @@ def steps_view(m: WalkedMatch) -> StepsOut:
     for step in m.steps:
         event = step.event
         options = step.options
-        die = n = chosen = frm = to = bonus = next_seat = place = None
-        reason: str | None = None
-        retry: bool | None = None
-        captures: list[list[int]] = []
+        facts = event_facts(event)
         if isinstance(event, DieRolled):
-            die, n = event.value, event.n
-            chosen = chosen_at.get(step.version)
-        elif isinstance(event, PieceMoved):
-            die, chosen = event.die, event.piece
-            captures = [list(c) for c in event.captures]
-            frm, to, bonus = event.frm, event.to, event.bonus
-        elif isinstance(event, RollPassed):
-            reason, retry = event.reason, event.retry
-        elif isinstance(event, SeatStoodIn):
-            reason = event.reason
-        elif isinstance(event, TurnEnded):
-            next_seat = event.next_seat
-        elif isinstance(event, PlayerFinished):
-            place = event.place
+            facts = msgspec.structs.replace(facts, chosen=chosen_at.get(step.version))
         out.append(
             StepOut(
                 version=step.version,
@@ -239,20 +280,11 @@ def steps_view(m: WalkedMatch) -> StepsOut:
                 seat=step.seat,
                 by=step.by,
                 recorded_at=step.recorded_at,
-                n=n,
-                die=die,
+                n=event.n if isinstance(event, DieRolled) else None,
                 options=None if options is None else [option_view(o) for o in options],
-                chosen=chosen,
-                captures=captures,
                 marks=marks_of(step),
                 pieces=step.pieces,
-                frm=frm,
-                to=to,
-                bonus=bonus,
-                reason=reason,
-                retry=retry,
-                next_seat=next_seat,
-                place=place,
+                **msgspec.structs.asdict(facts),
             )
         )
     placements = placements_of(m)
@@ -263,11 +295,6 @@ def steps_view(m: WalkedMatch) -> StepsOut:
         placements=placements,
         board=board_view(m.board),
         seats=seats_of(m),
-        fairness=CommitmentOut(
-            seed_hash=m.created.seed_hash,
-            client_seed=m.started.client_seed if m.started else None,
-            client_seeds=list(m.started.client_seeds) if m.started else None,
-            server_seed=_server_seed(m),
-        ),
+        fairness=commitment_of(m),
         steps=out,
     )

@@ -1,6 +1,8 @@
   // ---- replay_words.js: the replay viewer's own words (services/match/replay_viewer.html),
-  // added to site.js's WORDS (include it after site.js). The events themselves are worded
-  // with the table's `ev.*`; Japanese follows the site's rule page (shared/seeds/000).
+  // added to site.js's WORDS (include it after site.js), and `matchWords`, how the viewer
+  // and the dispute report (dispute_report.html, which reuses these words) say a match's
+  // seats, events, stamps and legal moves. The events themselves are worded with the
+  // table's `ev.*`; Japanese follows the site's rule page (shared/seeds/000).
   mergeWords({
     ja: {
       viewer: {
@@ -131,4 +133,43 @@
       },
     },
   });
+
+  // The words of the match `model()` (a function: the page's model when asked), which
+  // holds `seats`, `board`, `first_seat` and `fairness` (getReplaySteps and
+  // getDisputeReport alike, docs/api.md). An event is a step or a report entry: its type,
+  // seat and facts (`die`, `chosen`, `from`, `to`, …).
+  function matchWords(model) {
+    // A seat as the table names it: "○黄 CPU（ふつう）" / "○Yellow hostess".
+    function seatName(seat) {
+      const s = model().seats[seat];
+      return s.cpu ? t(`cpu_level.${s.cpu}`) : s.name;
+    }
+    const colourName = (colour) => `${SYMBOL[colour] || ""}${t(`colour.${colour}`)}`;
+    function who(seat) {
+      const s = seat === null || seat === undefined ? null : model().seats[seat];
+      return s ? `${colourName(s.colour)} ${seatName(seat)}` : "";
+    }
+    const where = (p) => spotName(model().board, p);
+    // Worded as the table words it (site.js `eventWords`); a kind of event this page does
+    // not know yet: the server's English line.
+    function eventText(event) {
+      const m = model();
+      const facts = { ...event, piece: event.chosen, first_seat: m.first_seat, seed_hash: m.fairness.seed_hash };
+      const said = eventWords(facts, who, m.board);
+      return said ? said.text : event.text;
+    }
+    // A quick-chat stamp (its id, domain/stamps.py) sent from `seat`, as the table says it.
+    function stampText(seat, stamp) {
+      const sticker = WORDS[lang].sticker && stamp in WORDS[lang].sticker;
+      const word = sticker ? t(`sticker.${stamp}`) : t(`stamp.${stamp}`);
+      return t(sticker ? "sticker_said" : "stamp_said", { who: who(seat), stamp: word });
+    }
+    // One legal move of a roll: "コマ2: 巣 → スタート（○赤 Bo のコマ1を取る）".
+    function optionText(o) {
+      let text = t("viewer.option", { piece: o.piece + 1, from: where(o.from), to: where(o.to) });
+      for (const [s, p] of o.captures) text += t("viewer.option_capture", { who: who(s), piece: p + 1 });
+      return text;
+    }
+    return { seatName, colourName, who, where, eventText, stampText, optionText };
+  }
   // ---- end of replay_words.js

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 
 from domain.errors import NotFound
@@ -13,7 +14,7 @@ from domain.events import DieRolled, Event, MatchFinished, SeedRevealed, TurnEnd
 from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from replays.report import ConnectionLogEntry, report_view
-from replays.viewer import WalkedMatch, steps_view, walk_match
+from replays.viewer import NO_FACTS, EventFacts, WalkedMatch, steps_view, walk_match
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -64,6 +65,32 @@ def test_report_counts_turns_and_places_connections(events: list[Event]) -> None
     assert report.epilogue[-1].kind == "disconnected"
     assert [s.connects for s in report.summary] == [1, 0]
     assert [s.disconnects for s in report.summary] == [0, 1]
+
+
+def test_report_lines_carry_the_facts_the_viewer_words_events_from(events: list[Event]) -> None:
+    """Each event of the report has its step's facts and the report the viewer's first seat
+    and commitment, so that one function words both pages; a connection has no facts.
+
+    A roll's `chosen` aside: the viewer's names the piece its choice moved."""
+    walked = _walked(events)
+    view = steps_view(walked)
+    report = report_view(walked, [ConnectionLogEntry(seat=1, kind="connected", at=START)])
+    lines = report.prologue + [e for t in report.turns for e in t.entries] + report.epilogue
+    facts = [f.name for f in msgspec.structs.fields(EventFacts)]
+    said = {s.version: s for s in view.steps}
+    for line in lines:
+        mine = {name: getattr(line, name) for name in facts}
+        if line.kind != "event":
+            assert mine == msgspec.structs.asdict(NO_FACTS)
+            continue
+        assert line.version is not None
+        step = said.pop(line.version)
+        theirs = {name: getattr(step, name) for name in facts}
+        if step.type == "DieRolled":
+            theirs["chosen"] = None
+        assert mine == theirs, step.type
+    assert said == {}
+    assert (report.first_seat, report.fairness) == (view.first_seat, view.fairness)
 
 
 @pytest.mark.parametrize("drop", [None, 1])

@@ -24,9 +24,11 @@ from websockets.sync.client import connect
 
 from domain.dice import die_for_roll
 from services.shared.settings import Settings
-from tests.browser import console_errors, new_page, requires_chromium
+from tests.browser import console_errors, new_page, requires_chromium, shot, small_targets
+from tests.services.match.site_words import page_words, site_words
 from tests.services.match.test_live import Instance
 from tests.waiting import wait_until_sync
+from tests.words import leaves
 
 TOKEN = "op-secret"
 
@@ -230,14 +232,20 @@ WORDS: dict[str, dict[str, str]] = {
 SYMBOLS = {"yellow": "○", "blue": "□", "red": "△", "green": "✚"}
 
 
+def seat_said(model: dict[str, Any], seat: int, lang: str) -> str:
+    """A seat as the pages name it in `lang`: "○黄 CPU（弱い）", "○Yellow hostess"."""
+    w = WORDS[lang]
+    s = model["seats"][seat]
+    name = w[s["cpu"]] if s["cpu"] else s["name"]
+    return f"{SYMBOLS[s['colour']]}{w[s['colour']]} {name}"
+
+
 def shown(model: dict[str, Any], step: dict[str, Any], lang: str) -> str:
     """The text the viewer should show for `step` in `lang`, from the step's fields."""
     w = WORDS[lang]
 
     def who(seat: int) -> str:
-        s = model["seats"][seat]
-        name = w[s["cpu"]] if s["cpu"] else s["name"]
-        return f"{SYMBOLS[s['colour']]}{w[s['colour']]} {name}"
+        return seat_said(model, seat, lang)
 
     kind = step["type"]
     me = who(step["seat"]) if step["seat"] is not None else ""
@@ -653,5 +661,179 @@ async def test_report_page_shows_the_timeline_with_the_operator_token(
     await page.reload()
     await expect(page.locator("#turns .turn")).to_have_count(len(report["turns"]))
     await expect(page.locator("#login")).to_be_hidden()
+    # The one error logged is the refused wrong token; nothing broke the CSP.
+    assert [e for e in errors if "status of 401" not in e] == []
+
+
+# The dispute report in each language, written out here again (dispute_words.js has them)
+# so that the page is checked against them, not against itself: its headings, the seat
+# table's columns, and a live connection's line.
+REPORT: dict[str, dict[str, Any]] = {
+    "ja": {
+        "title": "調査レポート",
+        "token": "運営トークン",
+        "sign_in": "ログイン",
+        "wrong_token": "運営トークンが違うか、入っていません。"
+        "LUDO_OPERATOR_TOKEN を入れてログインしてください。",
+        "sections": ["席ごとのまとめ", "手番ごとの経過"],
+        "columns": [
+            *("席", "プレイヤー", "順位", "手番", "平均（秒/手番）", "最長（秒/手番）"),
+            *("時間切れ", "CPUが代わり", "席に戻った", "接続", "切断"),
+        ],
+        "before": "最初の手番の前",
+        "after": "終了のあと",
+        "turn": "{n}手番目 · {who} · ",
+        "connected": "{who}: 接続しました",
+        "disconnected": "{who}: 接続が切れました",
+    },
+    "en": {
+        "title": "Dispute report",
+        "sections": ["Per seat", "Timeline, turn by turn"],
+        "columns": [
+            *("Seat", "Player", "Place", "Turns", "Mean s/turn", "Max s/turn"),
+            *("Timeouts", "Stand-ins", "Reclaims", "Connects", "Disconnects"),
+        ],
+        "before": "Before the first turn",
+        "after": "After the end",
+        "turn": "Turn {n} · {who} · ",
+        "connected": "{who}: live connection opened",
+        "disconnected": "{who}: live connection closed",
+    },
+}
+
+
+def report_lines(report: dict[str, Any], lang: str) -> list[str]:
+    """Every line of the report's timeline as the page should say it in `lang`, in order."""
+    lines = report["prologue"] + [e for t in report["turns"] for e in t["entries"]]
+    out = []
+    for line in lines + report["epilogue"]:
+        if line["kind"] == "event":
+            out.append(shown(report, line, lang))
+        else:
+            who = seat_said(report, line["seat"], lang)
+            out.append(REPORT[lang][line["kind"]].format(who=who))
+    return out
+
+
+def english_words() -> set[str]:
+    """The words (3 letters or more, lower case) of the English texts of the dispute
+    report's words (site.js, replay_words.js, dispute_words.js) that no Japanese text uses."""
+    tables = [site_words(), page_words("replay_words.js"), page_words("dispute_words.js")]
+
+    def words(lang: str) -> set[str]:
+        texts = " ".join(text for table in tables for text in leaves(table[lang]).values())
+        return set(re.findall(r"[a-z]{3,}", re.sub(r"\{\w+\}", " ", texts).lower()))
+
+    return words("en") - words("ja")
+
+
+async def english_left(page: Page, match_id: str) -> list[str]:
+    """The English words of the page's own (english_words) it shows: its text, its title,
+    its aria-labels, the match id and hashes aside."""
+    text: str = await page.evaluate(
+        """() => [document.title, document.body.innerText,
+                  ...Array.from(document.querySelectorAll("[aria-label]"),
+                                (n) => n.getAttribute("aria-label"))].join(" ")"""
+    )
+    # A hash's hex digits may spell a word ("add"): numbers, not words.
+    text = re.sub(r"[0-9a-f]{8,}", " ", text.replace(match_id, " "))
+    found = set(re.findall(r"[a-z]{3,}", text.lower()))
+    return sorted(found & english_words())
+
+
+async def within_the_screen(page: Page) -> bool:
+    """Nothing of the page lies beyond the window's right edge."""
+    fits: bool = await page.evaluate("() => document.scrollingElement.scrollWidth <= innerWidth")
+    return fits
+
+
+async def shown_lines(page: Page) -> list[str]:
+    """The text of each timeline line as drawn (its badges and roll details aside)."""
+    lines: list[str] = await page.evaluate(
+        """() => Array.from(document.querySelectorAll("tr.entry td.what"),
+                            (td) => td.firstChild.textContent)"""
+    )
+    return lines
+
+
+async def test_report_page_speaks_japanese_on_a_phone_and_switches_to_english(
+    site: Site, cpu_match: str, ja_page: tuple[Page, list[str]]
+) -> None:
+    """A ja-JP phone gets the dispute report all in Japanese, fitting 375 px with 44 px
+    targets, and the keyboard's switch redraws it in English with no new request, kept
+    after a reload.
+
+    Japanese: the sign-in, headings, the seat table, every line worded as the replay viewer
+    words it; 1280 px is checked too, and English on the phone."""
+    page, errors = ja_page
+    report = site.http.get(
+        f"/api/matches/{cpu_match}/report", headers={"Authorization": f"Bearer {TOKEN}"}
+    ).json()
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/report" in r.url else None)
+    ja, en = REPORT["ja"], REPORT["en"]
+    await page.set_viewport_size({"width": 375, "height": 812})
+    await page.goto(f"{site.instance.http}/report/{cpu_match}")
+    await expect(page.locator("html")).to_have_attribute("lang", "ja")
+    await expect(page.locator("h1")).to_have_text(ja["title"])
+    await expect(page.locator("#login label")).to_have_text(ja["token"])
+    await expect(page.locator("#login button")).to_have_text(ja["sign_in"])
+    await page.fill("#token", "not-the-token")
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("#message")).to_have_text(ja["wrong_token"])
+    assert await english_left(page, cpu_match) == []
+    assert await within_the_screen(page) and await small_targets(page) == []
+
+    await page.fill("#token", TOKEN)
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("main h2")).to_have_text(ja["sections"])
+    await expect(page.locator("#summary th")).to_have_text(ja["columns"])
+    await expect(page.locator("#summary tbody tr[data-seat='1'] td").nth(1)).to_have_text(
+        "CPU（弱い）"
+    )
+    await expect(page.locator("#prologue h3")).to_have_text(ja["before"])
+    await expect(page.locator("#epilogue h3")).to_have_text(ja["after"])
+    first = report["turns"][0]
+    await expect(page.locator("#turns .turn h3").first).to_contain_text(
+        ja["turn"].format(n=1, who=seat_said(report, first["seat"], "ja"))
+    )
+    assert await shown_lines(page) == report_lines(report, "ja")
+    await expect(page.locator(".chooser.by-stand-in").first).to_have_text(
+        "決めたのは代わりに打つCPU"
+    )
+    assert await english_left(page, cpu_match) == []
+    assert await within_the_screen(page)
+    assert await small_targets(page) == []
+    # The flagged turns only: the screenshots' view, kept through the switch below.
+    await page.check("#only-flagged")
+    flagged = await page.locator("#turns .turn:visible").count()
+    assert 1 <= flagged < len(report["turns"])
+    await shot(page, "dispute-report-ja-phone.png")
+    await page.set_viewport_size({"width": 1280, "height": 900})
+    assert await within_the_screen(page) and await small_targets(page) == []
+    await shot(page, "dispute-report-ja-desktop.png")
+
+    # The switch, from the keyboard: English at once, from the report the page holds.
+    await page.set_viewport_size({"width": 375, "height": 812})
+    read = len(asked)
+    await page.focus("#lang")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("html")).to_have_attribute("lang", "en")
+    await expect(page.locator("#lang")).to_have_text("日本語")
+    await expect(page.locator("h1")).to_have_text(en["title"])
+    await expect(page.locator("main h2")).to_have_text(en["sections"])
+    await expect(page.locator("#summary th")).to_have_text(en["columns"])
+    await expect(page.locator("#turns .turn:visible")).to_have_count(flagged)
+    assert await shown_lines(page) == report_lines(report, "en")
+    assert await page.title() == "Ludo: dispute report"
+    assert len(asked) == read
+    assert await within_the_screen(page) and await small_targets(page) == []
+    assert await page.evaluate("() => localStorage.getItem('ludo.lang')") == "en"
+    await page.reload()
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("html")).to_have_attribute("lang", "en")
+    await expect(page.locator("h1")).to_have_text(en["title"])
+    assert await shown_lines(page) == report_lines(report, "en")
     # The one error logged is the refused wrong token; nothing broke the CSP.
     assert [e for e in errors if "status of 401" not in e] == []

@@ -33,7 +33,8 @@ from tests.browser import (
 )
 from tests.services.match.test_live import Instance
 from tests.services.ranking.finished_matches import CPU, write_match
-from tests.services.ranking.test_dashboard_words import leaves, words
+from tests.services.ranking.test_dashboard_words import words
+from tests.words import leaves
 
 TOKEN = "op-secret"
 
