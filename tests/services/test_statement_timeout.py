@@ -45,21 +45,26 @@ BUSY = {
 }
 
 
-@pytest.fixture
-async def timed(database_url: str, engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Api]:
-    """The match service on the test's database with a 1 s statement timeout, a pool of two
-    and no overflow (`Api.engine` is the test's own engine, without the timeout)."""
-    settings = Settings(
+def timed_settings(tmp_path: Path, database_url: str, **more: Any) -> Settings:
+    """A match service's settings on the test's database with the 1 s statement timeout,
+    nothing running on its own (no timers, no pairing) and no request budgets."""
+    return Settings(
         data_dir=tmp_path,
         database_url=database_url,
         statement_timeout=TIMEOUT,
-        db_pool_size=2,
-        db_max_overflow=0,
         cpu_delay=0,
         scheduler=False,
         pairing=False,
         rate_limit=0,
+        **more,
     )
+
+
+@pytest.fixture
+async def timed(database_url: str, engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Api]:
+    """The match service on the test's database with a 1 s statement timeout, a pool of two
+    and no overflow (`Api.engine` is the test's own engine, without the timeout)."""
+    settings = timed_settings(tmp_path, database_url, db_pool_size=2, db_max_overflow=0)
     async with AsyncTestClient(create_app(settings)) as client:
         yield Api(client, engine)
 
@@ -238,15 +243,7 @@ async def test_a_socket_whose_reads_run_past_the_timeout_is_told_and_closed(
     feed and a socket opening on the match both get a 503 `database_busy` frame and close
     with 1011 (the page reconnects from its last version), logged at warning, not as a
     fault; once the lock is gone a new socket catches up."""
-    settings = Settings(
-        data_dir=tmp_path,
-        database_url=database_url,
-        statement_timeout=TIMEOUT,
-        cpu_delay=0,
-        scheduler=False,
-        pairing=False,
-        rate_limit=0,
-    )
+    settings = timed_settings(tmp_path, database_url)
     busy_frame = {"type": "error", "status": 503, **BUSY}
     with Instance(settings) as instance, structlog.testing.capture_logs() as logs:
         async with httpx.AsyncClient(base_url=instance.http, timeout=30) as http:
