@@ -36,9 +36,10 @@ What counts (DESIGN.md §6, RULES.md §4):
   through the `matches` row's `party_id`; the `matches.ranked` column (written in the same
   transaction as `MatchCreated`) when the party stream has no such event. No row: casual.
 - CPU seats are not rated. A seat whose last stand-in reason before the end was `left` or
-  `disconnected`, with no `SeatReclaimed` after it, is placed last (after every place of
-  `MatchFinished.placements`; several such players share that last place), and their mu
-  never rises from that match (`services.ranking.ratings.rate_match`).
+  `disconnected`, with no `SeatReclaimed` after it, is placed last (behind every seat
+  that stayed; several such players share that last place: `domain.reputation.
+  places_leavers_last`, so a place is always one of the match's, 1 to its seats), and
+  their mu never rises from that match (`services.ranking.ratings.rate_match`).
 - Fewer than two distinct rated players: nothing is rated (the checkpoint still moves).
 
 `recompute()` rebuilds everything from the log into new tables and swaps them in, as a
@@ -62,7 +63,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
 from domain.decider import MatchState, apply
-from domain.reputation import left_seats
+from domain.reputation import left_seats, places_leavers_last
 from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
 from services.ranking.checkpoints import read_checkpoint, write_checkpoint
@@ -187,9 +188,9 @@ def _rated(state: MatchState) -> list[RatedPlayer] | None:
     if finished is None:
         return None
     left = left_seats(state)
-    last = max(finished, default=0) + 1
+    places = places_leavers_last(finished, left)
     players = [
-        RatedPlayer(spec.player_id, last if left[seat] else finished[seat], left[seat])
+        RatedPlayer(spec.player_id, places[seat], left[seat])
         for seat, spec in enumerate(state.seats)
         if spec.player_id is not None and spec.cpu is None
     ]
@@ -268,10 +269,20 @@ def is_ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> boo
 
 
 class _Outcome(NamedTuple):
-    """What rating one match takes: its rated players, and the names they played under."""
+    """What rating one match takes: its rated players, the names they played under, and
+    its number of seats (CPUs included: the `players` a place is out of)."""
 
     players: list[RatedPlayer]
     names: dict[str, str]  # player id -> its seat's `SeatSpec.name`
+    seats: int
+
+
+def _seat_count(events: Sequence[ev.Event]) -> int:
+    """The match's seats (its `MatchCreated`), CPUs included."""
+    for event in events:
+        if isinstance(event, ev.MatchCreated):
+            return len(event.seats)
+    return 0
 
 
 def _seat_names(events: Sequence[ev.Event]) -> dict[str, str]:
@@ -321,7 +332,8 @@ async def _outcomes(store: EventStore, conn: AsyncConnection, finishes: Sequence
             continue
         players = match_outcome(stream_events)
         if players is not None:
-            out[stream] = _Outcome(players, _seat_names(stream_events))
+            names = _seat_names(stream_events)
+            out[stream] = _Outcome(players, names, _seat_count(stream_events))
     reputation = [
         (player, f.stream_id, f.position, f.recorded_at, ranked[f.stream_id], left)
         for f in finishes
@@ -389,7 +401,7 @@ class _Book:
         ids = [p.player_id for p in players]
         places = [p.place for p in players]
         left = [p.left for p in players]
-        n = len(players)
+        n = outcome.seats
         stream, position, at = finish
         add = self.changes.append
         for name, model in MODELS.items():

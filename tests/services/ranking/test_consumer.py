@@ -85,7 +85,8 @@ async def test_win_draw_loss_against_same_opponent(
 
 
 async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore) -> None:
-    """CPU-only and casual matches are not rated; a player who left is placed last."""
+    """CPU-only and casual matches are not rated; a player who left is placed last, at a
+    place of the match (4th of its 4 seats, CPU included), the others moving up."""
     await write_match(engine, pg_store, ["a", CPU], [1, 2])  # one human: nothing to rate
     await write_match(engine, pg_store, ["a", "b"], [1, 2], ranked=False)  # casual
     await RankingConsumer(engine, pg_store).catch_up()
@@ -111,8 +112,8 @@ async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore)
             )
         ).all()
     got = {r.player_id: (r.place, r.left_match) for r in rows}
-    assert got == {"a": (3, False), "b": (5, True), "c": (2, False)}
-    assert all(r.players == 3 and r.library.startswith("openskill") for r in rows)
+    assert got == {"a": (2, False), "b": (4, True), "c": (1, False)}
+    assert all(r.players == 4 and r.library.startswith("openskill") for r in rows)
     assert rows[0].params["model"] == "BradleyTerryFull"
     r = await ratings(engine)
     assert r["c"].mu > r["a"].mu > r["b"].mu
@@ -132,14 +133,15 @@ async def test_ranked_from_party_event_else_matches_table(
 
 
 def test_timeout_stand_in_is_not_leaving() -> None:
-    """A stand-in for timeouts keeps the place; one for leaving is placed last."""
+    """A stand-in for timeouts keeps the place; one for leaving is placed last, and the
+    places stay the duel's own (1st and 2nd, never a 3rd)."""
     seats = (ev.SeatSpec(name="a", player_id="a"), ev.SeatSpec(name="b", player_id="b"))
     base = [ev.MatchCreated(ruleset={}, seats=seats, seed_hash="")]
     end = [ev.MatchFinished(placements=(2, 1))]
     timeouts = match_outcome([*base, ev.SeatStoodIn(seat=1, reason="timeouts"), *end])
     assert timeouts is not None and [p.place for p in timeouts] == [2, 1]
     left = match_outcome([*base, ev.SeatStoodIn(seat=1, reason="left"), *end])
-    assert left is not None and [(p.place, p.left) for p in left] == [(2, False), (3, True)]
+    assert left is not None and [(p.place, p.left) for p in left] == [(1, False), (2, True)]
     assert match_outcome(base) is None  # not finished
 
 

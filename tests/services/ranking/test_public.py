@@ -73,7 +73,7 @@ async def test_leaderboard_player_and_match_use_the_player_rating(
     assert ben["player_id"] == "ben" and ben["matches"] == 2 and ben["provisional"] is True
     hist = ben["history"]  # newest first
     assert [h["match_id"] for h in hist] == [left.removeprefix("match-"), first[6:]]
-    assert hist[0]["left_match"] is True and hist[0]["place"] == 4 and hist[0]["players"] == 3
+    assert hist[0]["left_match"] is True and hist[0]["place"] == 3 and hist[0]["players"] == 3
     assert hist[0]["delta"] == hist[0]["rating_after"] - hist[0]["rating_before"] < 0
     assert hist[0]["rating_before"] == hist[1]["rating_after"]
     assert ben["rating"] == hist[0]["rating_after"]

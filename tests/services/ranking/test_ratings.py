@@ -304,7 +304,7 @@ def test_two_leavers_of_one_match_do_not_go_up(model: str) -> None:
     one and gained (openskill mu 18 -> 18.28); now neither leaver's rating rises."""
     m = MODELS[model]
     current, entries = _two_leavers(model)
-    assert [(e.place, e.left) for e in entries] == [(1, False), (2, False), (5, True), (5, True)]
+    assert [(e.place, e.left) for e in entries] == [(1, False), (2, False), (3, True), (3, True)]
     pure = UPDATES[model]([current[e.player_id] for e in entries], [e.place for e in entries])
     assert pure[3].mu > current["d"].mu  # what the pairwise model alone would do
     after = rate(model, current, entries)
