@@ -678,6 +678,23 @@
     return changed.map((k) => `${t(`opt.${k}.name`)}: ${optionValueText(k, rules[k])}`).join(" / ");
   }
 
+  // ------------------------------------------------------------------ names of seats
+  // One naming of a seat for every page (lobby, table, replay viewer, dispute report): a
+  // guest by their own name, a CPU by its level in the page's language ("CPU（ふつう）" /
+  // "CPU (normal)"), never the server's stored "CPU 2 (normal)", which is English and
+  // numbered by seat; where the seat's colour is known it comes first ("□青 CPU（ふつう）"
+  // / "□Blue CPU (normal)"), as the board shows it.
+  const cpuName = (level) => t(`cpu_level.${level}`);
+  function seatLabel(seat) {
+    if (!seat) return "";
+    return seat.cpu ? cpuName(seat.cpu) : seat.name || "";
+  }
+  const colourLabel = (colour) => `${SYMBOL[colour] || ""}${t(`colour.${colour}`)}`;
+  function seatWho(seat) {
+    if (!seat) return "";
+    return seat.colour ? `${colourLabel(seat.colour)} ${seatLabel(seat)}` : seatLabel(seat);
+  }
+
   // --------------------------------------------------------------- completion rates
   // A player's completion rate (matches played to the end ÷ matches started, over the
   // last 50) shown next to their name: `loadCompletionRates(ids)` asks the match service
