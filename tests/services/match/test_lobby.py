@@ -90,6 +90,7 @@ _BOXES = """() => Object.fromEntries(
   ["#return", "section.intro", "#quick", "#mine", "#open", "#live", "#create", "#quick-button",
    "#play-now", "#name", "#name-notes"]
     .map((s) => { const n = document.querySelector(s);
+                  if (!n) return [s, { top: 0, bottom: 0, shown: false }];
                   const b = n.getBoundingClientRect();
                   return [s, { top: b.top + scrollY, bottom: b.bottom + scrollY,
                                shown: n.checkVisibility() }]; }))"""
