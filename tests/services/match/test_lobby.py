@@ -170,11 +170,12 @@ async def test_quick_play_comes_first_and_the_rules_are_folded(
 async def test_a_guest_back_in_the_lobby_returns_to_their_table_in_one_press(
     site: Site, browser: Browser
 ) -> None:
-    """A guest who created a party and went back to the lobby finds it under "your
-    tables" and returns in one press; the row follows the party live (a guest sits down,
-    a CPU is added, named by its level as the table names it, the match starts and its
-    table goes to the top) and then returns to the match, in both languages; its targets
-    are 44 px and axe finds nothing serious."""
+    """A guest back in the lobby finds their party under "your tables", follows it live
+    and returns in one press, in both languages, with 44 px targets and nothing serious
+    to axe.
+
+    The row follows the party: a guest sits down, a CPU is added (named by its level, as
+    the table names it), the match starts and its table goes to the top."""
     for lang, locale in LOCALES.items():
         words = WORDS[lang]
         async with person(browser, locale=locale, width=PHONE[0], height=PHONE[1]) as (
@@ -400,10 +401,11 @@ async def test_a_running_match_of_yours_is_the_first_thing_on_the_first_screen(
     site: Site, browser: Browser, lang: str
 ) -> None:
     """Back in the lobby while a match of theirs runs, a guest on a 375×812 phone finds
-    "Return to your match" above everything else and inside the first screen (not under
-    the name and quick play, below the fold); the page is drawn once, with it, not pushed
-    down by it; one press returns; 44 px targets, nothing serious to axe on the phone and
-    the desktop."""
+    "Return to your match" above everything else, inside the first screen.
+
+    Not under the name and quick play below the fold; the page is drawn once, with it,
+    not pushed down by it; one press returns; 44 px targets, nothing serious to axe on the
+    phone and the desktop."""
     words = WORDS[lang]
     async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
         page,
@@ -450,11 +452,13 @@ async def test_a_running_match_of_yours_is_the_first_thing_on_the_first_screen(
 async def test_the_name_never_pushes_the_page_and_the_counts_speak_from_the_readers_side(
     site: Site, browser: Browser, lang: str
 ) -> None:
-    """On a 375×812 phone: a new visitor is counted online (1, not 0); every note about the
-    name (a name made up on Save with the field empty, "Enter a name" when it is emptied,
-    a new name keeps the rating, saved) shows under the field without moving anything on
-    the page by a pixel; waiting alone in a pool says nobody else waits, and the pool's
-    count says it includes the reader."""
+    """A new visitor on a phone is counted online, every note about the name moves
+    nothing on the page, and a wait is said from the reader's side.
+
+    At 375×812: "1 online", not 0; a name made up on Save with the field empty, "Enter a
+    name" when it is emptied, a new name keeps the rating, saved: each under the field,
+    nothing moving by a pixel; alone in a pool, nobody else waits and the pool's count
+    says it includes the reader."""
     words = WORDS[lang]
     async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
         page,

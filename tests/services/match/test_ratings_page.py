@@ -143,11 +143,11 @@ _SIZES = """() => {
 async def test_the_rating_chart_runs_oldest_to_newest_with_labels_a_phone_reads(
     site: Site, browser: Browser
 ) -> None:
-    """alice wins a ranked duel (bob leaves it), then loses one (she leaves): her chart
-    starts at her rating before the first match (1500), goes up after the win and down
-    after the loss, left to right, as its words say; its labels are at least the page's
-    small text on a 375 px phone and on a desktop, in both languages; axe finds nothing
-    serious."""
+    """The rating chart runs oldest to newest from the rating before the first match, with
+    labels at least the page's small text on a 375 px phone and a desktop.
+
+    alice wins a ranked duel (bob leaves it), then loses one (she leaves): 1500, up, down,
+    left to right, as its words say, in both languages; axe finds nothing serious."""
     alice, bob, carol = guest(site, "alice"), guest(site, "bob"), guest(site, "carol")
     await ranked_duel(site, alice, bob, leaver=1)
     await ranked_duel(site, carol, alice, leaver=1)

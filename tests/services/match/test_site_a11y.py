@@ -144,10 +144,11 @@ def _contrast(a: str, b: str) -> float:
 async def test_the_header_is_one_row_of_large_targets_on_a_phone(
     site: Site, browser: Browser
 ) -> None:
-    """On 360, 375 and 412 px phones (and the desktop) the header is one row at most 60 px
-    tall, its links and language button (and its brand from 440 px on) each a 44×44
-    target inside the screen, none over another, in both languages. The four links read
-    as four words: each word inside its own link, at least 6 px clear of the divider
+    """On 360, 375 and 412 px phones and the desktop the header is one row of 44×44
+    targets at most 60 px tall, and its four links read as four words, in both languages.
+
+    The links and language button (and the brand from 440 px on) inside the screen, none
+    over another; each word inside its own link, at least 6 px clear of the divider
     between two links, a divider seen against the bar (contrast at least 3:1), so that
     「ロビー｜アリーナ｜ランキング｜ルール」 never runs together as one word."""
     wrong: list[str] = []
