@@ -4,8 +4,9 @@ completion rate, and when abandoning ranked matches keeps them out of ranked poo
 **Who left** (`left_seats`) is read once here, for the ratings (a leaver is placed last:
 `places_leavers_last`) and for the reputation (an abandoned match) alike: a seat whose
 CPU stand-in is still there when the match ends, because its player left (`left`) or lost
-their connection and never came back (`disconnected`). A stand-in for timeouts (`timeouts`) is not a leave: the player
-was there, only slow; and a player who came back (`SeatReclaimed`) did not leave.
+their connection and never came back (`disconnected`). A stand-in for timeouts
+(`timeouts`) is not a leave: the player was there, only slow; and a player who came back
+(`SeatReclaimed`) did not leave.
 
 **Completion rate** (`completion`): matches played to the end ÷ matches ended, over the
 player's last `RECENT` ended matches.

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.services.match.test_live import Table, _client
-from tests.services.match.test_sockets import Instance, _socket, server
+from tests.services.match.test_live import Instance, Table, _client
+from tests.services.match.test_sockets import _socket, server
 
 pytestmark = pytest.mark.anyio
 
@@ -17,7 +17,7 @@ __all__ = ["server"]  # the fixture, used by name
 
 
 def online(frame: dict[str, Any]) -> bool:
-    return frame["type"] == "pools"
+    return bool(frame["type"] == "pools")
 
 
 async def test_the_reader_is_counted_online_once_before_and_after_hello(
