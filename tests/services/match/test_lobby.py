@@ -603,3 +603,25 @@ async def test_live_matches_to_watch_come_and_go_and_cpus_have_one_name(
         await expect(en.locator("body")).to_contain_text(WORDS["en"]["cpu"])
         await expect(en.locator("body")).not_to_contain_text("CPU 2")
         assert ja_errors == en_errors == []
+
+
+async def test_the_return_card_goes_when_the_match_ends(site: Site, browser: Browser) -> None:
+    """A guest's match that ends while they look at the lobby leaves the top by itself:
+    "Return to your match" goes, and the table is listed as over (for もう一度)."""
+    async with person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (
+        page,
+        errors,
+    ):
+        party_id, match_id = await match_of_mine_in_play(site, page)
+        await visit(page, site.url + "/")
+        await expect(page.locator("#return")).to_be_visible()
+        await expect(page.locator(f"#live-list > li[data-match='{match_id}']")).to_be_visible()
+        me = await page.evaluate("() => JSON.parse(localStorage.getItem('ludo.guest'))")
+        r = site.http.post(
+            f"/api/matches/{match_id}/leave", headers={"Authorization": f"Bearer {me['token']}"}
+        )
+        assert r.status_code == 200, r.text
+        await expect(page.locator("#return")).to_be_hidden(timeout=60_000)
+        row = page.locator(f"#my-tables li[data-table='{party_id}']")
+        await expect(row).to_have_attribute("data-status", "finished")
+        assert errors == []

@@ -244,7 +244,8 @@ async def test_every_target_is_at_least_44_px_on_every_page(site: Site, browser:
 
 async def test_the_lobby_has_no_serious_axe_violation(site: Site, browser: Browser) -> None:
     """axe finds nothing serious or critical in the lobby, in both languages, with no
-    party, with an error message shown (Create without a name), and with an open party."""
+    party, with an error message shown (Create with no value leaving the nest), and with
+    an open party."""
     found: list[str] = []
     async with (
         person(browser, locale=LOCALES["ja"]) as (ja, ja_errors),
@@ -255,6 +256,9 @@ async def test_the_lobby_has_no_serious_axe_violation(site: Site, browser: Brows
             await visit(page, site.url + "/")
             await expect(page.locator("#no-parties")).to_be_visible()
             found += await axe_at_both_sizes(page, f"lobby {lang} (no party)")
+            await page.click("#rules-fold summary")
+            for face in await page.locator("#rules-table [data-face]:checked").all():
+                await face.uncheck()
             await page.click("#create-button")
             await expect(page.locator("#message.error")).to_be_visible()
             found += await axe_at_both_sizes(page, f"lobby {lang} (an error)")
@@ -318,30 +322,32 @@ async def test_the_rules_and_the_404_page_have_no_serious_axe_violation(
 async def test_a_message_about_the_name_clears_once_a_name_is_typed(
     site: Site, browser: Browser
 ) -> None:
-    """The name-needed message (Create or Play now with no name) marks the name field and
-    goes as soon as a name is typed, not before (spaces are no name); a message about
-    another field stays until that field is valid."""
+    """ "Enter a name" (Save with the name emptied) marks the field and goes as soon as a
+    name is typed, not before (spaces are no name); a message about another field stays
+    until that field is valid."""
     async with person(browser) as (page, errors):
         await visit(page, site.url + "/")
-        message, name = page.locator("#message"), page.locator("#name")
-        for button in ("#create-button", "#play-now"):
-            await page.click(button)
-            await expect(message).to_have_text("Enter a name (1–32 characters)")
-            await expect(name).to_have_attribute("aria-invalid", "true")
-            await expect(name).to_have_attribute("aria-describedby", "message")
-            await name.press_sequentially("  ")
-            await expect(message).to_be_visible()
-            await name.press_sequentially("mika")
-            await expect(message).to_be_hidden()
-            await expect(name).not_to_have_attribute("aria-invalid", "true")
-            await expect(name).not_to_have_attribute("aria-describedby", "message")
+        note, name = page.locator("#name-notes .note.on"), page.locator("#name")
+        save = page.locator("#name-form button[type=submit]")
+        await save.click()  # a guest, under a name made up for it
+        await expect(name).not_to_have_value("")
+        for _ in range(2):
             await name.fill("")
+            await save.click()
+            await expect(note).to_have_text("Enter a name (1–32 characters)")
+            await expect(name).to_have_attribute("aria-invalid", "true")
+            await expect(name).to_have_attribute("aria-describedby", "name-notes")
+            await name.press_sequentially("  ")
+            await expect(note).to_have_text("Enter a name (1–32 characters)")
+            await name.press_sequentially("mika")
+            await expect(note).not_to_have_text("Enter a name (1–32 characters)")
+            await expect(name).not_to_have_attribute("aria-invalid", "true")
         # No value leaves the nest: the message is about those boxes, not about the name.
         # (The local rules are folded behind their summary: opened first.)
+        message = page.locator("#message")
         await page.click("#rules-fold summary")
         for face in await page.locator("#rules-table [data-face]:checked").all():
             await face.uncheck()
-        await name.fill("mika")
         await page.click("#create-button")
         await expect(message).to_contain_text("1–6")
         await name.press_sequentially("ko")
