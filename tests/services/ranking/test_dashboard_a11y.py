@@ -31,7 +31,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.shared.eventstore import EventStore
 from tests.browser import launched, person, requires_chromium, shot, small_targets
-from tests.services.match.test_live import Instance
 from tests.services.match.test_site_a11y import axe_at_both_sizes, resize
 from tests.services.ranking.analysed_matches import Seat, insert_analysis
 from tests.services.ranking.finished_matches import CPU, write_match
