@@ -2,10 +2,10 @@
 Chromium driven by Playwright, in Japanese and English, on a 375×812 phone and a 1280×800
 desktop.
 
-- axe-core finds nothing serious or critical, signed out and signed in (the live view with
-  the match service's figures, the report queue with an open and a decided report, the
-  leaderboard and a player's history, the distribution, the swings, the dice and the luck
-  gaps);
+- axe-core finds nothing serious or critical, signed out, after a wrong token and signed
+  in (the live view with the match service's figures, the report queue with an open and a
+  decided report, the leaderboard and a player's history, the distribution, the swings,
+  the dice and the luck gaps);
 - every box that scrolls is reachable from the keyboard: in the Tab order, a region with a
   name (axe's scrollable-region-focusable says only that something in it takes the focus);
 - the report queue names the reported player and the reporter, their ids at hand.
@@ -202,10 +202,10 @@ async def names_in_the_queue(page: Page, site: Site) -> None:
 
 
 async def test_the_dashboard_signed_in_has_no_serious_axe_violation(site: Site) -> None:
-    """axe-core finds nothing serious or critical on the dashboard, signed out and signed
-    in with every panel filled, in Japanese and English, at 375×812 and 1280×800; every
-    box that scrolls is a named region in the Tab order; nothing is smaller than 44 px or
-    sticks out of the screen."""
+    """axe-core finds nothing serious or critical on the dashboard, signed out, after a
+    wrong token and signed in with every panel filled, in Japanese and English, at 375×812
+    and 1280×800; every box that scrolls is a named region in the Tab order; nothing is
+    smaller than 44 px or sticks out of the screen."""
     found: list[str] = []
     async with launched() as browser:
         for lang, locale in LOCALES.items():
@@ -216,6 +216,10 @@ async def test_the_dashboard_signed_in_has_no_serious_axe_violation(site: Site) 
                 await page.goto(f"{site.ranking}/dashboard")
                 await expect(page.locator("#token")).to_be_visible()
                 found += await axe_at_both_sizes(page, f"dashboard {lang} (signed out)")
+                await resize(page, PHONE)
+                await sign_in(page, "not-the-token")
+                await expect(page.locator("#message.error")).to_be_visible()
+                found += await axe_at_both_sizes(page, f"dashboard {lang} (a wrong token)")
                 await resize(page, PHONE)
                 await sign_in(page, TOKEN)
                 await page.fill("#match-site", site.match)
@@ -232,5 +236,6 @@ async def test_the_dashboard_signed_in_has_no_serious_axe_violation(site: Site) 
                     if wide > size[0]:
                         found.append(f"{where}: the page is {wide} px wide")
                     await shot(page, f"dashboard-signed-in-{lang}-{name}.png")
-                assert errors == [], errors
+                # The one error logged is the refused wrong token.
+                assert [e for e in errors if "status of 401" not in e] == [], errors
     assert found == [], "\n".join(found)
