@@ -283,11 +283,13 @@ async def said_on(page: Page, field: str, text: str) -> None:
 async def test_a_new_visitor_creates_an_arena_every_message_in_the_pages_words(
     site: Site, browser: Browser, lang: str
 ) -> None:
-    """A visitor with no saved name finds the arena's name filled in ("Private arena",
-    then "<their name>'s arena" as they type it). Create with a field left empty, and
-    the creator's Cancel with no reason, say what to do in the page's language, on the
-    field (never the browser's own bubble, in its own language), at 375×812 and
-    1280×800, every target 44 px, axe clean."""
+    """A new visitor's arena name is filled in, and every form message is the page's own,
+    in its language, on the field.
+
+    The name reads "Private arena", then "<their name>'s arena" as they type it. Create
+    with a field left empty, and the creator's Cancel with no reason, say what to do in
+    the page's language, on the field (never the browser's own bubble, in its own
+    language), at 375×812 and 1280×800, every target 44 px, axe clean."""
     words = FORM_WORDS[lang]
     async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
         page,

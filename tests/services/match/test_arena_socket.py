@@ -99,12 +99,13 @@ def _disagreements(frame: dict[str, Any], player_id: str | None) -> list[str]:
 async def test_every_frame_tells_one_moment_and_frames_keep_their_interval(
     runner: Instance,
 ) -> None:
-    """Four guests each open the arena's socket, join and say hello at once (while the
+    """Every arena frame's `you` agrees with the frame's own standings and running
+    matches, and a socket's k-th arena frame comes k × ARENA_INTERVAL after it opened.
+
+    Four guests each open the arena's socket, join and say hello at once (while the
     socket's view still shows the arena before their join), are paired, play their
-    matches out and are paired again. In every arena frame each received, `you` agrees
-    with the frame's own standings and running matches; and the k-th arena frame of a
-    socket came no sooner than k × ARENA_INTERVAL after it was opened (a bound that
-    holds however late the client reads)."""
+    matches out and are paired again. The bound on the k-th frame holds however late the
+    client reads its frames."""
     async with _client(runner.http) as http:
         host = await _guest(http, "host")
         created = await http.post(

@@ -115,7 +115,8 @@ async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore)
             )
         ).all()
     got = {r.player_id: (r.place, r.left_match) for r in rows}
-    assert got == {"a": (3, False), "b": (5, True), "c": (2, False)}
+    # After everyone who stayed (the CPU's 3rd included): those move up, c to 1st.
+    assert got == {"a": (2, False), "b": (4, True), "c": (1, False)}
     assert all(r.players == 3 and r.library.startswith("openskill") for r in rows)
     assert rows[0].params["model"] == "BradleyTerryFull"
     r = await ratings(engine)
