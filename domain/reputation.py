@@ -1,11 +1,11 @@
 """A player's reputation, as a fold of their matches (issue 28): who left a match, their
 completion rate, and when abandoning ranked matches keeps them out of ranked pools.
 
-**Who left** (`left_seats`) is read once here, for the ratings (a leaver is placed last:
-`places_leavers_last`) and for the reputation (an abandoned match) alike: a seat whose
-CPU stand-in is still there when the match ends, because its player left (`left`) or lost
-their connection and never came back (`disconnected`). A stand-in for timeouts
-(`timeouts`) is not a leave: the player was there, only slow; and a player who came back
+**Who left** (`left_seats`) is `domain.outcome`'s reading of a match's end, the one the
+ratings (a leaver is placed last) and the arenas use too: a seat whose CPU stand-in is
+still there when the match ends, because its player left (`left`) or lost their
+connection and never came back (`disconnected`). A stand-in for timeouts (`timeouts`) is
+not a leave: the player was there, only slow; and a player who came back
 (`SeatReclaimed`) did not leave.
 
 **Completion rate** (`completion`): matches played to the end ÷ matches ended, over the
@@ -24,7 +24,9 @@ from typing import Final
 
 import msgspec
 
+from domain import outcome
 from domain.decider import MatchState
+from domain.outcome import LEFT_REASONS
 
 __all__ = [
     "ABANDONS",
@@ -38,11 +40,9 @@ __all__ = [
     "Pause",
     "completion",
     "left_seats",
-    "places_leavers_last",
     "ranked_pause",
 ]
 
-LEFT_REASONS: Final = frozenset({"left", "disconnected"})
 RECENT: Final = 50
 ABANDONS: Final = 3
 WINDOW: Final = 24 * 3600.0
@@ -51,23 +51,9 @@ REPEAT_WINDOW: Final = 7 * 24 * 3600.0
 
 
 def left_seats(state: MatchState) -> list[bool]:
-    """Per seat, whether its player left the match (see the module docstring); read on
+    """Per seat, whether its player left the match (`domain.outcome.left_seats`); read on
     the state at `MatchFinished`."""
-    return [reason in LEFT_REASONS for reason in state.stood_in]
-
-
-def places_leavers_last(placements: Sequence[int], left: Sequence[bool]) -> tuple[int, ...]:
-    """Per seat, its place once every leaver is placed last: the seats that stayed keep
-    the order of `placements` (ties included), the leavers share the place after them.
-
-    A place is 1 + the number of seats ranked strictly ahead (standard competition
-    ranking, as `domain.placements`), so every place is one a seat of this match can
-    hold (1 to the number of seats): a 2-player match placed (1, 2) whose second left is
-    (1, 2), and whose winner left is (2, 1); never a third place in a duel. Only the
-    order of the places is rated, so it is the same rating as any placing with the same
-    order."""
-    keys = [(gone, 0 if gone else place) for place, gone in zip(placements, left, strict=True)]
-    return tuple(1 + sum(1 for other in keys if other < key) for key in keys)
+    return outcome.left_seats(state.stood_in)
 
 
 class Ended(msgspec.Struct, frozen=True):

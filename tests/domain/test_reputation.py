@@ -18,7 +18,6 @@ from domain.reputation import (
     Ended,
     completion,
     left_seats,
-    places_leavers_last,
     ranked_pause,
 )
 
@@ -53,43 +52,6 @@ class TestWhoLeft:
         """Reclaiming the seat before the end undoes the leave."""
         state = _state(ev.SeatStoodIn(seat=0, reason="disconnected"), ev.SeatReclaimed(seat=0))
         assert left_seats(state) == [False] * 3
-
-
-class TestLeaversPlacedLast:
-    def test_a_duel_whose_loser_left_is_first_and_second(self) -> None:
-        """A 2-player match placed (1, 2) whose second left: still 1st and 2nd, no 3rd."""
-        assert places_leavers_last((1, 2), (False, True)) == (1, 2)
-
-    def test_a_duel_whose_winner_left_puts_the_stayer_first(self) -> None:
-        """The winner's stand-in finished first, but a leaver is placed last."""
-        assert places_leavers_last((1, 2), (True, False)) == (2, 1)
-
-    def test_leavers_share_the_place_after_the_stayers_and_ties_stay(self) -> None:
-        """Stayers keep their order and ties (1, 2, 2); two leavers share 4th of 5."""
-        got = places_leavers_last((1, 2, 3, 3, 5), (True, False, False, False, True))
-        assert got == (4, 1, 2, 2, 4)
-
-    @given(st.data())
-    def test_every_place_is_one_of_the_matchs_and_the_order_is_kept(
-        self, data: st.DataObject
-    ) -> None:
-        """Any placing: places run 1 to the seats, rank seats as `domain.placements` does
-        (1 + the seats strictly ahead), every leaver behind every stayer, and two stayers
-        keep the order of their placements."""
-        seats = data.draw(st.integers(min_value=2, max_value=4))
-        placements = data.draw(st.lists(st.integers(1, seats), min_size=seats, max_size=seats))
-        left = data.draw(st.lists(st.booleans(), min_size=seats, max_size=seats))
-        places = places_leavers_last(placements, left)
-        assert all(1 <= p <= seats for p in places)
-        assert all(p == 1 + sum(1 for q in places if q < p) for p in places)
-        for i in range(seats):
-            for j in range(seats):
-                if left[i] and not left[j]:
-                    assert places[i] > places[j]
-                if not left[i] and not left[j]:
-                    assert (places[i] < places[j]) == (placements[i] < placements[j])
-                if left[i] and left[j]:
-                    assert places[i] == places[j]
 
 
 class TestCompletion:
