@@ -4,10 +4,16 @@ commitment. Pure: built from the match's events (with who sent each and when it 
 recorded) walked by `replays.steps.walk`; the match service reads the store and serves it
 (`GET /api/matches/{id}/steps`), the dispute report (`replays.report`) builds on the same
 walk.
+
+The steps of a range only (`start`, `limit`) come with what the viewer draws of the whole
+match at once, which does not grow with every event: the timeline's marks and the
+quick-chat stamps, each placed after the step it follows. The viewer asks for the range it
+shows, so its first drawing does not wait for a long match's every step.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -38,7 +44,10 @@ __all__ = [
     "NO_FACTS",
     "CommitmentOut",
     "EventFacts",
+    "MarkOut",
     "SeatOut",
+    "StampAtOut",
+    "StampLogEntry",
     "StepOut",
     "StepsOut",
     "WalkedMatch",
@@ -189,7 +198,38 @@ class StepOut(EventFacts, kw_only=True):
     pieces: list[list[int]]
 
 
+class StampLogEntry(msgspec.Struct, frozen=True):
+    """A quick-chat stamp sent from a seat (`stamp`: its id), from the match's stamps
+    stream, beside the match's own and outside its hash chain (`domain.stamps`): what the
+    viewer and the dispute report place among the events."""
+
+    seat: int
+    stamp: str
+    at: datetime
+
+
+class MarkOut(msgspec.Struct, kw_only=True):
+    """A mark of the timeline: the step's version and what it marks (`marks_of`)."""
+
+    version: int
+    mark: str
+
+
+class StampAtOut(msgspec.Struct, kw_only=True):
+    """A quick-chat stamp (`version` in the match's stamps stream) placed after `step`,
+    the last event recorded at or before it (0 when none was)."""
+
+    version: int
+    seat: int
+    stamp: str
+    step: int
+    recorded_at: str
+
+
 class StepsOut(msgspec.Struct, kw_only=True):
+    """The viewer's model: the match (`count` steps in all, one per event) and the steps
+    from version `start` on (all of them, or the range asked for)."""
+
     match_id: str
     status: str
     first_seat: int
@@ -197,6 +237,10 @@ class StepsOut(msgspec.Struct, kw_only=True):
     board: BoardOut
     seats: list[SeatOut]
     fairness: CommitmentOut
+    count: int
+    start: int
+    marks: list[MarkOut]
+    stamps: list[StampAtOut]
     steps: list[StepOut]
 
 
@@ -251,10 +295,33 @@ def commitment_of(m: WalkedMatch) -> CommitmentOut:
     )
 
 
-def steps_view(m: WalkedMatch) -> StepsOut:
-    """The viewer's model of a walked match."""
+def stamps_at(m: WalkedMatch, stamps: Sequence[StampLogEntry]) -> list[StampAtOut]:
+    """The stamps (the whole stamps stream, in order: its versions are the indexes), each
+    with the step it follows."""
+    return [
+        StampAtOut(
+            version=version,
+            seat=s.seat,
+            stamp=s.stamp,
+            step=max(0, bisect_right(m.recorded_at, s.at) - 1),
+            recorded_at=s.at.isoformat(),
+        )
+        for version, s in enumerate(stamps)
+    ]
+
+
+def steps_view(
+    m: WalkedMatch,
+    *,
+    start: int = 0,
+    limit: int | None = None,
+    stamps: Sequence[StampLogEntry] = (),
+) -> StepsOut:
+    """The viewer's model of a walked match: its steps from `start`, `limit` of them at
+    most (None: to the end), with the marks of all and its `stamps` placed."""
     if m.board is None:  # pragma: no cover - a stored match had a valid ruleset
         raise NotFound("this match has no board to show")
+    end = len(m.steps) if limit is None else min(len(m.steps), start + limit)
     # The piece each roll's choice went to: the move that took the roll's options.
     chosen_at: dict[int, int] = {}
     last_roll: int | None = None
@@ -266,7 +333,7 @@ def steps_view(m: WalkedMatch) -> StepsOut:
                 chosen_at[last_roll] = step.event.piece
             last_roll = None
     out: list[StepOut] = []
-    for step in m.steps:
+    for step in m.steps[start:end]:
         event = step.event
         options = step.options
         facts = event_facts(event)
@@ -296,5 +363,11 @@ def steps_view(m: WalkedMatch) -> StepsOut:
         board=board_view(m.board),
         seats=seats_of(m),
         fairness=commitment_of(m),
+        count=len(m.steps),
+        start=start,
+        marks=[
+            MarkOut(version=step.version, mark=mark) for step in m.steps for mark in marks_of(step)
+        ],
+        stamps=stamps_at(m, stamps),
         steps=out,
     )

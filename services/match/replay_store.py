@@ -16,6 +16,7 @@ standby has not replayed yet) is read from the primary, so no read is ever a cut
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import metadata as package_metadata
@@ -30,6 +31,7 @@ from replays.format import ReplayEvent, ReplayFile, build_replay
 from replays.report import ConnectionLogEntry
 from replays.verify import Verdict, verify_links, verify_replay
 from replays.viewer import WalkedMatch, walk_match
+from services.match.caches import remember
 from services.shared import match_rows
 from services.shared.database import ReadRoute, RoutedReads
 from services.shared.eventstore import ConcurrencyError, EventData, EventStore, StoredEvent
@@ -93,6 +95,10 @@ _T = TypeVar("_T")
 _Also = Callable[[EventStore, str], Awaitable[_T]]
 
 
+# Walked ended matches kept: ~1 MB each for a 2,000-event match.
+_WALKED_CACHE = 32
+
+
 def _has_ended(stored: Sequence[StoredEvent]) -> bool:
     # `SeedRevealed` is appended with `MatchFinished`, and nothing follows it.
     return bool(stored) and stored[-1].type == "SeedRevealed"
@@ -117,6 +123,9 @@ class ReplayStore:
         self.engine = store.engine
         # The reads that may come from a standby: the store over each engine.
         self.reads = reads or ReadRoute(store.engine).parts(EventStore, primary=store)
+        # Ended matches walked (they never change once `SeedRevealed` is stored): the
+        # viewer asks for a long match's steps a range at a time.
+        self._walked: OrderedDict[str, WalkedMatch] = OrderedDict()
 
     async def _ended(self, match_id: str, also: _Also[_T]) -> tuple[str, list[StoredEvent], _T]:
         """The match's stream, and what `also` reads beside it on the same engine: from
@@ -214,14 +223,22 @@ class ReplayStore:
 
     async def walked(self, match_id: str) -> WalkedMatch:
         """The stored match walked (`replays.viewer.walk_match`), for the viewer and the
-        report; ReplayNotFound when there is no such match."""
+        report; ReplayNotFound when there is no such match. An ended match is walked once
+        and kept (`_WALKED_CACHE` of them): the viewer reads a long match by ranges."""
+        key = stream_of(match_id)
+        if (kept := self._walked.get(key)) is not None:
+            self._walked.move_to_end(key)
+            return kept
         _, stored = await self._stream(match_id)
-        return walk_match(
+        walked = walk_match(
             match_id,
             [e.event for e in stored],
             actors=[actor_of(e) for e in stored],
             recorded_at=[e.recorded_at for e in stored],
         )
+        if _has_ended(stored):
+            remember(self._walked, key, walked, _WALKED_CACHE)
+        return walked
 
     async def connection_log(self, match_id: str) -> list[ConnectionLogEntry]:
         """The seats' live connections of a match, in time order (`seat_connections`,
