@@ -25,7 +25,7 @@ from domain.events import Event, SeatSpec
 from services.shared.database import create_engine
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site, running_site
-from tests.services.match.site_words import site_words
+from tests.services.match.site_words import page_words, site_words
 from tests.services.match.test_table import RECORD_ANNOUNCEMENTS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
@@ -251,3 +251,83 @@ async def test_a_spectator_of_a_long_match_in_play_follows_it_exactly_through_a_
         await _page_back_to_the_start(page)
         assert await _versions(page) == list(range(version))
         assert errors == []
+
+
+# ------------------------------------------------------------------------ the replay viewer
+
+RANGE = 100  # the steps the viewer reads at a time (replay_viewer.html)
+
+
+def _replay_words(lang: str) -> dict[str, Any]:
+    words: dict[str, Any] = page_words("replay_words.js")[lang]["viewer"]
+    return words
+
+
+@pytest.mark.parametrize(("locale", "lang"), LOCALES)
+async def test_a_long_replay_draws_from_one_range_and_reads_the_rest_on_demand(
+    site: LongSite, browser: Browser, locale: str, lang: str
+) -> None:
+    """`/replay/{id}#1500` of a finished 2,036-event match: drawn from one answer (the match
+    and the 100 steps around event 1500, a tenth of the whole model's bytes), the dice
+    check said as pending; then earlier and later events on a press and on a scroll of
+    the list by hand, the last event with End, and every die checked in the page after
+    the first drawing. At 375×812 and 1280×800; axe finds nothing serious."""
+    words = _replay_words(lang)
+    events, seed = long_match(LONG, finished=True)
+    match_id = await site.store(events, seed)
+    count = len(events)
+    whole = len(site.http.get(f"/api/matches/{match_id}/steps").content)
+    rolls = site.http.get(f"/api/matches/{match_id}/fairness").json()["rolls"]
+    for width, height in SIZES:
+        async with person(browser, locale=locale, width=width, height=height) as (page, errors):
+            answers: list[tuple[str, int]] = []
+
+            async def on_response(response: Any) -> None:
+                if "/steps" in response.url:
+                    answers.append((response.url, len(await response.body())))
+
+            page.on("response", on_response)
+            requests: list[str] = []
+            page.on("request", lambda r: requests.append(r.url))
+            await page.goto(f"{site.url}/replay/{match_id}#1500")
+            await expect(page.locator("body[data-ready=true]")).to_be_attached()
+            # The first drawing: one range read, the dice check still to come.
+            at_ready = [u for u in requests if "/steps" in u]
+            assert len(at_ready) == 1 and at_ready[0].endswith(f"/steps?from=1500&limit={RANGE}")
+            await expect(page.locator("#counter")).to_have_text(f"1501 / {count}")
+            await expect(page.locator("#fair-summary")).to_have_text(words["dice_reading"])
+            assert await _versions(page, "#events li") == list(range(1500, 1600))
+            await expect(page.locator("#events-shown")).to_have_text(
+                words["events_shown"].format(**{"from": 1500, "to": 1599, "count": count})
+            )
+            await expect(page.locator("#events li.current")).to_have_attribute("data-version", "1500")
+            await shot(page, f"long-replay-{width}-{lang}.png", full_page=False)
+            # Earlier events on a press; later ones when the list is scrolled to its end.
+            await page.click("#events-earlier")
+            await expect(page.locator("#events li")).to_have_count(2 * RANGE)
+            assert await _versions(page, "#events li") == list(range(1400, 1600))
+            await page.locator("#events").hover()
+            await page.mouse.wheel(0, 50_000)
+            await expect(page.locator("#events li")).to_have_count(3 * RANGE)
+            assert await _versions(page, "#events li") == list(range(1400, 1700))
+            await expect(page.locator("#events-earlier")).to_have_text(words["events_earlier"])
+            # The last event: its range read when asked for.
+            await page.locator("#next").focus()
+            await page.keyboard.press("End")
+            await expect(page.locator("#counter")).to_have_text(f"{count} / {count}")
+            await expect(page.locator("#events li.current")).to_have_attribute(
+                "data-version", str(count - 1)
+            )
+            assert await _versions(page, "#events li") == list(range(2000, count))
+            # Every die re-derived in the page, after the first drawing.
+            await expect(page.locator("body[data-dice=checked]")).to_be_attached(timeout=60_000)
+            await expect(page.locator("#fair-dice tbody tr.ok")).to_have_count(len(rolls))
+            await expect(page.locator("#fair-summary")).to_have_text(
+                words["dice_summary"].format(good=len(rolls), total=len(rolls)) + " ✓"
+            )
+            steps = [size for url, size in answers]
+            assert len(steps) == 4 and max(steps) * 8 < whole, (steps, whole)
+            assert await axe_violations(page) == []
+            assert await small_targets(page) == []
+            await shot(page, f"long-replay-end-{width}-{lang}.png", full_page=False)
+            assert errors == []
