@@ -90,7 +90,11 @@ def _play(
     while state.status != "finished":
         seat = state.turn
         if state.phase == "roll":
-            die = die_for_roll(seed, state.client_seed, state.rolls_made) if needs_die(state) else None
+            die = (
+                die_for_roll(seed, state.client_seed, state.rolls_made)
+                if needs_die(state)
+                else None
+            )
             run(Roll(seat=seat, die=die))
         else:
             move = choose_move("easy", state, current_legal_moves(state), f"seat-{seat}")
@@ -99,7 +103,9 @@ def _play(
     return events, ends
 
 
-async def store_match(engine: AsyncEngine, match_id: str, events: Sequence[Event], seed: bytes) -> None:
+async def store_match(
+    engine: AsyncEngine, match_id: str, events: Sequence[Event], seed: bytes
+) -> None:
     """Append `events` as the stream of match `match_id` and keep its seed, in one
     transaction."""
     store = EventStore(engine)

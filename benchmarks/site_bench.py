@@ -69,20 +69,24 @@ window.WebSocket = class extends NativeSocket {
   constructor(...args) {
     super(...args);
     this.addEventListener("message", (e) => {
-      window.__socketBytes += typeof e.data === "string" ? new Blob([e.data]).size : e.data.size || 0;
+      const data = e.data;
+      window.__socketBytes += typeof data === "string" ? new Blob([data]).size : data.size || 0;
     });
   }
 };
 window.__longest = 0;
 try {
   new PerformanceObserver((list) => {
-    for (const task of list.getEntries()) window.__longest = Math.max(window.__longest, task.duration);
+    for (const task of list.getEntries()) {
+      window.__longest = Math.max(window.__longest, task.duration);
+    }
   }).observe({ type: "longtask", buffered: true });
 } catch (_) { /* no long task timing here */ }
 window.__drawn = null;
 new MutationObserver(() => {
   if (window.__drawn !== null || !document.body || document.body.dataset.ready !== "true") return;
-  const http = performance.getEntriesByType("resource").reduce((n, r) => n + (r.encodedBodySize || 0), 0);
+  const http = performance.getEntriesByType("resource")
+    .reduce((n, r) => n + (r.encodedBodySize || 0), 0);
   const nav = performance.getEntriesByType("navigation")[0];
   window.__drawn = { ms: performance.now(), http: http + (nav ? nav.encodedBodySize : 0),
                      socket: window.__socketBytes };

@@ -19,7 +19,6 @@ import uuid
 from typing import Any
 
 import msgspec
-
 import pytest
 from playwright.async_api import Browser, Page, Route, expect
 

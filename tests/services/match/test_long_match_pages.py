@@ -95,6 +95,13 @@ async def _frames(page: Page) -> list[dict[str, Any]]:
     return found
 
 
+def _requested(page: Page) -> list[str]:
+    """The URLs `page` requests from now on, filled as it asks."""
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    return urls
+
+
 async def _versions(page: Page, where: str = "#log li") -> list[int]:
     found: list[int] = await page.locator(where).evaluate_all(
         "lis => lis.map(li => Number(li.dataset.version))"
@@ -109,11 +116,13 @@ async def _versions(page: Page, where: str = "#log li") -> list[int]:
 async def test_a_long_finished_match_draws_from_its_latest_lines_and_loads_earlier_ones(
     site: LongSite, browser: Browser, locale: str, lang: str
 ) -> None:
-    """`/match/{id}` of a finished 2,000-event match: the result and the board at once from
-    the socket's last 50 events and the state (no other read of events); the log offers the
-    earlier ones in words, loads a page of them on a press and another when the reader
-    scrolls to the top of the box, keeps the lines in view where they were, and announces
-    none of them. At 375×812 and 1280×800; axe finds nothing serious."""
+    """`/match/{id}` of a finished 2,000-event match draws from its last 50 events and loads
+    earlier ones on demand, at a phone's size and a desktop's.
+
+    The result and the board at once from the socket's last 50 events and the state (no
+    other read of events); the log offers the earlier ones in words, loads a page of them on
+    a press and another when the reader scrolls to the top of the box, keeps the lines in
+    view where they were, and announces none of them. axe finds nothing serious."""
     words = site_words()[lang]
     events, seed = long_match(LONG, finished=True)
     match_id = await site.store(events, seed)
@@ -121,8 +130,7 @@ async def test_a_long_finished_match_draws_from_its_latest_lines_and_loads_earli
     for width, height in SIZES:
         async with person(browser, locale=locale, width=width, height=height) as (page, errors):
             await page.add_init_script(RECORD_FRAMES)
-            requests: list[str] = []
-            page.on("request", lambda r: requests.append(r.url))
+            requests = _requested(page)
             await page.goto(f"{site.url}/match/{match_id}")
             await expect(page.locator("body[data-ready=true]")).to_be_attached()
             await expect(page.locator("#result")).to_be_visible()
@@ -149,9 +157,7 @@ async def test_a_long_finished_match_draws_from_its_latest_lines_and_loads_earli
             first_line = page.locator(f"#log li[data-version='{head - TAIL}']")
             await more.click()
             await expect(page.locator("#log-older li")).to_have_count(TAIL)
-            await expect(page.locator("#log-note")).to_have_text(
-                words["log_added"].format(n=TAIL)
-            )
+            await expect(page.locator("#log-note")).to_have_text(words["log_added"].format(n=TAIL))
             await expect(more).to_have_text(words["log_more"].format(n=head - 2 * TAIL))
             assert await _versions(page) == list(range(head - 2 * TAIL, head))
             # The line the reader was at is still in view.
@@ -197,11 +203,13 @@ async def test_the_log_reaches_the_first_event_and_says_nothing_more_is_earlier(
 async def test_a_spectator_of_a_long_match_in_play_follows_it_exactly_through_a_long_drop(
     site: LongSite, browser: Browser
 ) -> None:
-    """A spectator joins a 2,000-event match in play: its last 50 lines and the state. The
-    players play on: every new event is drawn once. The spectator goes offline while
-    more than 50 events are played, comes back: the log starts again from the latest 50
-    (the rest offered), the board is the server's state, and paging back gives every
-    event exactly once."""
+    """A spectator of a 2,000-event match in play sees every event exactly once, through a
+    drop longer than the log's first page.
+
+    It joins: the last 50 lines and the state. The players play on: every new event is
+    drawn once. It goes offline while more than 50 events are played and comes back: the
+    log starts again from the latest 50 (the rest offered), the board is the server's
+    state, and paging back gives every event exactly once."""
     guests = []
     for i in range(4):
         made = site.http.post("/api/players", json={"name": f"p{i}"}).json()
@@ -232,7 +240,9 @@ async def test_a_spectator_of_a_long_match_in_play_follows_it_exactly_through_a_
         version = head
         for _ in range(8):
             version = act()
-        await page.wait_for_function("(v) => Number(document.body.dataset.version) >= v", arg=version)
+        await page.wait_for_function(
+            "(v) => Number(document.body.dataset.version) >= v", arg=version
+        )
         assert await _versions(page) == list(range(head - TAIL, version))
         await page.context.set_offline(True)
         await expect(page.locator("#connection")).to_be_visible()
@@ -240,7 +250,9 @@ async def test_a_spectator_of_a_long_match_in_play_follows_it_exactly_through_a_
         while version - gone <= TAIL + 10:
             version = act()
         await page.context.set_offline(False)
-        await page.wait_for_function("(v) => Number(document.body.dataset.version) >= v", arg=version)
+        await page.wait_for_function(
+            "(v) => Number(document.body.dataset.version) >= v", arg=version
+        )
         await expect(page.locator("#connection")).to_be_hidden()
         assert await _versions(page) == list(range(version - TAIL, version))
         pieces = await page.locator("#board .piece").count()
@@ -267,11 +279,13 @@ def _replay_words(lang: str) -> dict[str, Any]:
 async def test_a_long_replay_draws_from_one_range_and_reads_the_rest_on_demand(
     site: LongSite, browser: Browser, locale: str, lang: str
 ) -> None:
-    """`/replay/{id}#1500` of a finished 2,036-event match: drawn from one answer (the match
-    and the 100 steps around event 1500, a tenth of the whole model's bytes), the dice
-    check said as pending; then earlier and later events on a press and on a scroll of
-    the list by hand, the last event with End, and every die checked in the page after
-    the first drawing. At 375×812 and 1280×800; axe finds nothing serious."""
+    """`/replay/{id}#1500` of a 2,036-event match draws from one range of steps and reads
+    the rest on demand, at a phone's size and a desktop's.
+
+    One answer (the match and the 100 steps from event 1500, under an eighth of the whole
+    model's bytes), the dice check said as pending; then earlier and later events on a
+    press and on a scroll of the list by hand, the last event with End, and every die
+    checked in the page after the first drawing. axe finds nothing serious."""
     words = _replay_words(lang)
     events, seed = long_match(LONG, finished=True)
     match_id = await site.store(events, seed)
@@ -282,13 +296,12 @@ async def test_a_long_replay_draws_from_one_range_and_reads_the_rest_on_demand(
         async with person(browser, locale=locale, width=width, height=height) as (page, errors):
             answers: list[tuple[str, int]] = []
 
-            async def on_response(response: Any) -> None:
+            async def on_response(response: Any, seen: list[tuple[str, int]] = answers) -> None:
                 if "/steps" in response.url:
-                    answers.append((response.url, len(await response.body())))
+                    seen.append((response.url, len(await response.body())))
 
             page.on("response", on_response)
-            requests: list[str] = []
-            page.on("request", lambda r: requests.append(r.url))
+            requests = _requested(page)
             await page.goto(f"{site.url}/replay/{match_id}#1500")
             await expect(page.locator("body[data-ready=true]")).to_be_attached()
             # The first drawing: one range read, the dice check still to come.
@@ -300,7 +313,9 @@ async def test_a_long_replay_draws_from_one_range_and_reads_the_rest_on_demand(
             await expect(page.locator("#events-shown")).to_have_text(
                 words["events_shown"].format(**{"from": 1500, "to": 1599, "count": count})
             )
-            await expect(page.locator("#events li.current")).to_have_attribute("data-version", "1500")
+            await expect(page.locator("#events li.current")).to_have_attribute(
+                "data-version", "1500"
+            )
             await shot(page, f"long-replay-{width}-{lang}.png", full_page=False)
             # Earlier events on a press; later ones when the list is scrolled to its end.
             await page.click("#events-earlier")

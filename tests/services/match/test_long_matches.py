@@ -24,7 +24,7 @@ from services.match.replays_web import MAX_STEPS_PAGE
 from services.match.views import match_view, moves_view
 from tests.services.conftest import Api
 from tests.services.match.test_live import Instance, _client, _settings
-from tests.services.match.test_sockets import Socket, _socket
+from tests.services.match.test_sockets import _socket
 
 pytestmark = pytest.mark.anyio
 
@@ -69,13 +69,17 @@ async def test_the_log_pages_back_from_the_newest_events_to_the_first(api: Api) 
     every = (await api.call("GET", f"/api/matches/{match_id}/events")).json()["events"]
     first = (await api.call("GET", f"/api/matches/{match_id}/log")).json()
     assert first["version"] == len(events)
-    assert [e["version"] for e in first["events"]] == list(range(len(events) - LOG_PAGE, len(events)))
+    assert [e["version"] for e in first["events"]] == list(
+        range(len(events) - LOG_PAGE, len(events))
+    )
     assert first["older"] == len(events) - LOG_PAGE
     pages = [first["events"]]
     older = first["older"]
     while older is not None:
         page = (
-            await api.call("GET", f"/api/matches/{match_id}/log?before={older}&limit={MAX_LOG_PAGE}")
+            await api.call(
+                "GET", f"/api/matches/{match_id}/log?before={older}&limit={MAX_LOG_PAGE}"
+            )
         ).json()
         assert [e["version"] for e in page["events"]] == list(
             range(max(0, older - MAX_LOG_PAGE), older)
@@ -193,7 +197,10 @@ async def test_a_catch_up_within_the_tail_skips_nothing(
     event from `from`, no `skipped` frame."""
     events, seed = long_match(30)
     match_id = await _stored(engine, events, seed)
-    for query, first in (("from=0&tail=50", 0), (f"from={len(events) - 5}&tail=5", len(events) - 5)):
+    for query, first in (
+        ("from=0&tail=50", 0),
+        (f"from={len(events) - 5}&tail=5", len(events) - 5),
+    ):
         async with _socket(_url(server, match_id, query)) as socket:
             await socket.state(len(events))
             assert socket.of("skipped") == []
