@@ -24,8 +24,11 @@ at the guest's roll.
   the moment the page sets `body[data-ready]` (its first drawing: the board, the state,
   the result of a finished match; the replay's first step), in ms since the navigation
   started, with the bytes the page had received by then (HTTP bodies and socket
-  messages) and its longest task (the main thread busy without a break). Target: each
-  long match ≤ `TARGET_LENGTH_RATIO` × the short one's time (p50 over p50), page by page.
+  messages) and its longest task (the main thread busy without a break). Before the next
+  load the page's own later reads finish (network idle: the replay's audit and dice, read
+  after its first drawing, would otherwise load the service under the next page).
+  Target: each long match ≤ `TARGET_LENGTH_RATIO` × the short one's time (p50 over p50),
+  page by page.
   With `--url`, the matches are written to the database of `LUDO_DATA_DIR` (or
   `DATABASE_URL`): the one `ludo up` of that data dir serves.
 
@@ -259,6 +262,9 @@ async def _length_timings(
             for (which, name), drawn in seen.items():
                 await page.goto(f"{base}{pages[which]}{matches[name]['id']}")
                 await page.wait_for_function("() => window.__drawn !== null", timeout=120_000)
+                # What the page reads after its first drawing (the replay's audit and dice,
+                # the analysis) is let finish: the next load starts on an idle service.
+                await page.wait_for_load_state("networkidle")
                 figures = await page.evaluate("({ ...window.__drawn, longest: window.__longest })")
                 if i:
                     drawn.append(figures)

@@ -38,7 +38,7 @@ from domain.events import (
 )
 from domain.rules import RulesetError, parse_ruleset
 from replays.board_view import BoardOut, OptionOut, board_view, option_view
-from replays.steps import Step, describe, walk
+from replays.steps import Step, Walker, describe
 
 __all__ = [
     "NO_FACTS",
@@ -59,6 +59,7 @@ __all__ = [
     "seats_of",
     "steps_view",
     "walk_match",
+    "walk_more",
 ]
 
 
@@ -81,27 +82,47 @@ def walk_match(
     *,
     actors: Sequence[str | None],
     recorded_at: Sequence[datetime],
+    walker: Walker | None = None,
 ) -> WalkedMatch:
     """Walk a match's events (`actors[i]`, `recorded_at[i]`: who sent event i and when it
-    was stored). NotFound when they are not a match: none, or no `MatchCreated` first."""
+    was stored), with `walker` when given (kept by the caller to `walk_more` later).
+    NotFound when they are not a match: none, or no `MatchCreated` first."""
     created = events[0] if events else None
     if not isinstance(created, MatchCreated):
         raise NotFound("no such match")
-    started = next((e for e in events if isinstance(e, MatchStarted)), None)
     try:
         board: Board | None = board_for(parse_ruleset(created.ruleset), len(created.seats))
     except RulesetError:  # pragma: no cover - a stored match had a valid ruleset
         board = None
-    times = [at.isoformat() for at in recorded_at]
-    return WalkedMatch(
+    walked = WalkedMatch(
         match_id=match_id,
-        events=list(events),
-        recorded_at=list(recorded_at),
+        events=[],
+        recorded_at=[],
         created=created,
-        started=started,
+        started=None,
         board=board,
-        steps=list(walk(events, actors=actors, times=times)),
+        steps=[],
     )
+    walk_more(walked, walker or Walker(), events, actors=actors, recorded_at=recorded_at)
+    return walked
+
+
+def walk_more(
+    m: WalkedMatch,
+    walker: Walker,
+    events: Sequence[Event],
+    *,
+    actors: Sequence[str | None],
+    recorded_at: Sequence[datetime],
+) -> None:
+    """Walk `m` on over `events`, the ones after its last step, with the `walker` that
+    walked it so far."""
+    for event, actor, at in zip(events, actors, recorded_at, strict=True):
+        if m.started is None and isinstance(event, MatchStarted):
+            m.started = event
+        m.events.append(event)
+        m.recorded_at.append(at)
+        m.steps.append(walker.step(event, actor, at.isoformat()))
 
 
 class SeatOut(msgspec.Struct, kw_only=True):

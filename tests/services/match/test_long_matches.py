@@ -12,16 +12,19 @@ from typing import Any
 
 import msgspec
 import pytest
+from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks.long_match import long_match, store_match
 from domain.decider import MatchState, apply, fold
 from domain.events import Event, SeatSpec
+from services.match.app import create_app
 from services.match.match_reads import NO_ROW
 from services.match.match_socket import MAX_TAIL
 from services.match.matches import LOG_PAGE, MAX_LOG_PAGE
 from services.match.replays_web import MAX_STEPS_PAGE
 from services.match.views import match_view, moves_view
+from services.shared.settings import Settings
 from tests.services.conftest import Api
 from tests.services.match.test_live import Instance, _client, _settings
 from tests.services.match.test_sockets import _socket
@@ -278,3 +281,32 @@ async def test_every_roll_of_the_fairness_answer_names_its_event(api: Api) -> No
             rolled.append({"n": state.rolls_made - 1, "version": version})
     assert [{"n": r["n"], "version": r["version"]} for r in fairness["rolls"]] == rolled
     assert fairness["verified"] is True
+
+
+async def test_the_steps_of_a_long_match_in_play_follow_its_new_events(
+    api: Api, tmp_path: Path
+) -> None:
+    """A match in play read by range, then played on: the next ranges hold the new steps,
+    exactly as a walk of all its events gives them (the kept walk goes on, it does not
+    drift or repeat)."""
+    guests = [await api.player(f"g{i}") for i in range(4)]
+    seats = tuple(SeatSpec(name=g["name"], player_id=g["id"]) for g in guests)
+    events, seed = long_match(LONG, seats=seats)
+    match_id = await _stored(api.engine, events, seed)
+    first = (await api.call("GET", f"/api/matches/{match_id}/steps?from=0&limit=5")).json()
+    assert first["count"] == len(events)
+    for _ in range(12):
+        await api.step(match_id, guests)
+    now = (await api.call("GET", f"/api/matches/{match_id}/events")).json()["events"]
+    assert len(now) > len(events)
+    start = len(events) - 3
+    later = (
+        await api.call("GET", f"/api/matches/{match_id}/steps?from={start}&limit={MAX_STEPS_PAGE}")
+    ).json()
+    assert later["count"] == len(now)
+    settings = Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False, pairing=False)
+    fresh = create_app(settings, engine=api.engine)
+    async with AsyncTestClient(fresh) as other:
+        walked_anew = (await other.get(f"/api/matches/{match_id}/steps?from={start}")).json()
+    assert later["steps"] == walked_anew["steps"]
+    assert [s["version"] for s in later["steps"]] == list(range(start, len(now)))
