@@ -116,19 +116,24 @@ def measure(args: argparse.Namespace, say: Say) -> Figures:
     return bench(args.loads, args.url, length_loads=args.length_loads)
 
 
-def bench(loads: int, url: str | None, *, length_loads: int = 10) -> dict[str, Any]:
+def bench(
+    loads: int, url: str | None, *, length_loads: int = 10, db_url: str | None = None
+) -> dict[str, Any]:
+    """The figures; with `url`, of the service running there on `db_url` (default: the
+    database of this process's settings, the one `ludo up` of the same data dir serves)."""
     from services.shared.database import database_url
     from services.shared.settings import Settings
 
     if url is not None:
         check_loopback(url)
     with contextlib.ExitStack() as stack:
-        server = stack.enter_context(database_url(Settings.from_env()))
         if url is None:
+            server = stack.enter_context(database_url(Settings.from_env()))
             db_url = stack.enter_context(scratch_db(server))
             base, _pid = stack.enter_context(serve(db_url, log_level="warning", say=to_stderr))
         else:
-            db_url = server  # the database `ludo up` of this data dir serves
+            if db_url is None:
+                db_url = stack.enter_context(database_url(Settings.from_env()))
             base = url.rstrip("/")
         table = _set_table(base)
         weights = _weights(base, table)
