@@ -49,7 +49,7 @@ from domain.errors import (
 )
 from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
 from services.shared.logging import describe_exception
-from services.shared.metrics import count_db_error
+from services.shared.metrics import Counters, app_metrics
 
 __all__ = [
     "DATABASE_BUSY",
@@ -271,11 +271,11 @@ def database_error_kind(exc: BaseException) -> str | None:
     return "unavailable" if database_unavailable(exc) else None
 
 
-def count_database_error(exc: BaseException) -> None:
-    """Count `exc` in `ludo_db_errors_total` when it is a database error."""
+def count_database_error(exc: BaseException, counters: Counters) -> None:
+    """Count `exc` in `counters`' `ludo_db_errors_total` when it is a database error."""
     kind = database_error_kind(exc)
     if kind is not None:
-        count_db_error(kind)
+        counters.db_error(kind)
 
 
 def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
@@ -364,7 +364,7 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
 
 
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    count_database_error(exc)
+    count_database_error(exc, app_metrics(request.app).counters)
     if database_unavailable(exc):
         _log.warning("database_unavailable", **describe_exception(exc))
         return _response(503, DATABASE_UNAVAILABLE, {"Retry-After": RETRY_AFTER})

@@ -41,7 +41,7 @@ import msgspec
 import psycopg
 import structlog
 
-from services.shared.metrics import BATCH_SIZE, GROUP_FALLBACKS
+from services.shared.metrics import UNCOUNTED, Counters
 
 from ._listener import CHANNEL
 from ._pipeline import Pipeline
@@ -86,8 +86,9 @@ class _Pending:
 class GroupCommit:
     """Batches of append statements on one connection of its own (see the module)."""
 
-    def __init__(self, conninfo: str) -> None:
+    def __init__(self, conninfo: str, counters: Counters = UNCOUNTED) -> None:
         self._conninfo = conninfo
+        self._counters = counters
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._pipeline: Pipeline | None = None
         self._queue: list[_Pending] = []
@@ -173,7 +174,7 @@ class GroupCommit:
                     await conn.execute("ROLLBACK")
             cancelled = isinstance(exc, psycopg.errors.QueryCanceled)
             if not (cancelled and len(batch) == 1):
-                GROUP_FALLBACKS.inc()
+                self._counters.group_fallbacks.inc()
             for pending in batch:
                 # An append cancelled on its own (the statement timeout) would only wait
                 # for the same lock again on its own: a second full timeout for a 503.
@@ -190,7 +191,7 @@ class GroupCommit:
             raise exc from None
         self.batches += 1
         self.appends += len(batch)
-        BATCH_SIZE.observe(len(batch))
+        self._counters.batch_size.observe(len(batch))
         for pending, rows in zip(batch, results, strict=True):
             try:
                 outcome = pending.finish(rows)
