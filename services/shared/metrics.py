@@ -309,6 +309,11 @@ class TimedPool(AsyncAdaptedQueuePool):
     those of its engine, whatever other engines the process holds. It carries over to the
     pool that replaces this one when the engine is disposed (`recreate`)."""
 
+    # SQLAlchemy names a pool's logger after its class: under `services.` it would log
+    # its chatter ("Pool disposed", "Invalidate connection") at the services' INFO level;
+    # under SQLAlchemy's own name it stays at SQLAlchemy's WARNING, as the stock pool does.
+    _sqla_logger_namespace = "sqlalchemy.pool.impl.AsyncAdaptedQueuePool"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.checkouts = _checkout_histogram()
