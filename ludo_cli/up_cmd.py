@@ -27,7 +27,6 @@ import argparse
 import signal
 import sys
 import time
-from typing import Any
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.cluster import Cluster, ClusterError, Instance, port_taken
@@ -40,12 +39,11 @@ _RESTARTS = 5
 _RESTART_WINDOW = 60.0  # seconds
 
 
-def register(subparsers: Any) -> None:
-    up = subparsers.add_parser(
-        "up",
-        help="run the whole site locally (embedded PostgreSQL unless DATABASE_URL is set)",
-        description="Starts the database (embedded unless DATABASE_URL is set), migrates it, "
-        "and runs the services until Ctrl-C.",
+def register(up: argparse.ArgumentParser) -> None:
+    """`ludo up`'s parser (ludo_cli/main.py names the command)."""
+    up.description = (
+        "Starts the database (embedded unless DATABASE_URL is set), migrates it, "
+        "and runs the services until Ctrl-C."
     )
     up.add_argument("--host", default="127.0.0.1", help="address to listen on")
     up.add_argument("--port", type=int, default=8000, help="port of the match service")
