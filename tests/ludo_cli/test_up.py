@@ -261,11 +261,10 @@ def test_ctrl_c_stops_every_process_with_a_short_message(
     reason="needs etcd (etcd-server), HAProxy and Patroni (the `ha` extra)",
 )
 def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) -> None:
-    """`ludo up --ha` prints etcd, the three nodes and HAProxy as it starts them, serves the
-    site on the cluster's primary; a standby's node lost whole (Patroni and PostgreSQL
-    killed), etcd killed and the database's HAProxy killed are each started again and
-    said, the site writing on; Ctrl-C (pressed twice) stops every part and every
-    PostgreSQL, keeping their data, with `ludo up`'s own few lines and no traceback."""
+    """`ludo up --ha` starts etcd, three nodes and HAProxy, saying so, and serves; a standby's
+    node lost whole, etcd and the database's HAProxy killed are each started again, the
+    site writing on; Ctrl-C (twice) stops every part and every PostgreSQL, data kept,
+    with `ludo up`'s own few lines and no traceback."""
     up = Up(tmp_path, free_port(), "--ha")
     home = tmp_path / "ha"
     try:
