@@ -119,6 +119,7 @@ global
 {resolver}defaults
     mode tcp
     timeout connect 2s
+    retries 0
     # Pooled connections idle for long: the services recycle theirs every 30 minutes.
     timeout client 1h
     timeout server 1h

@@ -107,7 +107,12 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             own = await service_engine(stack, settings, engine)
             app.state.limits.share_in(stack, own)  # the budgets shared by every instance
             counters = app_metrics(app).counters
-            store = EventStore(own, group_commit=settings.group_commit, counters=counters)
+            store = EventStore(
+                own,
+                group_commit=settings.group_commit,
+                counters=counters,
+                connect_patience=settings.db_connect_patience,
+            )
             stack.push_async_callback(store.close)
             reads = service_read_route(stack, settings, own, database_unavailable)
             service = MatchService(own, store, settings, reads, counters)

@@ -42,6 +42,7 @@ import psycopg
 import structlog
 
 from services.shared.metrics import UNCOUNTED, Counters
+from services.shared.patient_connect import connect_patiently
 
 from ._listener import CHANNEL
 from ._pipeline import Pipeline
@@ -86,9 +87,13 @@ class _Pending:
 class GroupCommit:
     """Batches of append statements on one connection of its own (see the module)."""
 
-    def __init__(self, conninfo: str, counters: Counters = UNCOUNTED) -> None:
+    def __init__(
+        self, conninfo: str, counters: Counters = UNCOUNTED, connect_patience: float = 0.0
+    ) -> None:
         self._conninfo = conninfo
         self._counters = counters
+        # Its connection opened again as the pool's are (services/shared/patient_connect.py).
+        self._patience = connect_patience
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._pipeline: Pipeline | None = None
         self._queue: list[_Pending] = []
@@ -215,8 +220,12 @@ class GroupCommit:
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._conn is None or self._conn.closed:
-            self._conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
-            self._pipeline = Pipeline(self._conn)
+            conn = await connect_patiently(
+                lambda: psycopg.AsyncConnection.connect(self._conninfo, autocommit=True),
+                self._patience,
+            )
+            self._conn, self._pipeline = conn, Pipeline(conn)
+            return conn
         return self._conn
 
 

@@ -51,7 +51,12 @@ class EventStore:
     """
 
     def __init__(
-        self, engine: AsyncEngine, *, group_commit: bool = False, counters: Counters = UNCOUNTED
+        self,
+        engine: AsyncEngine,
+        *,
+        group_commit: bool = False,
+        counters: Counters = UNCOUNTED,
+        connect_patience: float = 0.0,
     ) -> None:
         self.engine = engine
         self.counters = counters  # its appends and events (`ludo_appends_total`, …)
@@ -62,7 +67,7 @@ class EventStore:
         # `group_commit`: appends made on their own that know their head's hash go in
         # batches on a connection of the store's own (`_group`); `close()` closes it.
         self.group: GroupCommit | None = (
-            GroupCommit(libpq_url(engine.url), counters) if group_commit else None
+            GroupCommit(libpq_url(engine.url), counters, connect_patience) if group_commit else None
         )
 
     async def close(self) -> None:
