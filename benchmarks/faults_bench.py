@@ -225,9 +225,9 @@ def _create_probe_table(db: HaCluster) -> None:
 
 async def first_write(db: HaCluster, nodes: list[str], began: float) -> tuple[str, float]:
     """The first of `nodes` to commit an INSERT, asked directly on each one's PostgreSQL
-    port every `PROBE_EVERY` s (a standby refuses it as read-only until it is promoted;
-    a commit waits for the synchronous standby, as the site's do), and when: seconds
-    from `began`. Cancel it to give up."""
+    port every `PROBE_EVERY` s once it is out of recovery (promoted; a commit waits for
+    the synchronous standby, as the site's do), and when: seconds from `began`. Cancel it
+    to give up."""
 
     async def probe(node: str) -> tuple[str, float]:
         import psycopg
@@ -242,8 +242,11 @@ async def first_write(db: HaCluster, nodes: list[str], began: float) -> tuple[st
                 try:
                     if conn is None or conn.closed:
                         conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
-                    await conn.execute(f"INSERT INTO {PROBE_TABLE} (at) VALUES (now())")
-                    return node, time.monotonic() - began
+                    # Asked first, so that a standby's refusals do not fill its log.
+                    standby = await (await conn.execute("SELECT pg_is_in_recovery()")).fetchone()
+                    if standby is not None and not standby[0]:
+                        await conn.execute(f"INSERT INTO {PROBE_TABLE} (at) VALUES (now())")
+                        return node, time.monotonic() - began
                 except psycopg.Error:
                     if conn is not None and conn.broken:
                         await conn.close()

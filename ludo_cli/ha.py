@@ -60,6 +60,9 @@ START_SECONDS = 120.0
 # Patroni's timings: a loop every 2 s; the leader key lives `ttl` seconds unrenewed.
 TTL, LOOP_WAIT, RETRY_TIMEOUT = 20, 2, 5
 CHECK_MS = 500  # HAProxy asks each node's REST API this often
+# ... and this often a node it holds down (a standby, in the read-write backend: promoted,
+# it is taken in within this) or one whose check just failed (out within ~2 of these).
+FAST_CHECK_MS = 200
 
 
 def _bin_dir() -> Path:
@@ -95,6 +98,7 @@ def ha_haproxy_config(
     ro_bind: str,
     nodes: list[tuple[str, str, int]],
     check_ms: int = CHECK_MS,
+    fast_ms: int = FAST_CHECK_MS,
     resolvers: str | None = None,
 ) -> str:
     """HAProxy's TCP frontends for the HA PostgreSQL: `nodes` as (name, host:pg_port,
@@ -119,11 +123,13 @@ global
 {resolver}defaults
     mode tcp
     timeout connect 2s
+    # A connection the node refuses (its PostgreSQL died) is closed at once, not tried
+    # again on it for 3 s: the services try again themselves, on the next primary.
     retries 0
     # Pooled connections idle for long: the services recycle theirs every 30 minutes.
     timeout client 1h
     timeout server 1h
-    default-server inter {check_ms}ms fall 2 rise 1 on-marked-down shutdown-sessions
+    default-server inter {check_ms}ms fastinter {fast_ms}ms downinter {fast_ms}ms fall 2 rise 1 on-marked-down shutdown-sessions
 
 frontend postgres_rw
     bind {rw_bind}

@@ -49,7 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from services.shared.logging import describe_exception
 from services.shared.metrics import TimedPool
-from services.shared.patient_connect import patient_connects
+from services.shared.reconnect import patient_connects, replace_ended_connections
 from services.shared.settings import Settings
 
 __all__ = [
@@ -345,14 +345,16 @@ async def untimed(engine: AsyncEngine) -> AsyncIterator[AsyncEngine]:
 def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> AsyncEngine:
     """The async SQLAlchemy engine (psycopg 3) for `url`; with `settings` (the services'),
     pooled per them, with their statement timeout (`session_url`), on a server that takes
-    writes (`read_write_url`), its new connections tried again for
-    `settings.db_connect_patience` seconds while the database is away (a failover:
-    services/shared/patient_connect.py)."""
+    writes (`read_write_url`), through a failover (services/shared/reconnect.py): a pooled
+    connection its server ended is replaced before use, and a new one tried again for
+    `settings.db_connect_patience` seconds while the database is away."""
     # No `pool_pre_ping`: it costs a round trip (`;`) on every checkout, i.e. several per
-    # command. A connection the server dropped is caught instead: SQLAlchemy recognises
+    # command. A connection the server dropped is caught instead: one it had already ended
+    # when checked out (a restart, a crashed primary) is seen with two non-blocking reads
+    # and replaced (services/shared/reconnect.py); under a statement, SQLAlchemy recognises
     # psycopg's disconnect errors and invalidates the connection and every connection
-    # pooled before it, so after a server restart one statement fails (HTTP 503, the
-    # client retries with its Idempotency-Key) and the next checkouts reconnect.
+    # pooled before it, so that statement fails (HTTP 503, the client retries with its
+    # Idempotency-Key) and the next checkouts reconnect.
     # `pool_recycle` replaces connections before idle-timeouts of proxies or firewalls.
     # `hide_parameters`: an error's text never carries the statement's bound values (event
     # data such as a SeedRevealed's seed, tokens' hashes); it would reach the logs.
@@ -369,6 +371,7 @@ def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> 
     options.update(kwargs)
     engine = create_async_engine(normalize_url(url), **options)
     if settings is not None:
+        replace_ended_connections(engine)
         patient_connects(engine, settings.db_connect_patience)
     return engine
 

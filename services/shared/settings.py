@@ -95,7 +95,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # statement frees its connection (and locks) before the balancer gives up on it.
     statement_timeout: Annotated[float, msgspec.Meta(ge=0)] = 15.0
     # Seconds a new connection is tried again while the database does not take it (a
-    # failover: services/shared/patient_connect.py) before the request fails with a 503.
+    # failover: services/shared/reconnect.py) before the request fails with a 503.
     db_connect_patience: Annotated[float, msgspec.Meta(ge=0)] = 5.0
     # The match service's appends in batches, one transaction each (eventstore/_group.py).
     group_commit: bool = True

@@ -42,7 +42,7 @@ import psycopg
 import structlog
 
 from services.shared.metrics import UNCOUNTED, Counters
-from services.shared.patient_connect import connect_patiently
+from services.shared.reconnect import connect_patiently, ended_by_server
 
 from ._listener import CHANNEL
 from ._pipeline import Pipeline
@@ -92,7 +92,7 @@ class GroupCommit:
     ) -> None:
         self._conninfo = conninfo
         self._counters = counters
-        # Its connection opened again as the pool's are (services/shared/patient_connect.py).
+        # Its connection opened again as the pool's are (services/shared/reconnect.py).
         self._patience = connect_patience
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._pipeline: Pipeline | None = None
@@ -219,6 +219,12 @@ class GroupCommit:
                 self._conn = None
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        if self._conn is not None and not self._conn.closed and ended_by_server(self._conn.pgconn):
+            # Its server went away between batches (a crashed primary): a new one, before
+            # the batch is sent on a connection that would only fail it.
+            with contextlib.suppress(psycopg.Error):
+                await self._conn.close()
+            self._conn = None
         if self._conn is None or self._conn.closed:
             conn = await connect_patiently(
                 lambda: psycopg.AsyncConnection.connect(self._conninfo, autocommit=True),

@@ -1,0 +1,122 @@
+"""The services' database connections through a failover: a connection the server already
+ended is not used, and a new one is tried again for a few seconds.
+
+When the primary dies (docs/operations.md, High availability) its sessions end with it,
+and a new primary takes writes a few seconds later (docs/reliability.md, Failover). Two
+things would otherwise fail the requests of those seconds with 503 and send them back
+only after their `Retry-After`:
+
+- **A pooled connection its server already ended.** Its goodbye (a FATAL error, then the
+  end of the stream) waits unread in the socket; the first statement sent on it would
+  fail. `ended_by_server` reads what is there without waiting (two non-blocking reads, no
+  round trip), and such a connection is replaced before use: the pool's checkout
+  (`replace_ended_connections`) and the match service's group-commit connection. A
+  connection that dies while a statement is on it is not caught here: that statement may
+  have run, so its request answers 503 and the client sends it again with its key.
+- **A new connection while nothing takes it**: the node is down, HAProxy has no primary to
+  send it to and closes it at once (`retries 0`), or the node it reaches is still a
+  standby (the services' URL asks for `target_session_attrs=read-write`, so libpq refuses
+  it at connect time instead of the first write failing as read-only). It is tried again
+  every `RECONNECT_EVERY` seconds for up to `LUDO_DB_CONNECT_PATIENCE` seconds
+  (`connect_patiently`, `patient_connects`), and the request goes on about a tenth of a
+  second after the database takes writes again. Past the patience the failure is the
+  request's: 503 `database_unavailable`.
+
+Only what is worth waiting for is tried again: no answer at all (refused, reset, closed by
+the balancer, a timeout), a server starting, stopping or in recovery (SQLSTATE 57P03,
+57P01, 08006, 08001). A refused password or an unknown database fails at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
+
+import psycopg
+import sqlalchemy as sa
+from psycopg import pq
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.util import await_only
+
+__all__ = [
+    "RECONNECT_EVERY",
+    "connect_patiently",
+    "ended_by_server",
+    "patient_connects",
+    "replace_ended_connections",
+    "worth_waiting",
+]
+
+# Seconds between two tries: a tenth of a second late at most once the database is back;
+# a connection refused by a dead node or closed by the balancer costs microseconds.
+RECONNECT_EVERY: Final = 0.1
+# The server is starting up, shutting down or in recovery; an administrator command ended
+# the session being opened; the connection failed or could not be made.
+_WAITABLE_STATES: Final = frozenset({"57P03", "57P01", "08006", "08001"})
+
+T = TypeVar("T")
+
+
+def worth_waiting(error: BaseException) -> bool:
+    """Whether a failed connection attempt may succeed if tried again shortly."""
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    return error.sqlstate is None or error.sqlstate in _WAITABLE_STATES
+
+
+def ended_by_server(pgconn: pq.abc.PGconn) -> bool:
+    """Whether the server already ended this idle connection: what it sent is read without
+    waiting (the first read may stop at its goodbye message, the second then meets the
+    end of the stream). Nothing is sent; what is read (a notice, say) stays buffered for
+    the next statement, as libpq would have read it then."""
+    try:
+        pgconn.consume_input()
+        pgconn.consume_input()
+    except psycopg.OperationalError:
+        return True
+    return pgconn.status != pq.ConnStatus.OK
+
+
+async def connect_patiently(connect: Callable[[], Awaitable[T]], patience: float) -> T:
+    """`connect()`, tried again every `RECONNECT_EVERY` s while it fails in a way
+    `worth_waiting`, for up to `patience` s; then its last error."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return await connect()
+        except psycopg.OperationalError as error:
+            if not worth_waiting(error) or time.monotonic() + RECONNECT_EVERY > deadline:
+                raise
+        await asyncio.sleep(RECONNECT_EVERY)
+
+
+def patient_connects(engine: AsyncEngine, patience: float) -> None:
+    """Every new connection of `engine`'s pool opened as `connect_patiently` does (the
+    pool runs it on the event loop's greenlet: `await_only` sleeps there). 0: at once."""
+    if patience <= 0:
+        return
+
+    @event.listens_for(engine.sync_engine, "do_connect")
+    def _connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                return dialect.connect(*cargs, **cparams)
+            except psycopg.OperationalError as error:
+                if not worth_waiting(error) or time.monotonic() + RECONNECT_EVERY > deadline:
+                    raise
+            await_only(asyncio.sleep(RECONNECT_EVERY))
+
+
+def replace_ended_connections(engine: AsyncEngine) -> None:
+    """A pooled connection `ended_by_server` is thrown away at checkout, and the pool
+    gives another (SQLAlchemy's `DisconnectionError`: it tries three times), opened anew
+    when the others ended too."""
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        if ended_by_server(dbapi_connection.driver_connection.pgconn):
+            raise sa.exc.DisconnectionError("the server ended this connection")
