@@ -61,7 +61,7 @@ import httpx
 
 from benchmarks.common import BenchError, percentile, scratch_cluster
 from benchmarks.harness import Bench, Figures, Say, print_problems, to_stderr
-from benchmarks.resilient import Books, Follower, MatchPlay, call, check_matches
+from benchmarks.resilient import Ack, Books, Follower, MatchPlay, call, check_matches
 from benchmarks.service_process import cpu_seconds
 from domain.streams import match_id_of
 from ludo_cli.arguments import positive_float, positive_int
@@ -298,15 +298,18 @@ class _Load:
         later = [a.at for a in self.books.acks if a.at >= moment]
         return min(later) - moment if later else None
 
-    def recovered(self, fault: float, until: float) -> tuple[float | None, float]:
+    def recovered(self, fault: float, until: float) -> tuple[Ack | None, float]:
         """The first acknowledgement after the longest stretch without one that began
         after `fault` (a command in flight at the fault may still be acknowledged just
-        after it), as seconds from `fault`; and that stretch's length."""
-        times = [fault, *sorted(a.at for a in self.books.acks if fault <= a.at < until)]
+        after it); and that stretch's length in seconds."""
+        acks = sorted((a for a in self.books.acks if fault <= a.at < until), key=lambda a: a.at)
+        times = [fault, *(a.at for a in acks)]
         if len(times) < 2:
             return None, until - fault
-        gap, end = max((later - earlier, later) for earlier, later in itertools.pairwise(times))
-        return end - fault, gap
+        gap, end = max(
+            (later - earlier, i) for i, (earlier, later) in enumerate(itertools.pairwise(times))
+        )
+        return acks[end], gap
 
     async def finish(self) -> None:
         self.stop.set()
@@ -444,7 +447,8 @@ async def _ha_fault_figures(
     say(f"fault: {what}: {new} promoted after {promoted:.1f} s; {settle} s of load")
     rejoined = asyncio.create_task(_rejoined(ha, began))
     await asyncio.sleep(settle)
-    first, gap = load.recovered(began, time.monotonic())
+    ack, gap = load.recovered(began, time.monotonic())
+    first = None if ack is None else ack.at - began
     try:
         wrote_on, wrote_after = await asyncio.wait_for(writable, CATCH_UP)
     except TimeoutError:
@@ -460,6 +464,9 @@ async def _ha_fault_figures(
         "writable_on": wrote_on,
         "writable_after_s": _round(wrote_after),
         "first_ack_after_fault_s": _round(first),
+        # When that command was first sent: before the database took writes, it was held
+        # (or sent again after a 503); after, it found the new primary at once.
+        "first_ack_sent_after_fault_s": None if ack is None else _round(ack.sent - began),
         "ack_over_writable": (
             round(first / wrote_after, 2) if first is not None and wrote_after else None
         ),
@@ -638,16 +645,18 @@ def _print_ha(r: dict[str, Any]) -> None:
     )
     print(
         "seconds from the fault; writable: a new primary first commits (its own port);"
-        " 1st ack: the clients' first acknowledged command (they honour Retry-After)\n"
+        " 1st ack: the clients' first acknowledged command (they honour Retry-After), and"
+        " when it was sent\n"
     )
     print(
-        f"{'fault':<16}{'promoted':>9}{'writable':>9}{'1st ack':>8}{'ratio':>7}{'no ack':>7}"
-        f"{'rejoined':>9}  answers meanwhile; what"
+        f"{'fault':<16}{'promoted':>9}{'writable':>9}{'1st ack':>8}{'(sent)':>7}{'ratio':>7}"
+        f"{'no ack':>7}{'rejoined':>9}  answers meanwhile; what"
     )
     for row in r["faults"]:
         print(
             f"{row['fault']:<16}{row['promoted_after_s']:>9.2f}{_cell(row['writable_after_s'])}"
-            f"{_cell(row['first_ack_after_fault_s'], 8)}{_cell(row['ack_over_writable'], 7)}"
+            f"{_cell(row['first_ack_after_fault_s'], 8)}"
+            f"{_cell(row['first_ack_sent_after_fault_s'], 7)}{_cell(row['ack_over_writable'], 7)}"
             f"{row['no_ack_s']:>7.2f}{row['rejoined_s']:>9.1f}  {row['answers']}; {row['what']}"
         )
     print(

@@ -55,6 +55,7 @@ class Ack:
     hashes: list[str]
     duplicate: bool
     at: float  # time.monotonic() of the acknowledgement
+    sent: float = 0.0  # time.monotonic() when it was first sent (retries after it)
 
 
 @dataclass
@@ -202,6 +203,7 @@ class MatchPlay:
                     hashes=[e["hash"] for e in events],
                     duplicate=bool(body.get("duplicate")),
                     at=time.monotonic(),
+                    sent=started,
                 )
             )
         return r

@@ -18,13 +18,14 @@ only after their `Retry-After`:
   standby (the services' URL asks for `target_session_attrs=read-write`, so libpq refuses
   it at connect time instead of the first write failing as read-only). It is tried again
   every `RECONNECT_EVERY` seconds for up to `LUDO_DB_CONNECT_PATIENCE` seconds
-  (`connect_patiently`, `patient_connects`), and the request goes on about a tenth of a
-  second after the database takes writes again. Past the patience the failure is the
+  (`connect_patiently`, `patient_connects`), and the request goes on within a twentieth of a
+  second of the database taking writes again. Past the patience the failure is the
   request's: 503 `database_unavailable`.
 
-Only what is worth waiting for is tried again: no answer at all (refused, reset, closed by
-the balancer, a timeout), a server starting, stopping or in recovery (SQLSTATE 57P03,
-57P01, 08006, 08001). A refused password or an unknown database fails at once.
+Only what is worth waiting for is tried again (`worth_waiting`): no answer at all (refused,
+reset, closed by the balancer, a timeout), a standby refused for `target_session_attrs`, a
+server starting, stopping or in recovery. A refused password, an unknown role or database
+fail at once.
 """
 
 from __future__ import annotations
@@ -50,21 +51,31 @@ __all__ = [
     "worth_waiting",
 ]
 
-# Seconds between two tries: a tenth of a second late at most once the database is back;
-# a connection refused by a dead node or closed by the balancer costs microseconds.
-RECONNECT_EVERY: Final = 0.1
+# Seconds between two tries: at most this late once the database is back; a connection
+# refused by a dead node or closed by the balancer costs a fraction of a millisecond.
+RECONNECT_EVERY: Final = 0.05
 # The server is starting up, shutting down or in recovery; an administrator command ended
 # the session being opened; the connection failed or could not be made.
 _WAITABLE_STATES: Final = frozenset({"57P03", "57P01", "08006", "08001"})
+# libpq's connection errors carry no SQLSTATE: the server's own refusals are known by their
+# text after "FATAL:" (57P03's "the database system is starting up", "... is shutting
+# down", "... is in recovery mode", "... is not yet accepting connections"; 57P01's).
+_WAITABLE_FATALS: Final = ("the database system is", "terminating connection due to administrator")
 
 T = TypeVar("T")
 
 
 def worth_waiting(error: BaseException) -> bool:
-    """Whether a failed connection attempt may succeed if tried again shortly."""
+    """Whether a failed connection attempt may succeed if tried again shortly: the
+    connection itself failed (no "FATAL:" from the server in libpq's message), or the
+    server refused it only for now. A server whose messages are not in English has every
+    refusal waited for, up to the patience: slower to fail, never wrong."""
     if not isinstance(error, psycopg.OperationalError):
         return False
-    return error.sqlstate is None or error.sqlstate in _WAITABLE_STATES
+    if error.sqlstate is not None:
+        return error.sqlstate in _WAITABLE_STATES
+    message = str(error)
+    return "FATAL:" not in message or any(text in message for text in _WAITABLE_FATALS)
 
 
 def ended_by_server(pgconn: pq.abc.PGconn) -> bool:
@@ -112,11 +123,15 @@ def patient_connects(engine: AsyncEngine, patience: float) -> None:
 
 
 def replace_ended_connections(engine: AsyncEngine) -> None:
-    """A pooled connection `ended_by_server` is thrown away at checkout, and the pool
-    gives another (SQLAlchemy's `DisconnectionError`: it tries three times), opened anew
-    when the others ended too."""
+    """A pooled connection `ended_by_server` is replaced at checkout by a new one (opened
+    as `patient_connects` says), and so is every connection pooled before it when it is
+    next checked out: a server that ended one (restarted, crashed) ended them all.
+    (SQLAlchemy's `DisconnectionError` from a checkout event: the pool reconnects that
+    record and checks again, three times at most.)"""
 
     @event.listens_for(engine.sync_engine, "checkout")
     def _checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
         if ended_by_server(dbapi_connection.driver_connection.pgconn):
-            raise sa.exc.DisconnectionError("the server ended this connection")
+            ended = sa.exc.DisconnectionError("the server ended this connection")
+            ended.invalidate_pool = True
+            raise ended
