@@ -49,7 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from services.shared.logging import describe_exception
 from services.shared.metrics import TimedPool
-from services.shared.reconnect import patient_connects, replace_ended_connections
+from services.shared.reconnect import impatient, patient_connects, replace_ended_connections
 from services.shared.settings import Settings
 
 __all__ = [
@@ -407,10 +407,12 @@ async def service_engine(
 
 
 async def reachable(engine: AsyncEngine) -> bool:
-    """Whether the database answers a trivial query: the services' health checks."""
+    """Whether the database answers a trivial query: the services' health checks, asked
+    at once (a new connection tried once, not with the engine's patience)."""
     try:
-        async with engine.connect() as conn:
-            await conn.execute(sa.text("SELECT 1"))
+        with impatient():
+            async with engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
     except Exception:
         return False
     return True

@@ -31,8 +31,10 @@ fail at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final, TypeVar
 
 import psycopg
@@ -46,6 +48,7 @@ __all__ = [
     "RECONNECT_EVERY",
     "connect_patiently",
     "ended_by_server",
+    "impatient",
     "patient_connects",
     "replace_ended_connections",
     "worth_waiting",
@@ -63,6 +66,22 @@ _WAITABLE_STATES: Final = frozenset({"57P03", "57P01", "08006", "08001"})
 _WAITABLE_FATALS: Final = ("the database system is", "terminating connection due to administrator")
 
 T = TypeVar("T")
+
+# Set for a block (`impatient`): its new connections are tried once.
+_IMPATIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("ludo_impatient", default=False)
+
+
+@contextlib.contextmanager
+def impatient() -> Iterator[None]:
+    """New connections opened in the block (this task's) are tried once, whatever the
+    engine's patience: for a question that must be answered now, the health check's
+    "can this process reach its database?" (HAProxy takes an instance out when its check
+    does not answer within a second)."""
+    token = _IMPATIENT.set(True)
+    try:
+        yield
+    finally:
+        _IMPATIENT.reset(token)
 
 
 def worth_waiting(error: BaseException) -> bool:
@@ -112,6 +131,8 @@ def patient_connects(engine: AsyncEngine, patience: float) -> None:
 
     @event.listens_for(engine.sync_engine, "do_connect")
     def _connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+        if _IMPATIENT.get():
+            return dialect.connect(*cargs, **cparams)
         deadline = time.monotonic() + patience
         while True:
             try:

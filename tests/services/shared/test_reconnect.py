@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.shared.database import create_engine, read_write_url
+from services.shared.database import create_engine, reachable, read_write_url
 from services.shared.settings import Settings
 from tests.waiting import wait_until
 
@@ -152,6 +152,21 @@ async def test_a_refusal_that_waiting_cannot_mend_fails_at_once(
         finally:
             await engine.dispose()
         assert balancer.forwarded == 1
+
+
+async def test_the_health_check_does_not_wait(
+    balancer: Balancer, database_url: str, tmp_path: Path
+) -> None:
+    """The health checks' probe tries a new connection once, whatever the patience: it
+    says at once that the database is away, and that it is back."""
+    engine = create_engine(balancer.url(database_url), _settings(tmp_path, 60))
+    try:
+        assert await reachable(engine) is False
+        assert balancer.closed == 1
+        balancer.primary = True
+        assert await reachable(engine) is True
+    finally:
+        await engine.dispose()
 
 
 def _peer_closed(fd: int) -> bool:
