@@ -91,10 +91,9 @@ async def test_a_crashed_primary_is_replaced_and_no_acknowledged_command_is_lost
     ha: HaCluster, service: Cluster
 ) -> None:
     """kill -9 of the primary's postmaster mid-match: the synchronous standby is promoted;
-    a command sent once every session the services had on it was closed, before a new
-    primary is known, waits for the new primary and is acknowledged without a 503 (no
-    connection held by HAProxy, none it closed used); every acknowledged event is stored
-    once; the old primary streams again as a standby (rewind check)."""
+    a command sent once the services' sessions on it are closed waits for the new primary
+    and is acknowledged without a 503; every acknowledged event is stored once; the old
+    primary streams again as a standby (rewind check)."""
     old = ha.primary()
     assert old is not None
     books = Books()
