@@ -806,10 +806,15 @@
                           `● ${t(on ? "online" : "away")}`));
       }
       if (!s.cpu && !isMe(i) && s.player_id) {
+        // The button says what pressing it does ("Unmute" once muted), and a tag says the
+        // state in words; no aria-pressed, which beside an action's name would say it twice
+        // over ("Unmute, pressed").
         const muted = isMuted(i);
+        if (muted) li.appendChild(el("span", { class: "tag muted", "data-muted": i }, t("muted")));
         const mute = el("button", { type: "button", class: "secondary mute", "data-mute": i,
-                                    "aria-pressed": String(muted), "aria-label": t("mute_label", { who: who(i) }) },
-                        t("mute"));  // pressed or not: aria-pressed and its look say which
+                                    "data-muted": String(muted),
+                                    "aria-label": t(muted ? "unmute_label" : "mute_label", { who: who(i) }) },
+                        t(muted ? "unmute" : "mute"));
         mute.addEventListener("click", () => setMuted(i, !isMuted(i)));
         li.appendChild(mute);
       }
