@@ -16,6 +16,7 @@ from domain.events import (
     DieRolled,
     Event,
     MatchCreated,
+    MatchConceded,
     MatchFinished,
     MatchStarted,
     PieceMoved,
@@ -84,7 +85,7 @@ def walk(
             by = "timeout"
         elif isinstance(event, SeatStoodIn):
             by = "player" if event.reason == "left" else "auto"
-        elif kind is SeatReclaimed:
+        elif kind is SeatReclaimed or kind is MatchConceded:
             by = "player"
         apply(state, event)
         if offers:
@@ -146,6 +147,8 @@ def describe(event: Event, board: Board | None, seats: Sequence[str]) -> str:
         return f"turn passes to {who(event.next_seat)}"
     if isinstance(event, PlayerFinished):
         return f"{who(event.seat)} finishes in place {event.place}"
+    if isinstance(event, MatchConceded):
+        return f"{who(event.seat)} concedes: the match ends, {who(event.seat)} last"
     if isinstance(event, MatchFinished):
         ranking = ", ".join(
             f"{who(s)} {p}" for s, p in sorted(enumerate(event.placements), key=lambda x: x[1])

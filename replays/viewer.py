@@ -19,6 +19,7 @@ from domain.events import (
     DieRolled,
     Event,
     MatchCreated,
+    MatchConceded,
     MatchFinished,
     MatchStarted,
     PieceMoved,
@@ -215,7 +216,7 @@ def seats_of(m: WalkedMatch) -> list[SeatOut]:
 
 
 def marks_of(step: Step) -> list[str]:
-    """Timeline marks: capture, timeout, stand-in, reclaim, finish."""
+    """Timeline marks: capture, timeout, stand-in, reclaim, concede, finish."""
     event = step.event
     marks: list[str] = []
     if isinstance(event, PieceMoved) and event.captures:
@@ -226,6 +227,8 @@ def marks_of(step: Step) -> list[str]:
         marks.append("stand-in")
     if isinstance(event, SeatReclaimed):
         marks.append("reclaim")
+    if isinstance(event, MatchConceded):
+        marks.append("concede")
     if isinstance(event, PlayerFinished | MatchFinished):
         marks.append("finish")
     return marks

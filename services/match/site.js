@@ -67,6 +67,7 @@
                     disconnected: "{who}の接続が戻らないため、CPUが代わりに打ちます。",
                     left: "{who}が抜けたので、CPUが代わりに打ちます。" },
         reclaimed: "{who}が席に戻りました。", finished_player: "{who}が{n}位で上がりました。",
+        conceded: "{who}が投了しました。{who}は最下位です。",
         over: "対局終了。", seed: "サイコロの種が公開されました。リプレイで全部の目を確かめられます。",
         // The same events when the seat they are about is this device's player.
         you: {
@@ -82,6 +83,7 @@
                       disconnected: "接続が戻らなかったため、あなたの代わりにCPUが打ちます。",
                       left: "あなたが抜けたので、CPUが代わりに打ちます。" },
           reclaimed: "あなたが席に戻りました。", finished_player: "あなたが{n}位で上がりました。",
+          conceded: "あなたが投了しました。あなたは最下位です。",
         },
       },
       // The board said in words (board.js's labels): where a piece is, a move offered.
@@ -216,6 +218,7 @@
                     disconnected: "{who} did not come back; a CPU plays for them.",
                     left: "{who} left; a CPU plays for them." },
         reclaimed: "{who} is back.", finished_player: "{who} finished in place {n}.",
+        conceded: "{who} conceded and is placed last.",
         over: "The match is over.", seed: "The dice seed is revealed: the replay checks every die.",
         // The same events when the seat they are about is this device's player.
         you: {
@@ -230,6 +233,7 @@
                       disconnected: "You did not come back in time; a CPU plays for you.",
                       left: "You left; a CPU plays for you." },
           reclaimed: "You are back in your seat.", finished_player: "You finished in place {n}.",
+          conceded: "You conceded and are placed last.",
         },
       },
       // The board said in words (board.js's labels): where a piece is, a move offered.
@@ -633,6 +637,7 @@
       case "SeatStoodIn": return { text: say(`stand_in.${e.reason}`, e.seat), kind: "" };
       case "SeatReclaimed": return { text: say("reclaimed", e.seat), kind: "" };
       case "PlayerFinished": return { text: say("finished_player", e.seat, { n: e.place }), kind: "" };
+      case "MatchConceded": return { text: say("conceded", e.seat), kind: "" };
       case "MatchFinished": return { text: t("ev.over"), kind: "" };
       case "SeedRevealed": return { text: t("ev.seed"), kind: "" };
       default: return null;
