@@ -1,7 +1,7 @@
 """The rows a match keeps beside its event stream, and every SQL statement on them.
 
 - `matches`: the table settings a match needs but its rules do not (its party, turn
-  limit, ranked), one `MatchRow` per match stream, written with `MatchCreated`;
+  limit, ranked, the CPUs' speed), one `MatchRow` per match stream, written with `MatchCreated`;
 - `match_seeds`: the server seed, kept out of the public stream until `SeedRevealed`
   (DESIGN.md §4), written with `MatchCreated` (or by a replay import).
 
@@ -32,11 +32,13 @@ __all__ = [
 
 
 class MatchRow(msgspec.Struct, frozen=True):
-    """The match's side-table settings (`matches`)."""
+    """The match's side-table settings (`matches`); `cpu_speed`: `normal` or `fast`, the
+    pause before each CPU action (`Deadlines.timing`)."""
 
     party_id: str
     turn_limit: int | None
     ranked: bool
+    cpu_speed: str = "normal"
 
 
 # A match written without the service (imported, say) has no row: no timers, not rated.
@@ -47,8 +49,8 @@ _NEW_MATCH: Final = """
     WITH seed AS (
         INSERT INTO match_seeds (stream_id, server_seed) VALUES (%(s)s, %(seed)s)
     )
-    INSERT INTO matches (stream_id, party_id, turn_limit, ranked)
-    VALUES (%(s)s, %(p)s, %(t)s, %(r)s)
+    INSERT INTO matches (stream_id, party_id, turn_limit, ranked, cpu_speed)
+    VALUES (%(s)s, %(p)s, %(t)s, %(r)s, %(c)s)
 """
 # An imported match's seed: the file's, unless this database has one already.
 _IMPORTED_SEED: Final = (
@@ -57,14 +59,21 @@ _IMPORTED_SEED: Final = (
 )
 _SEED: Final = "SELECT server_seed FROM match_seeds WHERE stream_id = %(s)s"
 _ROWS: Final = (
-    "SELECT stream_id, party_id, turn_limit, ranked FROM matches"
+    "SELECT stream_id, party_id, turn_limit, ranked, cpu_speed FROM matches"
     " WHERE stream_id = ANY(%(streams)s::text[])"
 )
 
 
 async def insert_match(conn: AsyncConnection, stream: str, seed: bytes, row: MatchRow) -> None:
     """Write a new match's seed and row (in the caller's transaction, with its events)."""
-    params = {"s": stream, "seed": seed, "p": row.party_id, "t": row.turn_limit, "r": row.ranked}
+    params = {
+        "s": stream,
+        "seed": seed,
+        "p": row.party_id,
+        "t": row.turn_limit,
+        "r": row.ranked,
+        "c": row.cpu_speed,
+    }
     await conn.exec_driver_sql(_NEW_MATCH, params)
 
 
@@ -85,7 +94,9 @@ async def read_rows(conn: AsyncConnection, streams: Sequence[str]) -> dict[str, 
     if not streams:
         return {}
     rows = await conn.exec_driver_sql(_ROWS, {"streams": list(streams)})
-    return {r.stream_id: MatchRow(r.party_id, r.turn_limit, r.ranked) for r in rows}
+    return {
+        r.stream_id: MatchRow(r.party_id, r.turn_limit, r.ranked, r.cpu_speed) for r in rows
+    }
 
 
 async def read_row(conn: AsyncConnection, stream: str) -> MatchRow | None:

@@ -351,6 +351,57 @@ class TestSettings:
         assert isinstance(event, SettingsChanged) and event.stamps is True
 
 
+class TestCpuSpeed:
+    """The CPUs' speed: the host's setting of the table, pinned by each match it opens."""
+
+    def test_a_table_is_created_at_normal_speed_or_the_one_asked(self) -> None:
+        """PartyCreated records `cpu_speed` (normal unless the host asks for fast)."""
+        assert table().cpu_speed == "normal"
+        state = PartyState()
+        events = act(
+            state, CreateParty(host_id=HOST, host_name="Hana", seats=2, cpu_speed="fast")
+        )
+        created = events[0]
+        assert isinstance(created, PartyCreated) and created.cpu_speed == "fast"
+        assert state.cpu_speed == "fast"
+
+    def test_the_host_changes_it_before_the_start_and_the_match_pins_it(self) -> None:
+        """SettingsChanged keeps every other setting; MatchOpened carries the speed, and a
+        rematch the speed chosen since."""
+        state = table(2, turn_limit=30)
+        events = act(state, ChangeSettings(player_id=HOST, cpu_speed="fast"))
+        assert events == [
+            SettingsChanged(ruleset=state.ruleset, turn_limit=30, ranked=False, cpu_speed="fast")
+        ]
+        act(state, AddCpu(player_id=HOST, level="easy"))
+        opened = act(state, StartParty(player_id=HOST, match_id="m1"))[0]
+        assert isinstance(opened, MatchOpened) and opened.cpu_speed == "fast"
+
+    def test_it_is_not_changed_during_a_match_nor_by_a_guest_nor_to_another_value(self) -> None:
+        """not_open while the match plays (only stamps change then), not_host, bad_command."""
+        assert refused(playing(), ChangeSettings(player_id=HOST, cpu_speed="fast")).code == (
+            "not_open"
+        )
+        assert refused(full_table(), ChangeSettings(player_id=GUEST, cpu_speed="fast")).code == (
+            "not_host"
+        )
+        bad = refused(table(), ChangeSettings(player_id=HOST, cpu_speed="slow"))  # type: ignore[arg-type]
+        assert (bad.code, bad.field) == ("bad_command", "cpu_speed")
+
+    def test_events_stored_before_it_existed_decode_at_normal_speed(self) -> None:
+        """Old PartyCreated, SettingsChanged and MatchOpened decode with `cpu_speed` normal."""
+        for old in (
+            b'{"type":"PartyCreated","host_id":"h","seats":2,"ruleset":{},"turn_limit":null,'
+            b'"ranked":false}',
+            b'{"type":"SettingsChanged","ruleset":{},"turn_limit":null,"ranked":true}',
+            b'{"type":"MatchOpened","match_id":"m","first_seat":0,"game":1,"ranked":false,'
+            b'"turn_limit":null}',
+        ):
+            event = decode_party_event(old)
+            assert isinstance(event, PartyCreated | SettingsChanged | MatchOpened)
+            assert event.cpu_speed == "normal"
+
+
 class TestStart:
     """StartParty: the host opens the first match once every seat is filled."""
 
