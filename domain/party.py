@@ -230,9 +230,8 @@ class RemoveCpu(msgspec.Struct, frozen=True, kw_only=True):
 
 class ChangeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The host changes the settings; None keeps a field as it is (`turn_limit`: use 0 for none).
-    `stamps` alone may change while the table plays (the host switches stamps off or on
-    mid-match); the others only before the start (`cpu_speed` then holds from the next
-    match, its rematch included)."""
+    `stamps` and `cpu_speed` may change while the table plays (the host switches stamps off
+    or the CPUs to fast mid-match); the others only before the start."""
 
     player_id: str
     ruleset: dict[str, Any] | None = None
@@ -601,20 +600,23 @@ def _decide_remove_cpu(c: RemoveCpu, state: PartyState) -> list[PartyEvent] | Pa
 
 
 def _decide_settings(c: ChangeSettings, state: PartyState) -> list[PartyEvent] | PartyRejection:
-    only_stamps = (
-        c.ruleset is None and c.turn_limit is None and c.ranked is None and c.cpu_speed is None
-    )
-    if only_stamps and c.stamps is not None and state.status == "playing":
-        # Stamps are the one setting a playing table may change (its host, as ever).
+    live_only = c.ruleset is None and c.turn_limit is None and c.ranked is None
+    live = c.stamps is not None or c.cpu_speed is not None
+    if live_only and live and state.status == "playing":
+        # Stamps and the CPUs' speed are the settings a playing table may change (its
+        # host, as ever): the speed holds from the CPU's next action on.
         if c.player_id != state.host_id:
             return PartyRejection("not_host", "only the host may do this")
+        bad = _check_speed(c.cpu_speed)
+        if bad is not None:
+            return bad
         return [
             SettingsChanged(
                 ruleset=state.ruleset,
                 turn_limit=state.turn_limit,
                 ranked=state.ranked,
-                stamps=c.stamps,
-                cpu_speed=state.cpu_speed,
+                stamps=state.stamps if c.stamps is None else c.stamps,
+                cpu_speed=state.cpu_speed if c.cpu_speed is None else c.cpu_speed,
             )
         ]
     bad = _host(state, c.player_id)

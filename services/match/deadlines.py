@@ -24,10 +24,17 @@ CPU_SPEED_FACTOR: dict[str, float] = {"normal": 1.0, "fast": 0.25}
 
 # `{gate}` ties the write to an append (the relation `appended` of the append statement,
 # one row when the events go in) or is empty for a write on its own.
+# A CPU's pause is `dl_secs` (LUDO_CPU_DELAY) times the factor of the match's CPU speed as
+# `matches` holds it when the row is written: the host may change the speed while the match
+# plays (`PartyCommands`), so it is read here, never from a cached row.
 _UPSERT = """
     INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
-    SELECT %(dl_stream)s, now() + make_interval(secs => %(dl_secs)s), %(dl_version)s,
-           %(dl_kind)s
+    SELECT %(dl_stream)s,
+           now() + make_interval(secs => %(dl_secs)s * CASE WHEN %(dl_kind)s = 'cpu' THEN
+               COALESCE((SELECT CASE m.cpu_speed WHEN 'fast' THEN %(dl_fast)s ELSE 1.0 END
+                           FROM matches m WHERE m.stream_id = %(dl_stream)s), 1.0)
+               ELSE 1.0 END),
+           %(dl_version)s, %(dl_kind)s
       {gate}
     ON CONFLICT (stream_id) DO UPDATE
         SET due_at = EXCLUDED.due_at,
@@ -57,11 +64,20 @@ class Deadlines:
         self.settings = settings
 
     def timing(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
-        """The kind and length of the match's next deadline; None: no deadline."""
+        """The kind and length of the match's next deadline; None: no deadline. A CPU's
+        pause at the speed `row` says (what a state frame shows; the deadline row itself
+        takes the speed from the database, `_UPSERT`)."""
+        timing = self._base(state, row)
+        if timing is not None and timing[0] == "cpu":
+            return "cpu", timing[1] * CPU_SPEED_FACTOR.get(row.cpu_speed, 1.0)
+        return timing
+
+    def _base(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
+        """The kind of the next deadline and its length before the CPU speed's factor."""
         if state.status != "playing":
             return None
         if state.cpu_controls(state.turn):
-            return "cpu", self.settings.cpu_delay * CPU_SPEED_FACTOR.get(row.cpu_speed, 1.0)
+            return "cpu", self.settings.cpu_delay
         if row.turn_limit:
             return "turn", float(row.turn_limit)
         return None
@@ -97,12 +113,15 @@ class Deadlines:
     def _write(
         self, stream: str, state: MatchState, row: MatchRow, upsert: str, delete: str
     ) -> SideWrite:
-        timing = self.timing(state, row)
+        timing = self._base(state, row)
         if timing is None:
             return SideWrite(delete, {"dl_stream": stream}, _LOCK)
         kind, secs = timing
-        return SideWrite(
-            upsert,
-            {"dl_stream": stream, "dl_secs": secs, "dl_version": state.version, "dl_kind": kind},
-            _LOCK,
-        )
+        params = {
+            "dl_stream": stream,
+            "dl_secs": secs,
+            "dl_version": state.version,
+            "dl_kind": kind,
+            "dl_fast": CPU_SPEED_FACTOR["fast"],
+        }
+        return SideWrite(upsert, params, _LOCK)

@@ -437,16 +437,26 @@ class PartyCommands:
         on, with the party's lobby row (`_listing`) as its side write."""
         version = state.version
         pd.fold(decided, state)
-        return await self.store.append(
+        side = [self._listing(party_id, state)]
+        speed_of = None
+        if state.status == "playing" and state.match_id is not None:
+            if any(isinstance(e, pd.SettingsChanged) for e in decided):
+                # The CPUs' speed of the match in play follows the table's at once.
+                speed_of = match_stream(state.match_id)
+                side.append(match_rows.cpu_speed_write(speed_of, state.cpu_speed))
+        result = await self.store.append(
             stream,
             version,
             decided,
             command_id=command_id,
             metadata=metadata(player.id, command_id, request),
             prev_hash=head,
-            side=[self._listing(party_id, state)],
+            side=side,
             conn=conn,
         )
+        if speed_of is not None:
+            self.reads.forget_row(speed_of)
+        return result
 
     @staticmethod
     def _listing(party_id: str, state: pd.PartyState) -> SideWrite:

@@ -5,7 +5,8 @@
 - `match_seeds`: the server seed, kept out of the public stream until `SeedRevealed`
   (DESIGN.md §4), written with `MatchCreated` (or by a replay import).
 
-Both never change once written. The match service writes and reads them (starting a
+Both never change once written, but for `matches.cpu_speed`, the host's setting, which may
+change while the match plays (`cpu_speed_write`); the deadline worker reads it afresh. The match service writes and reads them (starting a
 match, its reads and timers, replays); the ranking consumer reads `matches` (the party
 link and the ranked flag, docs/ranking.md "What counts"), the one table of the match
 service it reads. Here because both services use it: shared code lives under
@@ -20,9 +21,12 @@ from typing import Final
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from services.shared.eventstore import SideWrite
+
 __all__ = [
     "NO_ROW",
     "MatchRow",
+    "cpu_speed_write",
     "insert_match",
     "insert_seed",
     "read_row",
@@ -62,6 +66,21 @@ _ROWS: Final = (
     "SELECT stream_id, party_id, turn_limit, ranked, cpu_speed FROM matches"
     " WHERE stream_id = ANY(%(streams)s::text[])"
 )
+
+
+# The host changed the CPUs' speed of a playing table: its match's row, as a side write
+# of the party's append (it goes in only with the `SettingsChanged`).
+_CPU_SPEED: Final = """
+    UPDATE matches SET cpu_speed = %(ms_speed)s
+     WHERE stream_id = %(ms_stream)s AND EXISTS (SELECT 1 FROM appended)
+    RETURNING 1
+"""
+_LOCK_ROW: Final = "SELECT 1 FROM matches WHERE stream_id = %(ms_stream)s FOR UPDATE"
+
+
+def cpu_speed_write(stream: str, speed: str) -> SideWrite:
+    """The side write that sets the CPU speed of the match of `stream`."""
+    return SideWrite(_CPU_SPEED, {"ms_stream": stream, "ms_speed": speed}, _LOCK_ROW)
 
 
 async def insert_match(conn: AsyncConnection, stream: str, seed: bytes, row: MatchRow) -> None:

@@ -377,15 +377,26 @@ class TestCpuSpeed:
         opened = act(state, StartParty(player_id=HOST, match_id="m1"))[0]
         assert isinstance(opened, MatchOpened) and opened.cpu_speed == "fast"
 
-    def test_it_is_not_changed_during_a_match_nor_by_a_guest_nor_to_another_value(self) -> None:
-        """not_open while the match plays (only stamps change then), not_host, bad_command."""
-        assert refused(playing(), ChangeSettings(player_id=HOST, cpu_speed="fast")).code == (
-            "not_open"
-        )
-        assert refused(full_table(), ChangeSettings(player_id=GUEST, cpu_speed="fast")).code == (
+    def test_the_host_changes_it_during_a_match_keeping_the_stamps(self) -> None:
+        """While the match plays the host may change the speed (as the stamps), nothing
+        else with it; a guest may not; another value is bad_command."""
+        state = playing()
+        act(state, ChangeSettings(player_id=HOST, stamps=False))
+        events = act(state, ChangeSettings(player_id=HOST, cpu_speed="fast"))
+        assert events == [
+            SettingsChanged(
+                ruleset=state.ruleset, turn_limit=None, ranked=False, stamps=False, cpu_speed="fast"
+            )
+        ]
+        assert (state.cpu_speed, state.stamps, state.status) == ("fast", False, "playing")
+        assert refused(state, ChangeSettings(player_id=GUEST, cpu_speed="normal")).code == (
             "not_host"
         )
+        command = ChangeSettings(player_id=HOST, cpu_speed="normal", ranked=True)
+        assert refused(state, command).code == "not_open"
         bad = refused(table(), ChangeSettings(player_id=HOST, cpu_speed="slow"))  # type: ignore[arg-type]
+        assert (bad.code, bad.field) == ("bad_command", "cpu_speed")
+        bad = refused(state, ChangeSettings(player_id=HOST, cpu_speed="slow"))  # type: ignore[arg-type]
         assert (bad.code, bad.field) == ("bad_command", "cpu_speed")
 
     def test_events_stored_before_it_existed_decode_at_normal_speed(self) -> None:

@@ -122,20 +122,30 @@ async def test_the_cpus_pause_follows_the_tables_cpu_speed(
         assert (due - last).total_seconds() == seconds
 
 
-async def test_the_cpu_speed_is_a_setting_of_the_host_before_the_start(api: Api) -> None:
-    """POST /settings {"cpu_speed": "fast"} (host) is shown by the party; another value is
-    422 naming the field, and changing it during the match is 409 not_open."""
-    host = await api.player("host")
-    party = await api.party(host, seats=2)
-    assert party["cpu_speed"] == "normal"
-    url = f"/api/parties/{party['id']}/settings"
-    r = await api.call("POST", url, json={"cpu_speed": "fast"}, headers=api.h(host))
-    assert (r.status_code, r.json()["cpu_speed"]) == (200, "fast"), r.text
-    r = await api.call("POST", url, json={"cpu_speed": "slow"}, headers=api.h(host))
-    assert r.status_code == 422 and r.json()["field"] == "cpu_speed", r.text
-    r = await api.call(
-        "POST", f"/api/parties/{party['id']}/cpus", json={"level": "easy"}, headers=api.h(host)
-    )
-    await api.start(party["id"], host)
-    r = await api.call("POST", url, json={"cpu_speed": "normal"}, headers=api.h(host))
-    assert (r.status_code, r.json()["error"]) == (409, "not_open"), r.text
+async def test_the_host_makes_the_cpus_fast_during_the_match(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """POST /settings {"cpu_speed": "fast"} (the host, mid-match) is shown by the party and
+    the next CPU deadline of the match in play is a quarter of LUDO_CPU_DELAY; another value
+    is 422 naming the field, and a guest's 403."""
+    app = create_app(_settings(tmp_path, cpu_delay=2.0), engine=engine)
+    async with AsyncTestClient(app) as client:
+        api = Api(client, engine)
+        match_id, players, party_id = await api.duel()
+        url = f"/api/parties/{party_id}/settings"
+        r = await api.call("POST", url, json={"cpu_speed": "fast"}, headers=api.h(players[1]))
+        assert (r.status_code, r.json()["error"]) == (403, "not_host"), r.text
+        r = await api.call("POST", url, json={"cpu_speed": "slow"}, headers=api.h(players[0]))
+        assert r.status_code == 422 and r.json()["field"] == "cpu_speed", r.text
+        r = await api.call("POST", url, json={"cpu_speed": "fast"}, headers=api.h(players[0]))
+        assert (r.status_code, r.json()["cpu_speed"]) == (200, "fast"), r.text
+        # Seat 1 leaves: a CPU stands in, and plays at the table's new speed.
+        r = await api.call("POST", f"/api/matches/{match_id}/leave", headers=api.h(players[1]))
+        assert r.status_code == 200, r.text
+        await _play_turn(api, match_id, players, 0)
+        state = await api.match(match_id)
+        assert state["turn"] == 1 and state["deadline"]["kind"] == "cpu"
+        events = (await api.call("GET", f"/api/matches/{match_id}/events")).json()["events"]
+        due = datetime.fromisoformat(state["deadline"]["due_at"])
+        last = datetime.fromisoformat(events[-1]["recorded_at"])
+        assert (due - last).total_seconds() == 0.5
