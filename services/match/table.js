@@ -72,6 +72,109 @@
     $("#sound").setAttribute("aria-pressed", String(soundOn));
   }
 
+  // ------------------------------------------------- the table's own settings
+  // The only move played for the player (this device's choice, on unless they switch it
+  // off), the CPUs' speed (the host's, for the table: docs/site.md), conceding a casual
+  // match against CPUs, a ranked table's badge and ratings.
+  mergeWords({
+    ja: {
+      auto_move: "動かせる手が1つなら自動で動かす",
+      auto_moved: "（動かせる手が1つだけなので自動で動かしました）",
+      auto_moving: "動かせる手は1つだけです。自動で動かしています…",
+      cpu_speed: "CPUの速さ", cpu_speeds: { normal: "ふつう", fast: "速い" },
+      cpu_speed_note: "CPUの速さ: {speed}",
+      concede: "投了する", concede_title: "投了しますか？",
+      concede_text: "対局はすぐに終わり、あなたは最下位になります。カジュアル戦なのでレートは変わりません。",
+      concede_cancel: "続ける", concede_confirm: "投了する", conceding: "投了しています…",
+      rating_of: "レート {n}",
+    },
+    en: {
+      auto_move: "Play my only move for me",
+      auto_moved: "(played for you: the only move)",
+      auto_moving: "Only one move: playing it for you…",
+      cpu_speed: "CPU speed", cpu_speeds: { normal: "Normal", fast: "Fast" },
+      cpu_speed_note: "CPU speed: {speed}",
+      concede: "Concede", concede_title: "Concede the match?",
+      concede_text: "The match ends now and you are placed last. It is a casual match: ratings do not change.",
+      concede_cancel: "Keep playing", concede_confirm: "Concede", conceding: "Conceding…",
+      rating_of: "Rating {n}",
+    },
+  });
+  const AUTO_KEY = "ludo.autoMove";
+  let autoMoveOn = localStorage.getItem(AUTO_KEY) !== "off";
+
+  // The moves of a roll that differ in what they do: pieces on the same square going to
+  // the same square (four in the nest entering on a 6) are one move.
+  function distinctMoves(list) {
+    const seen = new Map();
+    for (const m of list) {
+      const key = `${m.from}>${m.to}`;
+      if (!seen.has(key)) seen.set(key, m);
+    }
+    return [...seen.values()];
+  }
+
+  // After the player's roll, a single move is sent for them as their own press would send
+  // it (the server's `decide` judges it like any move); rolling stays theirs.
+  function autoMove() {
+    if (!autoMoveOn || !myTurn() || match.phase !== "move" || pending || busy > 0 || showing) return;
+    const only = distinctMoves(moves);
+    if (only.length === 1) command({ type: "move", piece: only[0].piece }, { auto: true });
+  }
+
+  const cpuSpeed = () => (party && party.cpu_speed) || "normal";
+  const hasCpus = () => !!match && match.seats.some((s) => s.cpu || s.stood_in);
+
+  // The host's CPU speed: two radio buttons (in words), in the party and during the match.
+  function drawSpeed(box, shown) {
+    box.hidden = !shown;
+    if (!shown) return;
+    const group = box.querySelector(".segmented");
+    if (group.dataset.lang !== lang) {  // made once per language
+      group.dataset.lang = lang;
+      group.textContent = "";
+      for (const speed of ["normal", "fast"]) {
+        const input = el("input", { type: "radio", name: box.id, value: speed, "data-speed": speed });
+        input.addEventListener("change", () => {
+          if (input.checked) partyCommand("/settings", { cpu_speed: speed }, null);
+        });
+        const label = el("label", {}, "");
+        label.append(input, document.createTextNode(t(`cpu_speeds.${speed}`)));
+        group.appendChild(label);
+      }
+    }
+    for (const input of group.querySelectorAll("input")) input.checked = input.value === cpuSpeed();
+  }
+
+  // Conceding: the seat's player, in a casual match whose other seats still playing are
+  // CPUs (the rule is the server's, docs/rules-decisions.md; this only offers it then).
+  function canConcede() {
+    if (!playing() || mySeat === null || match.ranked) return false;
+    const done = (i) => match.pieces[match.seats[i].colour].every((p) => p >= match.board.goal);
+    if (done(mySeat)) return false;
+    return match.seats.every((s, i) => i === mySeat || s.cpu || done(i));
+  }
+
+  // A ranked table's players' ratings (GET /api/players/reputation: the match service's
+  // own read), asked once per match.
+  const ratings = new Map();
+  let ratingsFor = null;
+  async function loadSeatRatings() {
+    if (!match || !match.ranked || ratingsFor === matchId) return;
+    ratingsFor = matchId;
+    const ids = match.seats.filter((s) => s.player_id && !s.cpu).map((s) => s.player_id);
+    if (!ids.length) return;
+    try {
+      const r = await fetch(`/api/players/reputation?ids=${ids.map(encodeURIComponent).join(",")}`,
+                            { keepalive: true, headers: { Accept: "application/json" } });
+      if (!r.ok) throw new Error(String(r.status));
+      for (const p of (await r.json()).players) ratings.set(p.player_id, p.rating);
+      if (match) drawPlayers();
+    } catch (_) {
+      ratingsFor = null;  // asked again on the next state
+    }
+  }
+
   // ------------------------------------------------------------------ helpers
   const colourOf = (seat) => (match ? match.seats[seat].colour : null);
   // A seat's name as shown: the guest's own, or "CPU (normal)" in the page's language.
@@ -387,7 +490,8 @@
     const p = party;
     $("#party-title").textContent = $("#page-title").textContent = tableTitle();
     const bits = [options ? rulesSummary(p.rules, options) : "", p.turn_limit ? `${t("turn_limit")}: ${t("limit_s", { n: p.turn_limit })}` : "",
-                  p.ranked ? t("ranked") : t("casual")].filter(Boolean);
+                  p.ranked ? t("ranked") : t("casual"),
+                  t("cpu_speed_note", { speed: t(`cpu_speeds.${p.cpu_speed || "normal"}`) })].filter(Boolean);
     $("#party-rules").textContent = bits.join(" · ");
     $("#share-link").value = location.origin + `/party/${p.id}`;
     const me = guest();
@@ -435,6 +539,7 @@
     $("#start").hidden = !iAmHost;
     $("#start").disabled = !full;
     drawStampsSwitch();
+    drawSpeed($("#party-speed"), !!iAmHost && p.status === "open");
     $("#leave-party").hidden = mine < 0;
     $("#party-hint").textContent = p.status === "closed" ? t("party_closed")
       : !$("#join-form").hidden ? t("join_hint")
@@ -486,7 +591,10 @@
     }
     drawRematch();
     drawStampsSwitch();
-    if (match) drawStampPalette();
+    if (match) {
+      drawStampPalette();
+      drawControls();  // the CPU speed the host set
+    }
   }
 
   // ------------------------------------------------------------------- match
@@ -669,7 +777,8 @@
     }
     const said = eventWords(entry.facts, who, boardWords(), isMe);
     if (!said) return false;
-    entry.li.textContent = said.text;
+    entry.li.textContent = entry.auto ? `${said.text} ${t("auto_moved")}` : said.text;
+    if (entry.auto) entry.li.dataset.auto = "true";
     entry.li.className = said.kind || "";
     return true;
   }
@@ -698,6 +807,10 @@
 
   function logEvent(frame) {
     const entry = { facts: eventFacts(frame.event_type, frame.data), li: el("li", { "data-version": frame.version }) };
+    // The move this page sent for the player (`autoMove`) is said to be theirs, played for them.
+    const d = frame.data;
+    entry.auto = !!(pending && pending.auto && frame.event_type === "PieceMoved" && d.seat === mySeat
+                    && d.piece === pending.message.piece);
     if (!sayLine(entry)) return null;
     logged.push(entry);
     $("#log").appendChild(entry.li);
@@ -792,12 +905,17 @@
   }
 
   function drawPlayers() {
+    loadSeatRatings();
     const list = $("#players");
     list.textContent = "";
     match.seats.forEach((s, i) => {
       const li = el("li", { class: `c-${s.colour}${match.turn === i ? " turn" : ""}`, "data-seat": i });
       li.appendChild(el("span", { class: "mark", "aria-hidden": "true" }, SYMBOL[s.colour]));
       li.appendChild(el("span", { class: "name" }, `${t(`colour.${s.colour}`)} ${seatName(i)}${isMe(i) ? t("you_mark") : ""}`));
+      if (match.ranked && !s.cpu && ratings.has(s.player_id)) {
+        li.appendChild(el("span", { class: "tag rating", "data-rating": ratings.get(s.player_id) },
+                          t("rating_of", { n: ratings.get(s.player_id) })));
+      }
       if (s.cpu) li.appendChild(el("span", { class: "tag cpu" }, t("cpu")));
       else if (s.stood_in) li.appendChild(el("span", { class: "tag cpu", "data-stood-in": s.stood_in }, t("stood_in")));
       if (!s.cpu && connected) {  // who is connected, in words
@@ -840,8 +958,9 @@
     if (showing) return showing;
     if (pending && !pending.probe) {
       const m = pending.message;
-      return m.type === "roll" ? t("rolling") : m.type === "move" ? t("moving", { piece: m.piece + 1 })
-        : m.type === "leave" ? t("leaving") : t("reclaiming");
+      return m.type === "roll" ? t("rolling")
+        : m.type === "move" ? (pending.auto ? t("auto_moving") : t("moving", { piece: m.piece + 1 }))
+        : m.type === "leave" ? t("leaving") : m.type === "concede" ? t("conceding") : t("reclaiming");
     }
     const turn = match.turn;
     if (mySeat !== null && match.seats[mySeat].stood_in) return t("stood_in_you");
@@ -893,8 +1012,17 @@
     const stoodIn = mySeat !== null && playing() && match.seats[mySeat].stood_in;
     $("#reclaim").hidden = !stoodIn;
     $("#leave-match").hidden = !(mySeat !== null && playing() && !stoodIn);
+    $("#concede").hidden = !canConcede();
+    if ($("#concede").hidden && $("#concede-dialog").open) $("#concede-dialog").close();
+    $("#auto-move-box").hidden = mySeat === null || !playing();
+    $("#ranked-badge").hidden = !match.ranked;
+    drawSpeed($("#match-speed"), iAmHost() && playing() && hasCpus());
+    const note = $("#speed-note");
+    note.hidden = iAmHost() || !hasCpus() || !party;
+    note.textContent = t("cpu_speed_note", { speed: t(`cpu_speeds.${cpuSpeed()}`) });
     // One command at a time: a button says so instead of ignoring a click.
-    $("#reclaim").disabled = $("#leave-match").disabled = !!pending;
+    $("#reclaim").disabled = $("#leave-match").disabled = $("#concede").disabled = !!pending;
+    autoMove();
     if (mine && match.phase === "roll" && !roller.disabled && document.activeElement === document.body) {
       roller.focus({ preventScroll: true });  // Enter and Space roll too; the page stays put
     }
@@ -1099,12 +1227,14 @@
 
   // ------------------------------------------------------------------- start
   // R rolls whatever has focus (but a text field); Space rolls unless it is pressing a
-  // button or a piece, which act on it themselves; 1–4 press that piece.
+  // button, a piece or a checkbox, which act on it themselves; 1–4 press that piece.
   function onKey(e) {
     if (e.altKey || e.ctrlKey || e.metaKey || !match) return;
     const target = e.target instanceof Element ? e.target : null;
-    if (target && target.closest("input, select, textarea")) return;
-    const pressable = target && target.closest("button, a[href], summary, [role=button]");
+    // Keys typed into a field are its own; a checkbox or a radio button (the table's own
+    // settings) takes only Space and the arrows.
+    if (target && target.closest("input:not([type=checkbox]):not([type=radio]), select, textarea")) return;
+    const pressable = target && target.closest("button, a[href], summary, [role=button], input");
     if ((e.key === "r" || e.key === "R" || (e.key === " " && !pressable)) && myTurn() && match.phase === "roll") {
       e.preventDefault();
       roll();
@@ -1126,6 +1256,23 @@
     $("#roll").addEventListener("click", roll);
     $("#reclaim").addEventListener("click", () => command({ type: "reclaim" }));
     $("#leave-match").addEventListener("click", () => { if (confirm(t("leave_confirm"))) command({ type: "leave" }); });
+    const autoBox = $("#auto-move");
+    autoBox.checked = autoMoveOn;
+    autoBox.addEventListener("change", () => {
+      autoMoveOn = autoBox.checked;
+      localStorage.setItem(AUTO_KEY, autoMoveOn ? "on" : "off");
+      if (match) drawControls();
+    });
+    const dialog = $("#concede-dialog");
+    $("#concede").addEventListener("click", () => {
+      dialog.showModal();
+      $("#concede-cancel").focus();  // the safe answer first
+    });
+    $("#concede-cancel").addEventListener("click", () => dialog.close());
+    $("#concede-confirm").addEventListener("click", () => {
+      dialog.close();
+      command({ type: "concede" });
+    });
     $("#rematch").addEventListener("click", () => partyCommand("/rematch", undefined, $("#rematch")));
     $("#start").addEventListener("click", () => partyCommand("/start", undefined, $("#start")));
     for (const button of document.querySelectorAll(".stamps-switch")) {
