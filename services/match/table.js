@@ -831,11 +831,12 @@
     }
     if (frame.event_type === "DieRolled") {
       SOUNDS.roll();
-      await showDie(d.value, true);
+      await showDie(d.value, !behind());
     } else if (frame.event_type === "PieceMoved") {
       const captures = d.captures || [];
       board.setMovable(null);
-      await board.animateMove({ seat: d.seat, piece: d.piece, from: d.frm, to: d.to, captures });
+      await board.animateMove({ seat: d.seat, piece: d.piece, from: d.frm, to: d.to, captures },
+                              { stepMs: stepMs(d.seat) });
       board.setLastMove(d.seat, d.piece);
       (captures.length ? SOUNDS.capture : d.to >= match.board.goal ? SOUNDS.goal : SOUNDS.move)();
     } else if (frame.event_type === "TurnEnded") {
@@ -843,6 +844,17 @@
       if (d.next_seat === mySeat) SOUNDS.turn();
     }
     showing = null;
+  }
+
+  // The page keeps up with the table: more than one batch of frames waiting behind this
+  // one (fast CPUs, a slow device, a late spectator) and it draws them without animation
+  // until it has caught up; at a fast table the CPUs' pieces walk quicker. (A piece walks
+  // 140 ms a square: a CPU's six-square move would take 0.84 s to draw against its 0.125 s
+  // pause at fast, and the player's turn would wait for the drawing.)
+  const behind = () => busy > 3;
+  function stepMs(seat) {
+    if (behind()) return -1;  // drawn at once (board.js: no animation)
+    return cpuSpeed() === "fast" && seat !== mySeat ? 60 : 140;
   }
 
   function showDie(value, animate) {
