@@ -15,8 +15,8 @@ from domain.decider import Controller, MatchState, apply, current_legal_moves, t
 from domain.events import (
     DieRolled,
     Event,
-    MatchCreated,
     MatchConceded,
+    MatchCreated,
     MatchFinished,
     MatchStarted,
     PieceMoved,

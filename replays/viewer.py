@@ -18,8 +18,8 @@ from domain.errors import NotFound
 from domain.events import (
     DieRolled,
     Event,
-    MatchCreated,
     MatchConceded,
+    MatchCreated,
     MatchFinished,
     MatchStarted,
     PieceMoved,

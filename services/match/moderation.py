@@ -151,8 +151,9 @@ class ReputationController(Controller):
         description="`ids`: 1 to 100 player ids, comma-separated (422 otherwise). Each comes "
         "back once, in the order asked; `completion` is null for a player with no ended "
         "match; `rating` is the player rating, rounded (1500 before any rated match), shown "
-        "beside the names at a ranked table. The same answer as the ranking service's `getPublicReputations`, read here "
-        "from the same database, so the pages show it while the ranking service is away.",
+        "beside the names at a ranked table. The same answer as the ranking service's "
+        "`getPublicReputations`, read here from the same database, so the pages show it "
+        "while the ranking service is away.",
         responses=error_responses(400, 422),
     )
     async def reputation(

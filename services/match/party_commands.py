@@ -439,11 +439,11 @@ class PartyCommands:
         pd.fold(decided, state)
         side = [self._listing(party_id, state)]
         speed_of = None
-        if state.status == "playing" and state.match_id is not None:
-            if any(isinstance(e, pd.SettingsChanged) for e in decided):
-                # The CPUs' speed of the match in play follows the table's at once.
-                speed_of = match_stream(state.match_id)
-                side.append(match_rows.cpu_speed_write(speed_of, state.cpu_speed))
+        changed = any(isinstance(e, pd.SettingsChanged) for e in decided)
+        if changed and state.status == "playing" and state.match_id is not None:
+            # The CPUs' speed of the match in play follows the table's at once.
+            speed_of = match_stream(state.match_id)
+            side.append(match_rows.cpu_speed_write(speed_of, state.cpu_speed))
         result = await self.store.append(
             stream,
             version,

@@ -6,11 +6,12 @@
   (DESIGN.md §4), written with `MatchCreated` (or by a replay import).
 
 Both never change once written, but for `matches.cpu_speed`, the host's setting, which may
-change while the match plays (`cpu_speed_write`); the deadline worker reads it afresh. The match service writes and reads them (starting a
-match, its reads and timers, replays); the ranking consumer reads `matches` (the party
-link and the ranked flag, docs/ranking.md "What counts"), the one table of the match
-service it reads. Here because both services use it: shared code lives under
-`services/shared/`, and this is the one module that names these two tables.
+change while the match plays (`cpu_speed_write`); the deadline worker reads it afresh. The
+match service writes and reads them (starting a match, its reads and timers, replays); the
+ranking consumer reads `matches` (the party link and the ranked flag, docs/ranking.md "What
+counts"), the one table of the match service it reads. Here because both services use
+it: shared code lives under `services/shared/`, and this is the one module that names
+these two tables.
 """
 
 from __future__ import annotations
@@ -113,9 +114,7 @@ async def read_rows(conn: AsyncConnection, streams: Sequence[str]) -> dict[str, 
     if not streams:
         return {}
     rows = await conn.exec_driver_sql(_ROWS, {"streams": list(streams)})
-    return {
-        r.stream_id: MatchRow(r.party_id, r.turn_limit, r.ranked, r.cpu_speed) for r in rows
-    }
+    return {r.stream_id: MatchRow(r.party_id, r.turn_limit, r.ranked, r.cpu_speed) for r in rows}
 
 
 async def read_row(conn: AsyncConnection, stream: str) -> MatchRow | None:

@@ -11,8 +11,8 @@ import pytest
 
 from domain.board import board_for
 from domain.commands import (
-    Concede,
     Actor,
+    Concede,
     CreateMatch,
     LeaveSeat,
     MovePiece,
@@ -39,10 +39,10 @@ from domain.decider import (
     needs_die,
 )
 from domain.events import (
-    MatchFinished,
-    MatchConceded,
     CpuLevel,
+    MatchConceded,
     MatchCreated,
+    MatchFinished,
     MatchStarted,
     SeatReclaimed,
     SeatStoodIn,
@@ -717,9 +717,7 @@ class TestConcede:
         play(state, Roll(seat=1, die=1))
         play(state, MovePiece(seat=1, piece=3))
         assert state.finished == [1]
-        assert play(state, Concede(seat=0, ranked=False))[-1] == MatchFinished(
-            placements=(3, 1, 2)
-        )
+        assert play(state, Concede(seat=0, ranked=False))[-1] == MatchFinished(placements=(3, 1, 2))
 
     def test_it_may_be_conceded_in_any_phase_and_on_a_cpus_turn(self) -> None:
         """A concession is not a turn's action: after a roll, and while a CPU plays."""

@@ -358,9 +358,7 @@ class TestCpuSpeed:
         """PartyCreated records `cpu_speed` (normal unless the host asks for fast)."""
         assert table().cpu_speed == "normal"
         state = PartyState()
-        events = act(
-            state, CreateParty(host_id=HOST, host_name="Hana", seats=2, cpu_speed="fast")
-        )
+        events = act(state, CreateParty(host_id=HOST, host_name="Hana", seats=2, cpu_speed="fast"))
         created = events[0]
         assert isinstance(created, PartyCreated) and created.cpu_speed == "fast"
         assert state.cpu_speed == "fast"

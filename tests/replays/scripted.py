@@ -112,7 +112,11 @@ def conceded_match(
         seat = state.turn
         actor = seats[seat].player_id or "scheduler:cpu"
         if state.phase == "roll":
-            die = die_for_roll(seed, state.client_seed, state.rolls_made) if needs_die(state) else None
+            die = (
+                die_for_roll(seed, state.client_seed, state.rolls_made)
+                if needs_die(state)
+                else None
+            )
             run(Roll(seat=seat, die=die), actor)
         else:
             move = choose_move("easy", state, current_legal_moves(state), f"c:{seat}")

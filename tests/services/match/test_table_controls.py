@@ -70,9 +70,7 @@ async def test_the_movable_pieces_come_next_after_the_roll_button_in_tab_order(
         await expect(focused).to_have_attribute("role", "button")
         before = await version(page)
         await page.keyboard.press("Enter")
-        await page.wait_for_function(
-            "(v) => Number(document.body.dataset.version) > v", arg=before
-        )
+        await page.wait_for_function("(v) => Number(document.body.dataset.version) > v", arg=before)
         assert errors == []
 
 
@@ -93,7 +91,10 @@ async def test_the_only_move_is_played_for_the_player_and_said_so(
     line says so while it goes, the log line says it was played for the player, and the
     player still rolls every die themself (the roll button comes back)."""
     said = {
-        "ja-JP": ("動かせる手は1つだけです。自動で動かしています…", "（動かせる手が1つだけなので自動で動かしました）"),
+        "ja-JP": (
+            "動かせる手は1つだけです。自動で動かしています…",
+            "（動かせる手が1つだけなので自動で動かしました）",
+        ),
         "en-GB": ("Only one move: playing it for you…", "(played for you: the only move)"),
     }[locale]
     async with person(browser, locale=locale, width=width, height=height) as (page, errors):
@@ -181,8 +182,18 @@ async def test_a_lost_match_against_cpus_is_conceded_after_a_question_in_words(
     keeps playing); Tab and Enter on Concede end the match at once, the player last and
     the log saying so."""
     words = {
-        "ja-JP": ("投了する", "投了しますか？", "最下位", "あなたが投了しました。あなたは最下位です。"),
-        "en-GB": ("Concede", "Concede the match?", "placed last", "You conceded and are placed last."),
+        "ja-JP": (
+            "投了する",
+            "投了しますか？",
+            "最下位",
+            "あなたが投了しました。あなたは最下位です。",
+        ),
+        "en-GB": (
+            "Concede",
+            "Concede the match?",
+            "placed last",
+            "You conceded and are placed last.",
+        ),
     }[locale]
     async with person(browser, locale=locale, width=width, height=height) as (page, errors):
         await name_myself(page, site, "kei")
@@ -268,13 +279,20 @@ async def test_a_ranked_table_shows_its_badge_and_each_players_rating(
 
     await wait_until(rated, 30, what="the first match rated")
     ids = ",".join(g["id"] for g in guests)
-    shown = [p["rating"] for p in site.http.get(f"/api/players/reputation?ids={ids}").json()["players"]]
+    shown = [
+        p["rating"] for p in site.http.get(f"/api/players/reputation?ids={ids}").json()["players"]
+    ]
     assert shown[0] != shown[1]  # one won: neither is the starting rating any more
     party_id, _ = ranked_match(site, tokens)
-    pages = (("ja-JP", 375, 812, "ランク戦", "レート {}"), ("en-GB", 1280, 800, "Ranked", "Rating {}"))
+    pages = (
+        ("ja-JP", 375, 812, "ランク戦", "レート {}"),
+        ("en-GB", 1280, 800, "Ranked", "Rating {}"),
+    )
     for (locale, width, height, badge, rating), guest in zip(pages, guests, strict=True):
         async with person(browser, locale=locale, width=width, height=height) as (page, errors):
-            await page.add_init_script(f"localStorage.setItem('ludo.guest', {json.dumps(json.dumps(guest))})")
+            await page.add_init_script(
+                f"localStorage.setItem('ludo.guest', {json.dumps(json.dumps(guest))})"
+            )
             await page.goto(f"{site.url}/party/{party_id}")
             await expect(page.locator("body[data-ready=true]")).to_be_attached()
             await expect(page.locator("#ranked-badge")).to_be_visible()

@@ -105,7 +105,9 @@ async def test_a_stamp_is_seen_by_the_other_player_in_their_language_until_muted
         await expect(host_mute).to_have_text("ミュート")
         await host_mute.click()
         await expect(host_mute).to_have_text("ミュート解除")
-        await expect(host.locator('#players li[data-seat="1"] .tag.muted')).to_have_text("ミュート中")
+        await expect(host.locator('#players li[data-seat="1"] .tag.muted')).to_have_text(
+            "ミュート中"
+        )
         await host_mute.click()
         await expect(host_mute).to_have_text("ミュート")
         await expect(host.locator('#players li[data-seat="1"] .tag.muted')).to_have_count(0)

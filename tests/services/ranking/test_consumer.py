@@ -148,7 +148,7 @@ def test_a_concession_is_no_leave_and_a_match_against_cpus_is_not_rated() -> Non
     """A conceded match (the player's act, not a stand-in's) is read as finished by its
     player, not left, for the reputation; one guest against CPUs rates nobody."""
     seats = (ev.SeatSpec(name="a", player_id="a"), ev.SeatSpec(name="c", cpu="easy"))
-    events = [
+    events: list[ev.Event] = [
         ev.MatchCreated(ruleset={}, seats=seats, seed_hash=""),
         ev.MatchConceded(seat=0),
         ev.MatchFinished(placements=(2, 1)),
