@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.decider import MatchState
 from domain.streams import match_id_of, match_stream
 from services.match.match_reads import MatchReads, MatchRow
+from services.shared import match_rows
 from services.shared.eventstore import SideWrite
 from services.shared.settings import Settings
 
@@ -25,15 +26,14 @@ CPU_SPEED_FACTOR: dict[str, float] = {"normal": 1.0, "fast": 0.25}
 # `{gate}` ties the write to an append (the relation `appended` of the append statement,
 # one row when the events go in) or is empty for a write on its own.
 # A CPU's pause is `dl_secs` (LUDO_CPU_DELAY) times the factor of the match's CPU speed as
-# `matches` holds it when the row is written: the host may change the speed while the match
-# plays (`PartyCommands`), so it is read here, never from a cached row.
+# the match's row holds it when the deadline is written (`match_rows.cpu_factor_sql`): the
+# host may change the speed while the match plays (`PartyCommands`), so it is read then,
+# never from a cached row.
 _UPSERT = """
     INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
     SELECT %(dl_stream)s,
-           now() + make_interval(secs => %(dl_secs)s * CASE WHEN %(dl_kind)s = 'cpu' THEN
-               COALESCE((SELECT CASE m.cpu_speed WHEN 'fast' THEN %(dl_fast)s ELSE 1.0 END
-                           FROM matches m WHERE m.stream_id = %(dl_stream)s), 1.0)
-               ELSE 1.0 END),
+           now() + make_interval(secs => %(dl_secs)s * CASE WHEN %(dl_kind)s = 'cpu'
+                                 THEN {factor} ELSE 1.0 END),
            %(dl_version)s, %(dl_kind)s
       {gate}
     ON CONFLICT (stream_id) DO UPDATE
@@ -47,9 +47,10 @@ _DELETE = """
      WHERE stream_id = %(dl_stream)s {gate}
     RETURNING 1
 """
-_UPSERT_WITH_APPEND = _UPSERT.format(gate="FROM appended")
+_FACTOR = match_rows.cpu_factor_sql("dl_stream", "dl_fast")
+_UPSERT_WITH_APPEND = _UPSERT.format(gate="FROM appended", factor=_FACTOR)
 _DELETE_WITH_APPEND = _DELETE.format(gate="AND EXISTS (SELECT 1 FROM appended)")
-_UPSERT_ALONE = _UPSERT.format(gate="")
+_UPSERT_ALONE = _UPSERT.format(gate="", factor=_FACTOR)
 _DELETE_ALONE = _DELETE.format(gate="")
 # Taken before the events go in: the scheduler holds this row while it fires a deadline
 # and appends, so an append waits for it and then loses the race cleanly (409) instead of

@@ -27,6 +27,7 @@ from services.shared.eventstore import SideWrite
 __all__ = [
     "NO_ROW",
     "MatchRow",
+    "cpu_factor_sql",
     "cpu_speed_write",
     "insert_match",
     "insert_seed",
@@ -77,6 +78,16 @@ _CPU_SPEED: Final = """
     RETURNING 1
 """
 _LOCK_ROW: Final = "SELECT 1 FROM matches WHERE stream_id = %(ms_stream)s FOR UPDATE"
+
+
+def cpu_factor_sql(stream: str, fast: str) -> str:
+    """An SQL expression: the factor of a CPU's pause in the match of stream `stream`, read
+    from its row when the statement runs (1.0 at `normal` or without a row, `fast` at
+    `fast`); `stream` and `fast` name the statement's parameters."""
+    return (
+        f"COALESCE((SELECT CASE m.cpu_speed WHEN 'fast' THEN %({fast})s ELSE 1.0 END"
+        f" FROM matches m WHERE m.stream_id = %({stream})s), 1.0)"
+    )
 
 
 def cpu_speed_write(stream: str, speed: str) -> SideWrite:
