@@ -122,7 +122,22 @@
     if (only.length === 1) command({ type: "move", piece: only[0].piece }, { auto: true });
   }
 
+  // The versions of the moves this tab played for the player in the match on the board.
+  const autoKey = () => `ludo.autoMoved.${matchId}`;
+  function autoMoved() {
+    try {
+      const versions = JSON.parse(sessionStorage.getItem(autoKey()) || "[]");
+      return Array.isArray(versions) ? versions : [];
+    } catch (_) {
+      return [];
+    }
+  }
+  function rememberAuto(version) {
+    sessionStorage.setItem(autoKey(), JSON.stringify([...autoMoved(), version]));
+  }
+
   const cpuSpeed = () => (party && party.cpu_speed) || "normal";
+  let speedAsked = null;  // the speed the host just picked, until the server answers
   const hasCpus = () => !!match && match.seats.some((s) => s.cpu || s.stood_in);
 
   // The host's CPU speed: two radio buttons (in words), in the party and during the match.
@@ -135,15 +150,21 @@
       group.textContent = "";
       for (const speed of ["normal", "fast"]) {
         const input = el("input", { type: "radio", name: box.id, value: speed, "data-speed": speed });
-        input.addEventListener("change", () => {
-          if (input.checked) partyCommand("/settings", { cpu_speed: speed }, null);
+        input.addEventListener("change", async () => {
+          if (!input.checked) return;
+          speedAsked = speed;  // shown as chosen while the request is on its way
+          await partyCommand("/settings", { cpu_speed: speed }, null);
+          speedAsked = null;  // then the party's word (its frame, or unchanged if refused)
+          if (match && !$("#match-view").hidden) drawControls();
+          else if (party) drawParty();
         });
         const label = el("label", {}, "");
         label.append(input, document.createTextNode(t(`cpu_speeds.${speed}`)));
         group.appendChild(label);
       }
     }
-    for (const input of group.querySelectorAll("input")) input.checked = input.value === cpuSpeed();
+    for (const input of group.querySelectorAll("input")) input.checked = input.value === (speedAsked || cpuSpeed());
+    box.dataset.speed = cpuSpeed();  // the party's word (the last party frame)
   }
 
   // Conceding: the seat's player, in a casual match whose other seats still playing are
@@ -807,10 +828,13 @@
 
   function logEvent(frame) {
     const entry = { facts: eventFacts(frame.event_type, frame.data), li: el("li", { "data-version": frame.version }) };
-    // The move this page sent for the player (`autoMove`) is said to be theirs, played for them.
+    // The move this page sent for the player (`autoMove`) is said to be theirs, played for them;
+    // the tab remembers which (sessionStorage), so that a reload says the same log.
     const d = frame.data;
-    entry.auto = !!(pending && pending.auto && frame.event_type === "PieceMoved" && d.seat === mySeat
+    const sent = !!(pending && pending.auto && frame.event_type === "PieceMoved" && d.seat === mySeat
                     && d.piece === pending.message.piece);
+    if (sent) rememberAuto(frame.version);
+    entry.auto = sent || autoMoved().includes(frame.version);
     if (!sayLine(entry)) return null;
     logged.push(entry);
     $("#log").appendChild(entry.li);
@@ -831,7 +855,7 @@
     }
     if (frame.event_type === "DieRolled") {
       SOUNDS.roll();
-      await showDie(d.value, !behind());
+      await showDie(d.value, !hurry(d.seat));
     } else if (frame.event_type === "PieceMoved") {
       const captures = d.captures || [];
       board.setMovable(null);
@@ -846,14 +870,15 @@
     showing = null;
   }
 
-  // The page keeps up with the table: more than one batch of frames waiting behind this
-  // one (fast CPUs, a slow device, a late spectator) and it draws them without animation
-  // until it has caught up; at a fast table the CPUs' pieces walk quicker. (A piece walks
+  // The page keeps up with the table: with more than one batch of frames waiting behind
+  // this one (fast CPUs, a slow device, a late spectator) the others' rolls and moves are
+  // drawn without animation until it has caught up (the player's own always animate: they
+  // are watching their die); at a fast table the CPUs' pieces walk quicker. (A piece walks
   // 140 ms a square: a CPU's six-square move would take 0.84 s to draw against its 0.125 s
   // pause at fast, and the player's turn would wait for the drawing.)
-  const behind = () => busy > 3;
+  const hurry = (seat) => busy > 3 && seat !== mySeat;
   function stepMs(seat) {
-    if (behind()) return -1;  // drawn at once (board.js: no animation)
+    if (hurry(seat)) return -1;  // drawn at once (board.js: no animation)
     return cpuSpeed() === "fast" && seat !== mySeat ? 60 : 140;
   }
 

@@ -88,8 +88,8 @@ async def test_the_only_move_is_played_for_the_player_and_said_so(
     site: Site, browser: Browser, width: int, height: int, locale: str
 ) -> None:
     """With the setting on (the default), a roll that leaves one move plays it: the turn
-    line says so while it goes, the log line says it was played for the player, and the
-    player still rolls every die themself (the roll button comes back)."""
+    line says so while it goes, the log line says it was played for the player (again
+    after a reload), and the move is the player's own command with their die."""
     said = {
         "ja-JP": (
             "動かせる手は1つだけです。自動で動かしています…",
@@ -119,7 +119,10 @@ async def test_the_only_move_is_played_for_the_player_and_said_so(
         moved = site.events(await match_of(page, site))[version_of]
         assert moved["type"] == "PieceMoved" and moved["data"]["seat"] == 0
         assert moved["data"]["die"] is not None
-        assert await my_decision(page) in ("roll", "move", "over")
+        # A reload says the same log: the tab kept which move it played for the player.
+        await page.reload()
+        await expect(page.locator("body[data-ready=true]")).to_be_attached()
+        await expect(page.locator(f'#log li[data-version="{version_of}"]')).to_contain_text(said[1])
         assert errors == []
 
 
@@ -149,7 +152,7 @@ async def test_the_host_makes_the_cpus_fast_from_the_keyboard_during_the_match(
     site: Site, browser: Browser, width: int, height: int, locale: str
 ) -> None:
     """The host's CPU speed is two radio buttons in words at the table (normal checked);
-    an arrow key picks fast, which the party then holds (the server's word)."""
+    an arrow key picks fast, which the party then holds (its frame and its read say so)."""
     fast = {"ja-JP": "速い", "en-GB": "Fast"}[locale]
     async with person(browser, locale=locale, width=width, height=height) as (page, errors):
         await name_myself(page, site, "kei")
@@ -161,9 +164,9 @@ async def test_the_host_makes_the_cpus_fast_from_the_keyboard_during_the_match(
         await speed.locator("input[value=normal]").focus()
         await page.keyboard.press("ArrowRight")
         party_id = page.url.rsplit("/", 1)[1]
-        await page.wait_for_function(
-            "() => document.querySelector('#match-speed input[value=fast]').checked"
-        )
+        # The party's frame says fast (the server's word), and the radio stays on it.
+        await expect(speed).to_have_attribute("data-speed", "fast")
+        await expect(speed.locator("input[value=fast]")).to_be_checked()
         party = site.http.get(f"/api/parties/{party_id}").json()
         assert party["cpu_speed"] == "fast"
         assert await small_targets(page) == []
