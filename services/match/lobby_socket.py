@@ -159,7 +159,7 @@ async def lobby_socket(
             await channel.send_all(guest.frames())
 
     try:
-        await serve(channel, pump, ping_or_hello(hello), "lobby")
+        await serve(channel, pump, ping_or_hello(hello, channel.counters), "lobby")
     finally:
         if guest.player is not None:
             service.lobby.release(guest.player.id)
