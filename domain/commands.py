@@ -20,6 +20,7 @@ from domain.rules import Ruleset
 __all__ = [
     "Actor",
     "Command",
+    "Concede",
     "CreateMatch",
     "LeaveSeat",
     "MovePiece",
@@ -105,6 +106,19 @@ class Reclaim(msgspec.Struct, frozen=True, kw_only=True):
     returning: bool = False
 
 
+class Concede(msgspec.Struct, frozen=True, kw_only=True):
+    """The seat's player gives the match up: it ends at once, the seat placed last.
+
+    Only in a casual match where every other seat still playing is a CPU's
+    (docs/rules-decisions.md). `ranked`: whether the match counts for ratings, which its
+    events do not say: the service tells it from the match's table settings. None when
+    nobody is judged (a replay re-deciding recorded play, as `by` of `Roll`).
+    """
+
+    seat: int
+    ranked: bool | None = None
+
+
 class RevealSeed(msgspec.Struct, frozen=True, kw_only=True):
     """Publish the server seed (hex) once the match is over."""
 
@@ -120,6 +134,7 @@ Command = (
     | StandIn
     | LeaveSeat
     | Reclaim
+    | Concede
     | RevealSeed
 )
 
@@ -146,6 +161,9 @@ RejectionCode = Literal[
     "not_stood_in",
     "stand_in_kept",
     "already_revealed",
+    "ranked_match",
+    "not_against_cpus",
+    "seat_finished",
 ]
 
 

@@ -17,6 +17,7 @@ from domain.board import NEST, PIECES, Board, board_for
 from domain.commands import (
     Actor,
     Command,
+    Concede,
     CreateMatch,
     LeaveSeat,
     MovePiece,
@@ -33,6 +34,7 @@ from domain.events import (
     CpuLevel,
     DieRolled,
     Event,
+    MatchConceded,
     MatchCreated,
     MatchFinished,
     MatchStarted,
@@ -248,6 +250,12 @@ def _on_player_finished(state: MatchState, event: PlayerFinished) -> None:
     state.finished.append(event.seat)
 
 
+def _on_match_conceded(state: MatchState, event: MatchConceded) -> None:
+    # The fact of who gave up; what it changes (the end, the places) is the
+    # `MatchFinished` decided with it.
+    return None
+
+
 def _on_match_finished(state: MatchState, event: MatchFinished) -> None:
     state.placements = event.placements
     state.status = "finished"
@@ -311,6 +319,7 @@ _ROLL_PASSED: Final = RollPassed
 # of every match folded or played; the four events of nearly every turn are tested first.
 _APPLY: dict[type, Callable[[MatchState, Any], None]] = {
     PlayerFinished: _on_player_finished,
+    MatchConceded: _on_match_conceded,
     MatchFinished: _on_match_finished,
     TurnTimedOut: _on_turn_timed_out,
     SeatStoodIn: _on_seat_stood_in,
@@ -690,6 +699,36 @@ def _decide_reclaim(command: Reclaim, state: MatchState) -> list[Event] | Reject
     return [SeatReclaimed(seat=command.seat)]
 
 
+def _decide_concede(command: Concede, state: MatchState) -> list[Event] | Rejection:
+    """A player gives up a casual match against CPUs (docs/rules-decisions.md): it ends at
+    once; finishers keep their places, the CPUs still playing are placed by their pieces
+    (`domain.placements`), the conceding seat last."""
+    seat = command.seat
+    bad = _playing_seat(state, seat)
+    if bad is not None:
+        return bad
+    if state.seats[seat].cpu is not None:
+        return Rejection("bad_command", f"seat {seat} is a CPU seat")
+    if not state.playing(seat):
+        return Rejection("seat_finished", f"seat {seat} has finished already")
+    if command.ranked:
+        return Rejection("ranked_match", "a ranked match cannot be conceded; leave it instead")
+    people = [
+        i for i in range(state.players) if i != seat and state.playing(i) and not state.seats[i].cpu
+    ]
+    if people:
+        return Rejection(
+            "not_against_cpus",
+            f"seat {people[0]} is still playing: only a match against CPUs can be conceded",
+        )
+    board = state.board
+    assert board is not None
+    return [
+        MatchConceded(seat=seat),
+        MatchFinished(placements=placements(board, state.pieces, state.finished, seat)),
+    ]
+
+
 def _decide_reveal(command: RevealSeed, state: MatchState) -> list[Event] | Rejection:
     if state.status != "finished":
         return Rejection("not_finished", "the seed is revealed only after the match ends")
@@ -716,5 +755,6 @@ _DECIDE: dict[type, Callable[[Any, MatchState], list[Event] | Rejection]] = {
     StandIn: _decide_stand_in_command,
     LeaveSeat: _decide_leave,
     Reclaim: _decide_reclaim,
+    Concede: _decide_concede,
     RevealSeed: _decide_reveal,
 }

@@ -23,6 +23,7 @@ __all__ = [
     "CpuLevel",
     "DieRolled",
     "Event",
+    "MatchConceded",
     "MatchCreated",
     "MatchFinished",
     "MatchStarted",
@@ -130,6 +131,14 @@ class PlayerFinished(_Event, frozen=True):
     place: int
 
 
+class MatchConceded(_Event, frozen=True):
+    """The seat's player gave the match up: it ends at once (`MatchFinished` follows in the
+    same command), the seat placed last. Only a casual match whose other seats still
+    playing are CPUs' (docs/rules-decisions.md)."""
+
+    seat: int
+
+
 class MatchFinished(_Event, frozen=True):
     """The match is over. `placements[seat]` is that seat's place; equal places are draws."""
 
@@ -170,6 +179,7 @@ Event = (
     | RollPassed
     | TurnEnded
     | PlayerFinished
+    | MatchConceded
     | MatchFinished
     | TurnTimedOut
     | SeatStoodIn
@@ -187,6 +197,7 @@ EVENT_TYPES: dict[str, type[_Event]] = {
         RollPassed,
         TurnEnded,
         PlayerFinished,
+        MatchConceded,
         MatchFinished,
         TurnTimedOut,
         SeatStoodIn,

@@ -24,6 +24,7 @@ from domain.events import CpuLevel, SeatSpec
 from domain.rules import RulesetError, options_to_dict, parse_settings
 
 __all__ = [
+    "CPU_SPEEDS",
     "MAX_SEATS",
     "MIN_SEATS",
     "PARTY_EVENT_TYPES",
@@ -31,6 +32,7 @@ __all__ = [
     "AddCpu",
     "ChangeSettings",
     "CpuSeated",
+    "CpuSpeed",
     "CreateParty",
     "HostChanged",
     "JoinParty",
@@ -62,6 +64,10 @@ TURN_LIMITS: tuple[int | None, ...] = (None, 30, 60)
 NAME_MAX = 32
 
 PartyStatus = Literal["new", "open", "playing", "closed"]
+# How long the CPUs pause before each action (the service's `LUDO_CPU_DELAY`, or a quarter
+# of it when fast): the host's choice for the table, pinned by each match it opens.
+CpuSpeed = Literal["normal", "fast"]
+CPU_SPEEDS: tuple[CpuSpeed, ...] = ("normal", "fast")
 
 # ---------------------------------------------------------------------------------- events
 
@@ -82,6 +88,8 @@ class PartyCreated(_PartyEvent, frozen=True):
     # The arena tournament whose pairing opened this table (docs/arenas.md); None for every
     # other party, and for every event written before arenas existed.
     arena_id: str | None = None
+    # The CPUs' speed; events written before it existed decode as "normal".
+    cpu_speed: CpuSpeed = "normal"
 
 
 class SeatTaken(_PartyEvent, frozen=True):
@@ -119,22 +127,25 @@ class PartyClosed(_PartyEvent, frozen=True):
 class SettingsChanged(_PartyEvent, frozen=True):
     """The host changed the settings (every field is the new value). `stamps`: whether the
     table's players may send quick-chat stamps (`domain.stamps`); events stored before it
-    existed decode with stamps on."""
+    existed decode with stamps on. `cpu_speed`: likewise "normal" for older events."""
 
     ruleset: dict[str, Any]
     turn_limit: int | None
     ranked: bool
     stamps: bool = True
+    cpu_speed: CpuSpeed = "normal"
 
 
 class MatchOpened(_PartyEvent, frozen=True):
-    """Game number `game` of this party started as match `match_id`, `first_seat` first."""
+    """Game number `game` of this party started as match `match_id`, `first_seat` first,
+    with the table's settings of that moment (`cpu_speed` "normal" in older events)."""
 
     match_id: str
     first_seat: int
     game: int
     ranked: bool
     turn_limit: int | None
+    cpu_speed: CpuSpeed = "normal"
 
 
 PartyEvent = (
@@ -184,6 +195,7 @@ class CreateParty(msgspec.Struct, frozen=True, kw_only=True):
     ranked: bool = False
     client_seed: str = ""
     arena_id: str | None = None
+    cpu_speed: CpuSpeed = "normal"
 
 
 class JoinParty(msgspec.Struct, frozen=True, kw_only=True):
@@ -218,14 +230,15 @@ class RemoveCpu(msgspec.Struct, frozen=True, kw_only=True):
 
 class ChangeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The host changes the settings; None keeps a field as it is (`turn_limit`: use 0 for none).
-    `stamps` alone may change while the table plays (the host switches stamps off or on
-    mid-match); the others only before the start."""
+    `stamps` and `cpu_speed` may change while the table plays (the host switches stamps off
+    or the CPUs to fast mid-match); the others only before the start."""
 
     player_id: str
     ruleset: dict[str, Any] | None = None
     turn_limit: int | None = None
     ranked: bool | None = None
     stamps: bool | None = None
+    cpu_speed: CpuSpeed | None = None
 
 
 class StartParty(msgspec.Struct, frozen=True, kw_only=True):
@@ -300,6 +313,7 @@ class PartyState:
 
     __slots__ = (
         "arena_id",
+        "cpu_speed",
         "first_seat",
         "game",
         "host_id",
@@ -322,6 +336,7 @@ class PartyState:
         self.turn_limit: int | None = None
         self.ranked = False
         self.stamps = True  # quick-chat stamps on (the host may switch them off)
+        self.cpu_speed: CpuSpeed = "normal"
         self.arena_id: str | None = None  # an arena's table: no rematch
         self.match_id: str | None = None
         self.first_seat = 0
@@ -363,6 +378,7 @@ def _apply_created(state: PartyState, e: PartyCreated) -> None:
     state.turn_limit = e.turn_limit
     state.ranked = e.ranked
     state.arena_id = e.arena_id
+    state.cpu_speed = e.cpu_speed
 
 
 def _apply_taken(state: PartyState, e: SeatTaken) -> None:
@@ -390,6 +406,7 @@ def _apply_settings(state: PartyState, e: SettingsChanged) -> None:
     state.turn_limit = e.turn_limit
     state.ranked = e.ranked
     state.stamps = e.stamps
+    state.cpu_speed = e.cpu_speed
 
 
 def _apply_opened(state: PartyState, e: MatchOpened) -> None:
@@ -451,6 +468,15 @@ def _check_limit(limit: int | None) -> PartyRejection | None:
     return None
 
 
+def _check_speed(speed: str | None) -> PartyRejection | None:
+    # The request's schema allows only these; a command built in code is checked here.
+    if speed is not None and speed not in CPU_SPEEDS:
+        return PartyRejection(
+            "bad_command", f"cpu_speed must be normal or fast, got {speed!r}", "cpu_speed"
+        )
+    return None
+
+
 def _ruleset(spec: dict[str, Any] | None) -> dict[str, Any] | PartyRejection:
     # The options alone: the revision is the match's to pin when it is created, so a table
     # opened today plays its rematches under whatever revision is current then.
@@ -496,7 +522,12 @@ def _decide_create(c: CreateParty, state: PartyState) -> list[PartyEvent] | Part
         return PartyRejection("already_created", "the party already exists")
     if not MIN_SEATS <= c.seats <= MAX_SEATS:
         return PartyRejection("bad_command", "seats must be 2-4", "seats")
-    bad = _check_name(c.host_name) or _check_seed(c.client_seed) or _check_limit(c.turn_limit)
+    bad = (
+        _check_name(c.host_name)
+        or _check_seed(c.client_seed)
+        or _check_limit(c.turn_limit)
+        or _check_speed(c.cpu_speed)
+    )
     if bad is not None:
         return bad
     ruleset = _ruleset(c.ruleset)
@@ -510,6 +541,7 @@ def _decide_create(c: CreateParty, state: PartyState) -> list[PartyEvent] | Part
             turn_limit=c.turn_limit,
             ranked=c.ranked,
             arena_id=c.arena_id,
+            cpu_speed=c.cpu_speed,
         ),
         SeatTaken(seat=0, player_id=c.host_id, name=c.host_name, client_seed=c.client_seed),
     ]
@@ -568,17 +600,23 @@ def _decide_remove_cpu(c: RemoveCpu, state: PartyState) -> list[PartyEvent] | Pa
 
 
 def _decide_settings(c: ChangeSettings, state: PartyState) -> list[PartyEvent] | PartyRejection:
-    only_stamps = c.ruleset is None and c.turn_limit is None and c.ranked is None
-    if only_stamps and c.stamps is not None and state.status == "playing":
-        # Stamps are the one setting a playing table may change (its host, as ever).
+    live_only = c.ruleset is None and c.turn_limit is None and c.ranked is None
+    live = c.stamps is not None or c.cpu_speed is not None
+    if live_only and live and state.status == "playing":
+        # Stamps and the CPUs' speed are the settings a playing table may change (its
+        # host, as ever): the speed holds from the CPU's next action on.
         if c.player_id != state.host_id:
             return PartyRejection("not_host", "only the host may do this")
+        bad = _check_speed(c.cpu_speed)
+        if bad is not None:
+            return bad
         return [
             SettingsChanged(
                 ruleset=state.ruleset,
                 turn_limit=state.turn_limit,
                 ranked=state.ranked,
-                stamps=c.stamps,
+                stamps=state.stamps if c.stamps is None else c.stamps,
+                cpu_speed=state.cpu_speed if c.cpu_speed is None else c.cpu_speed,
             )
         ]
     bad = _host(state, c.player_id)
@@ -594,9 +632,17 @@ def _decide_settings(c: ChangeSettings, state: PartyState) -> list[PartyEvent] |
     bad = _check_limit(limit)
     if bad is not None:
         return bad
+    bad = _check_speed(c.cpu_speed)
+    if bad is not None:
+        return bad
     ranked = state.ranked if c.ranked is None else c.ranked
     stamps = state.stamps if c.stamps is None else c.stamps
-    return [SettingsChanged(ruleset=ruleset, turn_limit=limit, ranked=ranked, stamps=stamps)]
+    speed = state.cpu_speed if c.cpu_speed is None else c.cpu_speed
+    return [
+        SettingsChanged(
+            ruleset=ruleset, turn_limit=limit, ranked=ranked, stamps=stamps, cpu_speed=speed
+        )
+    ]
 
 
 def _opened(state: PartyState, match_id: str, first_seat: int) -> MatchOpened:
@@ -606,6 +652,7 @@ def _opened(state: PartyState, match_id: str, first_seat: int) -> MatchOpened:
         game=state.game + 1,
         ranked=state.ranked,
         turn_limit=state.turn_limit,
+        cpu_speed=state.cpu_speed,
     )
 
 

@@ -20,17 +20,23 @@ def standing_key(board: Board, row: Sequence[int]) -> tuple[int, int, int]:
 
 
 def placements(
-    board: Board, pieces: Sequence[Sequence[int]], finished: Sequence[int]
+    board: Board,
+    pieces: Sequence[Sequence[int]],
+    finished: Sequence[int],
+    conceded: int | None = None,
 ) -> tuple[int, ...]:
     """Place per seat (1 = best): finishers in finishing order, then the rest by
     `standing_key`; players equal on the key share a place (standard competition ranking:
-    two tied for 2nd are both 2nd, the next is 4th).
+    two tied for 2nd are both 2nd, the next is 4th). `conceded`: the seat that gave the
+    match up, last alone whatever its pieces (docs/rules-decisions.md).
     """
     places = [0] * len(pieces)
     for place, seat in enumerate(finished, start=1):
         places[seat] = place
+    if conceded is not None:
+        places[conceded] = len(pieces)
     rest = sorted(
-        (seat for seat in range(len(pieces)) if seat not in finished),
+        (seat for seat in range(len(pieces)) if seat not in finished and seat != conceded),
         key=lambda seat: standing_key(board, pieces[seat]),
         reverse=True,
     )

@@ -15,6 +15,7 @@ from domain.decider import Controller, MatchState, apply, current_legal_moves, t
 from domain.events import (
     DieRolled,
     Event,
+    MatchConceded,
     MatchCreated,
     MatchFinished,
     MatchStarted,
@@ -86,7 +87,7 @@ class Walker:
             by = "timeout"
         elif isinstance(event, SeatStoodIn):
             by = "player" if event.reason == "left" else "auto"
-        elif kind is SeatReclaimed:
+        elif kind is SeatReclaimed or kind is MatchConceded:
             by = "player"
         apply(state, event)
         if offers:
@@ -166,6 +167,8 @@ def describe(event: Event, board: Board | None, seats: Sequence[str]) -> str:
         return f"turn passes to {who(event.next_seat)}"
     if isinstance(event, PlayerFinished):
         return f"{who(event.seat)} finishes in place {event.place}"
+    if isinstance(event, MatchConceded):
+        return f"{who(event.seat)} concedes: the match ends, {who(event.seat)} last"
     if isinstance(event, MatchFinished):
         ranking = ", ".join(
             f"{who(s)} {p}" for s, p in sorted(enumerate(event.placements), key=lambda x: x[1])

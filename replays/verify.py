@@ -40,6 +40,7 @@ from mypy_extensions import mypyc_attr
 from domain.chain import ChainLink, first_break
 from domain.commands import (
     Command,
+    Concede,
     CreateMatch,
     MovePiece,
     Reclaim,
@@ -55,6 +56,7 @@ from domain.events import (
     EVENT_TYPES,
     DieRolled,
     Event,
+    MatchConceded,
     MatchCreated,
     MatchFinished,
     MatchStarted,
@@ -392,6 +394,12 @@ def _command_for(event: Event, state: MatchState, version: int) -> Command:
     if kind is SeedRevealed:
         assert isinstance(event, SeedRevealed)
         return RevealSeed(server_seed=event.server_seed)
+    if kind is MatchConceded:
+        assert isinstance(event, MatchConceded)
+        # Whether the match was ranked is not in its events: the service judged that
+        # when it was conceded; the rest of the rule (a CPU at every other seat still
+        # playing, the places) is judged here again.
+        return Concede(seat=event.seat)
     raise _fail(
         _mismatch_check(event, None),
         version,

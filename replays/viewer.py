@@ -24,6 +24,7 @@ from domain.errors import NotFound
 from domain.events import (
     DieRolled,
     Event,
+    MatchConceded,
     MatchCreated,
     MatchFinished,
     MatchStarted,
@@ -280,7 +281,7 @@ def seats_of(m: WalkedMatch) -> list[SeatOut]:
 
 
 def marks_of(step: Step) -> list[str]:
-    """Timeline marks: capture, timeout, stand-in, reclaim, finish."""
+    """Timeline marks: capture, timeout, stand-in, reclaim, concede, finish."""
     event = step.event
     marks: list[str] = []
     if isinstance(event, PieceMoved) and event.captures:
@@ -291,6 +292,8 @@ def marks_of(step: Step) -> list[str]:
         marks.append("stand-in")
     if isinstance(event, SeatReclaimed):
         marks.append("reclaim")
+    if isinstance(event, MatchConceded):
+        marks.append("concede")
     if isinstance(event, PlayerFinished | MatchFinished):
         marks.append("finish")
     return marks

@@ -1,5 +1,5 @@
-"""The match service's tables as the migrations 0001, 0002, 0003, 0005, 0008, 0010 and 0012
-make them (0013's `rate_buckets` is both services'): the catalog the tests hold them to
+"""The match service's tables as the migrations 0001, 0002, 0003, 0005, 0008, 0010, 0012
+and 0014 make them (0013's `rate_buckets` is both services'): the catalog the tests hold them to
 (tests/migrations/test_catalog.py compares it with the migrated schema; tests/test_tables.py
 checks that the product's SQL names only cataloged tables). The product writes its SQL as
 text (the match service's modules, and services/shared/match_rows.py for `matches` and
@@ -54,6 +54,7 @@ matches: Final = sa.Table(
     sa.Column("turn_limit", sa.Integer, nullable=True),
     sa.Column("ranked", sa.Boolean, nullable=False),
     sa.Column("created_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
+    sa.Column("cpu_speed", sa.Text, nullable=False, server_default="normal"),
 )
 
 # The server seed, out of the public stream until SeedRevealed (DESIGN.md §4).

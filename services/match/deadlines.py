@@ -13,17 +13,28 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.decider import MatchState
 from domain.streams import match_id_of, match_stream
 from services.match.match_reads import MatchReads, MatchRow
+from services.shared import match_rows
 from services.shared.eventstore import SideWrite
 from services.shared.settings import Settings
 
-__all__ = ["Deadlines"]
+__all__ = ["CPU_SPEED_FACTOR", "Deadlines"]
+
+# The pause before each CPU action, as a share of `LUDO_CPU_DELAY`, by the match's CPU speed
+# (`domain.party.CpuSpeed`, the host's setting): fast is four times as quick.
+CPU_SPEED_FACTOR: dict[str, float] = {"normal": 1.0, "fast": 0.25}
 
 # `{gate}` ties the write to an append (the relation `appended` of the append statement,
 # one row when the events go in) or is empty for a write on its own.
+# A CPU's pause is `dl_secs` (LUDO_CPU_DELAY) times the factor of the match's CPU speed as
+# the match's row holds it when the deadline is written (`match_rows.cpu_factor_sql`): the
+# host may change the speed while the match plays (`PartyCommands`), so it is read then,
+# never from a cached row.
 _UPSERT = """
     INSERT INTO turn_deadlines (stream_id, due_at, expected_version, kind)
-    SELECT %(dl_stream)s, now() + make_interval(secs => %(dl_secs)s), %(dl_version)s,
-           %(dl_kind)s
+    SELECT %(dl_stream)s,
+           now() + make_interval(secs => %(dl_secs)s * CASE WHEN %(dl_kind)s = 'cpu'
+                                 THEN {factor} ELSE 1.0 END),
+           %(dl_version)s, %(dl_kind)s
       {gate}
     ON CONFLICT (stream_id) DO UPDATE
         SET due_at = EXCLUDED.due_at,
@@ -36,9 +47,10 @@ _DELETE = """
      WHERE stream_id = %(dl_stream)s {gate}
     RETURNING 1
 """
-_UPSERT_WITH_APPEND = _UPSERT.format(gate="FROM appended")
+_FACTOR = match_rows.cpu_factor_sql("dl_stream", "dl_fast")
+_UPSERT_WITH_APPEND = _UPSERT.format(gate="FROM appended", factor=_FACTOR)
 _DELETE_WITH_APPEND = _DELETE.format(gate="AND EXISTS (SELECT 1 FROM appended)")
-_UPSERT_ALONE = _UPSERT.format(gate="")
+_UPSERT_ALONE = _UPSERT.format(gate="", factor=_FACTOR)
 _DELETE_ALONE = _DELETE.format(gate="")
 # Taken before the events go in: the scheduler holds this row while it fires a deadline
 # and appends, so an append waits for it and then loses the race cleanly (409) instead of
@@ -53,7 +65,16 @@ class Deadlines:
         self.settings = settings
 
     def timing(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
-        """The kind and length of the match's next deadline; None: no deadline."""
+        """The kind and length of the match's next deadline; None: no deadline. A CPU's
+        pause at the speed `row` says (what a state frame shows; the deadline row itself
+        takes the speed from the database, `_UPSERT`)."""
+        timing = self._base(state, row)
+        if timing is not None and timing[0] == "cpu":
+            return "cpu", timing[1] * CPU_SPEED_FACTOR.get(row.cpu_speed, 1.0)
+        return timing
+
+    def _base(self, state: MatchState, row: MatchRow) -> tuple[str, float] | None:
+        """The kind of the next deadline and its length before the CPU speed's factor."""
         if state.status != "playing":
             return None
         if state.cpu_controls(state.turn):
@@ -93,12 +114,15 @@ class Deadlines:
     def _write(
         self, stream: str, state: MatchState, row: MatchRow, upsert: str, delete: str
     ) -> SideWrite:
-        timing = self.timing(state, row)
+        timing = self._base(state, row)
         if timing is None:
             return SideWrite(delete, {"dl_stream": stream}, _LOCK)
         kind, secs = timing
-        return SideWrite(
-            upsert,
-            {"dl_stream": stream, "dl_secs": secs, "dl_version": state.version, "dl_kind": kind},
-            _LOCK,
-        )
+        params = {
+            "dl_stream": stream,
+            "dl_secs": secs,
+            "dl_version": state.version,
+            "dl_kind": kind,
+            "dl_fast": CPU_SPEED_FACTOR["fast"],
+        }
+        return SideWrite(upsert, params, _LOCK)

@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.commands import (
     Command,
+    Concede,
     LeaveSeat,
     MovePiece,
     Reclaim,
@@ -114,6 +115,15 @@ class MatchCommands:
             "reclaim",
             key,
             lambda s: Reclaim(seat=s, returning=returning),
+        )
+
+    async def concede(self, match_id: str, player: Player, key: str | None) -> AppendResult:
+        """Give the match up (`Concede`): decided holding the deadline row, as a leave is,
+        with whether the match is ranked from its table settings (`matches`), which its
+        events do not hold."""
+        row = await self.reads.row(match_stream(check_id(match_id, "match")))
+        return await self._holding(
+            match_id, player, "concede", key, lambda s: Concede(seat=s, ranked=row.ranked)
         )
 
     async def _play(

@@ -11,7 +11,9 @@ but a retry, because every append checks the version and the hash it was decided
 the command is then decided again on a fresh read (`MatchCommands`).
 
 The server seed (`_seeds`, never logged: it leaves only through `SeedRevealed`) and the
-`matches` row (`_rows`) never change once written, so they are kept once read."""
+`matches` row (`_rows`) never change once written, so they are kept once read; the row's
+CPU speed may change (the host's setting), which only what a state frame shows of a CPU's
+pause reads from here (`forget_row` on the instance that changed it)."""
 
 from __future__ import annotations
 
@@ -148,6 +150,10 @@ class MatchReads:
             return await self._load_row(conn, stream) or NO_ROW
         async with self._reader.connect() as reader:
             return await self._load_row(reader, stream) or NO_ROW
+
+    def forget_row(self, stream: str) -> None:
+        """The stream's row changed (its CPU speed): read it again when next asked."""
+        self._rows.pop(stream, None)
 
     async def _load_row(self, conn: AsyncConnection, stream: str) -> MatchRow | None:
         found = await match_rows.read_row(conn, stream)

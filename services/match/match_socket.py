@@ -18,7 +18,7 @@ draws first does not grow with the match (docs/benchmarks.md, `ludo bench site`)
 event from S on is still sent exactly once, and the state frame is the fold of all.
 
 Client messages: `hello` (presence in a seat, and who the commands are for), `ping`, and
-the commands `roll`, `move`, `leave`, `reclaim`, carried out through the table the HTTP
+the commands `roll`, `move`, `leave`, `reclaim`, `concede`, carried out through the table the HTTP
 routes use too (`player_commands.PLAYER_COMMANDS`: same rules, errors and idempotency; the
 message's `id` is the `Idempotency-Key`). A command is answered by a `result` or an `error` frame;
 its events arrive as event frames like anyone else's.
@@ -120,18 +120,22 @@ class ReclaimMessage(_Message, tag="reclaim"):
     id: str | None = None
 
 
+class ConcedeMessage(_Message, tag="concede"):
+    id: str | None = None
+
+
 class StampMessage(_Message, tag="stamp"):
     stamp: StampId  # an id of the fixed set; the decider refuses any other
     id: str | None = None
 
 
-Command = RollMessage | MoveMessage | LeaveMessage | ReclaimMessage
+Command = RollMessage | MoveMessage | LeaveMessage | ReclaimMessage | ConcedeMessage
 _MESSAGES = Hello | Ping | Command | StampMessage
 # A command message's `type` (its tag) names its entry in PLAYER_COMMANDS
 # (tests/services/match/test_player_commands.py checks there is one for every command).
 _ACTIONS: dict[type[Any], str] = {
     kind: str(kind.__struct_config__.tag)
-    for kind in (RollMessage, MoveMessage, LeaveMessage, ReclaimMessage)
+    for kind in (RollMessage, MoveMessage, LeaveMessage, ReclaimMessage, ConcedeMessage)
 }
 
 # ---------------------------------------------------------------------- frames it sends

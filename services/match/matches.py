@@ -1,4 +1,5 @@
-"""Matches: public state, legal moves, events, fairness; roll, move, reclaim. The oracle."""
+"""Matches: public state, legal moves, events, fairness; roll, move, reclaim, leave,
+concede. The oracle."""
 
 from __future__ import annotations
 
@@ -231,11 +232,12 @@ class MatchesController(Controller):
         stored = await service.stamps.read(match_id)
         return StampsOut(stamps=[stamp_out(e) for e in stored], version=len(stored))
 
-    # POST /{match_id}/roll, /move, /reclaim, /leave: one route per player command.
+    # POST /{match_id}/roll, /move, /reclaim, /leave, /concede: one route per player command.
     roll = _command_route(PLAYER_COMMANDS["roll"])
     move = _command_route(PLAYER_COMMANDS["move"])
     reclaim = _command_route(PLAYER_COMMANDS["reclaim"])
     leave = _command_route(PLAYER_COMMANDS["leave"])
+    concede = _command_route(PLAYER_COMMANDS["concede"])
 
 
 class RulesController(Controller):

@@ -146,11 +146,14 @@ class ReputationController(Controller):
     @get(
         "/",
         operation_id="getReputations",
-        summary="Completion rates of many players at once (the lobby's parties, the table)",
+        summary="Completion rates and ratings of many players at once (the lobby's parties, "
+        "the table)",
         description="`ids`: 1 to 100 player ids, comma-separated (422 otherwise). Each comes "
         "back once, in the order asked; `completion` is null for a player with no ended "
-        "match. The same answer as the ranking service's `getPublicReputations`, read here "
-        "from the same database, so the pages show it while the ranking service is away.",
+        "match; `rating` is the player rating, rounded (1500 before any rated match), shown "
+        "beside the names at a ranked table. The same answer as the ranking service's "
+        "`getPublicReputations`, read here from the same database, so the pages show it "
+        "while the ranking service is away.",
         responses=error_responses(400, 422),
     )
     async def reputation(

@@ -58,6 +58,7 @@ class PartiesController(Controller):
             turn_limit=data.turn_limit,
             ranked=data.ranked,
             client_seed=data.client_seed,
+            cpu_speed=data.cpu_speed,
             key=idempotency_key,
         )
         return party_view(party_id, state)
@@ -186,8 +187,8 @@ class PartiesController(Controller):
     @post(
         "/{party_id:str}/settings",
         operation_id="changePartySettings",
-        summary="Change rules, turn limit or ranked (host, before the start), or stamps "
-        "on/off (host, any time)",
+        summary="Change rules, turn limit, ranked or CPU speed (host, before the start), or "
+        "stamps on/off (host, any time)",
         status_code=200,
         security=BEARER,
         responses=_COMMAND_ERRORS,
@@ -206,6 +207,7 @@ class PartiesController(Controller):
             turn_limit=data.turn_limit,
             ranked=data.ranked,
             stamps=data.stamps,
+            cpu_speed=data.cpu_speed,
         )
         return await self._command(service, party_id, player, idempotency_key, command)
 

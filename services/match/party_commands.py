@@ -142,6 +142,7 @@ class PartyCommands:
         ranked: bool,
         client_seed: str,
         key: str | None,
+        cpu_speed: pd.CpuSpeed = "normal",
     ) -> tuple[str, pd.PartyState]:
         """Open a table with `player` as host in seat 0."""
         command_id = command_id_of(player, key)
@@ -159,6 +160,7 @@ class PartyCommands:
             turn_limit=turn_limit,
             ranked=ranked,
             client_seed=client_seed,
+            cpu_speed=cpu_speed,
         )
         state = await self.command(party_id, command, player, key, new=True)
         return party_id, state
@@ -400,7 +402,7 @@ class PartyCommands:
         """The match's row, seed and first events, in the caller's transaction."""
         mstream = match_stream(match.opened.match_id)
         structlog.contextvars.bind_contextvars(match_id=match.opened.match_id)
-        row = MatchRow(party_id, state.turn_limit, state.ranked)
+        row = MatchRow(party_id, state.turn_limit, state.ranked, state.cpu_speed)
         await match_rows.insert_match(conn, mstream, match.server_seed, row)
         result = await self.store.append(
             mstream,
@@ -435,16 +437,26 @@ class PartyCommands:
         on, with the party's lobby row (`_listing`) as its side write."""
         version = state.version
         pd.fold(decided, state)
-        return await self.store.append(
+        side = [self._listing(party_id, state)]
+        speed_of = None
+        changed = any(isinstance(e, pd.SettingsChanged) for e in decided)
+        if changed and state.status == "playing" and state.match_id is not None:
+            # The CPUs' speed of the match in play follows the table's at once.
+            speed_of = match_stream(state.match_id)
+            side.append(match_rows.cpu_speed_write(speed_of, state.cpu_speed))
+        result = await self.store.append(
             stream,
             version,
             decided,
             command_id=command_id,
             metadata=metadata(player.id, command_id, request),
             prev_hash=head,
-            side=[self._listing(party_id, state)],
+            side=side,
             conn=conn,
         )
+        if speed_of is not None:
+            self.reads.forget_row(speed_of)
+        return result
 
     @staticmethod
     def _listing(party_id: str, state: pd.PartyState) -> SideWrite:

@@ -63,6 +63,12 @@ PLAYER_COMMANDS: Final[dict[str, PlayerCommand]] = {
             run=lambda commands, match, player, key, _: commands.reclaim(match, player, key),
         ),
         PlayerCommand(
+            name="concede",
+            operation_id="concedeMatch",
+            summary="Concede a casual match against CPUs: it ends now, you placed last",
+            run=lambda commands, match, player, key, _: commands.concede(match, player, key),
+        ),
+        PlayerCommand(
             name="leave",
             operation_id="leaveMatch",
             summary="Leave the match: a CPU plays your seat until you reclaim it",

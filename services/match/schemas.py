@@ -12,6 +12,7 @@ import msgspec
 from replays.board_view import BoardOut, OptionOut
 
 CpuLevelName = Literal["easy", "normal", "hard"]
+CpuSpeedName = Literal["normal", "fast"]  # domain.party.CpuSpeed
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 ClientSeed = Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[ -~]*$")]
 SeatIndex = Annotated[int, msgspec.Meta(ge=0, le=3)]
@@ -46,6 +47,7 @@ class NewParty(_Body):
     turn_limit: Literal[30, 60] | None = None
     ranked: bool = False
     client_seed: ClientSeed = ""
+    cpu_speed: CpuSpeedName = "normal"
 
 
 class JoinParty(_Body):
@@ -64,12 +66,15 @@ class AddCpu(_Body):
 
 class ChangeSettings(_Body):
     """New settings (host only); omitted fields stay. `turn_limit`: 0 means none.
-    `stamps`: quick-chat stamps on or off, the one setting that may change during a match."""
+    `stamps`: quick-chat stamps on or off, the one setting that may change during a match.
+    `cpu_speed`: how long the CPUs pause before each action, `normal` or `fast` (a quarter
+    of it), from the next match on."""
 
     rules: dict[str, Any] | None = None
     turn_limit: Literal[0, 30, 60] | None = None
     ranked: bool | None = None
     stamps: bool | None = None
+    cpu_speed: CpuSpeedName | None = None
 
 
 class SendStamp(_Body):
@@ -121,6 +126,9 @@ class PartyOut(msgspec.Struct, kw_only=True):
     stamps: bool = True
     # The arena tournament that paired this table (docs/arenas.md), or null.
     arena_id: str | None = None
+    # The CPUs' speed, `normal` or `fast` (rows of the lobby's listing written before the
+    # setting existed read as normal).
+    cpu_speed: CpuSpeedName = "normal"
 
 
 class PartyListOut(msgspec.Struct, kw_only=True):

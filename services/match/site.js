@@ -72,6 +72,7 @@
                     disconnected: "{who}の接続が戻らないため、CPUが代わりに打ちます。",
                     left: "{who}が抜けたので、CPUが代わりに打ちます。" },
         reclaimed: "{who}が席に戻りました。", finished_player: "{who}が{n}位で上がりました。",
+        conceded: "{who}が投了しました。{who}は最下位です。",
         over: "対局終了。", seed: "サイコロの種が公開されました。リプレイで全部の目を確かめられます。",
         // The same events when the seat they are about is this device's player.
         you: {
@@ -87,6 +88,7 @@
                       disconnected: "接続が戻らなかったため、あなたの代わりにCPUが打ちます。",
                       left: "あなたが抜けたので、CPUが代わりに打ちます。" },
           reclaimed: "あなたが席に戻りました。", finished_player: "あなたが{n}位で上がりました。",
+          conceded: "あなたが投了しました。あなたは最下位です。",
         },
       },
       // The board said in words (board.js's labels): where a piece is, a move offered.
@@ -152,7 +154,8 @@
       sticker: { six: "サイコロの6!", star: "星", laugh: "大笑い", tears: "涙" },
       stamp_said: "{who}: 「{stamp}」", stamp_said_you: "あなた: 「{stamp}」",
       sticker_said: "{who}: スタンプ「{stamp}」", sticker_said_you: "あなた: スタンプ「{stamp}」",
-      mute: "ミュート", mute_label: "{who}のスタンプをミュートする",
+      mute: "ミュート", unmute: "ミュート解除", muted: "ミュート中",
+      mute_label: "{who}のスタンプをミュートする", unmute_label: "{who}のスタンプのミュートを解除する",
       online: "接続中", away: "離席中",
       stamps_switch_on: "スタンプ: あり", stamps_switch_off: "スタンプ: なし",
       stamps_off_note: "ホストがスタンプをオフにしています。",
@@ -225,6 +228,7 @@
                     disconnected: "{who} did not come back; a CPU plays for them.",
                     left: "{who} left; a CPU plays for them." },
         reclaimed: "{who} is back.", finished_player: "{who} finished in place {n}.",
+        conceded: "{who} conceded and is placed last.",
         over: "The match is over.", seed: "The dice seed is revealed: the replay checks every die.",
         // The same events when the seat they are about is this device's player.
         you: {
@@ -239,6 +243,7 @@
                       disconnected: "You did not come back in time; a CPU plays for you.",
                       left: "You left; a CPU plays for you." },
           reclaimed: "You are back in your seat.", finished_player: "You finished in place {n}.",
+          conceded: "You conceded and are placed last.",
         },
       },
       // The board said in words (board.js's labels): where a piece is, a move offered.
@@ -303,7 +308,8 @@
       sticker: { six: "Rolled a 6!", star: "Star", laugh: "Big laugh", tears: "Tears" },
       stamp_said: "{who}: “{stamp}”", stamp_said_you: "You: “{stamp}”",
       sticker_said: "{who}: sticker “{stamp}”", sticker_said_you: "You: sticker “{stamp}”",
-      mute: "Mute", mute_label: "Mute {who}'s stamps",
+      mute: "Mute", unmute: "Unmute", muted: "Muted",
+      mute_label: "Mute {who}'s stamps", unmute_label: "Unmute {who}'s stamps",
       online: "online", away: "away",
       stamps_switch_on: "Stamps: on", stamps_switch_off: "Stamps: off",
       stamps_off_note: "The host has switched stamps off.",
@@ -641,6 +647,7 @@
       case "SeatStoodIn": return { text: say(`stand_in.${e.reason}`, e.seat), kind: "" };
       case "SeatReclaimed": return { text: say("reclaimed", e.seat), kind: "" };
       case "PlayerFinished": return { text: say("finished_player", e.seat, { n: e.place }), kind: "" };
+      case "MatchConceded": return { text: say("conceded", e.seat), kind: "" };
       case "MatchFinished": return { text: t("ev.over"), kind: "" };
       case "SeedRevealed": return { text: t("ev.seed"), kind: "" };
       default: return null;

@@ -78,6 +78,130 @@
     $("#sound").setAttribute("aria-pressed", String(soundOn));
   }
 
+  // ------------------------------------------------- the table's own settings
+  // The only move played for the player (this device's choice, on unless they switch it
+  // off), the CPUs' speed (the host's, for the table: docs/site.md), conceding a casual
+  // match against CPUs, a ranked table's badge and ratings.
+  mergeWords({
+    ja: {
+      auto_move: "動かせる手が1つなら自動で動かす",
+      auto_moved: "（動かせる手が1つだけなので自動で動かしました）",
+      auto_moving: "動かせる手は1つだけです。自動で動かしています…",
+      cpu_speed: "CPUの速さ", cpu_speeds: { normal: "ふつう", fast: "速い" },
+      cpu_speed_note: "CPUの速さ: {speed}",
+      concede: "投了する", concede_title: "投了しますか？",
+      concede_text: "対局はすぐに終わり、あなたは最下位になります。カジュアル戦なのでレートは変わりません。",
+      concede_cancel: "続ける", concede_confirm: "投了する", conceding: "投了しています…",
+      rating_of: "レート {n}",
+    },
+    en: {
+      auto_move: "Play my only move for me",
+      auto_moved: "(played for you: the only move)",
+      auto_moving: "Only one move: playing it for you…",
+      cpu_speed: "CPU speed", cpu_speeds: { normal: "Normal", fast: "Fast" },
+      cpu_speed_note: "CPU speed: {speed}",
+      concede: "Concede", concede_title: "Concede the match?",
+      concede_text: "The match ends now and you are placed last. It is a casual match: ratings do not change.",
+      concede_cancel: "Keep playing", concede_confirm: "Concede", conceding: "Conceding…",
+      rating_of: "Rating {n}",
+    },
+  });
+  const AUTO_KEY = "ludo.autoMove";
+  let autoMoveOn = localStorage.getItem(AUTO_KEY) !== "off";
+
+  // The moves of a roll that differ in what they do: pieces on the same square going to
+  // the same square (four in the nest entering on a 6) are one move.
+  function distinctMoves(list) {
+    const seen = new Map();
+    for (const m of list) {
+      const key = `${m.from}>${m.to}`;
+      if (!seen.has(key)) seen.set(key, m);
+    }
+    return [...seen.values()];
+  }
+
+  // After the player's roll, a single move is sent for them as their own press would send
+  // it (the server's `decide` judges it like any move); rolling stays theirs.
+  function autoMove() {
+    if (!autoMoveOn || !myTurn() || match.phase !== "move" || pending || busy > 0 || showing) return;
+    const only = distinctMoves(moves);
+    if (only.length === 1) command({ type: "move", piece: only[0].piece }, { auto: true });
+  }
+
+  // The versions of the moves this tab played for the player in the match on the board.
+  const autoKey = () => `ludo.autoMoved.${matchId}`;
+  function autoMoved() {
+    try {
+      const versions = JSON.parse(sessionStorage.getItem(autoKey()) || "[]");
+      return Array.isArray(versions) ? versions : [];
+    } catch (_) {
+      return [];
+    }
+  }
+  function rememberAuto(version) {
+    sessionStorage.setItem(autoKey(), JSON.stringify([...autoMoved(), version]));
+  }
+
+  const cpuSpeed = () => (party && party.cpu_speed) || "normal";
+  let speedAsked = null;  // the speed the host just picked, until the server answers
+  const hasCpus = () => !!match && match.seats.some((s) => s.cpu || s.stood_in);
+
+  // The host's CPU speed: two radio buttons (in words), in the party and during the match.
+  function drawSpeed(box, shown) {
+    box.hidden = !shown;
+    if (!shown) return;
+    const group = box.querySelector(".segmented");
+    if (group.dataset.lang !== lang) {  // made once per language
+      group.dataset.lang = lang;
+      group.textContent = "";
+      for (const speed of ["normal", "fast"]) {
+        const input = el("input", { type: "radio", name: box.id, value: speed, "data-speed": speed });
+        input.addEventListener("change", async () => {
+          if (!input.checked) return;
+          speedAsked = speed;  // shown as chosen while the request is on its way
+          await partyCommand("/settings", { cpu_speed: speed }, null);
+          speedAsked = null;  // then the party's word (its frame, or unchanged if refused)
+          if (match && !$("#match-view").hidden) drawControls();
+          else if (party) drawParty();
+        });
+        const label = el("label", {}, "");
+        label.append(input, document.createTextNode(t(`cpu_speeds.${speed}`)));
+        group.appendChild(label);
+      }
+    }
+    for (const input of group.querySelectorAll("input")) input.checked = input.value === (speedAsked || cpuSpeed());
+    box.dataset.speed = cpuSpeed();  // the party's word (the last party frame)
+  }
+
+  // Conceding: the seat's player, in a casual match whose other seats still playing are
+  // CPUs (the rule is the server's, docs/rules-decisions.md; this only offers it then).
+  function canConcede() {
+    if (!playing() || mySeat === null || match.ranked) return false;
+    const done = (i) => match.pieces[match.seats[i].colour].every((p) => p >= match.board.goal);
+    if (done(mySeat)) return false;
+    return match.seats.every((s, i) => i === mySeat || s.cpu || done(i));
+  }
+
+  // A ranked table's players' ratings (GET /api/players/reputation: the match service's
+  // own read), asked once per match.
+  const ratings = new Map();
+  let ratingsFor = null;
+  async function loadSeatRatings() {
+    if (!match || !match.ranked || ratingsFor === matchId) return;
+    ratingsFor = matchId;
+    const ids = match.seats.filter((s) => s.player_id && !s.cpu).map((s) => s.player_id);
+    if (!ids.length) return;
+    try {
+      const r = await fetch(`/api/players/reputation?ids=${ids.map(encodeURIComponent).join(",")}`,
+                            { keepalive: true, headers: { Accept: "application/json" } });
+      if (!r.ok) throw new Error(String(r.status));
+      for (const p of (await r.json()).players) ratings.set(p.player_id, p.rating);
+      if (match) drawPlayers();
+    } catch (_) {
+      ratingsFor = null;  // asked again on the next state
+    }
+  }
+
   // ------------------------------------------------------------------ helpers
   const colourOf = (seat) => (match ? match.seats[seat].colour : null);
   // A seat's name as shown (site.js `seatLabel`, the one naming of the site's pages): the
@@ -394,7 +518,8 @@
     const p = party;
     $("#party-title").textContent = $("#page-title").textContent = tableTitle();
     const bits = [options ? rulesSummary(p.rules, options) : "", p.turn_limit ? `${t("turn_limit")}: ${t("limit_s", { n: p.turn_limit })}` : "",
-                  p.ranked ? t("ranked") : t("casual")].filter(Boolean);
+                  p.ranked ? t("ranked") : t("casual"),
+                  t("cpu_speed_note", { speed: t(`cpu_speeds.${p.cpu_speed || "normal"}`) })].filter(Boolean);
     $("#party-rules").textContent = bits.join(" · ");
     $("#share-link").value = location.origin + `/party/${p.id}`;
     const me = guest();
@@ -442,6 +567,7 @@
     $("#start").hidden = !iAmHost;
     $("#start").disabled = !full;
     drawStampsSwitch();
+    drawSpeed($("#party-speed"), !!iAmHost && p.status === "open");
     $("#leave-party").hidden = mine < 0;
     $("#party-hint").textContent = p.status === "closed" ? t("party_closed")
       : !$("#join-form").hidden ? t("join_hint")
@@ -493,7 +619,10 @@
     }
     drawRematch();
     drawStampsSwitch();
-    if (match) drawStampPalette();
+    if (match) {
+      drawStampPalette();
+      drawControls();  // the CPU speed the host set
+    }
   }
 
   // ------------------------------------------------------------------- match
@@ -682,7 +811,8 @@
     }
     const said = eventWords(entry.facts, who, boardWords(), isMe);
     if (!said) return false;
-    entry.li.textContent = said.text;
+    entry.li.textContent = entry.auto ? `${said.text} ${t("auto_moved")}` : said.text;
+    if (entry.auto) entry.li.dataset.auto = "true";
     entry.li.className = said.kind || "";
     return true;
   }
@@ -711,6 +841,13 @@
 
   function logEvent(frame) {
     const entry = { facts: eventFacts(frame.event_type, frame.data), li: el("li", { "data-version": frame.version }) };
+    // The move this page sent for the player (`autoMove`) is said to be theirs, played for them;
+    // the tab remembers which (sessionStorage), so that a reload says the same log.
+    const d = frame.data;
+    const sent = !!(pending && pending.auto && frame.event_type === "PieceMoved" && d.seat === mySeat
+                    && d.piece === pending.message.piece);
+    if (sent) rememberAuto(frame.version);
+    entry.auto = sent || autoMoved().includes(frame.version);
     if (!sayLine(entry)) return null;
     logged.push(entry);
     $("#log-lines").appendChild(entry.li);
@@ -800,11 +937,12 @@
     }
     if (frame.event_type === "DieRolled") {
       SOUNDS.roll();
-      await showDie(d.value, true);
+      await showDie(d.value, !hurry(d.seat));
     } else if (frame.event_type === "PieceMoved") {
       const captures = d.captures || [];
       board.setMovable(null);
-      await board.animateMove({ seat: d.seat, piece: d.piece, from: d.frm, to: d.to, captures });
+      await board.animateMove({ seat: d.seat, piece: d.piece, from: d.frm, to: d.to, captures },
+                              { stepMs: stepMs(d.seat) });
       board.setLastMove(d.seat, d.piece);
       (captures.length ? SOUNDS.capture : d.to >= match.board.goal ? SOUNDS.goal : SOUNDS.move)();
     } else if (frame.event_type === "TurnEnded") {
@@ -812,6 +950,18 @@
       if (d.next_seat === mySeat) SOUNDS.turn();
     }
     showing = null;
+  }
+
+  // The page keeps up with the table: with more than one batch of frames waiting behind
+  // this one (fast CPUs, a slow device, a late spectator) the others' rolls and moves are
+  // drawn without animation until it has caught up (the player's own always animate: they
+  // are watching their die); at a fast table the CPUs' pieces walk quicker. (A piece walks
+  // 140 ms a square: a CPU's six-square move would take 0.84 s to draw against its 0.125 s
+  // pause at fast, and the player's turn would wait for the drawing.)
+  const hurry = (seat) => busy > 3 && seat !== mySeat;
+  function stepMs(seat) {
+    if (hurry(seat)) return -1;  // drawn at once (board.js: no animation)
+    return cpuSpeed() === "fast" && seat !== mySeat ? 60 : 140;
   }
 
   function showDie(value, animate) {
@@ -874,12 +1024,17 @@
   }
 
   function drawPlayers() {
+    loadSeatRatings();
     const list = $("#players");
     list.textContent = "";
     match.seats.forEach((s, i) => {
       const li = el("li", { class: `c-${s.colour}${match.turn === i ? " turn" : ""}`, "data-seat": i });
       li.appendChild(el("span", { class: "mark", "aria-hidden": "true" }, SYMBOL[s.colour]));
       li.appendChild(el("span", { class: "name" }, `${t(`colour.${s.colour}`)} ${seatName(i)}${isMe(i) ? t("you_mark") : ""}`));
+      if (match.ranked && !s.cpu && ratings.has(s.player_id)) {
+        li.appendChild(el("span", { class: "tag rating", "data-rating": ratings.get(s.player_id) },
+                          t("rating_of", { n: ratings.get(s.player_id) })));
+      }
       if (s.cpu) li.appendChild(el("span", { class: "tag cpu" }, t("cpu")));
       else if (s.stood_in) li.appendChild(el("span", { class: "tag cpu", "data-stood-in": s.stood_in }, t("stood_in")));
       if (!s.cpu && connected) {  // who is connected, in words
@@ -888,10 +1043,15 @@
                           `● ${t(on ? "online" : "away")}`));
       }
       if (!s.cpu && !isMe(i) && s.player_id) {
+        // The button says what pressing it does ("Unmute" once muted), and a tag says the
+        // state in words; no aria-pressed, which beside an action's name would say it twice
+        // over ("Unmute, pressed").
         const muted = isMuted(i);
+        if (muted) li.appendChild(el("span", { class: "tag muted", "data-muted": i }, t("muted")));
         const mute = el("button", { type: "button", class: "secondary mute", "data-mute": i,
-                                    "aria-pressed": String(muted), "aria-label": t("mute_label", { who: who(i) }) },
-                        t("mute"));  // pressed or not: aria-pressed and its look say which
+                                    "data-muted": String(muted),
+                                    "aria-label": t(muted ? "unmute_label" : "mute_label", { who: who(i) }) },
+                        t(muted ? "unmute" : "mute"));
         mute.addEventListener("click", () => setMuted(i, !isMuted(i)));
         li.appendChild(mute);
       }
@@ -917,8 +1077,9 @@
     if (showing) return showing;
     if (pending && !pending.probe) {
       const m = pending.message;
-      return m.type === "roll" ? t("rolling") : m.type === "move" ? t("moving", { piece: m.piece + 1 })
-        : m.type === "leave" ? t("leaving") : t("reclaiming");
+      return m.type === "roll" ? t("rolling")
+        : m.type === "move" ? (pending.auto ? t("auto_moving") : t("moving", { piece: m.piece + 1 }))
+        : m.type === "leave" ? t("leaving") : m.type === "concede" ? t("conceding") : t("reclaiming");
     }
     const turn = match.turn;
     if (mySeat !== null && match.seats[mySeat].stood_in) return t("stood_in_you");
@@ -970,8 +1131,17 @@
     const stoodIn = mySeat !== null && playing() && match.seats[mySeat].stood_in;
     $("#reclaim").hidden = !stoodIn;
     $("#leave-match").hidden = !(mySeat !== null && playing() && !stoodIn);
+    $("#concede").hidden = !canConcede();
+    if ($("#concede").hidden && $("#concede-dialog").open) $("#concede-dialog").close();
+    $("#auto-move-box").hidden = mySeat === null || !playing();
+    $("#ranked-badge").hidden = !match.ranked;
+    drawSpeed($("#match-speed"), iAmHost() && playing() && hasCpus());
+    const note = $("#speed-note");
+    note.hidden = iAmHost() || !hasCpus() || !party;
+    note.textContent = t("cpu_speed_note", { speed: t(`cpu_speeds.${cpuSpeed()}`) });
     // One command at a time: a button says so instead of ignoring a click.
-    $("#reclaim").disabled = $("#leave-match").disabled = !!pending;
+    $("#reclaim").disabled = $("#leave-match").disabled = $("#concede").disabled = !!pending;
+    autoMove();
     if (mine && match.phase === "roll" && !roller.disabled && document.activeElement === document.body) {
       roller.focus({ preventScroll: true });  // Enter and Space roll too; the page stays put
     }
@@ -1176,12 +1346,14 @@
 
   // ------------------------------------------------------------------- start
   // R rolls whatever has focus (but a text field); Space rolls unless it is pressing a
-  // button or a piece, which act on it themselves; 1–4 press that piece.
+  // button, a piece or a checkbox, which act on it themselves; 1–4 press that piece.
   function onKey(e) {
     if (e.altKey || e.ctrlKey || e.metaKey || !match) return;
     const target = e.target instanceof Element ? e.target : null;
-    if (target && target.closest("input, select, textarea")) return;
-    const pressable = target && target.closest("button, a[href], summary, [role=button]");
+    // Keys typed into a field are its own; a checkbox or a radio button (the table's own
+    // settings) takes only Space and the arrows.
+    if (target && target.closest("input:not([type=checkbox]):not([type=radio]), select, textarea")) return;
+    const pressable = target && target.closest("button, a[href], summary, [role=button], input");
     if ((e.key === "r" || e.key === "R" || (e.key === " " && !pressable)) && myTurn() && match.phase === "roll") {
       e.preventDefault();
       roll();
@@ -1203,6 +1375,23 @@
     $("#roll").addEventListener("click", roll);
     $("#reclaim").addEventListener("click", () => command({ type: "reclaim" }));
     $("#leave-match").addEventListener("click", () => { if (confirm(t("leave_confirm"))) command({ type: "leave" }); });
+    const autoBox = $("#auto-move");
+    autoBox.checked = autoMoveOn;
+    autoBox.addEventListener("change", () => {
+      autoMoveOn = autoBox.checked;
+      localStorage.setItem(AUTO_KEY, autoMoveOn ? "on" : "off");
+      if (match) drawControls();
+    });
+    const dialog = $("#concede-dialog");
+    $("#concede").addEventListener("click", () => {
+      dialog.showModal();
+      $("#concede-cancel").focus();  // the safe answer first
+    });
+    $("#concede-cancel").addEventListener("click", () => dialog.close());
+    $("#concede-confirm").addEventListener("click", () => {
+      dialog.close();
+      command({ type: "concede" });
+    });
     $("#rematch").addEventListener("click", () => partyCommand("/rematch", undefined, $("#rematch")));
     $("#start").addEventListener("click", () => partyCommand("/start", undefined, $("#start")));
     for (const button of document.querySelectorAll(".stamps-switch")) {

@@ -68,6 +68,7 @@ def party_view(party_id: str, state: pd.PartyState) -> PartyOut:
         version=state.version,
         stamps=state.stamps,
         arena_id=state.arena_id,
+        cpu_speed=state.cpu_speed,
     )
 
 

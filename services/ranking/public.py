@@ -203,10 +203,11 @@ class PublicRatingsController(Controller):
     @get(
         "/reputation",
         operation_id="getPublicReputations",
-        summary="Completion rates of many players at once (the lobby, the table)",
+        summary="Completion rates and ratings of many players at once (the lobby, the table)",
         description="`ids`: up to 100 player ids, comma-separated. Each comes back once, in "
         "the order asked, with `completion` null when the player has no ended match (casual "
-        "and ranked count; the last 50).",
+        "and ranked count; the last 50), and `rating`, the player rating rounded (1500 "
+        "before any rated match).",
         responses=error_responses(400, 422),
     )
     async def reputation(

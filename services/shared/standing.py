@@ -119,7 +119,7 @@ async def completions(engine: AsyncEngine, player_ids: list[str]) -> dict[str, C
 
 async def ratings(engine: AsyncEngine, player_ids: list[str]) -> dict[str, float]:
     """The player-facing rating of each of `player_ids` now (the starting one for a player
-    never rated), in one read: an arena's standings."""
+    never rated), in one read: an arena's standings, a ranked table's seats."""
     async with engine.connect() as conn:
         rows = await conn.execute(sa.text(_MU_OF_MANY), {"m": DEFAULT_MODEL, "ids": player_ids})
         mus: dict[str, float] = {row.player_id: row.mu for row in rows}
@@ -172,10 +172,13 @@ class CompletionOut(msgspec.Struct, kw_only=True):
 
 
 class PlayerReputation(msgspec.Struct, kw_only=True):
-    """A player's completion rate (null: no ended match yet)."""
+    """A player's completion rate (null: no ended match yet) and player rating (the
+    default model's, rounded: the rating a ranked table shows beside the name; 1500 for a
+    player never rated)."""
 
     player_id: str
     completion: CompletionOut | None
+    rating: int
 
 
 class Reputations(msgspec.Struct, kw_only=True):
@@ -199,8 +202,12 @@ async def reputations(engine: AsyncEngine, ids: str) -> Reputations:
     if not wanted or len(wanted) > MAX_IDS or any("\x00" in i or len(i) > 200 for i in wanted):
         raise Invalid(f"ids: 1 to {MAX_IDS} player ids, comma-separated", field="ids")
     found = await completions(engine, wanted)
+    rated = await ratings(engine, wanted)
     return Reputations(
         players=[
-            PlayerReputation(player_id=i, completion=completion_out(found.get(i))) for i in wanted
+            PlayerReputation(
+                player_id=i, completion=completion_out(found.get(i)), rating=round(rated[i])
+            )
+            for i in wanted
         ]
     )

@@ -50,7 +50,7 @@ from domain.events import (
 from domain.rules import PRESETS, Ruleset, parse_ruleset, ruleset_to_dict
 from domain.selfplay import play_match
 from tests.conftest import rulesets
-from tests.replays.scripted import scripted_match
+from tests.replays.scripted import conceded_match, scripted_match
 
 # Each stored value is rounded to 6 decimals: off by at most half a unit of the 6th.
 ROUNDING = 0.5e-6
@@ -611,3 +611,14 @@ class TestPoints:
         started = next(v for v, e in enumerate(events) if isinstance(e, MatchStarted))
         turns = [v for v, e in enumerate(events[: analysis.until]) if isinstance(e, TurnEnded)]
         assert [p.version for p in analysis.points] == [started, *turns, analysis.until]
+
+
+def test_a_conceded_match_is_analysed_to_its_end_with_the_conceder_at_zero() -> None:
+    """`MatchConceded` (then `MatchFinished`) is read like any end: the analysis runs to
+    the last event and its last point gives the conceding seat no chance to be first."""
+    seed = hashlib.sha256(b"conceded").digest()
+    events, _ = conceded_match(parse_ruleset({"preset": "standard"}), 4, seed, commands=120)
+    analysis = analyse(events)
+    finished = next(i for i, e in enumerate(events) if isinstance(e, MatchFinished))
+    assert analysis.until >= finished
+    assert analysis.points[-1].chances[0] == 0.0

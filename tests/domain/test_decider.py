@@ -12,6 +12,7 @@ import pytest
 from domain.board import board_for
 from domain.commands import (
     Actor,
+    Concede,
     CreateMatch,
     LeaveSeat,
     MovePiece,
@@ -39,7 +40,9 @@ from domain.decider import (
 )
 from domain.events import (
     CpuLevel,
+    MatchConceded,
     MatchCreated,
+    MatchFinished,
     MatchStarted,
     SeatReclaimed,
     SeatStoodIn,
@@ -65,6 +68,7 @@ from tests.conftest import (
     row_on,
     rules,
     seat_specs,
+    setup_events,
     snapshot,
 )
 
@@ -668,3 +672,79 @@ class TestDeadlineCommand:
         moves = current_legal_moves(state)
         chosen = choose_move(STAND_IN_LEVEL, state, moves, "m:0")
         assert deadline_command(state, "m") == MovePiece(seat=0, piece=chosen.piece, by="cpu")
+
+
+def against_cpus(
+    players: int = 4, pieces: dict[str, list[int]] | None = None, ruleset: Ruleset | None = None
+) -> MatchState:
+    """A started match of one guest (seat 0) against CPUs in every other seat, at `pieces`
+    (colours to progresses), seat 0 to roll."""
+    seats = (seat_specs(1)[0], *seat_specs(players - 1, cpu="normal"))
+    state = fold(
+        [
+            MatchCreated(
+                ruleset=ruleset_to_dict(ruleset or rules()), seats=seats, seed_hash=SEED_HASH
+            ),
+            MatchStarted(client_seeds=("",) * players, client_seed="|" * (players - 1)),
+        ]
+    )
+    fold(setup_events(state, pieces, 0), state)
+    return state
+
+
+class TestConcede:
+    """A player gives up a casual match against CPUs: it ends at once, the player last."""
+
+    def test_a_concession_ends_the_match_with_the_conceder_last_and_the_cpus_by_their_pieces(
+        self,
+    ) -> None:
+        """MatchConceded then MatchFinished: the conceding seat is last even when it is
+        ahead on the board; the CPUs still playing are placed by `standing_key`."""
+        state = against_cpus(
+            4, {"yellow": [40, 50, 3, 7], "blue": [10, *N[1:]], "red": [20, 2, *N[2:]]}
+        )
+        events = play(state, Concede(seat=0, ranked=False))
+        assert events == [
+            MatchConceded(seat=0),
+            MatchFinished(placements=(4, 2, 1, 3)),
+        ]
+        assert is_terminal(state) and state.placements == (4, 2, 1, 3)
+
+    def test_a_finished_seat_keeps_its_place_and_the_rest_follow_it(self) -> None:
+        """A CPU that finished first stays first; the conceder is last behind the others."""
+        state = against_cpus(3, {"blue": [56, 56, 56, 55]}, rules(play_to_end=True))
+        play(state, Roll(seat=0, die=1))  # no move for yellow: blue's turn
+        play(state, Roll(seat=1, die=1))
+        play(state, MovePiece(seat=1, piece=3))
+        assert state.finished == [1]
+        assert play(state, Concede(seat=0, ranked=False))[-1] == MatchFinished(placements=(3, 1, 2))
+
+    def test_it_may_be_conceded_in_any_phase_and_on_a_cpus_turn(self) -> None:
+        """A concession is not a turn's action: after a roll, and while a CPU plays."""
+        after_roll = against_cpus(2, {"yellow": [5, *N[1:]]})
+        play(after_roll, Roll(seat=0, die=3))
+        assert after_roll.phase == "move"
+        assert kinds(play(after_roll, Concede(seat=0))) == ["MatchConceded", "MatchFinished"]
+        cpus_turn = against_cpus(2)
+        play(cpus_turn, Roll(seat=0, die=1))
+        assert cpus_turn.turn == 1
+        assert kinds(play(cpus_turn, Concede(seat=0))) == ["MatchConceded", "MatchFinished"]
+
+    def test_a_ranked_match_cannot_be_conceded(self) -> None:
+        """ranked_match: the service tells decide the match is ranked; leaving is the way."""
+        assert code(against_cpus(), Concede(seat=0, ranked=True)) == "ranked_match"
+
+    def test_a_match_with_another_player_still_playing_cannot_be_conceded(self) -> None:
+        """not_against_cpus: a person still playing would lose their match to it."""
+        assert code(new_match(players=2), Concede(seat=0, ranked=False)) == "not_against_cpus"
+        assert code(with_cpu_seat(), Concede(seat=1, ranked=False)) == "not_against_cpus"
+
+    def test_a_cpu_seat_a_finished_seat_and_an_ended_match_cannot_concede(self) -> None:
+        """bad_command for a CPU seat, seat_finished, match_finished, not_started."""
+        assert code(against_cpus(), Concede(seat=1)) == "bad_command"
+        assert code(finished_match(), Concede(seat=1)) == "match_finished"
+        assert code(created(), Concede(seat=0)) == "not_started"
+        two = new_match(players=3)
+        fold(setup_events(two, {"yellow": [56, 56, 56, 56]}, 1), two)
+        two.finished.append(0)
+        assert code(two, Concede(seat=0)) == "seat_finished"

@@ -351,6 +351,66 @@ class TestSettings:
         assert isinstance(event, SettingsChanged) and event.stamps is True
 
 
+class TestCpuSpeed:
+    """The CPUs' speed: the host's setting of the table, pinned by each match it opens."""
+
+    def test_a_table_is_created_at_normal_speed_or_the_one_asked(self) -> None:
+        """PartyCreated records `cpu_speed` (normal unless the host asks for fast)."""
+        assert table().cpu_speed == "normal"
+        state = PartyState()
+        events = act(state, CreateParty(host_id=HOST, host_name="Hana", seats=2, cpu_speed="fast"))
+        created = events[0]
+        assert isinstance(created, PartyCreated) and created.cpu_speed == "fast"
+        assert state.cpu_speed == "fast"
+
+    def test_the_host_changes_it_before_the_start_and_the_match_pins_it(self) -> None:
+        """SettingsChanged keeps every other setting; MatchOpened carries the speed, and a
+        rematch the speed chosen since."""
+        state = table(2, turn_limit=30)
+        events = act(state, ChangeSettings(player_id=HOST, cpu_speed="fast"))
+        assert events == [
+            SettingsChanged(ruleset=state.ruleset, turn_limit=30, ranked=False, cpu_speed="fast")
+        ]
+        act(state, AddCpu(player_id=HOST, level="easy"))
+        opened = act(state, StartParty(player_id=HOST, match_id="m1"))[0]
+        assert isinstance(opened, MatchOpened) and opened.cpu_speed == "fast"
+
+    def test_the_host_changes_it_during_a_match_keeping_the_stamps(self) -> None:
+        """While the match plays the host may change the speed (as the stamps), nothing
+        else with it; a guest may not; another value is bad_command."""
+        state = playing()
+        act(state, ChangeSettings(player_id=HOST, stamps=False))
+        events = act(state, ChangeSettings(player_id=HOST, cpu_speed="fast"))
+        assert events == [
+            SettingsChanged(
+                ruleset=state.ruleset, turn_limit=None, ranked=False, stamps=False, cpu_speed="fast"
+            )
+        ]
+        assert (state.cpu_speed, state.stamps, state.status) == ("fast", False, "playing")
+        assert refused(state, ChangeSettings(player_id=GUEST, cpu_speed="normal")).code == (
+            "not_host"
+        )
+        command = ChangeSettings(player_id=HOST, cpu_speed="normal", ranked=True)
+        assert refused(state, command).code == "not_open"
+        bad = refused(table(), ChangeSettings(player_id=HOST, cpu_speed="slow"))  # type: ignore[arg-type]
+        assert (bad.code, bad.field) == ("bad_command", "cpu_speed")
+        bad = refused(state, ChangeSettings(player_id=HOST, cpu_speed="slow"))  # type: ignore[arg-type]
+        assert (bad.code, bad.field) == ("bad_command", "cpu_speed")
+
+    def test_events_stored_before_it_existed_decode_at_normal_speed(self) -> None:
+        """Old PartyCreated, SettingsChanged and MatchOpened decode with `cpu_speed` normal."""
+        for old in (
+            b'{"type":"PartyCreated","host_id":"h","seats":2,"ruleset":{},"turn_limit":null,'
+            b'"ranked":false}',
+            b'{"type":"SettingsChanged","ruleset":{},"turn_limit":null,"ranked":true}',
+            b'{"type":"MatchOpened","match_id":"m","first_seat":0,"game":1,"ranked":false,'
+            b'"turn_limit":null}',
+        ):
+            event = decode_party_event(old)
+            assert isinstance(event, PartyCreated | SettingsChanged | MatchOpened)
+            assert event.cpu_speed == "normal"
+
+
 class TestStart:
     """StartParty: the host opens the first match once every seat is filled."""
 

@@ -1,5 +1,5 @@
-"""Matches to replay: self-played under any ruleset, or scripted with timeouts, stand-ins
-and reclaims (for the replay tests, `ludo replay` and the replay store's)."""
+"""Matches to replay: self-played under any ruleset, scripted with timeouts, stand-ins
+and reclaims, or conceded (for the replay tests, `ludo replay` and the replay store's)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import random
 
 from domain.commands import (
     Command,
+    Concede,
     CreateMatch,
     LeaveSeat,
     MovePiece,
@@ -83,4 +84,43 @@ def scripted_match(
             move = choose_move("easy", state, current_legal_moves(state), f"{rng_seed}:{seat}")
             run(MovePiece(seat=seat, piece=move.piece), actor)
     run(RevealSeed(server_seed=seed.hex()), actors[-1])
+    return events, actors
+
+
+def conceded_match(
+    ruleset: Ruleset, players: int, seed: bytes, *, commands: int = 60, humans: int = 1
+) -> tuple[list[Event], list[str]]:
+    """A match of `humans` guests (the first seats) against easy CPUs, played by the easy
+    CPU's choices for `commands` commands, then conceded by seat 0 (and its seed
+    revealed). Every command goes through `decide`. Returns the events and their actors."""
+    seats = tuple(
+        SeatSpec(name=f"p{i}", player_id=f"player-{i}")
+        if i < humans
+        else SeatSpec(name=f"cpu-{i}", cpu="easy")
+        for i in range(players)
+    )
+    state = MatchState()
+    events: list[Event] = []
+    actors: list[str] = []
+
+    def run(command: Command, actor: str) -> None:
+        actors.extend([actor] * execute(state, command, events))
+
+    run(CreateMatch(ruleset=ruleset, seats=seats, seed_hash=seed_commitment(seed)), "player-0")
+    run(StartMatch(client_seeds=("",) * players), "player-0")
+    for _ in range(commands):
+        seat = state.turn
+        actor = seats[seat].player_id or "scheduler:cpu"
+        if state.phase == "roll":
+            die = (
+                die_for_roll(seed, state.client_seed, state.rolls_made)
+                if needs_die(state)
+                else None
+            )
+            run(Roll(seat=seat, die=die), actor)
+        else:
+            move = choose_move("easy", state, current_legal_moves(state), f"c:{seat}")
+            run(MovePiece(seat=seat, piece=move.piece), actor)
+    run(Concede(seat=0), "player-0")
+    run(RevealSeed(server_seed=seed.hex()), "player-0")
     return events, actors

@@ -15,6 +15,7 @@ from domain.rules import parse_ruleset
 from domain.selfplay import play_match
 from replays.report import ConnectionLogEntry, report_view
 from replays.viewer import NO_FACTS, EventFacts, WalkedMatch, steps_view, walk_match
+from tests.replays.scripted import conceded_match
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -99,3 +100,21 @@ def test_not_a_match_is_not_found(events: list[Event], drop: int | None) -> None
     chosen = [] if drop is None else events[drop:]
     with pytest.raises(NotFound, match="no such match"):
         _walked(chosen)
+
+
+def test_a_concession_is_the_players_act_marked_and_said_in_the_viewer_and_the_report() -> None:
+    """The viewer's step of `MatchConceded` is the player's (`by`), marked `concede`, said
+    in English; the report ends the turn it happened in with the match."""
+    seed = hashlib.sha256(b"conceded").digest()
+    conceded, _ = conceded_match(parse_ruleset({"preset": "standard"}), 3, seed)
+    walked = _walked(conceded)
+    view = steps_view(walked)
+    step = next(s for s in view.steps if s.type == "MatchConceded")
+    assert (step.seat, step.by, step.marks) == (0, "player", ["concede"])
+    assert step.text == "yellow (p0) concedes: the match ends, yellow (p0) last"
+    assert view.status == "finished" and view.placements is not None
+    assert view.placements[0] == 3
+    report = report_view(walked, [])
+    last = report.turns[-1]
+    assert [e.type for e in last.entries][-2:] == ["MatchConceded", "MatchFinished"]
+    assert last.ended_at is not None

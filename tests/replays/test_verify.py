@@ -15,8 +15,11 @@ from domain.decider import MatchState, apply
 from domain.events import (
     DieRolled,
     Event,
+    MatchConceded,
+    MatchCreated,
     MatchFinished,
     PieceMoved,
+    SeatSpec,
     SeedRevealed,
     TurnEnded,
     TurnTimedOut,
@@ -33,7 +36,7 @@ from replays.format import (
 from replays.steps import walk
 from replays.verify import Verdict, verify_replay
 from tests import paths
-from tests.replays.scripted import scripted_match, server_seed
+from tests.replays.scripted import conceded_match, scripted_match, server_seed
 
 GOLDEN = json.loads((paths.GOLDEN / "matches.json").read_text())["cases"]
 MATCH_ID = "5f0c3d2e-8a51-4b7e-9f1a-0c2b3d4e5f60"
@@ -375,3 +378,44 @@ def test_a_format_version_of_another_type_is_a_format_error(version: object) -> 
     raw = msgspec.json.encode({"format": "ludo-replay", "format_version": version, "x": 1})
     with pytest.raises(ReplayFormatError, match="format_version"):
         load_replay(raw)
+
+
+class TestConceded:
+    """A conceded match (`MatchConceded`, then `MatchFinished`) verifies; a forged one
+    does not."""
+
+    def test_a_conceded_match_verifies_with_the_conceder_last(self) -> None:
+        """The concession is re-decided like any command: the file verifies, seat 0 last."""
+        events, _ = conceded_match(parse_ruleset({"preset": "standard"}), 4, server_seed("c"))
+        verdict = through_file(replay_from_events(MATCH_ID, events))
+        assert verdict.ok, verdict.failure
+        assert verdict.placements is not None and verdict.placements[0] == 4
+
+    def test_a_conceder_moved_off_last_place_is_caught(self) -> None:
+        """placements: the recorded places must be the rule's (the conceder last)."""
+        events, _ = conceded_match(parse_ruleset({"preset": "standard"}), 3, server_seed("c"))
+        at = first_index(events, lambda _i, e: isinstance(e, MatchFinished))
+        finished = events[at]
+        assert isinstance(finished, MatchFinished)
+        # seat 0 (the conceder) first, the seat placed first last
+        swapped = tuple(
+            1 if p == len(finished.placements) else len(finished.placements) if p == 1 else p
+            for p in finished.placements
+        )
+        assert swapped[0] == 1
+        forged = [*events[:at], MatchFinished(placements=swapped), *events[at + 1 :]]
+        assert_fails(through_file(rebuilt(forged)), "placements", at)
+
+    def test_a_concession_against_another_player_is_caught(self) -> None:
+        """sequence: a match with a second person still playing cannot have been conceded."""
+        ruleset = parse_ruleset({"preset": "standard"})
+        events, _ = conceded_match(ruleset, 3, server_seed("c"))
+        at = first_index(events, lambda _i, e: isinstance(e, MatchConceded))
+        created = events[0]
+        assert isinstance(created, MatchCreated)
+        people = tuple(
+            SeatSpec(name=f"p{i}", player_id=f"player-{i}") if i < 2 else s
+            for i, s in enumerate(created.seats)
+        )
+        forged = [msgspec.structs.replace(created, seats=people), *events[1:]]
+        assert_fails(through_file(rebuilt(forged)), "sequence", at)

@@ -90,12 +90,14 @@ async def click(page: Page, what: str) -> None:
     if what == "roll":
         await page.click("#roll")
     else:
-        await page.locator("#board .piece.movable").first.click()
+        await page.locator("#board .piece.movable:not(.chosen)").first.click()
 
 
 async def play_my_turns(page: Page, until_version: int | None = None, act: Act = click) -> None:
     """Play this seat's turns with `act` (roll, then a movable piece) until the match is
-    over, or until the page has seen `until_version`."""
+    over, or until the page has seen `until_version`. A piece already chosen (a move on its
+    way: one the player pressed, or the only move, which the page plays for them) is no
+    decision to make."""
     until = -1 if until_version is None else until_version
     while True:
         await page.wait_for_function(
@@ -103,7 +105,8 @@ async def play_my_turns(page: Page, until_version: int | None = None, act: Act =
                  return document.querySelector('#result:not([hidden])')
                    || (until >= 0 && Number(document.body.dataset.version) >= until)
                    || (!roll.hidden && !roll.disabled)
-                   || document.querySelector('#board .piece.movable'); }""",
+                   || document.querySelector(
+                        '#board .piece.movable:not(.chosen)[role=button]'); }""",
             arg=until,
         )
         if await page.locator("#result").is_visible():

@@ -1,13 +1,19 @@
-"""Turn deadlines: timeouts, the CPU stand-in after three, reclaiming the seat."""
+"""Turn deadlines: timeouts, the CPU stand-in after three, reclaiming the seat; the CPUs'
+pause at the table's CPU speed."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.match.app import create_app
 from services.match.guests import Player
-from tests.services.conftest import Api
+from tests.services.conftest import Api, _settings
 
 pytestmark = pytest.mark.anyio
 
@@ -87,3 +93,59 @@ async def test_three_timeouts_stand_in_then_reclaim(api: Api) -> None:
     assert [e["type"] for e in r.json()["events"]] == ["SeatReclaimed"]
     state = await api.match(match_id)
     assert state["seats"][0]["stood_in"] is None and state["seats"][0]["timeouts"] == 0
+
+
+@pytest.mark.parametrize(("speed", "seconds"), [("normal", 2.0), ("fast", 0.5)])
+async def test_the_cpus_pause_follows_the_tables_cpu_speed(
+    engine: AsyncEngine, tmp_path: Path, speed: str, seconds: float
+) -> None:
+    """With `LUDO_CPU_DELAY` 2 s, a CPU's deadline falls 2 s after the event that gave it
+    the turn at a normal table, a quarter of that at a fast one (the party's `cpu_speed`,
+    shown by the party)."""
+    app = create_app(_settings(tmp_path, cpu_delay=2.0), engine=engine)
+    async with AsyncTestClient(app) as client:
+        api = Api(client, engine)
+        human = await api.player("solo")
+        party = await api.party(human, seats=2, cpu_speed=speed)
+        assert party["cpu_speed"] == speed
+        r = await api.call(
+            "POST", f"/api/parties/{party['id']}/cpus", json={"level": "easy"}, headers=api.h(human)
+        )
+        assert r.status_code == 200, r.text
+        match_id = await api.start(party["id"], human)
+        await _play_turn(api, match_id, [human, human], 0)
+        state = await api.match(match_id)
+        assert state["turn"] == 1 and state["deadline"]["kind"] == "cpu"
+        events = (await api.call("GET", f"/api/matches/{match_id}/events")).json()["events"]
+        due = datetime.fromisoformat(state["deadline"]["due_at"])
+        last = datetime.fromisoformat(events[-1]["recorded_at"])
+        assert (due - last).total_seconds() == seconds
+
+
+async def test_the_host_makes_the_cpus_fast_during_the_match(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """POST /settings {"cpu_speed": "fast"} (the host, mid-match) is shown by the party and
+    the next CPU deadline of the match in play is a quarter of LUDO_CPU_DELAY; another value
+    is 422 naming the field, and a guest's 403."""
+    app = create_app(_settings(tmp_path, cpu_delay=2.0), engine=engine)
+    async with AsyncTestClient(app) as client:
+        api = Api(client, engine)
+        match_id, players, party_id = await api.duel()
+        url = f"/api/parties/{party_id}/settings"
+        r = await api.call("POST", url, json={"cpu_speed": "fast"}, headers=api.h(players[1]))
+        assert (r.status_code, r.json()["error"]) == (403, "not_host"), r.text
+        r = await api.call("POST", url, json={"cpu_speed": "slow"}, headers=api.h(players[0]))
+        assert r.status_code == 422 and r.json()["field"] == "cpu_speed", r.text
+        r = await api.call("POST", url, json={"cpu_speed": "fast"}, headers=api.h(players[0]))
+        assert (r.status_code, r.json()["cpu_speed"]) == (200, "fast"), r.text
+        # Seat 1 leaves: a CPU stands in, and plays at the table's new speed.
+        r = await api.call("POST", f"/api/matches/{match_id}/leave", headers=api.h(players[1]))
+        assert r.status_code == 200, r.text
+        await _play_turn(api, match_id, players, 0)
+        state = await api.match(match_id)
+        assert state["turn"] == 1 and state["deadline"]["kind"] == "cpu"
+        events = (await api.call("GET", f"/api/matches/{match_id}/events")).json()["events"]
+        due = datetime.fromisoformat(state["deadline"]["due_at"])
+        last = datetime.fromisoformat(events[-1]["recorded_at"])
+        assert (due - last).total_seconds() == 0.5

@@ -118,3 +118,55 @@ async def test_rematch_rotates_the_first_seat(api: Api) -> None:
     await api.play_to_end(second, players)
     r = await api.call("POST", f"/api/parties/{party_id}/rematch", headers=api.h(players[0]))
     assert r.status_code == 201 and r.json()["party"]["first_seat"] == 0
+
+
+async def _against_cpus(api: Api, *, ranked: bool = False) -> tuple[str, dict[str, str]]:
+    """A guest against three CPUs, started: (match id, the guest)."""
+    human = await api.player("solo")
+    party = await api.party(human, seats=4, rules={"preset": "bga"}, ranked=ranked)
+    for _ in range(3):
+        r = await api.call(
+            "POST", f"/api/parties/{party['id']}/cpus", json={"level": "easy"}, headers=api.h(human)
+        )
+        assert r.status_code == 200, r.text
+    return await api.start(party["id"], human), human
+
+
+async def test_a_guest_concedes_a_casual_match_against_cpus_and_it_ends_at_once(
+    api: Api,
+) -> None:
+    """POST /concede ends the match: MatchConceded, MatchFinished with the guest last,
+    the seed revealed, no deadline left; again it is 409 match_finished."""
+    match_id, human = await _against_cpus(api)
+    r = await api.call("POST", f"/api/matches/{match_id}/concede", headers=api.h(human))
+    assert r.status_code == 200, r.text
+    assert [e["type"] for e in r.json()["events"]] == [
+        "MatchConceded",
+        "MatchFinished",
+        "SeedRevealed",
+    ]
+    state = await api.match(match_id)
+    assert state["status"] == "finished" and state["placements"][0] == 4
+    assert sorted(state["placements"][1:]) == [1, 1, 1]  # the CPUs, level at the start
+    async with api.engine.connect() as conn:
+        left = await conn.scalar(sa.text("SELECT count(*) FROM turn_deadlines"))
+    assert left == 0
+    again = await api.call("POST", f"/api/matches/{match_id}/concede", headers=api.h(human))
+    assert (again.status_code, again.json()["error"]) == (409, "match_finished")
+
+
+async def test_a_ranked_match_or_one_against_a_person_cannot_be_conceded(api: Api) -> None:
+    """409 ranked_match, 409 not_against_cpus; 403 for a token with no seat; nothing is
+    appended by any of them."""
+    ranked, human = await _against_cpus(api, ranked=True)
+    duel, players, _ = await api.duel()
+    stranger = await api.player("eve")
+    for match_id, who, status, code in (
+        (ranked, human, 409, "ranked_match"),
+        (duel, players[0], 409, "not_against_cpus"),
+        (duel, stranger, 403, "not_your_seat"),
+    ):
+        before = await api.version(match_id)
+        r = await api.call("POST", f"/api/matches/{match_id}/concede", headers=api.h(who))
+        assert (r.status_code, r.json()["error"]) == (status, code), r.text
+        assert await api.version(match_id) == before

@@ -209,10 +209,10 @@ async def test_a_whole_match_is_played_over_two_sockets(server: Instance) -> Non
 async def test_every_refused_command_is_an_error_frame_that_appends_nothing(
     server: Instance,
 ) -> None:
-    """Before hello, a spectator, out of turn, roll before a move and move before a roll, an
-    illegal piece, wrong types, unknown fields and types, a bad id, non-JSON and oversized
-    messages: each gets its error frame (the HTTP status and code), nothing is appended,
-    and the socket goes on."""
+    """Before hello, a spectator, out of turn, roll before a move and move before a roll, a
+    concession with a person still playing, an illegal piece, wrong types, unknown fields
+    and types, a bad id, non-JSON and oversized messages: each gets its error frame (the
+    HTTP status and code), nothing is appended, and the socket goes on."""
     async with _client(server.http) as http:
         table = await Table(http).open()
         url = server.ws(table.match_id)
@@ -234,6 +234,7 @@ async def test_every_refused_command_is_an_error_frame_that_appends_nothing(
                 (spectator, {"type": "roll"}, (None, 403, "not_your_seat", None)),
                 (other, {"type": "roll", "id": "b"}, ("b", 409, "not_your_turn", None)),
                 (me, {"type": "move", "piece": 0}, (None, 409, "roll_first", None)),
+                (me, {"type": "concede", "id": "d"}, ("d", 409, "not_against_cpus", None)),
                 (me, {"type": "move", "piece": "0"}, (None, 422, "invalid", "piece")),
                 (me, {"type": "move", "piece": 9}, (None, 422, "invalid", "piece")),
                 (me, {"type": "move", "piece": True}, (None, 422, "invalid", "piece")),

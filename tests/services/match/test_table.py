@@ -369,6 +369,11 @@ async def _reload_after_leaving(site: Site, browser: Browser) -> None:
 # ------------------------------------------------------- 5. why a piece cannot move
 
 
+# "Play my only move for me" unticked on this device: for the tests that need the player to
+# press a move the page would otherwise play for them (a single movable piece, a nest piece
+# stuck beside the only move).
+PRESS_EVERY_MOVE = "localStorage.setItem('ludo.autoMove', 'off');"
+
 NEST_PIECE_STUCK = """() => document.body.dataset.phase === 'move'
   && [...document.querySelectorAll("#board .piece[data-seat='0']")].some(
        (g) => g.dataset.progress === '-1' && !g.classList.contains('movable'))"""
@@ -382,6 +387,7 @@ async def test_a_piece_that_cannot_move_says_why_from_the_servers_refusal(
     opponent's piece says whose it is."""
     async with person(browser, width=375, height=812, touch=True) as (page, errors):
         await page.add_init_script(RECORD_FRAMES)
+        await page.add_init_script(PRESS_EVERY_MOVE)
         await name_myself(page, site, "yui")
         await play_now(page)
         match_id = await match_of(page, site)
@@ -468,6 +474,7 @@ async def test_each_rule_that_stops_a_piece_is_said_in_words(
             server.on_message(to_page)
 
         await page.route_web_socket(re.compile(r"/ws/matches/"), relay)
+        await page.add_init_script(PRESS_EVERY_MOVE)
         await name_myself(page, site, "ren")
         await play_now(page)
         await play_until(page, NEST_PIECE_STUCK)
@@ -489,6 +496,7 @@ async def test_movable_pieces_are_marked_by_shape_and_answer_a_44_px_tap(
     answers a tap anywhere within 22 px of its centre (a 44 px target on a board whose
     squares are 24 px); the mover's other pieces step back."""
     async with person(browser, width=360, height=640, touch=True) as (page, errors):
+        await page.add_init_script(PRESS_EVERY_MOVE)
         await name_myself(page, site, "kai")
         await play_now(page)
         await play_until(

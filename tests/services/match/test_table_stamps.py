@@ -40,7 +40,8 @@ async def test_a_stamp_is_seen_by_the_other_player_in_their_language_until_muted
 ) -> None:
     """よろしく sent from a Japanese page shows as "Good luck" beside that seat on an English
     page (a bubble, and a line in the log), with each seat marked online; once the English
-    player mutes the sender, the next stamp reaches the page and is neither shown nor said."""
+    player mutes the sender, the next stamp reaches the page and is neither shown nor said;
+    the mute button then says what pressing it does ("Unmute", ミュート解除)."""
     async with (
         person(browser, locale="ja-JP") as (host, host_errors),
         person(browser, locale="en-GB", width=375, height=812, touch=True) as (guest, errors),
@@ -76,9 +77,14 @@ async def test_a_stamp_is_seen_by_the_other_player_in_their_language_until_muted
         await expect(host.locator('#stamp-palette [data-stamp="nice"]')).to_be_disabled()
 
         mute = guest.locator('#players [data-mute="0"]')
-        await expect(mute).to_have_attribute("aria-pressed", "false")
+        await expect(mute).to_have_text("Mute")
+        await expect(mute).to_have_accessible_name("Mute ○Yellow はな's stamps")
         await mute.click()
-        await expect(mute).to_have_attribute("aria-pressed", "true")
+        # The button now says what pressing it does, and a tag says the state.
+        await expect(mute).to_have_text("Unmute")
+        await expect(mute).to_have_accessible_name("Unmute ○Yellow はな's stamps")
+        assert await mute.get_attribute("aria-pressed") is None
+        await expect(guest.locator('#players li[data-seat="0"] .tag.muted')).to_have_text("Muted")
         await expect(mute).to_be_focused()
         await expect(bubble).to_have_count(0)
         said = await guest.locator("#log li.stamp").count()
@@ -94,6 +100,17 @@ async def test_a_stamp_is_seen_by_the_other_player_in_their_language_until_muted
         await expect(guest.locator("#bubbles .bubble")).to_have_count(0)
         assert await guest.locator("#log li.stamp").count() == said
         assert await guest.evaluate("localStorage.getItem('ludo.muted')") is not None
+        # In Japanese too: the button says ミュート解除 once muted, the tag ミュート中.
+        host_mute = host.locator('#players [data-mute="1"]')
+        await expect(host_mute).to_have_text("ミュート")
+        await host_mute.click()
+        await expect(host_mute).to_have_text("ミュート解除")
+        await expect(host.locator('#players li[data-seat="1"] .tag.muted')).to_have_text(
+            "ミュート中"
+        )
+        await host_mute.click()
+        await expect(host_mute).to_have_text("ミュート")
+        await expect(host.locator('#players li[data-seat="1"] .tag.muted')).to_have_count(0)
         assert await small_targets(guest) == []
         assert await axe_violations(guest) == []
         assert errors == [] and host_errors == []

@@ -24,6 +24,7 @@ from services.ranking.checkpoints import read_checkpoint
 from services.ranking.consumer import (
     CONSUMER_LOCK,
     RankingConsumer,
+    match_leavers,
     match_outcome,
     ratings_hash,
     recompute,
@@ -149,6 +150,19 @@ def test_timeout_stand_in_is_not_leaving() -> None:
     left = match_outcome([*base, ev.SeatStoodIn(seat=1, reason="left"), *end])
     assert left is not None and [(p.place, p.left) for p in left] == [(1, False), (2, True)]
     assert match_outcome(base) is None  # not finished
+
+
+def test_a_concession_is_no_leave_and_a_match_against_cpus_is_not_rated() -> None:
+    """A conceded match (the player's act, not a stand-in's) is read as finished by its
+    player, not left, for the reputation; one guest against CPUs rates nobody."""
+    seats = (ev.SeatSpec(name="a", player_id="a"), ev.SeatSpec(name="c", cpu="easy"))
+    events: list[ev.Event] = [
+        ev.MatchCreated(ruleset={}, seats=seats, seed_hash=""),
+        ev.MatchConceded(seat=0),
+        ev.MatchFinished(placements=(2, 1)),
+    ]
+    assert match_leavers(events) == {"a": False}
+    assert match_outcome(events) is None
 
 
 _STAND_INS: st.SearchStrategy[ev.StandInReason] = st.sampled_from(

@@ -207,22 +207,32 @@ async def test_bad_decisions_are_4xx_and_append_nothing(
 async def test_completion_reads(
     ranking: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
 ) -> None:
-    """The batch read gives each asked player's completion (null without ended matches),
-    the public player read has it too; bad `ids` are 422."""
+    """The batch read gives each asked player's completion (null without ended matches)
+    and rating (the public player read's; 1500 never rated), the public player read has
+    the completion too; bad `ids` are 422."""
     await write_match(engine, pg_store, ["ann", "ben"], [1, 2], stood_in={1: "left"})
     await write_match(engine, pg_store, ["ann", CPU], [2, 1], ranked=False)
     await write_match(engine, pg_store, ["ann", "ben"], [2, 1], stood_in={0: "timeouts"})
     await RankingConsumer(engine, pg_store).catch_up()
     r = await ranking.get("/api/ratings/reputation?ids=ben,ann,zed,ann")
     assert r.status_code == 200, r.text
+    ben = (await ranking.get("/api/ratings/players/ben")).json()
+    ann = (await ranking.get("/api/ratings/players/ann")).json()
     assert r.json() == {
         "players": [
-            {"player_id": "ben", "completion": {"finished": 1, "started": 2, "rate": 0.5}},
-            {"player_id": "ann", "completion": {"finished": 3, "started": 3, "rate": 1.0}},
-            {"player_id": "zed", "completion": None},
+            {
+                "player_id": "ben",
+                "completion": {"finished": 1, "started": 2, "rate": 0.5},
+                "rating": ben["rating"],
+            },
+            {
+                "player_id": "ann",
+                "completion": {"finished": 3, "started": 3, "rate": 1.0},
+                "rating": ann["rating"],
+            },
+            {"player_id": "zed", "completion": None, "rating": 1500},  # never rated
         ]
     }
-    ben = (await ranking.get("/api/ratings/players/ben")).json()
     assert ben["completion"] == {"finished": 1, "started": 2, "rate": 0.5}
     for bad in ("", ",", ",".join(f"p{i}" for i in range(101)), "a%00b"):
         e = await ranking.get(f"/api/ratings/reputation?ids={bad}")
@@ -232,17 +242,21 @@ async def test_completion_reads(
 
 
 async def test_the_match_service_answers_completion_itself(api: Api, pg_store: EventStore) -> None:
-    """`GET /api/players/reputation` on the match service reads the same fold, with no
-    ranking service running; bad `ids` are 422."""
+    """`GET /api/players/reputation` on the match service reads the same fold and the
+    ratings, with no ranking service running; bad `ids` are 422."""
     await write_match(api.engine, pg_store, ["ann", "ben"], [1, 2], stood_in={1: "left"})
     await RankingConsumer(api.engine, pg_store).catch_up()
     r = await api.call("GET", "/api/players/reputation?ids=ann,ben,zed")
     assert r.status_code == 200, r.text
-    assert r.json()["players"] == [
+    players = r.json()["players"]
+    ratings = [p.pop("rating") for p in players]
+    assert players == [
         {"player_id": "ann", "completion": {"finished": 1, "started": 1, "rate": 1.0}},
         {"player_id": "ben", "completion": {"finished": 0, "started": 1, "rate": 0.0}},
         {"player_id": "zed", "completion": None},
     ]
+    # ann won the rated match, ben left it; zed was never rated
+    assert ratings[0] > 1500 > ratings[1] and ratings[2] == 1500
     for bad in ("", ",,", ",".join(f"p{i}" for i in range(101))):
         e = await api.call("GET", f"/api/players/reputation?ids={bad}")
         assert e.status_code == 422 and e.json()["error"], (bad, e.text)
