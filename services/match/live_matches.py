@@ -4,10 +4,11 @@ along each is.
 
 Read from the `parties` read model (a party whose match runs is `playing`; its settings
 hold the seats and the match id; the index `parties (status, updated_at DESC)` finds the
-newest) and the `matches` rows (when each began), leaving out the tables of private arenas
-(reached only by their link); then each match's `MatchFinished`, read for them all at once
-(a party stays `playing` after its match ended, until もう一度), and the fold of each match
-still running (`MatchReads.state`: cached, so a re-read folds only the events since).
+newest) and the `matches` rows (when each began: `match_rows.read_began`), leaving out
+the tables of private arenas (reached only by their link); then each match's
+`MatchFinished`, read for them all at once (a party stays `playing` after its match ended,
+until もう一度), and the fold of each match still running (`MatchReads.state`: cached,
+so a re-read folds only the events since).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from domain.streams import match_stream
 from services.match.match_reads import MatchReads
 from services.match.schemas import LiveMatchOut, LiveSeatOut
 from services.shared.eventstore import EventLog
+from services.shared.match_rows import read_began
 
 __all__ = ["LIVE_MAX", "LIVE_READ", "live_matches"]
 
@@ -34,9 +36,8 @@ LIVE_READ: Final = 60
 
 _PLAYING: Final = sa.text(
     """
-    SELECT p.settings, m.created_at
+    SELECT p.settings
       FROM parties p
-      JOIN matches m ON m.stream_id = 'match-' || (p.settings ->> 'match_id')
       LEFT JOIN arenas a ON a.arena_id = p.settings ->> 'arena_id'
      WHERE p.status = 'playing' AND a.private IS NOT TRUE
      ORDER BY p.updated_at DESC
@@ -61,11 +62,15 @@ async def live_matches(
     """The matches being played now, the newest first (at most `limit`)."""
     async with engine.connect() as conn:
         rows = (await conn.execute(_PLAYING, {"limit": LIVE_READ})).all()
-    found: list[tuple[_Party, datetime]] = []
-    for row in rows:
-        party = msgspec.convert(row.settings, _Party)
-        if party.match_id is not None:
-            found.append((party, row.created_at))
+        parties = [msgspec.convert(row.settings, _Party) for row in rows]
+        began_at = await read_began(
+            conn, [match_stream(p.match_id) for p in parties if p.match_id is not None]
+        )
+    found: list[tuple[_Party, datetime]] = [
+        (p, began_at[match_stream(p.match_id)])
+        for p in parties
+        if p.match_id is not None and match_stream(p.match_id) in began_at
+    ]
     streams = [match_stream(p.match_id) for p, _ in found if p.match_id]
     ended = set(await store.read_streams(streams, types=["MatchFinished"])) if streams else set()
     out: list[LiveMatchOut] = []

@@ -11,7 +11,7 @@ it elsewhere:
   period (a stand-in follows), or a deadline pending (`turn_deadlines`: a CPU's or a
   stand-in's move due, or a turn clock). So a match the CPUs play out after its players
   left counts; a finished match whose result page is still open does not (its stream ends
-  with `MatchFinished` or `SeedRevealed`), nor one waiting, with no clock, for a player
+  with `MatchFinished`, then `SeedRevealed`), nor one waiting, with no clock, for a player
   who closed their page long ago: nothing happens in it;
 - `matches_cpu_only`: of those, the ones in which every seat still playing is played by a
   CPU (a CPU seat or a stand-in);
@@ -20,8 +20,9 @@ it elsewhere:
 - `arenas`: the arenas running now (started, not over, not cancelled), with their players.
 
 The candidates come from the two small tables above (rows of running matches only, a
-finished one's rows aside), each checked by its stream's last event through the primary
-key's index: the cost follows the matches being played, not the size of the log.
+finished one's rows aside); one read of the log (`EventLog.read_streams`, only the event
+store names its tables) brings their seat events and any `MatchFinished`: the cost
+follows the matches being played, not the size of the log.
 """
 
 from __future__ import annotations
@@ -62,20 +63,14 @@ class SiteNowOut(msgspec.Struct, kw_only=True):
     arenas: list[ArenaNow]
 
 
-# The streams of the matches being played (the module's docstring): each candidate's last
-# event, one step back along (stream_id, stream_version), says whether it has ended.
-_PLAYING: Final = sa.text(
+# The streams that may be matches being played (the module's docstring): a timer due, or a
+# seat connected or in its grace. Which of them have ended, the log says (`read`).
+_CANDIDATES: Final = sa.text(
     """
-    WITH candidates AS (
-        SELECT stream_id FROM turn_deadlines
-        UNION
-        SELECT stream_id FROM seat_presence WHERE connections > 0 OR grace_due IS NOT NULL
-    )
-    SELECT c.stream_id FROM candidates c
-    CROSS JOIN LATERAL (SELECT e.type FROM events e WHERE e.stream_id = c.stream_id
-                        ORDER BY e.stream_version DESC LIMIT 1) AS last
-    WHERE last.type NOT IN ('MatchFinished', 'SeedRevealed')
-    ORDER BY c.stream_id
+    SELECT stream_id FROM turn_deadlines
+    UNION
+    SELECT stream_id FROM seat_presence WHERE connections > 0 OR grace_due IS NOT NULL
+    ORDER BY stream_id
     """
 )
 _NOW: Final = sa.text(
@@ -96,8 +91,10 @@ _NOW: Final = sa.text(
                AS arenas
     """
 )
-# What says who plays each seat: the seats, the stand-ins and returns, the seats done.
+# What says who plays each seat: the seats, the stand-ins and returns, the seats done; and
+# whether the match has ended.
 _SEATS: Final = ("MatchCreated", "SeatStoodIn", "SeatReclaimed", "PlayerFinished")
+_ENDED: Final = "MatchFinished"
 
 
 def cpu_only(events: list[ev.Event]) -> bool:
@@ -121,9 +118,14 @@ class SiteNow:
 
     async def read(self) -> SiteNowOut:
         async with self._engine.connect() as conn:
-            playing = list((await conn.execute(_PLAYING)).scalars())
+            candidates = list((await conn.execute(_CANDIDATES)).scalars())
             row = (await conn.execute(_NOW, {"present": PRESENT})).one()
-        seats = await self._store.read_streams(playing, types=_SEATS) if playing else {}
+        seats = await self._store.read_streams(candidates, types=(*_SEATS, _ENDED))
+        playing = [
+            stream
+            for stream, events in seats.items()
+            if not any(data.type == _ENDED for data in events)
+        ]
         return SiteNowOut(
             at=row.at,
             matches_now=len(playing),

@@ -17,6 +17,7 @@ these two tables.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Final
 
 import msgspec
@@ -31,6 +32,7 @@ __all__ = [
     "cpu_speed_write",
     "insert_match",
     "insert_seed",
+    "read_began",
     "read_row",
     "read_rows",
     "read_seed",
@@ -67,6 +69,10 @@ _SEED: Final = "SELECT server_seed FROM match_seeds WHERE stream_id = %(s)s"
 _ROWS: Final = (
     "SELECT stream_id, party_id, turn_limit, ranked, cpu_speed FROM matches"
     " WHERE stream_id = ANY(%(streams)s::text[])"
+)
+
+_BEGAN: Final = (
+    "SELECT stream_id, created_at FROM matches WHERE stream_id = ANY(%(streams)s::text[])"
 )
 
 
@@ -126,6 +132,15 @@ async def read_rows(conn: AsyncConnection, streams: Sequence[str]) -> dict[str, 
         return {}
     rows = await conn.exec_driver_sql(_ROWS, {"streams": list(streams)})
     return {r.stream_id: MatchRow(r.party_id, r.turn_limit, r.ranked, r.cpu_speed) for r in rows}
+
+
+async def read_began(conn: AsyncConnection, streams: Sequence[str]) -> dict[str, datetime]:
+    """When each of many match streams began (its `matches` row was written with its
+    `MatchCreated`); a stream without a row is absent."""
+    if not streams:
+        return {}
+    rows = await conn.exec_driver_sql(_BEGAN, {"streams": list(streams)})
+    return {r.stream_id: r.created_at for r in rows}
 
 
 async def read_row(conn: AsyncConnection, stream: str) -> MatchRow | None:
