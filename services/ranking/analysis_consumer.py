@@ -87,6 +87,10 @@ class Analysed(NamedTuple):
     players: int
     luck_gap: float
     seats: list[tuple[float, float, int, float, int, list[int]]]
+    # How it was made (for the log): the events analysed after the end (the rest had been
+    # folded while the match was played) and the worker's CPU seconds for it.
+    tail: int = 0
+    cpu_s: float = 0.0
 
 
 def analyse_match(events: Sequence[ev.Event]) -> Analysed:
@@ -143,11 +147,14 @@ def _analyse_all(matches: list[tuple[str, list[ev.Event]]]) -> list[Analysed]:
     followed it while it was played, else whole."""
     out = []
     for stream, events in matches:
+        cpu = time.process_time()
         analyser = _ANALYSERS.pop(stream, None)
         if analyser is None or analyser.fed > len(events):
             analyser = Analyser()
+        tail = len(events) - analyser.fed
         analyser.feed(events[analyser.fed :])
-        out.append(_analysed(analyser.result(), events))
+        done = _analysed(analyser.result(), events)
+        out.append(done._replace(tail=tail, cpu_s=time.process_time() - cpu))
     return out
 
 
@@ -328,6 +335,7 @@ class AnalysisConsumer(LeasedFollower):
     async def step(self) -> int:
         """One page: read and analyse outside any transaction, then write with the
         checkpoint in one (see the module docstring); the number of events read."""
+        began = time.monotonic()
         async with self.engine.connect() as conn:
             cursor = await read_checkpoint(conn, self.name)
             page = await finish_page(self.store, cursor, self.batch, conn=conn)
@@ -370,7 +378,14 @@ class AnalysisConsumer(LeasedFollower):
             await write_checkpoint(conn, self.name, page.last)
         if matches:
             await hint_analysed(self.engine, [match_id_of(m.stream_id) for m in matches])
-            _log.info("matches_analysed", matches=len(matches), events=page.events)
+            _log.info(
+                "matches_analysed",
+                matches=len(matches),
+                events=page.events,
+                tail_events=sum(r.tail for r in results),
+                worker_cpu_s=round(sum(r.cpu_s for r in results), 3),
+                seconds=round(time.monotonic() - began, 3),
+            )
         return page.events
 
     async def _read(self, conn: Any, finishes: list[tuple[str, int, Any]]) -> list[_Match]:
