@@ -31,7 +31,7 @@
         points: "{n} points", point: "{n} point", unit: " points",
         parts: "What moved it",
         dice: "Dice", choices_you: "Your choices", choices_seat: "Choices",
-        rest: "Other players’ turns and the rest",
+        rest: "Other players' turns and the rest",
         no_choice: "no choice to make",
         won_unlucky_you: "You finished first although the dice were against you.",
         won_unlucky_seat: "Finished first although the dice were against them.",
@@ -39,7 +39,7 @@
         lost_lucky_seat: "The dice were on their side, but they did not finish first.",
         cancelled_you: "Besides these, your chance rose and fell again by {n} each way during the match, which cancel out.",
         cancelled_seat: "Besides these, the chance rose and fell again by {n} each way during the match, which cancel out.",
-        note: "In percentage points of the chance to finish first; the parts add up to its change. Dice: against an average roll. Choices: against the best move, so they can only cost. The rest: the other players’ turns, moves a CPU made in a player’s place and the like.",
+        note: "In percentage points of the chance to finish first; the parts add up to its change. Dice: against an average roll. Choices: against the best move, so they can only cost. The rest: the other players' turns, moves a CPU made in a player's place and the like.",
       },
     },
   });

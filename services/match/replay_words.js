@@ -124,7 +124,7 @@
           swing_other: "{by}'s turn ({turn}): {change} for {who}",
           seats: "Each player's chance, and what moved it",
           col_player: "Player", col_luck: "Dice", col_choices: "Choices",
-          col_rest: "Other players’ turns and the rest",
+          col_rest: "Other players' turns and the rest",
           col_best: "Best choices", col_chance: "Chance to finish first",
           best_of: "{best} of {n}",
           best: "★ best",

@@ -301,7 +301,7 @@ class AnalysisConsumer(LeasedFollower):
 
     async def between(self) -> bool:
         """Folds new events of the matches being played, at most `progress_events` of them
-        a round (about a fifth of a second of the worker's CPU: a match end waits for one
+        a round (a few tenths of a second of the worker's CPU: a match end waits for one
         round at most, `step` running between two). A round every `progress_every` seconds,
         at once while matches are left behind; True then."""
         behind = [s for s, head in self._heads.items() if head > self._folded.get(s, 0)]

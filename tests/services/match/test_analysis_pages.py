@@ -92,7 +92,7 @@ LINE_EN = re.compile(
 LINE_JA = re.compile(
     r"^あなたが1位になる確率: (\d+)%\s→\s(\d+)%（(?:\+|\u2212|\u00b1)(\d+)ポイント）$"
 )
-PARTS_EN = ["Dice", "Your choices", "Other players’ turns and the rest"]
+PARTS_EN = ["Dice", "Your choices", "Other players' turns and the rest"]
 PARTS_JA = ["サイコロ", "あなたの選んだ手", "ほかのプレイヤーの番など"]
 
 

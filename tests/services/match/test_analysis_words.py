@@ -115,7 +115,7 @@ async def test_sums_beyond_a_hundred_points_are_netted_and_say_so(
     assert [(p["label"], p["figure"]) for p in en["parts"]] == [
         ("Dice", "+37"),
         ("Your choices", "\u221286"),
-        ("Other players’ turns and the rest", "+99"),
+        ("Other players' turns and the rest", "+99"),
     ]
     assert en["cancelled"] == (
         "Besides these, your chance rose and fell again by 31 points each way during the"
