@@ -414,7 +414,11 @@ async def _stored_events(database_url: str, arena_id: str) -> tuple[list[ar.Aren
         rows = await EventStore(engine).read_stream(tournament_stream(arena_id))
     finally:
         await engine.dispose()
-    return [ar.decode_arena_event(row.data) for row in rows], list(rows)
+    decoded = [
+        ar.decode_arena_event(row.data, type_name=row.type, schema_version=row.schema_version)
+        for row in rows
+    ]
+    return decoded, list(rows)
 
 
 async def _verified_standings(

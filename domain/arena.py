@@ -1,23 +1,59 @@
 """An arena tournament (アリーナ / Arena) as a Decider: who plays, who is paired with whom,
-the points each result scores, and the end (docs/arenas.md).
+the points each result scores, and the end (docs/arenas.md, which says the same rules).
 
 An arena is one stream (`tournament-<id>`, `domain.streams`). It runs from `starts_at` for
 `minutes` minutes; players join or pause any time before the end. A player whose match has
 ended is paired again at the next pass with the others waiting (`PairTables`: by arena
-score, then rating, in tables of `seats`). Every arena match is ranked. Points by place
-(`POINTS`: 4/2/1/0 for four players, 2/0 for two; shared places share their points), doubled
-for a player who comes into the match on a streak (`STREAK_FROM` firsts in a row) until a
-result other than first, as lichess's arenas double after two wins. Leaving a match (its
-seat ends played by a CPU for `left`) scores 0 and pauses the player until they continue.
-No table is paired at or after the end; matches running at the end are scored when they end.
+score, then rating, in tables of `seats`). Every arena match is ranked. No table is paired
+at or after the end; matches running at the end are scored when they end.
 
-The domain has no clock: commands carry `now` (the service's clock, seconds since the
-epoch) and the pairing pass carries the ids of the tables it may open and who is `absent`
-(waiting, but not connected now). `TablesPaired` records who was skipped so that anyone can
+**Reading a match** (`match_outcome`, by the arena's `scoring` revision, recorded in its
+ArenaCreated: an arena keeps its revision forever, so its file verifies as it was
+played). Revision 2 (every arena created since it exists) reads each seat's place and
+whether its player left with `domain.outcome.seat_outcomes`, the very reading the ratings
+use: a player whose seat ends stood in for `left` or `disconnected` left, and the
+leavers share the last place, after every player who stayed (`decide` refuses a result
+that places a leaver otherwise). Revision 1 (arenas created before): the match's
+placements as they are, and only a stand-in for `left` made a leaver.
+
+**Points** (`POINTS`, `place_points`): 4/2/1/0 for four seats, 2/0 for two; a shared place
+shares the points of the places it spans. A player who comes into a match on a streak
+(`STREAK_FROM` firsts in a row: on fire) scores double, as lichess's arenas double after
+two wins; the result is marked `doubled` only when there was something to double: a
+place worth 0 scores 0 and is not marked. A first place (shared or not) adds one to the
+streak; any other result, or leaving, ends it.
+
+**Leaving** a match scores 0, whatever the place, and pauses the player until they
+continue; the points of a leaver's place go to nobody (the others keep theirs). Since
+revision 2 a leaver is never placed 1st unless every seat left (all share 1st, all
+score 0); under revision 1 a leaver the CPU brought home 1st kept that place and scored
+0, and the 1st place's points went to nobody.
+
+**The clock.** The domain has no clock: every command that depends on time carries `now`
+(the service's clock when it decides, seconds since the epoch) and is refused at or
+after `ends_at`, whether or not the end is recorded yet: joining, continuing and pausing
+(`arena_over`), pairing (`not_running`), and cancelling (`arena_over`: once the clock has
+run out the arena's result stands; its running matches are still scored, and the podium
+shows once they are). The pauses and the cancel of version-1 events were recorded
+without their time (`now` None): they are judged by the recorded events alone, as then.
+A cancel's reason empty, blank or over `REASON_MAX` characters is `bad_reason` (422,
+field `reason`): `decide` is the one place that judges it, so the service answers that
+one code for all three.
+
+**Standings** are a fold (`standings`): a player's score is the sum of their scored
+points; by score, then fewer matches, then who joined first; equal scores share a rank.
+`leader`: the first line once it has scored points (None before). `podium` (of a
+finished arena): every line ranked 1 to 3 that played a match, so shared ranks may make
+it longer than three lines.
+
+(The service around it, docs/arenas.md, says the rest: the socket's frames, never two
+within 0.5 s, and the HTTP answers.)
+
+The pairing pass carries the ids of the tables it may open and who is `absent` (waiting,
+but not connected now). `TablesPaired` records who was skipped so that anyone can
 re-derive each pass from the stream alone (`pair_tables`); `ResultScored` is derived from
-the match's own events (`match_outcome`), so a forged result does not verify.
-
-Standings are a fold (`standings`): a player's score is the sum of their scored points.
+the match's own events (`match_outcome`), so a forged result does not verify. Events
+evolve by schema version, with pure upcasters (`UPCASTERS`, `decode_arena_event`).
 """
 
 from __future__ import annotations
@@ -29,16 +65,21 @@ from typing import Any, ClassVar, Final, Literal
 import msgspec
 
 from domain.dice import ClientSeedError, check_client_seed
+from domain.outcome import seat_outcomes
 
 __all__ = [
     "ARENA_MINUTES",
     "ARENA_RULES",
     "ARENA_SEATS",
     "ARENA_TURN_LIMITS",
+    "EVENT_TYPES",
     "NAME_MAX",
     "POINTS",
     "REASON_MAX",
+    "SCORING",
+    "SCORINGS",
     "STREAK_FROM",
+    "UPCASTERS",
     "ArenaCancelled",
     "ArenaCommand",
     "ArenaCreated",
@@ -67,9 +108,11 @@ __all__ = [
     "decide",
     "decode_arena_event",
     "fold",
+    "leader",
     "match_outcome",
     "pair_tables",
     "place_points",
+    "podium",
     "standings",
 ]
 
@@ -82,6 +125,10 @@ ARENA_RULES: Final = ("standard", "bga")
 POINTS: Final[dict[int, tuple[int, ...]]] = {2: (2, 0), 4: (4, 2, 1, 0)}
 # Firsts in a row after which a player's results count double (until one is not first).
 STREAK_FROM: Final = 2
+# How an arena reads a match's end (`match_outcome`), by revision; new arenas take the
+# latest (`SCORING`), recorded in their ArenaCreated, and an arena keeps its own forever.
+SCORINGS: Final = (1, 2)
+SCORING: Final = 2
 NAME_MAX: Final = 60
 REASON_MAX: Final = 200
 
@@ -95,11 +142,17 @@ class _ArenaEvent(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field
     schema_version: ClassVar[int] = 1
 
 
-class ArenaCreated(_ArenaEvent, frozen=True):
+class ArenaCreated(_ArenaEvent, frozen=True, kw_only=True):
     """The arena exists: it runs from `starts_at` (seconds since the epoch) for `minutes`,
     for tables of `seats` playing the preset `rules` with `turn_limit` seconds a turn.
     `private`: reached only by its link (a guest's, `creator_id`); `schedule`: the name of
-    the operator's schedule that created it (None for a guest's)."""
+    the operator's schedule that created it (None for a guest's).
+
+    Version 2: `scoring`, the revision of how the arena reads a match's end
+    (`match_outcome`, `SCORINGS`); every arena created before it existed scores by
+    revision 1 and is read so (`_created_v1`)."""
+
+    schema_version: ClassVar[int] = 2
 
     arena_id: str
     name: str
@@ -113,6 +166,7 @@ class ArenaCreated(_ArenaEvent, frozen=True):
     schedule: str | None = None
     # A schedule's title by language (`{"en": ..., "ja": ...}`); `name` is its English one.
     title: dict[str, str] | None = None
+    scoring: int
 
 
 class ArenaJoined(_ArenaEvent, frozen=True):
@@ -126,12 +180,18 @@ class ArenaJoined(_ArenaEvent, frozen=True):
     client_seed: str = ""
 
 
-class PlayerPaused(_ArenaEvent, frozen=True):
+class PlayerPaused(_ArenaEvent, frozen=True, kw_only=True):
     """A player is not paired until they continue: they asked (`asked`), they left their
-    match (`left_match`, with its result), or they were away past the grace (`gone`)."""
+    match (`left_match`, with its result), or they were away past the grace (`gone`).
+
+    Version 2: `at`, the service's clock when it was decided (the Decider refuses a pause
+    at or after the end). A version-1 event has none (`at` None: `_paused_v1`)."""
+
+    schema_version: ClassVar[int] = 2
 
     player_id: str
     reason: PauseReason = "asked"
+    at: float | None
 
 
 class PlayerContinued(_ArenaEvent, frozen=True):
@@ -185,11 +245,18 @@ class ArenaEnded(_ArenaEvent, frozen=True):
     at: float
 
 
-class ArenaCancelled(_ArenaEvent, frozen=True):
-    """An operator (or the private arena's creator) cancelled the arena, saying why."""
+class ArenaCancelled(_ArenaEvent, frozen=True, kw_only=True):
+    """An operator (or the private arena's creator) cancelled the arena, saying why.
+
+    Version 2: `at`, the service's clock when it was decided (the Decider refuses a
+    cancel once the clock ran out). A version-1 event has none (`at` None:
+    `_cancelled_v1`)."""
+
+    schema_version: ClassVar[int] = 2
 
     reason: str
     by: str
+    at: float | None
 
 
 ArenaEvent = (
@@ -203,12 +270,80 @@ ArenaEvent = (
     | ArenaCancelled
 )
 
+EVENT_TYPES: Final[dict[str, type[_ArenaEvent]]] = {
+    cls.__name__: cls
+    for cls in (
+        ArenaCreated,
+        ArenaJoined,
+        PlayerPaused,
+        PlayerContinued,
+        TablesPaired,
+        ResultScored,
+        ArenaEnded,
+        ArenaCancelled,
+    )
+}
+
+_Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _created_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """ArenaCreated v1 -> v2: an arena created before scoring revisions existed scores
+    every match by revision 1 (the stored bytes stay as they are)."""
+    if "scoring" in data:  # no code ever wrote it: a forged v1 would score another way
+        raise ValueError("ArenaCreated v1 has no scoring")
+    return {**data, "scoring": 1}
+
+
+def _at_unknown(kind: str) -> _Upcaster:
+    """v1 -> v2 of an event that gained `at`: a v1 event was recorded without its time
+    (None: the Decider judges it as it did then, by the events alone)."""
+
+    def upcast(data: dict[str, Any]) -> dict[str, Any]:
+        if "at" in data:
+            raise ValueError(f"{kind} v1 has no time")
+        return {**data, "at": None}
+
+    return upcast
+
+
+# (type, stored version) -> pure function from that version's data to the next version's.
+UPCASTERS: Final[dict[tuple[str, int], _Upcaster]] = {
+    ("ArenaCreated", 1): _created_v1,
+    ("PlayerPaused", 1): _at_unknown("PlayerPaused"),
+    ("ArenaCancelled", 1): _at_unknown("ArenaCancelled"),
+}
+
 _decoder: msgspec.json.Decoder[ArenaEvent] = msgspec.json.Decoder(ArenaEvent)
 
 
-def decode_arena_event(data: bytes) -> ArenaEvent:
-    """Decode a stored arena event (all are at schema version 1)."""
-    return _decoder.decode(data)
+def decode_arena_event(
+    data: bytes, *, type_name: str | None = None, schema_version: int | None = None
+) -> ArenaEvent:
+    """Decode a stored arena event, first upcasting it from the `schema_version` it was
+    stored at (`UPCASTERS`). Without a type and version: bytes this code wrote, at the
+    current versions. `msgspec.DecodeError` or `ValueError` for anything else."""
+    if type_name is None or schema_version is None:
+        return _decoder.decode(data)
+    cls = EVENT_TYPES.get(type_name)
+    if cls is None:
+        raise ValueError(f"unknown arena event type {type_name!r}")
+    if schema_version == cls.schema_version:
+        return _decoder.decode(data)
+    if schema_version > cls.schema_version:
+        raise ValueError(
+            f"{type_name} v{schema_version} is newer than this code (v{cls.schema_version})"
+        )
+    raw = msgspec.json.decode(data)
+    if not isinstance(raw, dict):
+        raise ValueError(f"{type_name} v{schema_version} data is not a JSON object")
+    for version in range(schema_version, cls.schema_version):
+        upcast = UPCASTERS.get((type_name, version))
+        if upcast is None:
+            raise ValueError(f"no upcaster for {type_name} v{version}")
+        raw = upcast(raw)
+    event: ArenaEvent = msgspec.convert(raw, ArenaEvent)
+    return event
 
 
 # -------------------------------------------------------------------------------- commands
@@ -228,6 +363,7 @@ class CreateArena(msgspec.Struct, frozen=True, kw_only=True):
     creator_id: str | None = None
     schedule: str | None = None
     title: dict[str, str] | None = None
+    scoring: int = SCORING
 
 
 class JoinArena(msgspec.Struct, frozen=True, kw_only=True):
@@ -241,10 +377,12 @@ class JoinArena(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PauseArena(msgspec.Struct, frozen=True, kw_only=True):
-    """Stop being paired (`reason` `gone`: the service found the player away)."""
+    """Stop being paired at `now` (`reason` `gone`: the service found the player away).
+    `now` None only re-decides a version-1 `PlayerPaused`, recorded without its time."""
 
     player_id: str
     reason: PauseReason = "asked"
+    now: float | None
 
 
 class ContinueArena(msgspec.Struct, frozen=True, kw_only=True):
@@ -280,10 +418,13 @@ class EndArena(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CancelArena(msgspec.Struct, frozen=True, kw_only=True):
-    """Cancel the arena, saying why; `by` is who (an operator, or the creator's id)."""
+    """Cancel the arena at `now`, saying why; `by` is who (an operator, or the creator's
+    id). `now` None only re-decides a version-1 `ArenaCancelled`, recorded without its
+    time."""
 
     reason: str
     by: str
+    now: float | None
 
 
 ArenaCommand = (
@@ -547,16 +688,40 @@ def pair_tables(state: ArenaState, skipped: frozenset[str] | Sequence[str]) -> l
 
 
 def match_outcome(
-    match_id: str, placements: Sequence[int], stood_in: Sequence[str | None]
+    match_id: str, placements: Sequence[int], stood_in: Sequence[str | None], *, scoring: int
 ) -> ScoreMatch:
-    """The `ScoreMatch` of a finished match from its fold: each seat's place, and whether
-    its player left (the seat ended played by a CPU for `left`). The seats are in the
-    pairing's order: the caller checks the match's players against the table's."""
+    """The `ScoreMatch` of a finished match from its fold (`MatchFinished.placements`, each
+    seat's stand-in at the end), read by the arena's `scoring` revision (module
+    docstring): from 2, `domain.outcome.seat_outcomes`, the ratings' own reading; 1 (old
+    arenas only), the match's placements as they are, and only a stand-in for `left` as a
+    leaver. The seats are in the pairing's order: the caller checks the match's players
+    against the table's."""
+    if scoring == 1:
+        return ScoreMatch(
+            match_id=match_id,
+            places=tuple(placements),
+            left=tuple(reason == "left" for reason in stood_in),
+        )
+    ends = seat_outcomes(placements, stood_in)
     return ScoreMatch(
         match_id=match_id,
-        places=tuple(placements),
-        left=tuple(reason == "left" for reason in stood_in),
+        places=tuple(end.place for end in ends),
+        left=tuple(end.left for end in ends),
     )
+
+
+def leader(lines: Sequence[Standing]) -> Standing | None:
+    """Who leads (`standings`' lines): the first line once it has scored points; None
+    before (nobody leads on 0 points, nor when every result so far scored nothing)."""
+    return lines[0] if lines and lines[0].score > 0 else None
+
+
+def podium(lines: Sequence[Standing]) -> list[Standing]:
+    """The podium of a finished arena (`standings`' lines): every line ranked 1 to 3 that
+    played a match. Shared ranks keep all their lines, so it may hold more than three
+    (1, 2, 2, 2: four lines; 1, 1, 1, 4: three); a player who was never paired is not on
+    it, even when their 0 shares a rank with those who played."""
+    return [line for line in lines if line.rank <= 3 and line.matches > 0]
 
 
 # ---------------------------------------------------------------------------------- decide
@@ -588,6 +753,8 @@ def _decide_create(c: CreateArena, state: ArenaState) -> list[ArenaEvent] | Aren
         return _no("bad_turn_limit", "an arena's turn limit is 30 or 60 s", "turn_limit", 422)
     if c.rules not in ARENA_RULES:
         return _no("bad_rules", f"rules are one of {', '.join(ARENA_RULES)}", "rules", 422)
+    if c.scoring not in SCORINGS:
+        return _no("bad_scoring", f"a scoring revision of {SCORINGS}", "scoring", 422)
     name = c.name.strip()
     if not name or len(name) > NAME_MAX:
         return _no("bad_name", f"a name of 1 to {NAME_MAX} characters", "name", 422)
@@ -604,6 +771,7 @@ def _decide_create(c: CreateArena, state: ArenaState) -> list[ArenaEvent] | Aren
             creator_id=c.creator_id,
             schedule=c.schedule,
             title=c.title,
+            scoring=c.scoring,
         )
     ]
 
@@ -639,9 +807,13 @@ def _decide_pause(c: PauseArena, state: ArenaState) -> list[ArenaEvent] | ArenaR
         return _no("not_joined", "you are not in this arena")
     if entrant.paused:
         return _no("already_paused", "you are paused already")
-    if state.cancelled is not None or state.ended_at is not None:
+    if (
+        state.cancelled is not None
+        or state.ended_at is not None
+        or (c.now is not None and c.now >= state.ends_at)
+    ):
         return _no("arena_over", "this arena has ended")
-    return [PlayerPaused(player_id=c.player_id, reason=c.reason)]
+    return [PlayerPaused(player_id=c.player_id, reason=c.reason, at=c.now)]
 
 
 def _decide_continue(c: ContinueArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
@@ -690,6 +862,11 @@ def _decide_score(c: ScoreMatch, state: ArenaState) -> list[ArenaEvent] | ArenaR
     # other places would share out more or less than the table's points (1, 1, 2, 3: 9 of 7).
     if any(place != 1 + sum(1 for p in c.places if p < place) for place in c.places):
         return _no("bad_result", "places rank the seats: tied seats share one (1, 2, 2, 4)")
+    if state.created.scoring >= 2:
+        # `domain.outcome`: the leavers share the last place, after every seat that stayed.
+        last = 1 + sum(1 for gone in c.left if not gone)
+        if any(gone and place != last for place, gone in zip(c.places, c.left, strict=True)):
+            return _no("bad_result", "a leaver is placed after every player who stayed")
     points = place_points(state.created.seats, c.places)
     results = []
     for player_id, place, left, base in zip(table.players, c.places, c.left, points, strict=True):
@@ -721,12 +898,16 @@ def _decide_end(c: EndArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejec
 def _decide_cancel(c: CancelArena, state: ArenaState) -> list[ArenaEvent] | ArenaRejection:
     if state.cancelled is not None:
         return _no("arena_cancelled", "this arena was cancelled already")
-    if state.ended_at is not None and not state.running:
-        return _no("arena_over", "this arena has finished")
+    if c.now is None:
+        # A version-1 ArenaCancelled, recorded without its time: judged as then.
+        if state.ended_at is not None and not state.running:
+            return _no("arena_over", "this arena has finished")
+    elif state.ended_at is not None or c.now >= state.ends_at:
+        return _no("arena_over", "this arena's clock has run out: its result stands")
     reason = c.reason.strip()
     if not reason or len(reason) > REASON_MAX:
         return _no("bad_reason", f"say why, in 1 to {REASON_MAX} characters", "reason", 422)
-    return [ArenaCancelled(reason=reason, by=c.by)]
+    return [ArenaCancelled(reason=reason, by=c.by, at=c.now)]
 
 
 _DECIDE: Final[dict[type[Any], Callable[[Any, ArenaState], list[ArenaEvent] | ArenaRejection]]] = {

@@ -1,11 +1,12 @@
 """A player's reputation, as a fold of their matches (issue 28): who left a match, their
 completion rate, and when abandoning ranked matches keeps them out of ranked pools.
 
-**Who left** (`left_seats`) is read once here, for the ratings (a leaver is placed last) and
-for the reputation (an abandoned match) alike: a seat whose CPU stand-in is still there
-when the match ends, because its player left (`left`) or lost their connection and never
-came back (`disconnected`). A stand-in for timeouts (`timeouts`) is not a leave: the player
-was there, only slow; and a player who came back (`SeatReclaimed`) did not leave.
+**Who left** (`left_seats`) is `domain.outcome`'s reading of a match's end, the one the
+ratings (a leaver is placed last) and the arenas use too: a seat whose CPU stand-in is
+still there when the match ends, because its player left (`left`) or lost their
+connection and never came back (`disconnected`). A stand-in for timeouts (`timeouts`) is
+not a leave: the player was there, only slow; and a player who came back
+(`SeatReclaimed`) did not leave.
 
 **Completion rate** (`completion`): matches played to the end ÷ matches ended, over the
 player's last `RECENT` ended matches.
@@ -23,7 +24,9 @@ from typing import Final
 
 import msgspec
 
+from domain import outcome
 from domain.decider import MatchState
+from domain.outcome import LEFT_REASONS
 
 __all__ = [
     "ABANDONS",
@@ -40,7 +43,6 @@ __all__ = [
     "ranked_pause",
 ]
 
-LEFT_REASONS: Final = frozenset({"left", "disconnected"})
 RECENT: Final = 50
 ABANDONS: Final = 3
 WINDOW: Final = 24 * 3600.0
@@ -49,9 +51,9 @@ REPEAT_WINDOW: Final = 7 * 24 * 3600.0
 
 
 def left_seats(state: MatchState) -> list[bool]:
-    """Per seat, whether its player left the match (see the module docstring); read on
+    """Per seat, whether its player left the match (`domain.outcome.left_seats`); read on
     the state at `MatchFinished`."""
-    return [reason in LEFT_REASONS for reason in state.stood_in]
+    return outcome.left_seats(state.stood_in)
 
 
 class Ended(msgspec.Struct, frozen=True):

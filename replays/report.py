@@ -34,6 +34,7 @@ from replays.viewer import (
     CommitmentOut,
     EventFacts,
     SeatOut,
+    StampLogEntry,
     WalkedMatch,
     commitment_of,
     event_facts,
@@ -60,15 +61,6 @@ class ConnectionLogEntry(msgspec.Struct, frozen=True):
 
     seat: int
     kind: str
-    at: datetime
-
-
-class StampLogEntry(msgspec.Struct, frozen=True):
-    """A quick-chat stamp sent from a seat (`stamp`: its id), from the match's stamps
-    stream, beside the match's own and outside its hash chain (`domain.stamps`)."""
-
-    seat: int
-    stamp: str
     at: datetime
 
 

@@ -29,7 +29,7 @@ from domain.events import (
 )
 from domain.moves import Move
 
-__all__ = ["Chooser", "Step", "describe", "walk"]
+__all__ = ["Chooser", "Step", "Walker", "describe", "walk"]
 
 # Who made the decision an event records. "auto": the rules alone (a forced pass, the
 # turn passing, the result); "system": the service (creation, start, the seed reveal).
@@ -52,16 +52,18 @@ class Step(msgspec.Struct, kw_only=True):
     pieces: list[list[int]]
 
 
-def walk(
-    events: Sequence[Event],
-    *,
-    actors: Sequence[str | None] | None = None,
-    times: Sequence[str | None] | None = None,
-) -> Iterator[Step]:
-    """Fold `events`, yielding one `Step` per event (version = index)."""
-    state = MatchState()
-    options: tuple[Move, ...] | None = None
-    for version, event in enumerate(events):
+class Walker:
+    """A walk that goes on: each `step` folds one more event (version = the count of
+    events before it) and returns its `Step`. The viewer's cache of a match still being
+    played walks its new events only, not the whole match again."""
+
+    def __init__(self) -> None:
+        self.state = MatchState()
+        self.version = 0
+        self._options: tuple[Move, ...] | None = None
+
+    def step(self, event: Event, actor: str | None = None, recorded_at: str | None = None) -> Step:
+        state = self.state
         kind = type(event)
         seat: int | None = getattr(event, "seat", None)
         by: Chooser = "auto"
@@ -76,10 +78,10 @@ def walk(
             offers = not third_six(state.board, state.sixes, event.value)
         elif kind is PieceMoved:
             assert isinstance(event, PieceMoved) and seat is not None
-            # A move after a roll chose among `options`; one without a die (auto_enter)
-            # was made by the roll action itself.
+            # A move after a roll chose among the roll's options; one without a die
+            # (auto_enter) was made by the roll action itself.
             by = state.controller(seat)
-            shown = options if event.die is not None else None
+            shown = self._options if event.die is not None else None
         elif kind is TurnTimedOut:
             by = "timeout"
         elif isinstance(event, SeatStoodIn):
@@ -88,18 +90,36 @@ def walk(
             by = "player"
         apply(state, event)
         if offers:
-            options = shown = current_legal_moves(state)
+            self._options = shown = current_legal_moves(state)
         else:
-            options = None
-        yield Step(
-            version=version,
+            self._options = None
+        step = Step(
+            version=self.version,
             event=event,
             seat=seat,
             by=by,
-            actor=actors[version] if actors is not None else None,
-            recorded_at=times[version] if times is not None else None,
+            actor=actor,
+            recorded_at=recorded_at,
             options=shown,
             pieces=[row[:] for row in state.pieces],
+        )
+        self.version += 1
+        return step
+
+
+def walk(
+    events: Sequence[Event],
+    *,
+    actors: Sequence[str | None] | None = None,
+    times: Sequence[str | None] | None = None,
+) -> Iterator[Step]:
+    """Fold `events`, yielding one `Step` per event (version = index)."""
+    walker = Walker()
+    for version, event in enumerate(events):
+        yield walker.step(
+            event,
+            actors[version] if actors is not None else None,
+            times[version] if times is not None else None,
         )
 
 

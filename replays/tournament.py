@@ -92,8 +92,15 @@ class TournamentFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 def arena_events(events: Iterable[ReplayEvent]) -> list[ArenaEvent]:
-    """The arena's events decoded from their stored bytes (msgspec's errors propagate)."""
-    return [decode_arena_event(e.data.encode("utf-8")) for e in events]
+    """The arena's events decoded from their stored bytes, each upcast from the schema
+    version it was stored at (msgspec's errors and the upcasters' `ValueError`
+    propagate)."""
+    return [
+        decode_arena_event(
+            e.data.encode("utf-8"), type_name=e.type, schema_version=e.schema_version
+        )
+        for e in events
+    ]
 
 
 def paired_tables(events: Iterable[ArenaEvent]) -> list[ArenaTable]:

@@ -4,12 +4,14 @@ The checks run in this order and stop at the first failure, which names the chec
 arena event (stream version) or the match:
 
     hash_chain  the arena stream's chain (`domain.chain.first_break`, as a replay's)
-    events      every arena event decodes, as the type its row names
+    events      every arena event decodes, as the type its row names, upcast from the
+                schema version its row names (`domain.arena.UPCASTERS`)
     header      the file's `tournament_id` is the arena of its stream and of its
                 ArenaCreated (the stream id is hashed into every event; the id is not)
     sequence    each event other than a pairing or a result is what `domain.arena.decide`
-                yields for the command it records, on the fold before it (the first one
-                an ArenaCreated)
+                yields for the command it records, at the time it records, on the fold
+                before it (the first one an ArenaCreated): a join, continue, pause or
+                cancel recorded at or after the arena's end is refused
     pairing     each TablesPaired is what `PairTables(now=at, its table ids, absent=its
                 skipped)` yields on the state before it, with match ids never used before
     match       the match of each result has one replay in the file, which verifies as
@@ -17,8 +19,8 @@ arena event (stream version) or the match:
                 its seat order and plays the arena's rules; no replay of a match the
                 arena never paired
     result      each ResultScored is what the `ScoreMatch` of its replay's end
-                (`match_outcome`) yields on the state before it; every paired match is
-                scored
+                (`match_outcome`, by the arena's scoring revision) yields on the state
+                before it; every paired match is scored
     standings   the header's standings are the fold's
 
 Walking the stream in order, a match is checked when its result comes: a forged pairing
@@ -180,17 +182,22 @@ def _decode(tournament: TournamentFile) -> list[ArenaEvent]:
     events: list[ArenaEvent] = []
     for stored in tournament.events:
         try:
-            event = arena.decode_arena_event(stored.data.encode("utf-8"))
-        except msgspec.DecodeError as error:
+            # Upcast from the version the row names (an older event reads as it was meant).
+            event = arena.decode_arena_event(
+                stored.data.encode("utf-8"),
+                type_name=stored.type,
+                schema_version=stored.schema_version,
+            )
+        except ValueError as error:  # msgspec's DecodeError, or an upcaster's refusal
             raise _at("events", stored.version, stored.type, f"does not decode: {error}") from None
         kind = type(event)
-        if kind.__name__ != stored.type or kind.schema_version != stored.schema_version:
+        if kind.__name__ != stored.type:
             raise _at(
                 "events",
                 stored.version,
                 stored.type,
-                f"data is a {kind.__name__} event at schema version {kind.schema_version}, "
-                f"the row says {stored.type} at {stored.schema_version}",
+                f"data is a {kind.__name__} event, the row says {stored.type} at schema "
+                f"version {stored.schema_version}",
             )
         events.append(event)
     return events
@@ -279,7 +286,11 @@ def _command_for(
             return ScoreMatch(match_id=event.match_id, places=(), left=())
         assert state.created is not None  # the walk is past the ArenaCreated
         outcome = _match_outcome(
-            table, replays.get(event.match_id), version, PRESETS[state.created.rules]
+            table,
+            replays.get(event.match_id),
+            version,
+            PRESETS[state.created.rules],
+            state.created.scoring,
         )
         on_match()
         return outcome
@@ -292,20 +303,20 @@ def _command_for(
         fields = msgspec.structs.asdict(event)
         return JoinArena(now=fields.pop("at"), **fields)
     if isinstance(event, PlayerPaused):
-        return PauseArena(player_id=event.player_id, reason=event.reason)
+        return PauseArena(player_id=event.player_id, reason=event.reason, now=event.at)
     if isinstance(event, PlayerContinued):
         return ContinueArena(player_id=event.player_id, rating=event.rating, now=event.at)
     if isinstance(event, ArenaEnded):
         return EndArena(now=event.at)
     assert isinstance(event, ArenaCancelled)
-    return CancelArena(reason=event.reason, by=event.by)
+    return CancelArena(reason=event.reason, by=event.by, now=event.at)
 
 
 def _match_outcome(
-    table: ArenaTable, replay: ReplayFile | None, version: int, rules: Ruleset
+    table: ArenaTable, replay: ReplayFile | None, version: int, rules: Ruleset, scoring: int
 ) -> ScoreMatch:
-    """The `ScoreMatch` the match's own events give, once its replay has passed every check
-    of `match`."""
+    """The `ScoreMatch` the match's own events give, read by the arena's scoring revision,
+    once its replay has passed every check of `match`."""
     match_id = table.match_id
     if replay is None:
         raise _of_match("match", match_id, "the file has no replay of this match", version)
@@ -326,7 +337,7 @@ def _match_outcome(
     # The replay verified: its events decode and fold to its end.
     match = fold_match(e.event() for e in replay.events)
     assert match.placements is not None
-    return arena.match_outcome(match_id, match.placements, match.stood_in)
+    return arena.match_outcome(match_id, match.placements, match.stood_in, scoring=scoring)
 
 
 def _check_rules(replay: ReplayFile, match_id: str, version: int, preset: Ruleset) -> None:

@@ -4,10 +4,16 @@ commitment. Pure: built from the match's events (with who sent each and when it 
 recorded) walked by `replays.steps.walk`; the match service reads the store and serves it
 (`GET /api/matches/{id}/steps`), the dispute report (`replays.report`) builds on the same
 walk.
+
+The steps of a range only (`start`, `limit`) come with what the viewer draws of the whole
+match at once, which does not grow with every event: the timeline's marks and the
+quick-chat stamps, each placed after the step it follows. The viewer asks for the range it
+shows, so its first drawing does not wait for a long match's every step.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -32,13 +38,16 @@ from domain.events import (
 )
 from domain.rules import RulesetError, parse_ruleset
 from replays.board_view import BoardOut, OptionOut, board_view, option_view
-from replays.steps import Step, describe, walk
+from replays.steps import Step, Walker, describe
 
 __all__ = [
     "NO_FACTS",
     "CommitmentOut",
     "EventFacts",
+    "MarkOut",
     "SeatOut",
+    "StampAtOut",
+    "StampLogEntry",
     "StepOut",
     "StepsOut",
     "WalkedMatch",
@@ -50,6 +59,7 @@ __all__ = [
     "seats_of",
     "steps_view",
     "walk_match",
+    "walk_more",
 ]
 
 
@@ -72,27 +82,47 @@ def walk_match(
     *,
     actors: Sequence[str | None],
     recorded_at: Sequence[datetime],
+    walker: Walker | None = None,
 ) -> WalkedMatch:
     """Walk a match's events (`actors[i]`, `recorded_at[i]`: who sent event i and when it
-    was stored). NotFound when they are not a match: none, or no `MatchCreated` first."""
+    was stored), with `walker` when given (kept by the caller to `walk_more` later).
+    NotFound when they are not a match: none, or no `MatchCreated` first."""
     created = events[0] if events else None
     if not isinstance(created, MatchCreated):
         raise NotFound("no such match")
-    started = next((e for e in events if isinstance(e, MatchStarted)), None)
     try:
         board: Board | None = board_for(parse_ruleset(created.ruleset), len(created.seats))
     except RulesetError:  # pragma: no cover - a stored match had a valid ruleset
         board = None
-    times = [at.isoformat() for at in recorded_at]
-    return WalkedMatch(
+    walked = WalkedMatch(
         match_id=match_id,
-        events=list(events),
-        recorded_at=list(recorded_at),
+        events=[],
+        recorded_at=[],
         created=created,
-        started=started,
+        started=None,
         board=board,
-        steps=list(walk(events, actors=actors, times=times)),
+        steps=[],
     )
+    walk_more(walked, walker or Walker(), events, actors=actors, recorded_at=recorded_at)
+    return walked
+
+
+def walk_more(
+    m: WalkedMatch,
+    walker: Walker,
+    events: Sequence[Event],
+    *,
+    actors: Sequence[str | None],
+    recorded_at: Sequence[datetime],
+) -> None:
+    """Walk `m` on over `events`, the ones after its last step, with the `walker` that
+    walked it so far."""
+    for event, actor, at in zip(events, actors, recorded_at, strict=True):
+        if m.started is None and isinstance(event, MatchStarted):
+            m.started = event
+        m.events.append(event)
+        m.recorded_at.append(at)
+        m.steps.append(walker.step(event, actor, at.isoformat()))
 
 
 class SeatOut(msgspec.Struct, kw_only=True):
@@ -189,7 +219,38 @@ class StepOut(EventFacts, kw_only=True):
     pieces: list[list[int]]
 
 
+class StampLogEntry(msgspec.Struct, frozen=True):
+    """A quick-chat stamp sent from a seat (`stamp`: its id), from the match's stamps
+    stream, beside the match's own and outside its hash chain (`domain.stamps`): what the
+    viewer and the dispute report place among the events."""
+
+    seat: int
+    stamp: str
+    at: datetime
+
+
+class MarkOut(msgspec.Struct, kw_only=True):
+    """A mark of the timeline: the step's version and what it marks (`marks_of`)."""
+
+    version: int
+    mark: str
+
+
+class StampAtOut(msgspec.Struct, kw_only=True):
+    """A quick-chat stamp (`version` in the match's stamps stream) placed after `step`,
+    the last event recorded at or before it (0 when none was)."""
+
+    version: int
+    seat: int
+    stamp: str
+    step: int
+    recorded_at: str
+
+
 class StepsOut(msgspec.Struct, kw_only=True):
+    """The viewer's model: the match (`count` steps in all, one per event) and the steps
+    from version `start` on (all of them, or the range asked for)."""
+
     match_id: str
     status: str
     first_seat: int
@@ -197,6 +258,10 @@ class StepsOut(msgspec.Struct, kw_only=True):
     board: BoardOut
     seats: list[SeatOut]
     fairness: CommitmentOut
+    count: int
+    start: int
+    marks: list[MarkOut]
+    stamps: list[StampAtOut]
     steps: list[StepOut]
 
 
@@ -251,10 +316,33 @@ def commitment_of(m: WalkedMatch) -> CommitmentOut:
     )
 
 
-def steps_view(m: WalkedMatch) -> StepsOut:
-    """The viewer's model of a walked match."""
+def stamps_at(m: WalkedMatch, stamps: Sequence[StampLogEntry]) -> list[StampAtOut]:
+    """The stamps (the whole stamps stream, in order: its versions are the indexes), each
+    with the step it follows."""
+    return [
+        StampAtOut(
+            version=version,
+            seat=s.seat,
+            stamp=s.stamp,
+            step=max(0, bisect_right(m.recorded_at, s.at) - 1),
+            recorded_at=s.at.isoformat(),
+        )
+        for version, s in enumerate(stamps)
+    ]
+
+
+def steps_view(
+    m: WalkedMatch,
+    *,
+    start: int = 0,
+    limit: int | None = None,
+    stamps: Sequence[StampLogEntry] = (),
+) -> StepsOut:
+    """The viewer's model of a walked match: its steps from `start`, `limit` of them at
+    most (None: to the end), with the marks of all and its `stamps` placed."""
     if m.board is None:  # pragma: no cover - a stored match had a valid ruleset
         raise NotFound("this match has no board to show")
+    end = len(m.steps) if limit is None else min(len(m.steps), start + limit)
     # The piece each roll's choice went to: the move that took the roll's options.
     chosen_at: dict[int, int] = {}
     last_roll: int | None = None
@@ -266,7 +354,7 @@ def steps_view(m: WalkedMatch) -> StepsOut:
                 chosen_at[last_roll] = step.event.piece
             last_roll = None
     out: list[StepOut] = []
-    for step in m.steps:
+    for step in m.steps[start:end]:
         event = step.event
         options = step.options
         facts = event_facts(event)
@@ -296,5 +384,11 @@ def steps_view(m: WalkedMatch) -> StepsOut:
         board=board_view(m.board),
         seats=seats_of(m),
         fairness=commitment_of(m),
+        count=len(m.steps),
+        start=start,
+        marks=[
+            MarkOut(version=step.version, mark=mark) for step in m.steps for mark in marks_of(step)
+        ],
+        stamps=stamps_at(m, stamps),
         steps=out,
     )

@@ -147,7 +147,9 @@ def build_arena(arena_id: str = ARENA_ID, rules: str = "standard") -> ArenaRecor
         matches[table.match_id] = played
         end = fold_match(played)
         assert end.placements is not None
-        run(arena.match_outcome(table.match_id, end.placements, end.stood_in))
+        assert state.created is not None
+        scoring = state.created.scoring
+        run(arena.match_outcome(table.match_id, end.placements, end.stood_in, scoring=scoring))
 
     run(
         CreateArena(
@@ -176,7 +178,7 @@ def build_arena(arena_id: str = ARENA_ID, rules: str = "standard") -> ArenaRecor
         play(table)
     left = first_round[0].players[1]
     paused = first_round[2].players[0]
-    run(PauseArena(player_id=paused))
+    run(PauseArena(player_id=paused, now=STARTS_AT + 350))
     waiting = [p for p, e in state.entrants.items() if e.state == "waiting"]
     for table in pair(STARTS_AT + 400, frozenset(waiting[:1])):
         play(table)

@@ -16,11 +16,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.async_api import expect
 
+from benchmarks.chromium import CHROMIUM
 from benchmarks.resilient import Books, MatchPlay, check_matches
 from ludo_cli.cluster import Cluster, free_port, haproxy_path
 from ludo_cli.ha import NODES, HaCluster
 from services.shared.database import migrate
+from tests.browser import launched, person
 from tests.databases import anyio_backend  # noqa: F401 - the fixture, re-used by import
 from tests.waiting import wait_until
 
@@ -143,5 +146,29 @@ async def test_the_live_view_shows_patronis_members_and_the_last_switchover(
     assert sorted(roles) == sorted(NODES)
     assert roles[promoted] in ("leader", "primary")
     assert manager["unavailable"] is None
-    assert manager["last_failover"]["at"]
+    last = manager["last_failover"]
+    assert last["at"]
     assert database["in_recovery"] is False
+    # Both timelines: the one that ended, and the one the new leader is on.
+    on = {m["name"]: m["timeline"] for m in manager["members"]}[promoted]
+    assert last["new_timeline"] == on > last["timeline"]
+    if os.path.exists(CHROMIUM):  # the dashboard says both, in each language
+        await dashboard_says(
+            service.ranking_url,
+            {
+                "en-GB": f"(timeline {last['timeline']} → {on}",
+                "ja-JP": f"（タイムライン{last['timeline']} → {on}",
+            },
+        )
+
+
+async def dashboard_says(url: str, texts: dict[str, str]) -> None:
+    """The dashboard's database line, signed in, holds `texts[locale]` in each locale."""
+    async with launched() as browser:
+        for locale, text in texts.items():
+            async with person(browser, locale=locale, width=375, height=812) as (page, errors):
+                await page.goto(f"{url}/dashboard")
+                await page.fill("#token", TOKEN)
+                await page.click("#login button[type=submit]")
+                await expect(page.locator("#live-database")).to_contain_text(text)
+                assert errors == []

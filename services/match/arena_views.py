@@ -28,7 +28,7 @@ __all__ = [
     "arena_view",
     "iso",
     "summary_of",
-    "you_of",
+    "you_in",
 ]
 
 
@@ -174,28 +174,31 @@ def summary_of(state: ar.ArenaState, now: float) -> ArenaSummary:
         status=state.status(now),
         players=len(lines),
         schedule=created.schedule,
-        leader=lines[0].name if lines and lines[0].matches else None,
+        leader=first.name if (first := ar.leader(lines)) is not None else None,
         title=created.title,
     )
 
 
-def you_of(state: ar.ArenaState, player_id: str | None) -> YouOut | None:
-    """`player_id`'s own state in the arena (None without a caller)."""
+def you_in(view: ArenaView, player_id: str | None, creator_id: str | None) -> YouOut | None:
+    """`player_id`'s own state in the arena, read from `view` itself (None without a
+    caller): their line of its standings and their table among its running matches, so
+    that `you` and the rest of a frame always tell one moment of the arena. `creator_id`:
+    the arena's creator (`ArenaCreated.creator_id`)."""
     if player_id is None:
         return None
-    assert state.created is not None
-    creator = state.created.creator_id == player_id
-    entrant = state.entrants.get(player_id)
-    if entrant is None:
+    creator = creator_id is not None and creator_id == player_id
+    line = next((line for line in view.standings if line.player_id == player_id), None)
+    if line is None:
         return YouOut(state="out", creator=creator)
-    table = state.tables.get(entrant.match_id) if entrant.match_id else None
-    rank = next(line.rank for line in ar.standings(state) if line.player_id == player_id)
+    table = next(
+        (t for t in view.running if any(p.player_id == player_id for p in t.players)), None
+    )
     return YouOut(
-        state=entrant.state,
-        match_id=entrant.match_id,
+        state=line.state,
+        match_id=table.match_id if table else None,
         party_id=table.party_id if table else None,
-        score=entrant.score,
-        rank=rank,
+        score=line.score,
+        rank=line.rank,
         creator=creator,
     )
 
@@ -212,6 +215,8 @@ def arena_view(
     created = state.created
     assert created is not None
     names = {p: e.name for p, e in state.entrants.items()}
+    folded = ar.standings(state)
+    on_podium = {line.player_id for line in ar.podium(folded)}
     lines = [
         StandingOut(
             rank=line.rank,
@@ -225,11 +230,11 @@ def arena_view(
             completion=completion_out(completions.get(line.player_id)),
             state=line.state,
         )
-        for line in ar.standings(state)
+        for line in folded
     ]
     status = state.status(now)
     cancelled = state.cancelled
-    return ArenaView(
+    view = ArenaView(
         tournament_id=created.arena_id,
         name=created.name,
         seats=created.seats,
@@ -271,7 +276,10 @@ def arena_view(
             for scored in list(reversed(state.results.values()))[:MATCHES_SHOWN]
         ],
         matches_total=len(state.results),
-        podium=[line for line in lines if line.rank <= 3] if status == "finished" else [],
-        you=you_of(state, player_id),
+        podium=[line for line in lines if line.player_id in on_podium]
+        if status == "finished"
+        else [],
         title=created.title,
     )
+    view.you = you_in(view, player_id, created.creator_id)
+    return view

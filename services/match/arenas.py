@@ -37,7 +37,7 @@ import datetime as dt
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -206,6 +206,9 @@ class Arenas:
         self._work: dict[str, Any] = {}  # arena id -> its listing row's updated_at
         self._idle_passes = 0
         self.passes = 0  # passes that took an arena's lock (diagnostics)
+        # The arenas' clock (seconds since the epoch): every command and pass is decided
+        # at its reading. The service's own; a test sets another to stand at an instant.
+        self.clock: Callable[[], float] = time.time
 
     # ---------------------------------------------------------------------------- reads
 
@@ -228,7 +231,9 @@ class Arenas:
             fold = self._folds.get(arena_id) or _Fold()
             stored = await self.store.read_stream(tournament_stream(arena_id), fold.state.version)
             for record in stored:
-                event = ar.decode_arena_event(record.data)
+                event = ar.decode_arena_event(
+                    record.data, type_name=record.type, schema_version=record.schema_version
+                )
                 ar.apply(fold.state, event)
                 fold.events.append(event)
                 at = record.recorded_at.timestamp()
@@ -258,7 +263,7 @@ class Arenas:
         state = await self.state(arena_id)
         ids = list(state.entrants)
         rates = await completions(self.engine, ids)
-        return arena_view(state, time.time(), rates, await ratings(self.engine, ids), player_id)
+        return arena_view(state, self.clock(), rates, await ratings(self.engine, ids), player_id)
 
     def paired_lately(self, arena_id: str, match_id: str, since: float) -> bool:
         """Was `match_id` paired at or after `since` (a socket that connects just after its
@@ -287,7 +292,7 @@ class Arenas:
     def playing_in(self, player_id: str, other_than: str | None = None) -> str | None:
         """An arena this process knows `player_id` plays in (joined, not paused, not over),
         other than `other_than`."""
-        now = time.time()
+        now = self.clock()
         for arena_id, fold in self._folds.items():
             entrant = fold.state.entrants.get(player_id)
             if (
@@ -344,7 +349,7 @@ class Arenas:
                 decided,
                 metadata={"actor": creator_id or "schedule"},
                 prev_hash=GENESIS,
-                side=[self._listing(state, time.time())],
+                side=[self._listing(state, self.clock())],
             )
         except (ConcurrencyError, ValueError):
             if schedule is None:
@@ -363,10 +368,9 @@ class Arenas:
         mine = await standing(self.engine, player.id, dt.datetime.now(dt.UTC))
         if mine.ranked_block is not None and player.id not in state.entrants:
             raise ranked_paused(mine.ranked_block, "join an arena (every arena match is ranked)")
-        now = time.time()
         return await self._decide(
             arena_id,
-            ar.JoinArena(
+            lambda now: ar.JoinArena(
                 player_id=player.id,
                 name=player.name,
                 rating=mine.rating,
@@ -378,7 +382,9 @@ class Arenas:
 
     async def pause(self, player: Player, arena_id: str) -> ar.ArenaState:
         """Stop being paired in the arena (a running match is still played out)."""
-        return await self._decide(arena_id, ar.PauseArena(player_id=player.id), player.id)
+        return await self._decide(
+            arena_id, lambda now: ar.PauseArena(player_id=player.id, now=now), player.id
+        )
 
     async def resume(self, player: Player, arena_id: str) -> ar.ArenaState:
         """Be paired again (the 'continue' button)."""
@@ -389,12 +395,17 @@ class Arenas:
             if mine.ranked_block is not None:
                 raise ranked_paused(mine.ranked_block, "play arena matches")
             await self._free_to_play(player.id, arena_id)
-        command = ar.ContinueArena(player_id=player.id, rating=mine.rating, now=time.time())
-        return await self._decide(arena_id, command, player.id)
+        return await self._decide(
+            arena_id,
+            lambda now: ar.ContinueArena(player_id=player.id, rating=mine.rating, now=now),
+            player.id,
+        )
 
     async def cancel(self, arena_id: str, reason: str, by: str) -> ar.ArenaState:
         """Cancel the arena (the caller checked who may)."""
-        state = await self._decide(arena_id, ar.CancelArena(reason=reason, by=by), by)
+        state = await self._decide(
+            arena_id, lambda now: ar.CancelArena(reason=reason, by=by, now=now), by
+        )
         _log.info(
             "arena_cancelled", arena_id=arena_id, by="operator" if by == "operator" else "creator"
         )
@@ -422,8 +433,14 @@ class Arenas:
                 detail = f"your match {table.match_id} is still running: finish it first"
             raise Conflict(detail, code="seated_elsewhere")
 
-    async def _decide(self, arena_id: str, command: ar.ArenaCommand, actor: str) -> ar.ArenaState:
-        """Decide `command` on the arena under its lock and append what it yields."""
+    async def _decide(
+        self, arena_id: str, command: Callable[[float], ar.ArenaCommand], actor: str
+    ) -> ar.ArenaState:
+        """Decide `command(now)` on the arena under its lock and append what it yields.
+        `now` is read under the lock, after the stream is caught up: every command is
+        decided against the arena's clock at the moment it is decided (a pause a few ms
+        after the end is refused, whether or not the runner has recorded the end yet), and
+        the times in the stream never go back."""
         await self.state(arena_id)  # 404 before any lock
         async with (
             self._writing.setdefault(arena_id, asyncio.Lock()),
@@ -433,7 +450,8 @@ class Arenas:
                 await conn.execute(_LOCK_ARENA, {"id": arena_id})
                 fold = await self._current(arena_id)
                 trial = fold.trial()
-                decided = ar.decide(command, trial)
+                now = self.clock()
+                decided = ar.decide(command(now), trial)
                 if isinstance(decided, ar.ArenaRejection):
                     raise _refused(decided)
                 ar.fold(decided, trial)
@@ -442,7 +460,7 @@ class Arenas:
                     fold.state.version,
                     decided,
                     metadata={"actor": actor},
-                    side=[self._listing(trial, time.time())],
+                    side=[self._listing(trial, now)],
                     conn=conn,
                 )
             await self.store.notify(result, conn)
@@ -482,7 +500,7 @@ class Arenas:
             started = time.monotonic()
             self._wake.clear()
             try:
-                if time.time() - self._scheduled_at >= _SCHEDULE_EVERY:
+                if self.clock() - self._scheduled_at >= _SCHEDULE_EVERY:
                     await self.keep_scheduled()
                 self._idle_passes = (self._idle_passes + 1) % _READ_ANYWAY
                 if self._list_stale or not self._idle_passes:
@@ -517,7 +535,7 @@ class Arenas:
     async def keep_scheduled(self, now: float | None = None) -> list[str]:
         """Create the recurring arenas' occurrences that should exist at `now` and do not;
         returns the ids of those created."""
-        moment = dt.datetime.fromtimestamp(time.time() if now is None else now, dt.UTC)
+        moment = dt.datetime.fromtimestamp(self.clock() if now is None else now, dt.UTC)
         self._scheduled_at = moment.timestamp()
         created = []
         for entry in self.schedule:
@@ -549,7 +567,8 @@ class Arenas:
         cached = self._folds.get(arena_id)
         fold = cached if cached is not None and not fresh else await self._current(arena_id)
         state = fold.state
-        now = time.time() if now is None else now
+        clock = now  # the caller's clock (a test's), else the service's, read again below
+        now = self.clock() if clock is None else clock
         ended: set[str] = set()
         if state.running and fresh:
             streams = [match_stream(m) for m in state.running]
@@ -582,9 +601,15 @@ class Arenas:
                 self.passes += 1
                 fold = await self._current(arena_id)
                 trial = fold.trial()
+                # Decided at the time it is decided: the reads and the lock took a while,
+                # and a pairing must not be stamped before an end it comes after.
+                now = self.clock() if clock is None else clock
+                end_due = (
+                    trial.cancelled is None and trial.ended_at is None and now >= trial.ends_at
+                )
                 events: list[ar.ArenaEvent] = []
                 scored = self._score(trial, matches, events)
-                if end_due and trial.ended_at is None and trial.cancelled is None:
+                if end_due:
                     events += self._apply(trial, ar.EndArena(now=now))
                 gone: list[str] = []
                 tables: tuple[ar.ArenaTable, ...] = ()
@@ -638,7 +663,10 @@ class Arenas:
                 # Never: the pass opened this match for these players in this order.
                 _log.error("arena_match_mismatch", match_id=match_id)
                 continue
-            outcome = ar.match_outcome(match_id, match.placements, match.stood_in)
+            assert trial.created is not None
+            outcome = ar.match_outcome(
+                match_id, match.placements, match.stood_in, scoring=trial.created.scoring
+            )
             done = self._apply(trial, outcome)
             events += done
             scored += bool(done)
@@ -669,7 +697,9 @@ class Arenas:
                 and now - free_from > self.grace
             ):
                 gone.append(e.player_id)
-                events += self._apply(trial, ar.PauseArena(player_id=e.player_id, reason="gone"))
+                events += self._apply(
+                    trial, ar.PauseArena(player_id=e.player_id, reason="gone", now=now)
+                )
         # Not seen connected (or joined after the look), or playing elsewhere.
         absent = {
             e.player_id

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.chain import GENESIS
 from domain.decider import MatchState, apply
-from domain.errors import NotFound
+from domain.errors import Invalid, NotFound
 from domain.streams import match_stream
 from services.match.caches import remember
 from services.match.ids import check_id
@@ -61,6 +61,25 @@ class MatchReads:
         if not stored:
             raise NotFound("no such match")
         return stored
+
+    async def log_page(
+        self, match_id: str, before: int | None, limit: int
+    ) -> tuple[list[StoredEvent], int]:
+        """A page of the match's log: its last `limit` events before version `before`
+        (None: the head), in version order, and the match's version (404 if unknown;
+        422 for a cursor past the head). Reads those events only, whatever the match's
+        length."""
+        stream = match_stream(check_id(match_id, "match"))
+        head = await self.store.stream_version(stream)
+        if head == 0:
+            raise NotFound("no such match")
+        end = head if before is None else before
+        if end > head:
+            raise Invalid(f"before: the match has {head} events, got {end}", field="before")
+        start = max(0, end - limit)
+        if start == end:
+            return [], head
+        return await self.store.read_stream(stream, start, limit=end - start), head
 
     async def for_command(
         self, stream: str, *, fresh: bool = False

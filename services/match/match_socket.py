@@ -1,4 +1,4 @@
-"""The match socket `/ws/matches/{match_id}?from=N` (DESIGN.md §5; docs/api.md).
+"""The match socket `/ws/matches/{match_id}?from=N&tail=K` (DESIGN.md §5; docs/api.md).
 
 It first sends every event with version >= N (what the client missed), then each new event
 as it is committed, in version order, each exactly once, and after each batch of events
@@ -9,6 +9,13 @@ A batch goes out as one `batch` frame, `{"type": "batch", "frames": [event frame
 state frame]}` (a long catch-up in several, `BATCH_EVENTS` events each, the state in the
 last): one message per batch and socket instead of one per event and one more for the
 state, which had been most of the socket's sends (docs/benchmarks.md).
+
+`?tail=K` bounds the catch-up: when more than K events were missed, only the last K are
+sent, after a `{"type": "skipped", "from": N, "until": S}` frame naming the versions left
+out (N..S-1, read on demand with `GET /api/matches/{id}/log?before=S`). A page opening a
+match of 2,000 events then gets its last K and the state, not the whole match: what it
+draws first does not grow with the match (docs/benchmarks.md, `ludo bench site`). Every
+event from S on is still sent exactly once, and the state frame is the fold of all.
 
 Client messages: `hello` (presence in a seat, and who the commands are for), `ping`, and
 the commands `roll`, `move`, `leave`, `reclaim`, carried out through the table the HTTP
@@ -78,7 +85,14 @@ from services.shared.eventstore import StoredEvent
 from services.shared.limits import Limits, client_key
 from services.shared.logging import describe_exception
 
-__all__ = ["BATCH_EVENTS", "MatchFeed", "batch_frames", "event_message", "match_socket"]
+__all__ = [
+    "BATCH_EVENTS",
+    "MAX_TAIL",
+    "MatchFeed",
+    "batch_frames",
+    "event_message",
+    "match_socket",
+]
 
 _log = structlog.get_logger(__name__)
 
@@ -268,6 +282,24 @@ def _from_version(text: str | None) -> int:
     return int(text)
 
 
+# The longest catch-up `?tail=` may ask for: one batch frame.
+MAX_TAIL = BATCH_EVENTS
+
+
+def _tail(text: str | None) -> int | None:
+    """`?tail=K`: at most the last K missed events (None: all of them)."""
+    if text is None:
+        return None
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_TAIL:
+        raise Invalid(f"tail: expected 1 to {MAX_TAIL} events, got {text!r}", field="tail")
+    return int(text)
+
+
+def skipped_frame(from_version: int, until: int) -> bytes:
+    """What a bounded catch-up left out: the events from `from_version` to `until` - 1."""
+    return msgspec.json.encode({"type": "skipped", "from": from_version, "until": until})
+
+
 def _stamps_from(text: str | None) -> int | None:
     """`?stamps=N`: the first stamp version to send (None: only stamps sent from now)."""
     if text is None:
@@ -387,8 +419,10 @@ async def match_socket(
     service: NamedDependency[MatchService],
     from_text: Annotated[str | None, QueryParameter(name="from")] = None,
     stamps_text: Annotated[str | None, QueryParameter(name="stamps")] = None,
+    tail_text: Annotated[str | None, QueryParameter(name="tail")] = None,
 ) -> None:
-    """Events of one match from `?from=N` on, then live, each batch followed by a state
+    """Events of one match from `?from=N` on (`?tail=K`: at most the last K of those
+    missed, after a `skipped` frame), then live, each batch followed by a state
     frame. Send `{"type": "hello", "token": "..."}` to be counted as present in your seat
     (a CPU stand-in hands the seat back, and closing the last socket starts the reconnect
     grace period) and to send commands; the token goes in a message, not the URL, so it
@@ -400,6 +434,7 @@ async def match_socket(
     try:
         from_version = _from_version(from_text)
         stamps_from = _stamps_from(stamps_text)
+        tail = _tail(tail_text)
         match_id = check_id(match_id, "match")
         state = await service.matches.state(match_id)  # 404 for an unknown match
         row = await service.matches.row(match_stream(match_id))
@@ -411,6 +446,7 @@ async def match_socket(
         return
     structlog.contextvars.bind_contextvars(match_id=match_id)
     channel = Channel(socket)
+    head = state.version  # the feed advances `state` in place from here on
     feed = MatchFeed(service, match_id, state, row)
     session = _Session(service, match_id, socket.app.state.limits, client_key(socket.scope))
 
@@ -460,7 +496,12 @@ async def match_socket(
         await asyncio.Future()  # done: the other pumps go on
 
     async def match_pump() -> None:
-        batches_of = hub.follow(match_stream(match_id), from_version)
+        start = from_version
+        if tail is not None and head - from_version > tail:
+            # The head was read at connect: the events from `start` on reach it and beyond.
+            start = head - tail
+            await channel.send(skipped_frame(from_version, start))
+        batches_of = hub.follow(match_stream(match_id), start)
         async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:
                 await feed.advance(batch)

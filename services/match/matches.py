@@ -26,6 +26,7 @@ from services.match.schemas import (
     CommandOut,
     EventsOut,
     FairnessOut,
+    LogOut,
     MatchOut,
     MovePiece,
     MovesOut,
@@ -42,6 +43,10 @@ from services.shared.eventstore import AppendResult
 __all__ = ["MatchesController", "RulesController"]
 
 _COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422)
+# A page of the log: the table's log box shows this many lines at first and adds as many
+# each time the reader asks for earlier ones.
+LOG_PAGE = 50
+MAX_LOG_PAGE = 200
 
 
 def _command_out(result: AppendResult) -> CommandOut:
@@ -136,6 +141,35 @@ class MatchesController(Controller):
         stored = await service.matches.events(match_id)
         # Versions run from 0 with no gap: the match's version is its count of events.
         return EventsOut(events=[event_view(e) for e in stored[from_version:]], version=len(stored))
+
+    @get(
+        "/{match_id:str}/log",
+        operation_id="getMatchLog",
+        summary="A page of the match's events: the last `limit` before a version",
+        description="The events with version < `before` (default: all of them), the last "
+        f"`limit` of those (default {LOG_PAGE}, at most {MAX_LOG_PAGE}), in version order; "
+        "`older` is the `before` of the page before this one (null at the match's first "
+        "event). Pages back through a match of any length from its newest events, as the "
+        "table's log loads its earlier lines. A `before` past the match's version is 422 "
+        "`invalid` (`field` `before`).",
+        responses=error_responses(404, 422),
+    )
+    async def log(
+        self,
+        match_id: FromPath[str],
+        service: Service,
+        before: Annotated[int | None, QueryParameter(ge=0)] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=MAX_LOG_PAGE)] = LOG_PAGE,
+    ) -> LogOut:
+        structlog.contextvars.bind_contextvars(match_id=match_id)
+        stored, version = await service.matches.log_page(match_id, before, limit)
+        # Empty only for `before=0`, where nothing is older either.
+        first = stored[0].version if stored else 0
+        return LogOut(
+            events=[event_view(e) for e in stored],
+            version=version,
+            older=first or None,
+        )
 
     @get(
         "/{match_id:str}/fairness",

@@ -42,9 +42,11 @@ class OperatorNowController(Controller):
         "/now",
         operation_id="getSiteNow",
         summary="What the site is doing now, over all instances (operator)",
-        description="Matches with a player at the table, players at tables and in the lobby, "
-        "the arenas running now. The ranking service's live view (`getLiveView`) shows it "
-        "on the dashboard.",
+        description="The matches being played (a player at the table, a seat's grace "
+        "running or a move due: the CPUs' and stand-ins' matches too, finished ones not) and "
+        "how many of them only CPUs play, players at tables and in the lobby, the arenas "
+        "running now. The ranking service's live view (`getLiveView`) shows it on the "
+        "dashboard.",
         responses=error_responses(401, 503),
     )
     async def now(self, service: Service) -> SiteNowOut:

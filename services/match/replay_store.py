@@ -16,6 +16,7 @@ standby has not replayed yet) is read from the primary, so no read is ever a cut
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import metadata as package_metadata
@@ -28,8 +29,10 @@ from domain.errors import Invalid, NotFound
 from domain.streams import MATCH_PREFIX, match_id_of, match_stream
 from replays.format import ReplayEvent, ReplayFile, build_replay
 from replays.report import ConnectionLogEntry
+from replays.steps import Walker
 from replays.verify import Verdict, verify_links, verify_replay
-from replays.viewer import WalkedMatch, walk_match
+from replays.viewer import WalkedMatch, walk_match, walk_more
+from services.match.caches import remember
 from services.shared import match_rows
 from services.shared.database import ReadRoute, RoutedReads
 from services.shared.eventstore import ConcurrencyError, EventData, EventStore, StoredEvent
@@ -93,6 +96,19 @@ _T = TypeVar("_T")
 _Also = Callable[[EventStore, str], Awaitable[_T]]
 
 
+# Walked matches kept: ~1 MB each for a 2,000-event match.
+_WALKED_CACHE = 32
+
+
+class _Walk:
+    """A match walked so far, the walker that walked it, and whether it has ended."""
+
+    def __init__(self, walked: WalkedMatch, walker: Walker, ended: bool) -> None:
+        self.walked = walked
+        self.walker = walker
+        self.ended = ended
+
+
 def _has_ended(stored: Sequence[StoredEvent]) -> bool:
     # `SeedRevealed` is appended with `MatchFinished`, and nothing follows it.
     return bool(stored) and stored[-1].type == "SeedRevealed"
@@ -117,6 +133,9 @@ class ReplayStore:
         self.engine = store.engine
         # The reads that may come from a standby: the store over each engine.
         self.reads = reads or ReadRoute(store.engine).parts(EventStore, primary=store)
+        # Matches walked (`walked`): the viewer asks for a long match's steps a range at a
+        # time.
+        self._walked: OrderedDict[str, _Walk] = OrderedDict()
 
     async def _ended(self, match_id: str, also: _Also[_T]) -> tuple[str, list[StoredEvent], _T]:
         """The match's stream, and what `also` reads beside it on the same engine: from
@@ -214,14 +233,38 @@ class ReplayStore:
 
     async def walked(self, match_id: str) -> WalkedMatch:
         """The stored match walked (`replays.viewer.walk_match`), for the viewer and the
-        report; ReplayNotFound when there is no such match."""
-        _, stored = await self._stream(match_id)
-        return walk_match(
-            match_id,
-            [e.event for e in stored],
-            actors=[actor_of(e) for e in stored],
-            recorded_at=[e.recorded_at for e in stored],
-        )
+        report; ReplayNotFound when there is no such match. Walked once and kept (the
+        last `_WALKED_CACHE` matches): an ended match never changes, and one still being
+        played is walked on over the events stored since (the viewer reads a long match a
+        range at a time, so the walk must not be made again for each range)."""
+        key = stream_of(match_id)
+        kept = self._walked.get(key)
+        if kept is None:
+            _, stored = await self._stream(match_id)
+            walker = Walker()
+            walked = walk_match(
+                match_id,
+                [e.event for e in stored],
+                actors=[actor_of(e) for e in stored],
+                recorded_at=[e.recorded_at for e in stored],
+                walker=walker,
+            )
+            remember(self._walked, key, _Walk(walked, walker, _has_ended(stored)), _WALKED_CACHE)
+            return walked
+        self._walked.move_to_end(key)
+        if not kept.ended:
+            newer = await self.store.read_stream(key, len(kept.walked.steps))
+            # Another request may have walked some of them meanwhile: the rest only.
+            newer = [e for e in newer if e.version >= len(kept.walked.steps)]
+            walk_more(
+                kept.walked,
+                kept.walker,
+                [e.event for e in newer],
+                actors=[actor_of(e) for e in newer],
+                recorded_at=[e.recorded_at for e in newer],
+            )
+            kept.ended = _has_ended(newer) or kept.ended
+        return kept.walked
 
     async def connection_log(self, match_id: str) -> list[ConnectionLogEntry]:
         """The seats' live connections of a match, in time order (`seat_connections`,

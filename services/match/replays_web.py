@@ -18,14 +18,14 @@ SHA-256 hash) and `connect-src 'self'`.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
 import structlog
 from litestar import Controller, MediaType, Response, get
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 
-from domain.errors import NotFound
+from domain.errors import Invalid, NotFound
 from replays.format import ReplayFile, dump_replay
 from replays.report import ReportOut, report_view
 from replays.verify import Verdict
@@ -38,12 +38,16 @@ from services.match.site import stream_page
 from services.shared.errors import error_responses
 
 __all__ = [
+    "MAX_STEPS_PAGE",
     "ReplaysController",
     "dispute_report_page",
     "replay_viewer_page",
 ]
 
 _T = TypeVar("_T")
+
+# The most steps one `getReplaySteps?limit=` answer holds (~400 bytes each).
+MAX_STEPS_PAGE = 500
 
 
 def _match_id(raw: str) -> str:
@@ -113,11 +117,31 @@ class ReplaysController(Controller):
     @get(
         "/{match_id:str}/steps",
         operation_id="getReplaySteps",
-        summary="The replay viewer's model: board geometry, seats, fairness, every event",
-        responses=error_responses(404),
+        summary="The replay viewer's model: board geometry, seats, fairness, the events",
+        description="Every step (one per event), or with `from` and `limit` the steps "
+        "from version `from` on, `limit` of them at most (1 to "
+        f"{MAX_STEPS_PAGE}): the viewer reads a long match a range at a time. `count` is "
+        "the match's steps in all, `start` the version of the first one sent; the "
+        "timeline's `marks` and the quick-chat `stamps` (each with the step it follows) "
+        "are the whole match's in every answer. A `from` past the last step is 422 "
+        "`invalid` (`field` `from`).",
+        responses=error_responses(404, 422),
     )
-    async def steps(self, match_id: FromPath[str], service: Service) -> StepsOut:
-        return steps_view(await _found(service.replays.walked(_match_id(match_id))))
+    async def steps(
+        self,
+        match_id: FromPath[str],
+        service: Service,
+        from_version: Annotated[int, QueryParameter(name="from", ge=0)] = 0,
+        limit: Annotated[int | None, QueryParameter(ge=1, le=MAX_STEPS_PAGE)] = None,
+    ) -> StepsOut:
+        match_id = _match_id(match_id)
+        walked = await _found(service.replays.walked(match_id))
+        if from_version >= len(walked.steps):  # a match has one step at least
+            raise Invalid(
+                f"from: the match has {len(walked.steps)} steps, got {from_version}", field="from"
+            )
+        stamps = await service.stamps.log(match_id)
+        return steps_view(walked, start=from_version, limit=limit, stamps=stamps)
 
     @get(
         "/{match_id:str}/report",

@@ -212,6 +212,16 @@ class EventsOut(msgspec.Struct, kw_only=True):
     version: int
 
 
+class LogOut(msgspec.Struct, kw_only=True):
+    """A page of the match's events (`getMatchLog`), in version order. `version`: the
+    match's (its count of events); `older`: the `before` of the page before this one
+    (null: this page starts at the match's first event)."""
+
+    events: list[EventOut]
+    version: int
+    older: int | None
+
+
 class CommandOut(msgspec.Struct, kw_only=True):
     """What a command appended (a replayed Idempotency-Key returns the first outcome)."""
 
@@ -222,7 +232,11 @@ class CommandOut(msgspec.Struct, kw_only=True):
 
 
 class RollOut(msgspec.Struct, kw_only=True):
+    """Roll `n` of the match (counting every die), its event's `version`, who rolled and
+    the die."""
+
     n: int
+    version: int
     seat: int
     value: int
 

@@ -108,4 +108,4 @@ class MatchService:
         self.replays = ReplayStore(store, self.reads.parts(EventStore, primary=store))
         self.reports = Reports(engine, store)
         self.stamps = Stamps(store, self.matches, self.parties)
-        self.site_now = SiteNow(engine)
+        self.site_now = SiteNow(engine, store)

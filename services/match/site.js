@@ -41,6 +41,10 @@
       rolls_left: "残り{n}回", timer: "残り{s}秒", stood_in: "CPUが代わりに打っています",
       reclaim: "席に戻る", leave_match: "抜ける", leave_confirm: "抜けるとCPUが代わりに打ちます。抜けますか？",
       sound: "音", sound_on: "音: あり", sound_off: "音: なし", log: "経過", players: "プレイヤー",
+      // The log shows the latest lines first; earlier ones come when the reader asks.
+      log_more: "これより前の経過を見る（あと{n}件）", log_loading: "前の経過を読み込んでいます…",
+      log_failed: "前の経過を読み込めませんでした（{why}）。もう一度押してください。",
+      log_added: "前の経過を{n}件、上に加えました。", log_earlier: "前の経過", log_latest: "最近の経過",
       finished: "対局が終わりました", place: "{n}位", place_shared: "{n}位（引き分け）",
       rematch: "もう一度", replay: "リプレイを見る", rating: "レート", rating_pending: "レートを計算しています…",
       rating_none: "カジュアル戦なのでレートは変わりません。", rating_change: "{before} → {after}（{delta}）",
@@ -189,6 +193,10 @@
       rolls_left: "{n} roll(s) left", timer: "{s} s left", stood_in: "a CPU plays for this seat",
       reclaim: "Take my seat back", leave_match: "Leave", leave_confirm: "If you leave, a CPU plays for you. Leave?",
       sound: "Sound", sound_on: "Sound: on", sound_off: "Sound: off", log: "What happened", players: "Players",
+      // The log shows the latest lines first; earlier ones come when the reader asks.
+      log_more: "Show earlier events ({n} more)", log_loading: "Loading earlier events…",
+      log_failed: "Could not load earlier events ({why}). Press the button to try again.",
+      log_added: "{n} earlier events added above.", log_earlier: "Earlier events", log_latest: "Latest events",
       finished: "The match is over", place: "Place {n}", place_shared: "Place {n} (shared)",
       rematch: "Play again", replay: "Watch the replay", rating: "Rating", rating_pending: "Computing ratings…",
       rating_none: "A casual match: ratings do not change.", rating_change: "{before} → {after} ({delta})",

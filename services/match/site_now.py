@@ -3,14 +3,25 @@
 it; the ranking service's live view (`GET /api/ranking/live`, services/ranking/live_view.py)
 asks it through `LUDO_MATCH_URL` and shows it on the dashboard beside its own figures.
 
-Read from the match service's own tables in one statement, each figure "now" as the site
-means it elsewhere:
+Read from the match service's own tables and the log, each figure "now" as the site means
+it elsewhere:
 
-- `matches_now`: matches with a player at the table (a live socket on a seat, over all
-  instances: `seat_presence`, presence.py). A match only CPUs play is not counted;
+- `matches_now`: the matches being played: not finished, and with a player at the table (a
+  live socket on a seat, `seat_presence`, presence.py), a seat's player in their grace
+  period (a stand-in follows), or a deadline pending (`turn_deadlines`: a CPU's or a
+  stand-in's move due, or a turn clock). So a match the CPUs play out after its players
+  left counts; a finished match whose result page is still open does not (its stream ends
+  with `MatchFinished` or `SeedRevealed`), nor one waiting, with no clock, for a player
+  who closed their page long ago: nothing happens in it;
+- `matches_cpu_only`: of those, the ones in which every seat still playing is played by a
+  CPU (a CPU seat or a stand-in);
 - `players_at_tables`: the seats with a live socket; `players_in_lobby`: guests whose lobby
   was seen within `lobby_presence.PRESENT` seconds (lobby_presence.py);
 - `arenas`: the arenas running now (started, not over, not cancelled), with their players.
+
+The candidates come from the two small tables above (rows of running matches only, a
+finished one's rows aside), each checked by its stream's last event through the primary
+key's index: the cost follows the matches being played, not the size of the log.
 """
 
 from __future__ import annotations
@@ -21,9 +32,12 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain import events as ev
+from domain.decider import fold
 from services.match.lobby_presence import PRESENT
+from services.shared.eventstore import EventLog
 
-__all__ = ["ArenaNow", "SiteNow", "SiteNowOut"]
+__all__ = ["ArenaNow", "SiteNow", "SiteNowOut", "cpu_only"]
 
 
 class ArenaNow(msgspec.Struct, kw_only=True):
@@ -42,16 +56,31 @@ class SiteNowOut(msgspec.Struct, kw_only=True):
 
     at: str
     matches_now: int
+    matches_cpu_only: int
     players_at_tables: int
     players_in_lobby: int
     arenas: list[ArenaNow]
 
 
+# The streams of the matches being played (the module's docstring): each candidate's last
+# event, one step back along (stream_id, stream_version), says whether it has ended.
+_PLAYING: Final = sa.text(
+    """
+    WITH candidates AS (
+        SELECT stream_id FROM turn_deadlines
+        UNION
+        SELECT stream_id FROM seat_presence WHERE connections > 0 OR grace_due IS NOT NULL
+    )
+    SELECT c.stream_id FROM candidates c
+    CROSS JOIN LATERAL (SELECT e.type FROM events e WHERE e.stream_id = c.stream_id
+                        ORDER BY e.stream_version DESC LIMIT 1) AS last
+    WHERE last.type NOT IN ('MatchFinished', 'SeedRevealed')
+    ORDER BY c.stream_id
+    """
+)
 _NOW: Final = sa.text(
     """
     SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS at,
-           (SELECT count(DISTINCT stream_id) FROM seat_presence WHERE connections > 0)
-               AS matches_now,
            (SELECT count(*) FROM seat_presence WHERE connections > 0) AS players_at_tables,
            (SELECT count(*) FROM lobby_presence
              WHERE seen_at > now() - make_interval(secs => :present)) AS players_in_lobby,
@@ -67,20 +96,40 @@ _NOW: Final = sa.text(
                AS arenas
     """
 )
+# What says who plays each seat: the seats, the stand-ins and returns, the seats done.
+_SEATS: Final = ("MatchCreated", "SeatStoodIn", "SeatReclaimed", "PlayerFinished")
+
+
+def cpu_only(events: list[ev.Event]) -> bool:
+    """Whether every seat still playing is played by a CPU (its own or a stand-in), from
+    a match's `MatchCreated`, `SeatStoodIn`, `SeatReclaimed` and `PlayerFinished` events:
+    the domain's fold of them alone, since those four set nothing but the seats, their
+    stand-ins and the finished seats, which is all `MatchState.controller` reads of a
+    seat that is not on a timed-out turn."""
+    state = fold(events)
+    playing = [seat for seat in range(state.players) if state.playing(seat)]
+    return bool(playing) and all(state.controller(seat) != "player" for seat in playing)
 
 
 class SiteNow:
-    """The one read behind `GET /api/operator/now`."""
+    """The reads behind `GET /api/operator/now`: two statements and one read of the
+    log's seat events of the matches being played."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, store: EventLog) -> None:
         self._engine = engine
+        self._store = store
 
     async def read(self) -> SiteNowOut:
         async with self._engine.connect() as conn:
+            playing = list((await conn.execute(_PLAYING)).scalars())
             row = (await conn.execute(_NOW, {"present": PRESENT})).one()
+        seats = await self._store.read_streams(playing, types=_SEATS) if playing else {}
         return SiteNowOut(
             at=row.at,
-            matches_now=int(row.matches_now),
+            matches_now=len(playing),
+            matches_cpu_only=sum(
+                cpu_only([data.event for data in seats.get(stream, ())]) for stream in playing
+            ),
             players_at_tables=int(row.players_at_tables),
             players_in_lobby=int(row.players_in_lobby),
             arenas=msgspec.convert(row.arenas, list[ArenaNow]),

@@ -20,7 +20,7 @@ from domain import stamps as ds
 from domain.chain import GENESIS
 from domain.errors import AppError, Conflict, Forbidden, Invalid
 from domain.streams import match_stream, stamps_stream
-from replays.report import StampLogEntry
+from replays.viewer import StampLogEntry
 from services.match.guests import Player
 from services.match.idempotency import command_id as command_id_of
 from services.match.idempotency import done_meanwhile, metadata

@@ -35,6 +35,12 @@
   let queue = Promise.resolve();
   const early = [];          // events seen before the first state (logged, not animated)
   const logged = [];         // {facts, li}: every line of the log, said again on a change
+  // The log holds the match's latest lines (the socket's catch-up is its last LOG_TAIL
+  // events); earlier ones come a page at a time when the reader asks (GET /log).
+  const LOG_TAIL = 50;
+  let older = null;          // the `before` of the earlier lines not loaded (null: none)
+  let loadingOlder = false;
+  let catchingUp = false;    // the frames of a (re)connect's catch-up: logged, not animated
   let stampsNext = null;     // the next stamp's version (null: only those sent from now)
   let connected = null;      // the seats with a live connection (the socket's presence frame)
   let stampSent = null;      // the id of the stamp message on its way
@@ -241,7 +247,7 @@
     const entry = { stamp: { seat: frame.seat, stamp: frame.stamp }, li: el("li", { "data-stamp-version": frame.version }) };
     sayLine(entry);
     logged.push(entry);
-    $("#log").appendChild(entry.li);
+    $("#log-lines").appendChild(entry.li);
     followLog();
   }
 
@@ -502,7 +508,7 @@
     pending = null;
     showing = null;
     early.length = 0;
-    logged.length = 0;
+    clearLog();
     stampsNext = null;
     connected = null;
     stampSent = null;
@@ -511,7 +517,6 @@
     queue = Promise.resolve();
     if (board) board.destroy();
     board = null;
-    $("#log").textContent = "";
     $("#result").hidden = true;
     $("#party-view").hidden = true;
     $("#match-view").hidden = false;
@@ -519,7 +524,9 @@
     if (!pinnedMatch) history.replaceState(null, "", `/party/${partyId}`);
     const socketFor = id;
     matchSocket = liveSocket({
-      url: () => `/ws/matches/${encodeURIComponent(id)}?from=${lastVersion + 1}`
+      // At most the last LOG_TAIL events missed: a long match's first drawing (or a
+      // reconnect after many events) does not wait for all of them (`skipped` frame).
+      url: () => `/ws/matches/${encodeURIComponent(id)}?from=${lastVersion + 1}&tail=${LOG_TAIL}`
         + (stampsNext === null ? "" : `&stamps=${stampsNext}`),
       onStatus: (state, seconds) => {
         connectionStatus(state, seconds);
@@ -527,6 +534,7 @@
         if (state === "gone") message(t("not_found"));
       },
       onOpen: (send) => {
+        catchingUp = true;
         const g = guest();
         if (g) send({ type: "hello", token: g.token });
         else mySeat = null;
@@ -552,11 +560,15 @@
       onStamped(frame);
     } else if (frame.type === "batch") {  // the events of one read, then the state after them
       frame.frames.forEach(onMatchFrame);
+    } else if (frame.type === "skipped") {
+      enqueue(() => onSkipped(frame));
     } else if (frame.type === "event") {
       if (frame.version <= lastVersion) return;  // already seen (never drawn twice)
       lastVersion = frame.version;
-      enqueue(() => onEvent(frame));
+      const animate = !catchingUp;  // what was missed is written down, not played again
+      enqueue(() => onEvent(frame, animate));
     } else if (frame.type === "state") {
+      catchingUp = false;
       enqueue(() => onState(frame));
     } else if (frame.type === "hello") {
       mySeat = frame.seat;
@@ -703,14 +715,83 @@
     const entry = { facts: eventFacts(frame.event_type, frame.data), li: el("li", { "data-version": frame.version }) };
     if (!sayLine(entry)) return null;
     logged.push(entry);
-    $("#log").appendChild(entry.li);
+    $("#log-lines").appendChild(entry.li);
     followLog();
     return entry;
   }
 
-  async function onEvent(frame) {
+  function clearLog() {
+    logged.length = 0;
+    $("#log-lines").textContent = "";
+    $("#log-older").textContent = "";
+    older = null;
+    loadingOlder = false;
+    drawEarlier();
+  }
+
+  // The catch-up left out the events before `until` (a long match opened, or a reconnect
+  // after more than LOG_TAIL events): the log starts again from there, the earlier lines
+  // a press (or a scroll to the top) away.
+  function onSkipped(frame) {
+    clearLog();
+    early.length = 0;
+    older = frame.until;
+    following = true;
+    drawEarlier();
+  }
+
+  // "Show earlier events (N more)" above the log's lines while any are not loaded, or
+  // what is happening to them in words.
+  function drawEarlier(note) {
+    $("#log-earlier").hidden = older === null;
+    const button = $("#log-more");
+    button.disabled = loadingOlder;
+    button.textContent = loadingOlder ? t("log_loading") : t("log_more", { n: older || 0 });
+    if (note !== undefined) $("#log-note").textContent = note;
+  }
+
+  // The page of events before `older`, said and put above the lines there; the box keeps
+  // showing what the reader was looking at (it grows above it), and the note says so.
+  async function loadOlder() {
+    if (older === null || loadingOlder || !matchId) return;
+    const id = matchId;
+    loadingOlder = true;
+    drawEarlier("");
+    let page;
+    try {
+      page = await readJson(`/api/matches/${encodeURIComponent(id)}/log?before=${older}&limit=${LOG_TAIL}`);
+    } catch (err) {
+      if (matchId !== id) return;
+      loadingOlder = false;
+      drawEarlier(t("log_failed", { why: errorText(err) }));
+      return;
+    }
+    if (matchId !== id || !loadingOlder) return;  // another match, or the log began again
+    const box = $("#log");
+    const below = box.scrollHeight - box.scrollTop;
+    const lines = document.createDocumentFragment();
+    for (const e of page.events) {
+      const entry = { facts: eventFacts(e.type, e.data), li: el("li", { "data-version": e.version }) };
+      if (!sayLine(entry)) continue;
+      logged.push(entry);
+      lines.appendChild(entry.li);
+    }
+    const added = lines.childElementCount;
+    $("#log-older").prepend(lines);
+    older = page.older;
+    loadingOlder = false;
+    drawEarlier(t("log_added", { n: added }));
+    box.scrollTop = box.scrollHeight - below;  // the lines in view stay where they were
+    followedTo = box.scrollTop;
+  }
+
+  async function onEvent(frame, animate) {
     if (!loaded) {  // caught up before the first state: written down once the seats are known
       early.push(frame);
+      return;
+    }
+    if (!animate) {
+      logEvent(frame);
       return;
     }
     const entry = logEvent(frame);
@@ -1144,12 +1225,23 @@
     log.addEventListener("scroll", () => {
       // Only the reader's own scrolling decides: an event of followLog's may arrive after
       // the box has changed size, when it no longer looks like the end.
-      if (log.scrollTop !== followedTo) following = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+      if (log.scrollTop !== followedTo) {
+        following = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+        // The reader scrolled up to the top: the earlier lines come by themselves. Not when
+        // the box scrolled to show the button that has the focus (it is pressed for that).
+        if (log.scrollTop < 40 && Date.now() - scrolledByHand < 1000) loadOlder();
+      }
     }, { passive: true });
+    let scrolledByHand = 0;  // when the reader last turned a wheel, swiped or pressed a key there
+    for (const kind of ["wheel", "touchmove", "keydown"]) {
+      log.addEventListener(kind, () => { scrolledByHand = Date.now(); }, { passive: true });
+    }
+    $("#log-more").addEventListener("click", loadOlder);
     // A box that changes size (a phone turned, a window resized) keeps its newest line.
     if (typeof ResizeObserver === "function") new ResizeObserver(followLog).observe(log);
     document.addEventListener("languagechange", () => {
       drawSound();
+      drawEarlier("");
       if (party && !party.match_id) drawParty();
       if (match) drawAll();
       drawArena();

@@ -164,7 +164,7 @@ def fairness_view(stored: list[StoredEvent]) -> FairnessOut:
     the seed), dice included."""
     events = [e.event for e in stored]
     state = fold(events)
-    rolls = [e for e in events if isinstance(e, DieRolled)]
+    rolls = [(v, e) for v, e in enumerate(events) if isinstance(e, DieRolled)]
     verified: bool | None = None
     if state.server_seed is not None:
         links = [
@@ -177,6 +177,6 @@ def fairness_view(stored: list[StoredEvent]) -> FairnessOut:
         seed_hash=state.seed_hash,
         client_seed=state.client_seed,
         server_seed=state.server_seed,
-        rolls=[RollOut(n=r.n, seat=r.seat, value=r.value) for r in rolls],
+        rolls=[RollOut(n=r.n, version=v, seat=r.seat, value=r.value) for v, r in rolls],
         verified=verified,
     )

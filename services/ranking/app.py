@@ -84,7 +84,12 @@ __all__ = ["app_from_env", "create_app"]
 
 
 class LeaderboardEntry(RatingOut, kw_only=True):
+    """A player on the operator's leaderboard: `rating` is the operator rating (openskill:
+    the conservative ordinal, the list's order); `player_rating` the figure the site shows
+    players (on mu, rounded: the public leaderboard's `rating`)."""
+
     rank: int
+    player_rating: int
 
 
 class Leaderboard(msgspec.Struct, kw_only=True):
@@ -147,7 +152,7 @@ class RankingController(Controller):
     @get(
         "/leaderboard",
         operation_id="getLeaderboard",
-        summary="Players by displayed rating",
+        summary="Players by operator rating, with the player rating the site shows",
         responses=error_responses(401, 422),
     )
     async def leaderboard(
@@ -163,7 +168,7 @@ class RankingController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
         offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
     ) -> Leaderboard:
-        model_named(model)
+        m = model_named(model)
         rows = await ranking.lagging(
             lambda q: q.leaderboard(
                 model,
@@ -176,7 +181,9 @@ class RankingController(Controller):
             )
         )
         entries = [
-            LeaderboardEntry(rank=offset + i + 1, **msgspec.structs.asdict(r))
+            LeaderboardEntry(
+                rank=offset + i + 1, player_rating=m.shown_rating(r.mu), **msgspec.structs.asdict(r)
+            )
             for i, r in enumerate(rows)
         ]
         return Leaderboard(model=model, entries=entries)

@@ -36,9 +36,10 @@ What counts (DESIGN.md §6, RULES.md §4):
   through the `matches` row's `party_id`; the `matches.ranked` column (written in the same
   transaction as `MatchCreated`) when the party stream has no such event. No row: casual.
 - CPU seats are not rated. A seat whose last stand-in reason before the end was `left` or
-  `disconnected`, with no `SeatReclaimed` after it, is placed last (after every place of
-  `MatchFinished.placements`; several such players share that last place), and their mu
-  never rises from that match (`services.ranking.ratings.rate_match`).
+  `disconnected`, with no `SeatReclaimed` after it, is placed last (after every seat whose
+  player stayed; several such players share that last place: `domain.outcome`, the
+  reading the arenas score with too), and their mu never rises from that match
+  (`services.ranking.ratings.rate_match`).
 - Fewer than two distinct rated players: nothing is rated (the checkpoint still moves).
 
 `recompute()` rebuilds everything from the log into new tables and swaps them in, as a
@@ -62,6 +63,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain import events as ev
 from domain.decider import MatchState, apply
+from domain.outcome import seat_outcomes
 from domain.reputation import left_seats
 from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
@@ -162,8 +164,9 @@ def match_outcome(events: Sequence[ev.Event]) -> list[RatedPlayer] | None:
     """The rated players of a finished match and their places; None: nothing to rate.
 
     Who stands in for whom is the domain's fold (`MatchState.stood_in`), applied up to
-    `MatchFinished`, and who left is the domain's reading of it (`left_seats`, placed
-    last): only the events `_OUTCOME_TYPES` names change what is read here."""
+    `MatchFinished`; each seat's place and who left is the domain's reading of the end
+    (`domain.outcome.seat_outcomes`: leavers placed last), the one the arenas score with:
+    only the events `_OUTCOME_TYPES` names change what is read here."""
     return _rated(_finished_state(events))
 
 
@@ -183,13 +186,12 @@ def match_leavers(events: Sequence[ev.Event]) -> dict[str, bool] | None:
 
 
 def _rated(state: MatchState) -> list[RatedPlayer] | None:
-    finished = state.placements
-    if finished is None:
+    if state.placements is None:
         return None
-    left = left_seats(state)
-    last = max(finished, default=0) + 1
+    # The domain's one reading of a match's end (the arenas score it the same way).
+    ends = seat_outcomes(state.placements, state.stood_in)
     players = [
-        RatedPlayer(spec.player_id, last if left[seat] else finished[seat], left[seat])
+        RatedPlayer(spec.player_id, ends[seat].place, ends[seat].left)
         for seat, spec in enumerate(state.seats)
         if spec.player_id is not None and spec.cpu is None
     ]

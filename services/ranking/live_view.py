@@ -48,6 +48,9 @@ __all__ = ["LiveView", "LiveViewOut", "live_handlers", "patroni_manager"]
 _log = structlog.get_logger(__name__)
 
 TIMEOUT: Final = 2.0  # seconds for the match service's and Patroni's answers
+# The roles Patroni's `/cluster` gives the node that leads (by version, and in a standby
+# cluster).
+LEADER_ROLES: Final = ("leader", "primary", "master", "standby_leader")
 HOURS: Final = 24
 
 
@@ -88,12 +91,15 @@ class Member(msgspec.Struct, kw_only=True):
 
 
 class Failover(msgspec.Struct, kw_only=True):
-    """The last change of primary (Patroni's `/history`): when the old timeline ended."""
+    """The last change of primary (Patroni's `/history`): when the old `timeline` ended,
+    why, and the new leader; `new_timeline` is the one the leader is on now (its member's
+    in `/cluster`), null when no leader reports one after the timeline that ended."""
 
     at: str | None
     timeline: int
     reason: str
     new_leader: str | None
+    new_timeline: int | None = None
 
 
 class Manager(msgspec.Struct, kw_only=True):
@@ -335,11 +341,18 @@ def patroni_manager(cluster: dict[str, Any], history: list[Any]) -> Manager:
     if history:
         # [timeline, lsn, reason, timestamp, new_leader]: the timeline that ended, why, when.
         entry = list(history[-1]) + [None] * 5
+        ended = int(entry[0])
+        # The timeline the leader is on now. Not `ended + 1`: a promotion takes the highest
+        # timeline any node has seen plus one, so a timeline may be skipped (a promotion
+        # that did not last, a restore from the archive).
+        leaders = [m.timeline for m in members if m.role in LEADER_ROLES]
+        on = leaders[0] if leaders and isinstance(leaders[0], int) else None
         last = Failover(
-            timeline=int(entry[0]),
+            timeline=ended,
             reason=str(entry[2] or ""),
             at=entry[3],
             new_leader=entry[4],
+            new_timeline=on if on is not None and on > ended else None,
         )
     return Manager(kind="patroni", members=members, last_failover=last)
 

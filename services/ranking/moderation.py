@@ -24,7 +24,7 @@ from domain.errors import NotFound, Unauthenticated
 from services.ranking.service import Ranking, RankingService
 from services.shared.errors import error_responses
 from services.shared.operator import is_operator
-from services.shared.reports import ReportOut
+from services.shared.reports import ReportOut, Reports
 
 __all__ = ["OperatorReportsController"]
 
@@ -32,9 +32,13 @@ OPERATOR = "operator"  # who decided, in the event: the one operator token's hol
 
 
 class QueuedReport(ReportOut, kw_only=True):
-    """A report in the queue, with the path of its match's dispute report on the match
-    service (`/report/{match_id}`, the operator's page there)."""
+    """A report in the queue, with the names the reported player and the reporter sat
+    under in its match (its `MatchCreated`; null when the match has none) and the path of
+    the match's dispute report on the match service (`/report/{match_id}`, the operator's
+    page there)."""
 
+    reported_name: str | None
+    reporter_name: str | None
     dispute_report: str
 
 
@@ -58,10 +62,19 @@ def _guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) 
         raise Unauthenticated("send Authorization: Bearer <operator token>")
 
 
-def _queued(report: ReportOut) -> QueuedReport:
-    return QueuedReport(
-        **msgspec.structs.asdict(report), dispute_report=f"/report/{report.match_id}"
-    )
+async def _queued(reports: Reports, rows: list[ReportOut]) -> list[QueuedReport]:
+    """The rows as the queue shows them: with the players' names in the match, read in
+    one go for all of them."""
+    names = await reports.seat_names([r.match_id for r in rows])
+    return [
+        QueuedReport(
+            **msgspec.structs.asdict(r),
+            reported_name=names.get(r.match_id, {}).get(r.reported_id),
+            reporter_name=names.get(r.match_id, {}).get(r.reporter_id),
+            dispute_report=f"/report/{r.match_id}",
+        )
+        for r in rows
+    ]
 
 
 class OperatorReportsController(Controller):
@@ -79,7 +92,8 @@ class OperatorReportsController(Controller):
     async def queue(self, ranking: Ranking) -> ReportQueue:
         reports = await ranking.reports.queue()
         return ReportQueue(
-            open=sum(r.decision is None for r in reports), reports=[_queued(r) for r in reports]
+            open=sum(r.decision is None for r in reports),
+            reports=await _queued(ranking.reports, reports),
         )
 
     @post(
@@ -104,4 +118,4 @@ class OperatorReportsController(Controller):
             note=data.note,
             now=dt.datetime.now(dt.UTC),
         )
-        return _queued(decided)
+        return (await _queued(ranking.reports, [decided]))[0]

@@ -24,7 +24,7 @@ from litestar.params import FromPath, QueryParameter
 from domain.errors import Invalid, NotFound
 from domain.streams import match_stream
 from services.ranking.queries import ChangeOut, RatingOut, RatingQueries
-from services.ranking.ratings import DEFAULT_MODEL, MODELS, Model, Skill, model_named
+from services.ranking.ratings import DEFAULT_MODEL, MODELS, Skill, model_named
 from services.ranking.service import Ranking
 from services.shared.errors import error_responses
 from services.shared.standing import (
@@ -101,11 +101,6 @@ ModelParam = Annotated[
 ]
 
 
-def _shown(model: Model, mu: float) -> int:
-    """The player rating of a stored mu, rounded (it depends on mu alone)."""
-    return round(model.player_rating(Skill(mu=mu, sigma=0.0)))
-
-
 class PublicRatingsController(Controller):
     path = "/api/ratings"
     tags = ("ratings",)
@@ -137,7 +132,7 @@ class PublicRatingsController(Controller):
                     rank=offset + i + 1,
                     player_id=r.player_id,
                     name=r.name,
-                    rating=_shown(m, r.mu),
+                    rating=m.shown_rating(r.mu),
                     provisional=r.provisional,
                     matches=r.matches,
                 )
@@ -178,7 +173,7 @@ class PublicRatingsController(Controller):
         row, history, completion = found
         entries = []
         for h in history:
-            before, after = _shown(m, h.mu_before), _shown(m, h.mu_after)
+            before, after = m.shown_rating(h.mu_before), m.shown_rating(h.mu_after)
             entries.append(
                 HistoryEntry(
                     match_id=h.match_id,
@@ -195,7 +190,7 @@ class PublicRatingsController(Controller):
             player_id=player_id,
             name=row.name,
             model=model,
-            rating=_shown(m, row.mu),
+            rating=m.shown_rating(row.mu),
             provisional=row.provisional,
             matches=row.matches,
             history=entries,
@@ -245,7 +240,7 @@ class PublicRatingsController(Controller):
             raise NotFound("no such match")
         changes = []
         for r in rows:
-            before, after = _shown(m, r.mu_before), _shown(m, r.mu_after)
+            before, after = m.shown_rating(r.mu_before), m.shown_rating(r.mu_after)
             skill = Skill(mu=r.mu_after, sigma=r.sigma_after, matches=int(r.matches))
             changes.append(
                 MatchChange(

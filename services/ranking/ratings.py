@@ -134,6 +134,12 @@ class Model(msgspec.Struct, frozen=True, kw_only=True):
             return base + scale * (skill.mu - float(self.params["mu"]))
         return skill.mu
 
+    def shown_rating(self, mu: float) -> int:
+        """The player rating of a stored mu as the site shows it: rounded to the nearest
+        integer (it depends on mu alone). The public reads and the operator's leaderboard
+        both show this figure."""
+        return round(self.player_rating(Skill(mu=mu, sigma=0.0)))
+
     def provisional(self, skill: Skill) -> bool:
         if self.name == "elo":
             return skill.matches < int(self.params["provisional_matches"])

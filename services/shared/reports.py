@@ -13,16 +13,18 @@ log's, auditable, and the table could be rebuilt from the `report-` streams.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any, Final
 
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain import events as ev
 from domain import reports as rd
 from domain.chain import GENESIS
 from domain.errors import rejection_error
-from domain.streams import report_stream
+from domain.streams import match_stream, report_stream
 from services.shared.eventstore import ConcurrencyError, EventStore, SideWrite
 
 __all__ = ["QUEUE_LIMIT", "WARNING_DAYS", "PlayerWarning", "ReportOut", "Reports"]
@@ -213,6 +215,24 @@ class Reports:
                 {"n": limit},
             )
             return [_row(r) for r in rows]
+
+    async def seat_names(self, match_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """The name each player sat under in each match (its `MatchCreated`'s seats):
+        match id -> player id -> name, in one read; a match without that event is absent.
+        The names the players saw at the table, so the operator reads a report as they
+        wrote it (the match service's `players` table is not read: the ranking service
+        names no table of it)."""
+        streams = [match_stream(m) for m in dict.fromkeys(match_ids)]
+        events = await self.store.read_streams(streams, types=["MatchCreated"])
+        names: dict[str, dict[str, str]] = {}
+        for match_id in dict.fromkeys(match_ids):
+            for data in events.get(match_stream(match_id), ()):
+                created = data.event
+                if isinstance(created, ev.MatchCreated):
+                    names[match_id] = {
+                        s.player_id: s.name for s in created.seats if s.player_id is not None
+                    }
+        return names
 
     async def warnings(self, player_id: str, now: dt.datetime) -> list[PlayerWarning]:
         """The warnings `player_id` was given in the last `WARNING_DAYS` days, newest first."""

@@ -14,7 +14,14 @@ ENDS_AT = 1_000_000.0 + 20 * 60
 
 def _created() -> ar.ArenaCreated:
     return ar.ArenaCreated(
-        arena_id="a", name="t", seats=2, rules="standard", turn_limit=30, starts_at=1e6, minutes=20
+        arena_id="a",
+        name="t",
+        seats=2,
+        rules="standard",
+        turn_limit=30,
+        starts_at=1e6,
+        minutes=20,
+        scoring=ar.SCORING,
     )
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from domain.arena import ResultScored, TablesPaired
+from domain.arena import ArenaCreated, PlayerPaused, ResultScored, TablesPaired
 from replays.format import load_replay
 from replays.tournament import (
     TournamentFile,
     TournamentFormatError,
+    arena_events,
     build_tournament,
     dump_tournament,
     load_tournament,
@@ -138,6 +139,34 @@ class TestTampering:
         verdict = through_file(tournament)
         assert_fails(verdict, "result", version)
         assert verdict.failure is not None and f"results[{loser}]" in verdict.failure.message
+
+    @pytest.mark.parametrize("after", [0.0, 0.005, 0.03])
+    def test_a_pause_recorded_at_or_after_the_end_is_refused(
+        self, exported: bytes, after: float
+    ) -> None:
+        """A pause whose time is at or after the arena's end (the chain recomputed, the
+        end not recorded before it): `decide` refuses it, named at that event."""
+        tournament = loaded(exported)
+        version = version_of(tournament, PlayerPaused)
+        paused = msgspec.json.decode(tournament.events[version].data, type=PlayerPaused)
+        created = msgspec.json.decode(tournament.events[0].data, type=ArenaCreated)
+        end = created.starts_at + 60 * created.minutes
+        late = msgspec.structs.replace(paused, at=end + after)
+        forge_event(tournament.events, tournament.stream_id, version, late)
+        verdict = through_file(tournament)
+        assert_fails(verdict, "sequence", version)
+        assert verdict.failure is not None and "arena_over" in verdict.failure.message
+
+    def test_a_version_1_event_claiming_a_time_is_named(self, exported: bytes) -> None:
+        """A PlayerPaused whose row says version 1 but whose data carries a time (no code
+        ever wrote that): the check `events` names it."""
+        tournament = loaded(exported)
+        version = version_of(tournament, PlayerPaused)
+        tournament.events[version].schema_version = 1
+        rehash(tournament.events, tournament.stream_id, version)
+        verdict = through_file(tournament)
+        assert_fails(verdict, "events", version)
+        assert verdict.failure is not None and "v1 has no time" in verdict.failure.message
 
     def test_a_missing_match_replay_is_named(self, exported: bytes) -> None:
         """A paired match without its replay: named as a `match` failure at its result."""
@@ -274,3 +303,21 @@ class TestGolden:
     def test_there_is_a_golden_file(self) -> None:
         """The golden folder holds at least the version-1 file."""
         assert (GOLDEN / "v1-arena-bga-2p.ludo-tournament.json").exists()
+
+    @pytest.mark.parametrize(
+        ("name", "versions", "scoring"),
+        [("v1-arena-bga-2p", {1}, 1), ("v2-arena-bga-2p", {2}, 2)],
+    )
+    def test_each_golden_arena_keeps_its_scoring_revision(
+        self, name: str, versions: set[int], scoring: int
+    ) -> None:
+        """The file of v1 events (no scoring, no times) reads as scoring revision 1 and
+        its pauses without a time; the file of v2 events as revision 2, every pause timed."""
+        tournament = load_tournament((GOLDEN / f"{name}.ludo-tournament.json").read_bytes())
+        stored = {e.schema_version for e in tournament.events if e.type == "ArenaCreated"}
+        assert stored == versions
+        events = arena_events(tournament.events)
+        created = events[0]
+        assert isinstance(created, ArenaCreated) and created.scoring == scoring
+        pauses = [e for e in events if isinstance(e, PlayerPaused)]
+        assert pauses and all((e.at is None) == (scoring == 1) for e in pauses)

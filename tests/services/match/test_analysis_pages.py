@@ -15,13 +15,18 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import uuid
 from typing import Any
 
+import msgspec
 import pytest
 import sqlalchemy as sa
 from playwright.async_api import Browser, Page, Route, WebSocket, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from benchmarks.long_match import cpu_seats, long_match, store_match
+from domain.analysis import analyse, encode
+from services.shared.database import create_engine
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site, create_party, name_myself, play_my_turns
 from tests.waiting import wait_until
@@ -264,7 +269,7 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
     site: Site, browser: Browser
 ) -> None:
     """The replay of an analysed match draws one line per seat in its colour, marks and
-    lists every seat's swings in words (a swing's button steps the replay there), lists
+    lists the swings' moments in words (a swing's button steps the replay there), lists
     the seats' sums, and at a decision shows each option's value with the played and the
     best one marked and what the choice cost, in English and Japanese."""
     match_id = played_by_cpus(site)
@@ -273,10 +278,9 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
     colours = [s["colour"] for s in model["seats"]]
     costly = [d for d in analysis["decisions"] if d["error"] > 0]
     decision = costly[0] if costly else analysis["decisions"][0]
-    swings = sorted(
-        ((sw["until"], s["seat"], sw) for s in analysis["seats"] for sw in s["swings"]),
-        key=lambda x: (x[0], x[1]),
-    )
+    # One mark and one button per moment, however many seats count it among their swings.
+    moments = {(sw["version"], sw["until"]): sw for s in analysis["seats"] for sw in s["swings"]}
+    swings = [moments[turn] for turn in sorted(moments, key=lambda turn: (turn[1], turn[0]))]
     async with person(browser, width=375, height=812, touch=True) as (page, errors):
         await page.goto(f"{site.url}/replay/{match_id}#{decision['version']}")
         await expect(page.locator("body[data-analysis=ready]")).to_be_attached()
@@ -318,7 +322,7 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
         # its turn
         buttons = page.locator("#swings button")
         await expect(buttons).to_have_count(len(swings))
-        swing = swings[-1][2]
+        swing = swings[-1]
         last = buttons.nth(len(swings) - 1)
         await expect(last).to_contain_text(signed(swing["change"]))
         await last.focus()
@@ -356,6 +360,60 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
         await expect(page.locator("body[data-analysis=ready]")).to_be_attached()
         await expect(page.locator("#options li.best .best-mark")).to_have_text("★ 最善")
         await shot(page, "replay-analysis-1280-ja.png")
+        assert errors == []
+
+
+@pytest.mark.parametrize(("locale", "lang"), [("en-GB", "en"), ("ja-JP", "ja")])
+async def test_a_two_player_replay_lists_each_swing_once_and_says_who_gained(
+    site: Site, browser: Browser, database_url: str, locale: str, lang: str
+) -> None:
+    """In a 2-player match every turn that lifts one seat sinks the other as much, so each
+    of its biggest turns is among both seats' swings: the viewer marks and lists each turn
+    once (3 buttons for 3 turns, not 6), its words giving both seats' changes with the
+    one who gained first."""
+    events, seed = long_match(300, seats=cpu_seats(2), finished=True)
+    match_id = str(uuid.uuid4())
+    engine = create_engine(database_url)
+    try:
+        await store_match(engine, match_id, events, seed)
+    finally:
+        await engine.dispose()
+    analysis = msgspec.json.decode(encode(analyse(events)))
+    listed = [sw for s in analysis["seats"] for sw in s["swings"]]
+    moments = sorted({(sw["version"], sw["until"]) for sw in listed}, key=lambda m: (m[1], m[0]))
+    assert len(listed) == 2 * len(moments)  # each turn listed by both seats
+
+    async def served(route: Route) -> None:
+        await route.fulfill(json=analysis)
+
+    async with person(browser, locale=locale, width=375, height=812) as (page, errors):
+        await page.route(ANALYSIS, served)
+        await page.goto(f"{site.url}/replay/{match_id}")
+        await expect(page.locator("body[data-analysis=ready]")).to_be_attached()
+        buttons = page.locator("#swings button")
+        await expect(buttons).to_have_count(len(moments))
+        await expect(page.locator("#chances circle.swing")).to_have_count(len(moments))
+        names = await page.locator("#seats li .name").all_inner_texts()
+        for i, (version, until) in enumerate(moments):
+            button = buttons.nth(i)
+            assert await button.get_attribute("data-version") == str(version)
+            changes = {
+                s["seat"]: sw["change"]
+                for s in analysis["seats"]
+                for sw in s["swings"]
+                if (sw["version"], sw["until"]) == (version, until)
+            }
+            gainer = max(changes, key=lambda seat: changes[seat])
+            loser = 1 - gainer
+            assert changes[gainer] > 0 > changes[loser]
+            assert await button.get_attribute("data-seat") == str(gainer)
+            text = await button.inner_text()
+            gained, lost = signed(changes[gainer]), signed(changes[loser])
+            assert gained in text and lost in text and text.index(gained) < text.index(lost)
+            assert ("の番（" if lang == "ja" else "'s turn (") in text
+        assert len(names) == 2
+        assert await axe_violations(page) == []
+        await shot(page, f"replay-swings-375-{lang}.png")
         assert errors == []
 
 

@@ -80,10 +80,20 @@ async def _arena_events(database_url: str, arena_id: str) -> list[ar.ArenaEvent]
     try:
         async with engine.connect() as conn:
             rows = await conn.execute(
-                sa.text("SELECT data FROM events WHERE stream_id = :s ORDER BY stream_version"),
+                sa.text(
+                    "SELECT type, schema_version, data FROM events WHERE stream_id = :s"
+                    " ORDER BY stream_version"
+                ),
                 {"s": f"tournament-{arena_id}"},
             )
-            return [ar.decode_arena_event(msgspec.json.encode(row.data)) for row in rows]
+            return [
+                ar.decode_arena_event(
+                    msgspec.json.encode(row.data),
+                    type_name=row.type,
+                    schema_version=row.schema_version,
+                )
+                for row in rows
+            ]
     finally:
         await engine.dispose()
 

@@ -243,6 +243,102 @@ async def test_the_arena_pages_on_a_phone_and_a_desktop(
         assert errors == []
 
 
+# The create and cancel forms' own words, in each language.
+FORM_WORDS: dict[str, dict[str, str]] = {
+    "ja": {
+        "plain": "プライベートアリーナ",
+        "me": "みか",
+        "named": "みかのアリーナ",
+        "name_needed": "名前を入れてください（1〜32文字）",
+        "bad_name": "アリーナの名前を入れてください（1〜60文字）。",
+        "bad_reason": "中止する理由を入れてください（1〜200文字）。",
+        "reason": "日程の都合",
+        "cancelled": "中止されました: 日程の都合",
+    },
+    "en": {
+        "plain": "Private arena",
+        "me": "mika",
+        "named": "mika's arena",
+        "name_needed": "Enter a name (1–32 characters)",
+        "bad_name": "Enter the arena's name (1–60 characters).",
+        "bad_reason": "Say why you cancel it (1–200 characters).",
+        "reason": "wrong day",
+        "cancelled": "Cancelled: wrong day",
+    },
+}
+
+
+async def said_on(page: Page, field: str, text: str) -> None:
+    """The page's own message says `text` about `field`: announced (role=alert), the field
+    marked invalid, described by it, and focused, on a page that has not moved sideways."""
+    message = page.locator("#message")
+    await expect(message).to_have_text(text)
+    await expect(message).to_have_attribute("role", "alert")
+    await expect(page.locator(field)).to_have_attribute("aria-invalid", "true")
+    await expect(page.locator(field)).to_have_attribute("aria-describedby", re.compile("message"))
+    await expect(page.locator(field)).to_be_focused()
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+async def test_a_new_visitor_creates_an_arena_every_message_in_the_pages_words(
+    site: Site, browser: Browser, lang: str
+) -> None:
+    """A new visitor's arena name is filled in, and every form message is the page's own,
+    in its language, on the field.
+
+    The name reads "Private arena", then "<their name>'s arena" as they type it. Create
+    with a field left empty, and the creator's Cancel with no reason, say what to do in
+    the page's language, on the field (never the browser's own bubble, in its own
+    language), at 375×812 and 1280×800, every target 44 px, axe clean."""
+    words = FORM_WORDS[lang]
+    async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
+        page,
+        errors,
+    ):
+        await visit(page, site.url + "/tournaments")
+        me, name = page.locator("#create-me"), page.locator("#arena-name")
+        await expect(me).to_be_visible()
+        await expect(name).to_have_value(words["plain"])
+        await page.click("#create-button")  # no name of their own yet
+        await said_on(page, "#create-me", words["name_needed"])
+        for size in (PHONE, DESKTOP):
+            await page.set_viewport_size({"width": size[0], "height": size[1]})
+            await no_page_scroll(page)
+            assert await small_targets(page) == []
+            assert await axe_violations(page) == []
+        await shot(page, f"arena-create-name-needed-desktop-{lang}.png")
+        await page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+        await me.fill(words["me"])
+        await expect(page.locator("#message")).to_be_hidden()
+        await expect(name).to_have_value(words["named"])
+        await name.fill("")
+        await page.click("#create-button")
+        await said_on(page, "#arena-name", words["bad_name"])
+        assert await axe_violations(page) == []
+        await shot(page, f"arena-create-bad-name-375-{lang}.png", full_page=False)
+        await name.fill(words["named"] + "!")
+        await expect(page.locator("#message")).to_be_hidden()
+        await page.click("#create-button")
+        await page.wait_for_url(re.compile(r"/tournament/[0-9a-f-]{36}$"))
+        await expect(page.locator("body[data-ready=true]")).to_be_attached()
+        await expect(page.locator("#arena-name-title")).to_have_text(words["named"] + "!")
+        # The creator's cancel asks for a reason the same way.
+        await expect(page.locator("#cancel-form")).to_be_visible()
+        await page.click("#cancel")
+        await said_on(page, "#cancel-reason", words["bad_reason"])
+        for size in (DESKTOP, PHONE):
+            await page.set_viewport_size({"width": size[0], "height": size[1]})
+            await no_page_scroll(page)
+            assert await small_targets(page) == []
+            assert await axe_violations(page) == []
+        await shot(page, f"arena-cancel-bad-reason-375-{lang}.png")
+        await page.fill("#cancel-reason", words["reason"])
+        await expect(page.locator("#message")).to_be_hidden()
+        await page.locator("#cancel-reason").press("Enter")  # the keyboard too
+        await expect(page.locator("#clock")).to_have_text(words["cancelled"])
+        assert errors == []
+
+
 async def test_two_guests_play_an_arena_from_joining_to_the_podium(
     site: Site, browser: Browser, engine: AsyncEngine, pg_store: EventStore
 ) -> None:

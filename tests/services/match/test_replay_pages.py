@@ -24,13 +24,24 @@ from websockets.sync.client import connect
 
 from domain.dice import die_for_roll
 from services.shared.settings import Settings
-from tests.browser import console_errors, new_page, requires_chromium, shot, small_targets
+from tests.browser import (
+    axe_violations,
+    console_errors,
+    launched,
+    new_page,
+    person,
+    requires_chromium,
+    shot,
+    small_targets,
+)
 from tests.services.match.site_words import page_words, site_words
 from tests.services.match.test_live import Instance
+from tests.services.match.test_site_a11y import axe_at_both_sizes
 from tests.waiting import wait_until_sync
 from tests.words import leaves
 
 TOKEN = "op-secret"
+RANGE = 100  # the viewer reads this many steps at a time (replay_viewer.html)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
@@ -331,7 +342,8 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     assert await page.locator("#board rect[data-home]").count() == 20
     assert await page.locator("#board [data-nest]").count() == 4
     await expect(page.locator("#board g.piece")).to_have_count(16)
-    await expect(page.locator("#events li")).to_have_count(n)
+    # The list: the first range of events read (a long match is read a range at a time).
+    await expect(page.locator("#events li")).to_have_count(min(n, RANGE))
     await expect(page.locator("html")).to_have_attribute("lang", "en")
     await expect(page.locator("header.site nav a")).to_have_text(
         ["Lobby", "Arenas", "Ratings", "Rules"]
@@ -339,7 +351,7 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     await expect(page.locator("#lang")).to_have_text("日本語")
     # Every event of the list in English, worded from the step's fields.
     texts = await page.locator("#events li").all_inner_texts()
-    for step, text in zip(steps, texts, strict=True):
+    for step, text in zip(steps[: len(texts)], texts, strict=True):
         assert text.startswith(f"{step['version']} {shown(model, step, 'en')}"), text
     # CPU seats named as the table names them; places once the match is over.
     seats = await page.locator("#seats li").all_inner_texts()
@@ -549,9 +561,10 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
         f"{SYMBOLS[cpu['colour']]}{WORDS['ja'][cpu['colour']]}: CPU（ふつう）"
     )
     await expect(page.locator("#seats li[data-seat='0'] .place")).to_have_text(re.compile(r"^\d位"))
-    # Every event of the list in Japanese; the host's leaving among them.
+    # Every event of the list (its first range) in Japanese; the host's leaving among them.
     texts = await page.locator("#events li").all_inner_texts()
-    for step, line in zip(steps, texts, strict=True):
+    assert len(texts) == min(len(steps), RANGE)
+    for step, line in zip(steps[: len(texts)], texts, strict=True):
         assert line.startswith(f"{step['version']} {shown(model, step, 'ja')}"), line
     assert any("が抜けたので、CPUが代わりに打ちます。" in line for line in texts)
     await expect(page.locator("#events li .badge.m-stand-in")).to_have_text("CPUが代わり")
@@ -837,3 +850,74 @@ async def test_report_page_speaks_japanese_on_a_phone_and_switches_to_english(
     assert await shown_lines(page) == report_lines(report, "en")
     # The one error logged is the refused wrong token; nothing broke the CSP.
     assert [e for e in errors if "status of 401" not in e] == []
+
+
+def capture_lines(report: dict[str, Any]) -> int:
+    """How many lines of the report's timeline are marked as a capture."""
+    lines = report["prologue"] + [e for t in report["turns"] for e in t["entries"]]
+    return sum("capture" in line["marks"] for line in lines + report["epilogue"])
+
+
+# The colour of each mark's badge (white words on it): the rows never take it.
+BADGES = {
+    "capture": "rgb(220, 38, 38)",
+    "timeout": "rgb(180, 83, 9)",
+    "stand-in": "rgb(124, 58, 237)",
+    "reclaim": "rgb(15, 118, 110)",
+    "finish": "rgb(161, 98, 7)",
+}
+
+# Each marked line as drawn: its mark, the row's background (the first one painted, from
+# the row up) and its badge's background and colour.
+MARKED_ROWS = """() => Array.from(document.querySelectorAll("tr.entry"), (tr) => {
+  const badge = tr.querySelector("td.what > .badge[class*=' m-']");
+  if (!badge) return null;
+  const mark = [...badge.classList].find((c) => c.startsWith("m-")).slice(2);
+  let node = tr, back = "rgba(0, 0, 0, 0)";
+  while (node && back === "rgba(0, 0, 0, 0)") {
+    back = getComputedStyle(node).backgroundColor;
+    node = node.parentElement;
+  }
+  const b = getComputedStyle(badge);
+  return { mark, row: back, badge: b.backgroundColor, ink: b.color };
+}).filter(Boolean)"""
+
+
+async def test_report_lines_are_readable_and_axe_finds_nothing_serious(
+    site: Site, cpu_match: str
+) -> None:
+    """Signed in, in Japanese and English, at 375×812 and 1280×800: every marked line of
+    a real match (captures among them) keeps a light background under its words, its badge
+    alone takes the mark's colour, and axe-core finds nothing serious or critical (signed
+    out too)."""
+    report = site.http.get(
+        f"/api/matches/{cpu_match}/report", headers={"Authorization": f"Bearer {TOKEN}"}
+    ).json()
+    assert capture_lines(report) > 0  # the CPUs captured: the lines the page once painted red
+    found: list[str] = []
+    async with launched() as browser:
+        for lang, locale in (("ja", "ja-JP"), ("en", "en-GB")):
+            async with person(browser, locale=locale, width=375, height=812) as (page, errors):
+                await page.goto(f"{site.instance.http}/report/{cpu_match}")
+                await expect(page.locator("#token")).to_be_visible()
+                found += await axe_at_both_sizes(page, f"report {lang} (signed out)")
+                await page.fill("#token", TOKEN)
+                await page.click("#login button[type=submit]")
+                await expect(page.locator("body[data-ready=true]")).to_be_attached()
+                rows: list[dict[str, str]] = await page.evaluate(MARKED_ROWS)
+                marks = {r["mark"] for r in rows}
+                assert "capture" in marks, marks
+                for r in rows:
+                    assert r["row"] not in BADGES.values(), r
+                    assert r["badge"] == BADGES.get(r["mark"], r["badge"]), r
+                    assert r["ink"] == "rgb(255, 255, 255)", r
+                found += await axe_at_both_sizes(page, f"report {lang}")
+                await page.check("#only-flagged")
+                found += await axe_at_both_sizes(page, f"report {lang} (flagged only)")
+                await page.set_viewport_size({"width": 375, "height": 812})
+                await page.uncheck("#only-flagged")
+                await page.locator("tr.entry.m-capture").first.scroll_into_view_if_needed()
+                await shot(page, f"dispute-report-captures-{lang}-phone.png", full_page=False)
+                assert await axe_violations(page) == []
+                assert errors == []
+    assert found == [], "\n".join(found)

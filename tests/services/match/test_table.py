@@ -310,7 +310,7 @@ async def test_a_screen_reader_hears_each_roll_and_move_once(site: Site, browser
         assert plays, "rolls and moves were logged"
         for text in plays:  # (the same words twice: two rolls of the same value)
             assert heard.count(text) == plays.count(text), (text, heard)
-        live = await page.locator("#log").evaluate(
+        live = await page.locator("#log-lines").evaluate(
             "l => [l.getAttribute('aria-live'), l.getAttribute('aria-relevant')]"
         )
         assert live == ["polite", "additions"]

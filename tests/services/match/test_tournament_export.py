@@ -13,7 +13,7 @@ from replays.tournament_verify import verify_tournament
 from services.match.replay_store import ReplayStore
 from services.match.tournament_export import ArenaNotFound, ArenaRunning, tournament_from_store
 from services.shared.eventstore import EventStore
-from tests.arena_fixtures import ArenaRecord, build_arena, store_arena
+from tests.arena_fixtures import STARTS_AT, ArenaRecord, build_arena, store_arena
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +68,7 @@ class TestExport:
         self, pg_store: EventStore, record: ArenaRecord
     ) -> None:
         """Cancelled (instead of ended) once its matches were scored: the file verifies."""
-        cancelled = ArenaCancelled(reason="a test", by="operator")
+        cancelled = ArenaCancelled(reason="a test", by="operator", at=STARTS_AT + 1100)
         await store_arena(pg_store, record, [*record.events[:-1], cancelled])
         tournament = await tournament_from_store(pg_store, record.arena_id)
         verdict = verify_tournament(load_tournament(dump_tournament(tournament)))

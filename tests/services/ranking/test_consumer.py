@@ -11,10 +11,14 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain import arena
 from domain import events as ev
 from domain.chain import GENESIS
+from domain.decider import fold
 from services.ranking import consumer as consumer_module
 from services.ranking.checkpoints import read_checkpoint
 from services.ranking.consumer import (
@@ -111,7 +115,8 @@ async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore)
             )
         ).all()
     got = {r.player_id: (r.place, r.left_match) for r in rows}
-    assert got == {"a": (3, False), "b": (5, True), "c": (2, False)}
+    # After everyone who stayed (the CPU's 3rd included): those move up, c to 1st.
+    assert got == {"a": (2, False), "b": (4, True), "c": (1, False)}
     assert all(r.players == 3 and r.library.startswith("openskill") for r in rows)
     assert rows[0].params["model"] == "BradleyTerryFull"
     r = await ratings(engine)
@@ -132,15 +137,46 @@ async def test_ranked_from_party_event_else_matches_table(
 
 
 def test_timeout_stand_in_is_not_leaving() -> None:
-    """A stand-in for timeouts keeps the place; one for leaving is placed last."""
+    """A stand-in for timeouts keeps the place; one for leaving is placed last, after
+    the player who stayed (who moves up: `domain.outcome`)."""
     seats = (ev.SeatSpec(name="a", player_id="a"), ev.SeatSpec(name="b", player_id="b"))
     base = [ev.MatchCreated(ruleset={}, seats=seats, seed_hash="")]
     end = [ev.MatchFinished(placements=(2, 1))]
     timeouts = match_outcome([*base, ev.SeatStoodIn(seat=1, reason="timeouts"), *end])
     assert timeouts is not None and [p.place for p in timeouts] == [2, 1]
     left = match_outcome([*base, ev.SeatStoodIn(seat=1, reason="left"), *end])
-    assert left is not None and [(p.place, p.left) for p in left] == [(2, False), (3, True)]
+    assert left is not None and [(p.place, p.left) for p in left] == [(1, False), (2, True)]
     assert match_outcome(base) is None  # not finished
+
+
+_STAND_INS: st.SearchStrategy[ev.StandInReason] = st.sampled_from(
+    ["left", "disconnected", "timeouts"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_ratings_read_a_match_as_an_arena_scores_it(data: st.DataObject) -> None:
+    """For any finished match of guests (stand-ins of every kind, seats reclaimed), each
+    player's place and whether they left are, for the ratings, exactly what an arena
+    scores the match with (`domain.arena.match_outcome`, its current scoring revision):
+    both read it with `domain.outcome`."""
+    seats = data.draw(st.integers(min_value=2, max_value=4))
+    specs = tuple(ev.SeatSpec(name=f"s{i}", player_id=f"p{i}") for i in range(seats))
+    events: list[ev.Event] = [ev.MatchCreated(ruleset={}, seats=specs, seed_hash="")]
+    for seat in data.draw(st.lists(st.integers(min_value=0, max_value=seats - 1), max_size=6)):
+        if data.draw(st.booleans()):
+            events.append(ev.SeatStoodIn(seat=seat, reason=data.draw(_STAND_INS)))
+        else:
+            events.append(ev.SeatReclaimed(seat=seat))
+    keys = data.draw(st.lists(st.integers(0, 3), min_size=seats, max_size=seats))
+    placements = tuple(1 + sum(1 for k in keys if k > key) for key in keys)
+    events.append(ev.MatchFinished(placements=placements))
+    rated = match_outcome(events)
+    assert rated is not None
+    end = fold(events)
+    scored = arena.match_outcome("m", placements, end.stood_in, scoring=arena.SCORING)
+    assert [(p.place, p.left) for p in rated] == list(zip(scored.places, scored.left, strict=True))
 
 
 async def test_restart_midway_counts_every_match_once(

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.async_api import Page, Route, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -311,7 +312,7 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
         await expect(page.locator(".tile .k").first).to_have_text("いま対局中")
         await expect(page.locator("#live-state")).to_contain_text("UTC に更新")
         await expect(page.locator("#leaderboard thead th")).to_have_text(
-            ["順位", "プレイヤー", "レート", "対局数", "最後の対局"]
+            ["順位", "プレイヤー", "サイトのレート", "運営用レート", "対局数", "最後の対局"]
         )
         await expect(page.locator("#reports tbody")).to_have_text("通報はありません。")
         await expect(page.locator("#luck-gaps tbody")).to_have_text(
@@ -341,10 +342,10 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
         await expect(page.locator("h1")).to_have_text("Ludo ranking · operator dashboard")
         await expect(page.locator(".tile .k").first).to_have_text("Matches now")
         await expect(page.locator("#leaderboard thead th")).to_have_text(
-            ["#", "Player", "Rating", "Matches", "Last match"]
+            ["#", "Player", "Site rating", "Operator rating", "Matches", "Last match"]
         )
         await expect(page.locator("#reports tbody")).to_have_text("No reports.")
-        await expect(page.locator("#history-title")).to_contain_text("Rating history: ")
+        await expect(page.locator("#history-title")).to_contain_text("Operator rating history: ")
         assert await page.title() == "Ludo ranking: operator dashboard"
         # The live view's next refresh (every 5 s) is worded in English too.
         before = await page.locator("#live-state").text_content()
@@ -369,3 +370,30 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
         await expect(page.locator("#live-state")).to_contain_text("Updated ")
         await expect(switch).to_have_text("日本語")
         assert errors == []
+
+
+async def test_the_leaderboard_shows_the_sites_rating_beside_the_operators_labelled(
+    service: Instance, page: Page, errors: list[str]
+) -> None:
+    """Each row shows the rating players see on the site, the very figure of the public
+    leaderboard, beside the operator rating (the list's order), each column named for its
+    measure, with a note saying how each is computed, in every model."""
+    await sign_in(page, TOKEN)
+    await expect(page.locator("#leaderboard thead th").nth(2)).to_have_text("Site rating")
+    await expect(page.locator("#leaderboard thead th").nth(3)).to_have_text("Operator rating")
+    await expect(page.locator("#board-note")).to_contain_text("1500 + 30 × (μ − 3σ)")
+    async with httpx.AsyncClient(base_url=service.http, timeout=30) as http:
+        for model in ("openskill", "elo", "glicko2"):
+            await page.select_option("#model", model)
+            await expect(page.locator("#history-title")).to_contain_text(f"({model})")
+            await settled(page)
+            public = (await http.get(f"/api/ratings/leaderboard?model={model}")).json()
+            site = {e["player_id"]: str(e["rating"]) for e in public["entries"]}
+            shown = await page.locator("#leaderboard tbody tr").evaluate_all(
+                "rows => rows.map((r) => [r.dataset.player, r.cells[2].textContent,"
+                " r.cells[3].textContent])"
+            )
+            assert {player: figure for player, figure, _ in shown} == site, model
+            if model == "openskill":  # the two measures differ: the ordinal is not shown as it
+                assert any(float(ordinal) != float(figure) for _, figure, ordinal in shown)
+    assert errors == []

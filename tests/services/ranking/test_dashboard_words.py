@@ -13,9 +13,10 @@ from tests.words import check_named, check_same_words, latin_words
 
 PAGE = (ROOT / "services" / "ranking" / "dashboard.html").read_text("utf-8")
 # What the Japanese texts may spell in Latin letters: the names of things (settings, the
-# HTTP status, the CPU seats, the Enter key, the switch's "English", a doc's path).
+# HTTP status, the CPU seats, the Enter key, the switch's "English", a doc's path, the
+# rating models as the model menu names them).
 NAMES = {"API", "CPU", "English", "Enter", "HTTP", "LUDO", "OPERATOR", "PATRONI", "Patroni"}
-NAMES |= {"TOKEN", "URL", "UTC", "docs", "analysis"}
+NAMES |= {"TOKEN", "URL", "UTC", "docs", "analysis", "openskill", "elo", "glicko"}
 # Intl.PluralRules' categories, which name a plural entry's forms (tn() in the page).
 PLURAL_FORMS = ("zero", "one", "two", "few", "many", "other")
 WORDS_BLOCK = re.compile(r'<script type="application/json" id="words">(.*?)</script>', re.DOTALL)

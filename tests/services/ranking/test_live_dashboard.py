@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import msgspec
 import pytest
 import websockets
 from playwright.async_api import Browser, Locator, Page, expect
 
+from services.ranking.app import create_app as create_ranking_app
 from tests.browser import launched, person, requires_chromium, shot, small_targets
-from tests.services.match.test_live import Table
-from tests.services.ranking.test_live_view import TOKEN, both, client
+from tests.services.match.test_live import Instance, Table
+from tests.services.ranking.test_live_view import TOKEN, both, client, leave, service_settings
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
@@ -83,3 +86,53 @@ async def _live_view(browser: Browser, database_url: str, tmp_path: Path) -> Non
                     await expect(tile(page, "Matches now")).to_have_text("1", timeout=20_000)
                     await expect(tile(page, "Players at tables")).to_have_text("1")
             assert errors == []
+
+
+# The tiles of the live view that name the play and the database connections, and what
+# they read with both players of the only match gone and CPUs playing it out.
+STAND_INS = {
+    "en-GB": {"Matches now": "1", "Of them, CPUs only": "1", "Players at tables": "0"},
+    "ja-JP": {"いま対局中": "1", "うちCPUだけで対局中": "1", "卓にいるプレイヤー": "0"},
+}
+DB_WAITS = {"en-GB": "DB connection waits", "ja-JP": "DB接続の待ち"}
+
+
+async def test_a_match_the_stand_ins_play_out_is_a_match_now(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Both players left their match and CPUs play it out (the deadline worker on): the
+    live view counts it as a match now, played by CPUs only, in Japanese and English; the
+    database connections' waits are named as such, not as quick-play pools."""
+    match_settings = service_settings(tmp_path, database_url, scheduler=True, cpu_delay=1.0)
+    with Instance(match_settings) as match:
+        settings = service_settings(tmp_path, database_url, match_url=match.http)
+        with Instance(settings, app=create_ranking_app(settings)) as ranking:
+            async with httpx.AsyncClient(base_url=match.http, timeout=30) as http:
+                table = await Table(http).open()
+                for seat in (0, 1):
+                    await leave(http, table, seat)
+                left = await table.version()
+
+                async def played_on() -> bool:
+                    return await table.version() > left
+
+                await wait_until(played_on, 15, what="the stand-ins to play on")
+                async with launched() as browser:
+                    for locale, tiles in STAND_INS.items():
+                        async with person(browser, locale=locale, width=375, height=812) as (
+                            page,
+                            errors,
+                        ):
+                            await page.goto(f"{ranking.http}/dashboard")
+                            await page.fill("#token", TOKEN)
+                            await page.click("#login button[type=submit]")
+                            for key, value in tiles.items():
+                                await expect(tile(page, key)).to_have_text(value)
+                            await expect(tile(page, DB_WAITS[locale])).to_be_visible()
+                            await expect(page.locator("#live-instances thead")).to_contain_text(
+                                DB_WAITS[locale]
+                            )
+                            await shot(page, f"dashboard-live-stand-ins-{locale[:2]}.png")
+                            assert errors == []
+                state = (await http.get(f"/api/matches/{table.match_id}")).json()
+                assert state["status"] == "playing"  # still being played out all along

@@ -33,7 +33,8 @@ TOKEN = "operator-secret"
 OPERATOR = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def _settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
+def service_settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
+    """Either service's settings for these tests (no deadline worker unless `overrides`)."""
     options: dict[str, Any] = {
         "cpu_delay": 0,
         "scheduler": False,
@@ -48,9 +49,9 @@ def _settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
 @contextlib.contextmanager
 def both(database_url: str, tmp_path: Path, **ranking: Any) -> Iterator[tuple[Instance, Instance]]:
     """The match service, and the ranking service pointed at it (`ranking`: its settings)."""
-    with Instance(_settings(tmp_path, database_url)) as match:
+    with Instance(service_settings(tmp_path, database_url)) as match:
         options = {"match_url": match.http, **ranking}
-        settings = _settings(tmp_path, database_url, **options)
+        settings = service_settings(tmp_path, database_url, **options)
         with Instance(settings, app=create_ranking_app(settings)) as ranking_service:
             yield match, ranking_service
 
@@ -83,12 +84,13 @@ async def test_a_player_at_a_table_is_counted_while_their_socket_is_open(
     database_url: str, tmp_path: Path
 ) -> None:
     """A player's socket on a match makes it a match now with a player at its table; both
-    services' instances report themselves; when the socket closes the match is no longer
-    counted."""
+    services' instances report themselves; when the socket closes the player is no longer
+    at a table, and the match, its seat's grace running (a stand-in follows), still runs."""
     with both(database_url, tmp_path) as (match, ranking):
         async with client(match.http) as http_match, client(ranking.http) as http:
             table = await Table(http_match).open()
             before = await live(http)
+            # Nobody has opened it and no clock runs in it: nothing is happening in it.
             assert before["play"]["matches_now"] == 0
             hello = {"type": "hello", "token": table.players[0]["token"]}
             async with websockets.connect(match.ws(table.match_id)) as ws:
@@ -100,6 +102,7 @@ async def test_a_player_at_a_table_is_counted_while_their_socket_is_open(
 
                 view = await wait_until(counted, 15, what="the match counted as played now")
                 assert view["play"]["players_at_tables"] == 1
+                assert view["play"]["matches_cpu_only"] == 0
 
                 async def both_reported() -> dict[str, Any] | None:
                     view = await live(http)
@@ -113,10 +116,74 @@ async def test_a_player_at_a_table_is_counted_while_their_socket_is_open(
             assert rows["match"]["figures"]["sockets"] == 1
             assert rows["ranking"]["figures"]["pool"]["size"] == 4
 
-            async def gone() -> bool:
-                return bool((await live(http))["play"]["matches_now"] == 0)
+            async def gone() -> dict[str, Any] | None:
+                view = await live(http)
+                return view if view["play"]["players_at_tables"] == 0 else None
 
-            await wait_until(gone, 15, what="the match no longer counted once its socket closed")
+            view = await wait_until(gone, 15, what="no player at a table once the socket closed")
+            assert view["play"]["matches_now"] == 1
+
+
+async def leave(http: httpx.AsyncClient, table: Table, seat: int) -> None:
+    """The player of `seat` leaves the match: a CPU stands in for them."""
+    r = await http.post(
+        f"/api/matches/{table.match_id}/leave",
+        headers={"Authorization": table.players[seat]["Authorization"]},
+    )
+    assert r.status_code == 200, r.text
+
+
+async def test_a_match_the_stand_ins_play_is_counted_and_said_cpu_only(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Both players of a match left: CPUs play it out with no one at the table, and it is
+    a match now, one only CPUs play; a match one player left while the other plays is
+    counted too, not as CPU-only."""
+    with both(database_url, tmp_path) as (match, ranking):
+        async with client(match.http) as http_match, client(ranking.http) as http:
+            abandoned = await Table(http_match).open()
+            for seat in (0, 1):
+                await leave(http_match, abandoned, seat)
+            half = await Table(http_match).open()
+            await leave(http_match, half, 1)
+            hello = {"type": "hello", "token": half.players[0]["token"]}
+            async with websockets.connect(match.ws(half.match_id)) as ws:
+                await ws.send(msgspec.json.encode(hello).decode())
+
+                async def at_the_table() -> dict[str, Any] | None:
+                    view = await live(http)
+                    return view if view["play"]["players_at_tables"] == 1 else None
+
+                view = await wait_until(at_the_table, 15, what="the player at their table")
+            play = view["play"]
+            assert (play["matches_now"], play["matches_cpu_only"]) == (2, 1)
+
+
+async def test_a_finished_match_is_not_counted_though_its_page_is_open(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A match played to its end while a player's page is open on it: counted while it
+    runs; once it is over it is no match now, though the player is still at its table
+    (its result on the page)."""
+    with both(database_url, tmp_path) as (match, ranking):
+        async with client(match.http) as http_match, client(ranking.http) as http:
+            table = await Table(http_match).open()
+            hello = {"type": "hello", "token": table.players[0]["token"]}
+            async with websockets.connect(match.ws(table.match_id)) as ws:
+                await ws.send(msgspec.json.encode(hello).decode())
+
+                async def counted() -> bool:
+                    view = await live(http)
+                    return bool(view["play"]["matches_now"] == 1)
+
+                await wait_until(counted, 15, what="the match counted while it is played")
+                while (await http_match.get(f"/api/matches/{table.match_id}")).json()[
+                    "status"
+                ] != "finished":
+                    await table.step()
+                view = await live(http)
+                assert view["play"]["players_at_tables"] == 1
+                assert view["play"]["matches_now"] == 0
 
 
 async def test_abandonment_is_counted_per_hour_of_the_last_day(
@@ -191,3 +258,27 @@ def test_patronis_cluster_and_history_become_the_members_and_the_last_failover()
     assert (manager.last_failover.timeline, manager.last_failover.new_leader) == (2, "pg2")
     assert manager.last_failover.at == "2026-12-04T06:10:00+00:00"
     assert patroni_manager({"members": []}, []).last_failover is None
+
+
+def test_the_last_failover_names_the_timeline_that_ended_and_the_leaders() -> None:
+    """The last failover says both timelines: the one that ended (its `/history` entry)
+    and the one its new leader is on (the leader's in `/cluster`, even past a skipped
+    one); none when no leader reports a later timeline."""
+    history = [[2, 67109024, "no recovery target specified", "2026-12-04T06:10:00+00:00", "pg2"]]
+
+    def leader(role: str, timeline: int | None) -> dict[str, Any]:
+        return {
+            "members": [{"name": "pg2", "role": role, "state": "running", "timeline": timeline}]
+        }
+
+    for role, timeline, new in (
+        ("leader", 3, 3),
+        ("primary", 5, 5),  # a promotion that did not last took timeline 3 and 4
+        ("standby_leader", 3, 3),
+        ("leader", 2, None),  # not on a later one (yet): only the ended one is known
+        ("leader", None, None),
+        ("replica", 3, None),  # no leader in the cluster
+    ):
+        last = patroni_manager(leader(role, timeline), history).last_failover
+        assert last is not None
+        assert (last.timeline, last.new_timeline) == (2, new), (role, timeline)

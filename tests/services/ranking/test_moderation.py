@@ -94,6 +94,31 @@ async def test_report_queue_decision_and_standing(api: Api, ranking: AsyncTestCl
     assert queue["open"] == 0 and queue["reports"][0]["decision"] == "suspend"
 
 
+async def test_the_queue_names_the_players_as_they_sat_in_the_match(
+    api: Api, ranking: AsyncTestClient[Any]
+) -> None:
+    """Each queued report names the reported player and the reporter by the names they sat
+    under in its match (its `MatchCreated`), beside their ids; the decision's answer too."""
+    match_id, (a, b), _ = await api.duel()
+    filed = await api.call(
+        "POST",
+        "/api/reports",
+        json={"match_id": match_id, "player_id": b["id"], "reason": "other"},
+        headers=api.h(a),
+    )
+    assert filed.status_code == 201, filed.text
+    (item,) = (await ranking.get("/api/operator/reports", headers=OP)).json()["reports"]
+    assert (item["reported_id"], item["reported_name"]) == (b["id"], "bob")
+    assert (item["reporter_id"], item["reporter_name"]) == (a["id"], "alice")
+    d = await ranking.post(
+        f"/api/operator/reports/{item['report_id']}/decision",
+        json={"decision": "dismiss"},
+        headers=OP,
+    )
+    assert d.status_code == 200, d.text
+    assert (d.json()["reported_name"], d.json()["reporter_name"]) == ("bob", "alice")
+
+
 async def test_a_warning_shows_on_the_standing(api: Api, ranking: AsyncTestClient[Any]) -> None:
     """A warned player sees the warning (match and reason) on their standing, no block."""
     match_id, (a, b), _ = await api.duel()

@@ -73,7 +73,8 @@ async def test_leaderboard_player_and_match_use_the_player_rating(
     assert ben["player_id"] == "ben" and ben["matches"] == 2 and ben["provisional"] is True
     hist = ben["history"]  # newest first
     assert [h["match_id"] for h in hist] == [left.removeprefix("match-"), first[6:]]
-    assert hist[0]["left_match"] is True and hist[0]["place"] == 4 and hist[0]["players"] == 3
+    # The leaver is placed after the two who stayed: 3rd of 3, never "4 / 3".
+    assert hist[0]["left_match"] is True and hist[0]["place"] == 3 and hist[0]["players"] == 3
     assert hist[0]["delta"] == hist[0]["rating_after"] - hist[0]["rating_before"] < 0
     assert hist[0]["rating_before"] == hist[1]["rating_after"]
     assert ben["rating"] == hist[0]["rating_after"]
@@ -87,7 +88,7 @@ async def test_leaderboard_player_and_match_use_the_player_rating(
     match = (await client.get(f"/api/ratings/matches/{left[6:]}")).json()
     assert match["match_id"] == left[6:] and match["rated"] is True
     changes = match["changes"]
-    assert [(c["player_id"], c["place"]) for c in changes] == [("cat", 2), ("dan", 3), ("ben", 4)]
+    assert [(c["player_id"], c["place"]) for c in changes] == [("cat", 1), ("dan", 2), ("ben", 3)]
     assert changes[2]["delta"] < 0 < changes[0]["delta"]
     assert all(c["provisional"] for c in changes)
     assert changes[2]["rating_after"] == ben["rating"]

@@ -304,7 +304,7 @@ def test_two_leavers_of_one_match_do_not_go_up(model: str) -> None:
     one and gained (openskill mu 18 -> 18.28); now neither leaver's rating rises."""
     m = MODELS[model]
     current, entries = _two_leavers(model)
-    assert [(e.place, e.left) for e in entries] == [(1, False), (2, False), (5, True), (5, True)]
+    assert [(e.place, e.left) for e in entries] == [(1, False), (2, False), (3, True), (3, True)]
     pure = UPDATES[model]([current[e.player_id] for e in entries], [e.place for e in entries])
     assert pure[3].mu > current["d"].mu  # what the pairwise model alone would do
     after = rate(model, current, entries)
@@ -331,3 +331,17 @@ def test_openskill_player_rating_is_on_mu_and_ordinal_is_not() -> None:
     assert m.player_rating(Skill(mu=26.0, sigma=1.0)) == 1530.0
     for model in ("elo", "glicko2"):
         assert MODELS[model].player_rating(Skill(mu=1612.5, sigma=80.0)) == 1612.5
+
+
+@pytest.mark.parametrize("model", ALL)
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_only_the_order_of_the_places_moves_a_rating(model: str, data: st.DataObject) -> None:
+    """The same order given by other numbers rates bit for bit alike: leavers placed at
+    `1 + the seats that stayed` (`domain.outcome`) rate as they did at `max + 1`."""
+    seats = data.draw(st.integers(min_value=2, max_value=4))
+    keys = data.draw(st.lists(st.integers(0, 3), min_size=seats, max_size=seats))
+    places = [1 + sum(1 for k in keys if k > key) for key in keys]
+    spread = [p * 3 + 2 for p in places]  # the same order, other numbers
+    skills = data.draw(st.lists(_model_skills(model), min_size=seats, max_size=seats))
+    assert UPDATES[model](skills, places) == UPDATES[model](skills, spread)

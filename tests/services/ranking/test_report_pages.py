@@ -149,11 +149,18 @@ async def suspend_from_the_dashboard(
         await expect(row).to_have_count(1)
         await expect(page.locator("#reports-open")).to_have_text("(1 open)")
         await expect(row).to_contain_text("Left on purpose")
-        await expect(row.locator("td").nth(1)).to_have_text(bo["id"][:8])
-        link = row.locator("a")
+        # Who: the names they sat under, each a link to the player's page (their id in it).
+        reported, reporter = row.locator("td").nth(1), row.locator("td").nth(2)
+        await expect(reported).to_have_text("Bo")
+        await expect(reporter).to_have_text("Ana")
+        link = row.locator("td").nth(4).locator("a")
         # The queue was first drawn with the site guessed from the port; the change above
         # reads it again and draws it with the site typed, once that answer is in.
         await expect(link).to_have_attribute("href", f"{services.match}/report/{match_id}")
+        await expect(reported.locator("a")).to_have_attribute(
+            "href", f"{services.match}/players/{bo['id']}"
+        )
+        await expect(reported.locator("a")).to_have_attribute("title", bo["id"])
         await page.wait_for_function(
             "() => document.querySelector('#leaderboard').dataset.pending === '0'"
         )
