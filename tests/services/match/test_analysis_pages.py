@@ -36,11 +36,13 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 ANALYSIS = "**/api/ratings/analysis/*"
 
 
-def signed(x: float) -> str:
+def signed(x: float, lang: str = "en") -> str:
     """A change of chance as the pages write it, in points, rounded as JavaScript's
-    Math.round rounds: "+12 points", "−1 point", "±0 points"."""
+    Math.round rounds: "+12 points", "−1 point", "±0 points"; 「+12ポイント」."""
     n = math.floor(x * 100 + 0.5)
     figure = f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"
+    if lang == "ja":
+        return f"{figure}ポイント"
     return f"{figure} point" if abs(n) == 1 else f"{figure} points"
 
 
@@ -408,7 +410,7 @@ async def test_a_two_player_replay_lists_each_swing_once_and_says_who_gained(
             assert changes[gainer] > 0 > changes[loser]
             assert await button.get_attribute("data-seat") == str(gainer)
             text = await button.inner_text()
-            gained, lost = signed(changes[gainer]), signed(changes[loser])
+            gained, lost = signed(changes[gainer], lang), signed(changes[loser], lang)
             assert gained in text and lost in text and text.index(gained) < text.index(lost)
             assert ("の番（" if lang == "ja" else "'s turn (") in text
         assert len(names) == 2
