@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 __all__ = ["register"]
 
 
-def register(subparsers: Any) -> None:
-    bench = subparsers.add_parser("bench", help="benchmarks (print figures with a baseline)")
+def register(bench: argparse.ArgumentParser) -> None:
+    """`ludo bench`'s parser (ludo_cli/main.py names the command)."""
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
     from benchmarks import (
         analysis_bench,
@@ -25,6 +25,7 @@ def register(subparsers: Any) -> None:
         replay_bench,
         service_bench,
         site_bench,
+        startup_bench,
         store_bench,
     )
     from benchmarks.harness import add
@@ -44,6 +45,7 @@ def register(subparsers: Any) -> None:
         ranking_bench,
         replay_bench,
         site_bench,
+        startup_bench,
         store_bench,
     ):
         add(targets, module.BENCH)

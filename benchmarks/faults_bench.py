@@ -25,10 +25,15 @@ the next:
   again and rejoins;
 - `switchover`: a planned switchover to the synchronous standby (Patroni's REST API).
 
-For each: the time from the fault to the first command acknowledged after the longest
-stretch without one (p50/p99 over the repeats), that stretch, what the clients were
-answered meanwhile (503s, to be retried after Retry-After; 500s must be none) and the time
-until the old primary streams again.
+Under `--ha` the clients honour `Retry-After`: after a 503 they wait the seconds it says
+before sending the command again (with its key), as the site's pages do. For each fault:
+the moment the database could take writes again (`writable`: a probe commits an INSERT
+every 20 ms on each other node's own PostgreSQL port, not through HAProxy; the first
+commit), the time from the fault to the first command acknowledged after the longest
+stretch without one, their ratio (target ≤ `TARGET_ACK_RATIO`: the clients' first
+acknowledgement within a fifth more than the database's own recovery), p50/p99 over the
+repeats, that stretch, what the clients were answered meanwhile (503s; 500s must be none)
+and the time until the old primary streams again.
 
 Then the load stops and the books are checked (`check_matches`): no acknowledged command
 lost, none applied twice, no event without a command (but the scheduler's), every socket
@@ -56,18 +61,23 @@ import httpx
 
 from benchmarks.common import BenchError, percentile, scratch_cluster
 from benchmarks.harness import Bench, Figures, Say, print_problems, to_stderr
-from benchmarks.resilient import Books, Follower, MatchPlay, call, check_matches
+from benchmarks.resilient import Ack, Books, Follower, MatchPlay, call, check_matches
 from benchmarks.service_process import cpu_seconds
 from domain.streams import match_id_of
 from ludo_cli.arguments import positive_float, positive_int
 from ludo_cli.cluster import Cluster, free_port
 from ludo_cli.ha import NODES, HaCluster
 
-__all__ = ["BENCH", "FAULTS", "HA_FAULTS", "bench", "measure"]
+__all__ = ["BENCH", "FAULTS", "HA_FAULTS", "TARGET_ACK_RATIO", "bench", "first_write", "measure"]
 
 FAULTS = ("kill-match", "pg-fast", "pg-immediate", "pg-outage", "kill-consumer")
 HA_FAULTS = ("kill-postmaster", "stop-node", "switchover")
 RESTART_AFTER = 5.0  # s: a killed instance is started again after this
+# Under --ha: the first acknowledged command at most this many times the moment the new
+# primary first commits a write (both from the fault).
+TARGET_ACK_RATIO = 1.2
+PROBE_EVERY = 0.02  # s between two write attempts of the probe on one node
+PROBE_TABLE = "ludo_write_probe"  # in the `postgres` database, not the site's
 CATCH_UP = 120.0  # s: at most, for the sockets and the ranking to catch up at the end
 
 
@@ -151,6 +161,7 @@ def _ha_stack(say: Say) -> Iterator[tuple[Cluster, HaCluster]]:
 
     with HaCluster.scratch("ludo-faults-ha-", say=say) as db:
         migrate(db.url)
+        _create_probe_table(db)
         env = {
             "LUDO_LOG_FORMAT": "json",
             "LUDO_DATA_DIR": str(db.home),
@@ -174,17 +185,25 @@ def _ha_stack(say: Say) -> Iterator[tuple[Cluster, HaCluster]]:
 
 
 def _ha_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per fault kind over its runs: p50/p99 of the time to the first acknowledged command
-    and of the stretch without one; the answers the clients got meanwhile, summed."""
+    """Per fault kind over its runs: p50/p99 of the moment the database could take writes,
+    of the time to the first acknowledged command, of their ratio and of the stretch
+    without an acknowledgement; the answers the clients got meanwhile, summed."""
     summary: dict[str, Any] = {}
     for kind in dict.fromkeys(row["fault"] for row in rows):
         runs = [row for row in rows if row["fault"] == kind]
         first = sorted(r["first_ack_after_fault_s"] for r in runs if r["first_ack_after_fault_s"])
         gaps = sorted(r["no_ack_s"] for r in runs)
+        writable = sorted(r["writable_after_s"] for r in runs if r["writable_after_s"])
+        ratios = sorted(r["ack_over_writable"] for r in runs if r["ack_over_writable"])
         summary[kind] = {
             "runs": len(runs),
+            "writable_p50_s": _round(percentile(writable, 0.5)) if writable else None,
+            "writable_p99_s": _round(percentile(writable, 0.99)) if writable else None,
             "first_ack_p50_s": _round(percentile(first, 0.5)) if first else None,
             "first_ack_p99_s": _round(percentile(first, 0.99)) if first else None,
+            "ack_over_writable_p50": _round(percentile(ratios, 0.5)) if ratios else None,
+            "ack_over_writable_max": ratios[-1] if ratios else None,
+            "target_ratio": TARGET_ACK_RATIO,
             "no_ack_p50_s": _round(percentile(gaps, 0.5)),
             "no_ack_p99_s": _round(percentile(gaps, 0.99)),
             "answers": {
@@ -196,13 +215,66 @@ def _ha_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+def _create_probe_table(db: HaCluster) -> None:
+    import psycopg
+
+    dsn = f"host={db.host} port={db.ports['rw']} user=postgres dbname=postgres"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {PROBE_TABLE} (at timestamptz NOT NULL)")
+
+
+async def first_write(db: HaCluster, nodes: list[str], began: float) -> tuple[str, float]:
+    """The first of `nodes` to commit an INSERT, asked directly on each one's PostgreSQL
+    port every `PROBE_EVERY` s once it is out of recovery (promoted; a commit waits for
+    the synchronous standby, as the site's do), and when: seconds from `began`. Cancel it
+    to give up."""
+
+    async def probe(node: str) -> tuple[str, float]:
+        import psycopg
+
+        dsn = (
+            f"host={db.host} port={db.ports[f'{node}_pg']} user=postgres dbname=postgres"
+            " connect_timeout=2"
+        )
+        conn: psycopg.AsyncConnection[Any] | None = None
+        try:
+            while True:
+                try:
+                    if conn is None or conn.closed:
+                        conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+                    # Asked first, so that a standby's refusals do not fill its log.
+                    standby = await (await conn.execute("SELECT pg_is_in_recovery()")).fetchone()
+                    if standby is not None and not standby[0]:
+                        await conn.execute(f"INSERT INTO {PROBE_TABLE} (at) VALUES (now())")
+                        return node, time.monotonic() - began
+                except psycopg.Error:
+                    if conn is not None and conn.broken:
+                        await conn.close()
+                        conn = None
+                await asyncio.sleep(PROBE_EVERY)
+        finally:
+            if conn is not None:
+                await conn.close()
+
+    tasks = [asyncio.create_task(probe(node)) for node in nodes]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        return next(iter(done)).result()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class _Load:
     """K match slots, each playing ranked matches one after another until `stop`."""
 
-    def __init__(self, http: httpx.AsyncClient, ws_base: str, slots: int) -> None:
+    def __init__(
+        self, http: httpx.AsyncClient, ws_base: str, slots: int, honour_retry_after: bool
+    ) -> None:
         self.http = http
         self.ws_base = ws_base
-        self.books = Books()
+        self.books = Books(honour_retry_after=honour_retry_after)
         self.followers: list[Follower] = []
         self.stop = asyncio.Event()
         self.errors: list[str] = []
@@ -226,15 +298,18 @@ class _Load:
         later = [a.at for a in self.books.acks if a.at >= moment]
         return min(later) - moment if later else None
 
-    def recovered(self, fault: float, until: float) -> tuple[float | None, float]:
+    def recovered(self, fault: float, until: float) -> tuple[Ack | None, float]:
         """The first acknowledgement after the longest stretch without one that began
         after `fault` (a command in flight at the fault may still be acknowledged just
-        after it), as seconds from `fault`; and that stretch's length."""
-        times = [fault, *sorted(a.at for a in self.books.acks if fault <= a.at < until)]
+        after it); and that stretch's length in seconds."""
+        acks = sorted((a for a in self.books.acks if fault <= a.at < until), key=lambda a: a.at)
+        times = [fault, *(a.at for a in acks)]
         if len(times) < 2:
             return None, until - fault
-        gap, end = max((later - earlier, later) for earlier, later in itertools.pairwise(times))
-        return end - fault, gap
+        gap, end = max(
+            (later - earlier, i) for i, (earlier, later) in enumerate(itertools.pairwise(times))
+        )
+        return acks[end], gap
 
     async def finish(self) -> None:
         self.stop.set()
@@ -259,7 +334,7 @@ async def _run(
     ws_base = cluster.url.replace("http://", "ws://")
     limits = httpx.Limits(max_connections=4 * matches)
     async with httpx.AsyncClient(base_url=cluster.url, timeout=30, limits=limits) as http:
-        load = _Load(http, ws_base, matches)
+        load = _Load(http, ws_base, matches, honour_retry_after=ha is not None)
         say(f"load: {matches} ranked matches at once through {cluster.url}; warm-up {warmup} s")
         # CPU per command, part by part, over the second half of the warm-up (no fault).
         await asyncio.sleep(warmup / 2)
@@ -281,7 +356,7 @@ async def _run(
             errors_before = len(load.errors)
             began = time.monotonic()
             if ha is not None:
-                rows.append(await _ha_fault(fault, ha, load, began, settle, say))
+                rows.append(await _ha_fault(fault, ha, load, settle, say))
                 answers = Counter(load.books.retries) - retries_before
                 answers["500"] = sum(" 500 " in e for e in load.errors[errors_before:])
                 rows[-1]["answers"] = dict(answers)
@@ -326,12 +401,32 @@ async def _run(
 
 
 async def _ha_fault(
-    fault: str, ha: HaCluster, load: _Load, began: float, settle: float, say: Say
+    fault: str, ha: HaCluster, load: _Load, settle: float, say: Say
 ) -> dict[str, Any]:
-    """One fault of the primary (`began`: just before it), `settle` seconds of load, then
-    the old primary back as a streaming standby; the row of figures."""
+    """One fault of the primary, `settle` seconds of load, then the old primary back as a
+    streaming standby; the row of figures, its times from the fault."""
     old = await asyncio.to_thread(ha.primary)
     assert old is not None
+    began = time.monotonic()
+    # The other nodes' own ports, asked from the fault on (a switchover keeps the old
+    # primary writable until it hands over: it is not asked).
+    writable = asyncio.create_task(first_write(ha, [n for n in NODES if n != old], began))
+    try:
+        return await _ha_fault_figures(fault, ha, load, settle, say, old, began, writable)
+    finally:
+        writable.cancel()
+
+
+async def _ha_fault_figures(
+    fault: str,
+    ha: HaCluster,
+    load: _Load,
+    settle: float,
+    say: Say,
+    old: str,
+    began: float,
+    writable: asyncio.Task[tuple[str, float]],
+) -> dict[str, Any]:
     if fault == "kill-postmaster":
         ha.kill_postmaster(old)
         what = f"kill -9 of {old}'s postmaster"
@@ -352,7 +447,12 @@ async def _ha_fault(
     say(f"fault: {what}: {new} promoted after {promoted:.1f} s; {settle} s of load")
     rejoined = asyncio.create_task(_rejoined(ha, began))
     await asyncio.sleep(settle)
-    first, gap = load.recovered(began, time.monotonic())
+    ack, gap = load.recovered(began, time.monotonic())
+    first = None if ack is None else ack.at - began
+    try:
+        wrote_on, wrote_after = await asyncio.wait_for(writable, CATCH_UP)
+    except TimeoutError:
+        wrote_on, wrote_after = None, None
     rewinds = sum(
         (ha.home / "logs" / f"{node}.log").read_text().count("running pg_rewind") for node in NODES
     )
@@ -361,7 +461,15 @@ async def _ha_fault(
         "what": what,
         "promoted": new,
         "promoted_after_s": _round(promoted),
+        "writable_on": wrote_on,
+        "writable_after_s": _round(wrote_after),
         "first_ack_after_fault_s": _round(first),
+        # When that command was first sent: before the database took writes, it was held
+        # (or sent again after a 503); after, it found the new primary at once.
+        "first_ack_sent_after_fault_s": None if ack is None else _round(ack.sent - began),
+        "ack_over_writable": (
+            round(first / wrote_after, 2) if first is not None and wrote_after else None
+        ),
         "no_ack_s": _round(gap),
         "rejoined_s": _round(await asyncio.wait_for(rejoined, CATCH_UP)),
         "pg_rewinds_so_far": rewinds,
@@ -394,6 +502,10 @@ def _cpu(cluster: Cluster, pg: Any) -> dict[str, float]:
         "postgres": _postmasters(pg),
     }
     return {"clients": time.process_time(), **cpu_seconds(parts, machine="machine", reaped=False)}
+
+
+def _cell(value: float | None, width: int = 9) -> str:
+    return f"{'-' if value is None else f'{value:.2f}':>{width}}"
 
 
 def _round(value: float | None) -> float | None:
@@ -532,21 +644,35 @@ def _print_ha(r: dict[str, Any]) -> None:
         f" synchronous_mode) (loadavg {', '.join(f'{x:.1f}' for x in r['loadavg'])})\n"
     )
     print(
-        f"{'fault':<16}{'promoted s':>11}{'1st ack s':>10}{'no ack s':>9}{'rejoined s':>11}"
-        "  answers meanwhile; what"
+        "seconds from the fault; writable: a new primary first commits (its own port);"
+        " 1st ack: the clients' first acknowledged command (they honour Retry-After), and"
+        " when it was sent\n"
+    )
+    print(
+        f"{'fault':<16}{'promoted':>9}{'writable':>9}{'1st ack':>8}{'(sent)':>7}{'ratio':>7}"
+        f"{'no ack':>7}{'rejoined':>9}  answers meanwhile; what"
     )
     for row in r["faults"]:
-        first = row["first_ack_after_fault_s"]
         print(
-            f"{row['fault']:<16}{row['promoted_after_s']:>11.1f}"
-            f"{'-' if first is None else f'{first:.2f}':>10}{row['no_ack_s']:>9.2f}"
-            f"{row['rejoined_s']:>11.1f}  {row['answers']}; {row['what']}"
+            f"{row['fault']:<16}{row['promoted_after_s']:>9.2f}{_cell(row['writable_after_s'])}"
+            f"{_cell(row['first_ack_after_fault_s'], 8)}"
+            f"{_cell(row['first_ack_sent_after_fault_s'], 7)}{_cell(row['ack_over_writable'], 7)}"
+            f"{row['no_ack_s']:>7.2f}{row['rejoined_s']:>9.1f}  {row['answers']}; {row['what']}"
         )
-    print(f"\n{'fault':<16}{'runs':>5}{'1st ack p50 s':>15}{'p99 s':>7}{'no ack p50':>12}  answers")
+    print(
+        f"\n{'fault':<16}{'runs':>5}{'writable p50/p99':>18}{'1st ack p50/p99':>17}"
+        f"{'ratio p50/max':>15}{'target':>8}  answers"
+    )
     for kind, k in r["ha"].items():
+        ratio = k["ack_over_writable_max"]
+        met = "" if ratio is None else (" met" if ratio <= k["target_ratio"] else " NOT met")
+        writable = f"{k['writable_p50_s']} / {k['writable_p99_s']}"
+        first = f"{k['first_ack_p50_s']} / {k['first_ack_p99_s']}"
+        ratios = f"{k['ack_over_writable_p50']} / {ratio}"
+        target = f"≤ {k['target_ratio']:g}"
         print(
-            f"{kind:<16}{k['runs']:>5}{k['first_ack_p50_s']!s:>15}{k['first_ack_p99_s']!s:>7}"
-            f"{k['no_ack_p50_s']!s:>12}  {k['answers']}"
+            f"{kind:<16}{k['runs']:>5}{writable:>18}{first:>17}{ratios:>15}{target:>8}{met}"
+            f"  {k['answers']}"
         )
     print(
         f"pg_rewind runs (all nodes): {r['faults'][-1]['pg_rewinds_so_far'] if r['faults'] else 0}"

@@ -2,8 +2,10 @@
 
 What docs/api.md asks of a client, done strictly: every command carries an
 `Idempotency-Key` of its own and is sent again with the same key after a connection error,
-a 502/503/504 or a timeout, until an answer below 500 comes; a match socket that closes or
-drops is opened again from `?from=<last + 1>`. The balancer test
+a 502/503/504 or a timeout, until an answer below 500 comes (after the seconds of the
+answer's `Retry-After` when `Books.honour_retry_after`, as a browser's page does; else
+at once, then backing off from 50 ms to 1 s); a match socket that closes or drops is
+opened again from `?from=<last + 1>`. The balancer test
 (tests/test_balancer.py) and `ludo bench faults` play through these, then check
 the books against PostgreSQL (`check_matches`): every acknowledged command's events are in
 its stream, at the versions the answer gave, every other event of the stream came from a
@@ -53,12 +55,15 @@ class Ack:
     hashes: list[str]
     duplicate: bool
     at: float  # time.monotonic() of the acknowledgement
+    sent: float = 0.0  # time.monotonic() when it was first sent (retries after it)
 
 
 @dataclass
 class Books:
-    """What the clients were told, and how often they had to try again."""
+    """What the clients were told, and how often they had to try again; and whether they
+    wait for an answer's `Retry-After` before sending again (`honour_retry_after`)."""
 
+    honour_retry_after: bool = False
     acks: list[Ack] = field(default_factory=list)
     retries: Counter[str] = field(default_factory=Counter)
     served_by: Counter[str] = field(default_factory=Counter)
@@ -96,8 +101,18 @@ async def call(
             if response.status_code not in RETRY_STATUSES or time.monotonic() > deadline:
                 return response
             books.retries[str(response.status_code)] += 1
+            told = _retry_after(response) if books.honour_retry_after else None
+            if told is not None:
+                await asyncio.sleep(told)
+                continue
         await asyncio.sleep(pause)
         pause = min(pause * 2, 1.0)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The seconds of the answer's `Retry-After` (delay-seconds), None without one."""
+    value = response.headers.get("retry-after", "")
+    return float(value) if value.isdigit() else None
 
 
 async def new_guest(http: httpx.AsyncClient, books: Books, name: str) -> dict[str, str]:
@@ -188,6 +203,7 @@ class MatchPlay:
                     hashes=[e["hash"] for e in events],
                     duplicate=bool(body.get("duplicate")),
                     at=time.monotonic(),
+                    sent=started,
                 )
             )
         return r

@@ -222,6 +222,7 @@ class Instance:
         self.health = health
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
+        self._interrupted = False  # SIGINT sent to this run of the process
 
     @property
     def pid(self) -> int:
@@ -233,6 +234,7 @@ class Instance:
 
     def start(self) -> None:
         out: IO[bytes] | None = self.log.open("ab") if self.log is not None else None
+        self._interrupted = False
         try:
             self.process = subprocess.Popen(
                 self.argv,
@@ -255,13 +257,24 @@ class Instance:
             assert self.process is not None
             self.process.send_signal(sig)
 
-    def stop(self, seconds: float = 20.0) -> None:
+    def interrupt(self) -> None:
+        """SIGINT, once: uvicorn and HAProxy stop cleanly on the first, while a second
+        one makes uvicorn cut its shutdown short, and one that arrives as its process
+        exits lands in the interpreter's last steps as a KeyboardInterrupt traceback."""
         process = self.process
-        if process is None or process.poll() is not None:
+        if process is None or process.poll() is not None or self._interrupted:
             return
+        self._interrupted = True
         # A frozen (SIGSTOP) process must run again to hear SIGINT.
         process.send_signal(signal.SIGCONT)
         process.send_signal(signal.SIGINT)
+
+    def stop(self, seconds: float = 20.0) -> None:
+        """Interrupted (once) and waited for; killed if it has not ended in `seconds`."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        self.interrupt()
         try:
             process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
@@ -347,6 +360,11 @@ class Cluster:
             "--workers",
             str(self.workers if kind == "match" else 1),
             "--no-access-log",
+            # uvicorn's own lines ("Started server process", "Shutting down", …) would
+            # repeat for every instance what `ludo up` says itself in one line; its
+            # warnings and errors (a failed start-up) still show.
+            "--log-level",
+            "warning",
             *UVICORN_ARGS,
         ]
         if self.balanced:
@@ -441,11 +459,14 @@ class Cluster:
         if self.balancer is not None:
             self.balancer.stop()
         for instance in [*self.match, *self.ranking]:
-            instance.signal(signal.SIGINT)
+            instance.interrupt()  # all at once: they stop side by side
         for instance in [*self.match, *self.ranking]:
             instance.stop()
         if self.balancer is not None and self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
+        started = [i.name for i in self.instances() if i.process is not None]
+        if started:
+            self.say(f"services: stopped ({', '.join(started)})")
 
     def __enter__(self) -> Cluster:
         try:

@@ -18,12 +18,11 @@ from typing import Any
 __all__ = ["register"]
 
 
-def register(subparsers: Any) -> None:
-    db = subparsers.add_parser(
-        "db",
-        help="database: migrate, show the URL",
-        description="DATABASE_URL selects the database; unset, an embedded PostgreSQL "
-        "with its data in LUDO_DATA_DIR/pg is used.",
+def register(db: argparse.ArgumentParser) -> None:
+    """`ludo db`'s parser (ludo_cli/main.py names the command)."""
+    db.description = (
+        "DATABASE_URL selects the database; unset, an embedded PostgreSQL "
+        "with its data in LUDO_DATA_DIR/pg is used."
     )
     sub = db.add_subparsers(dest="db_command", metavar="SUBCOMMAND", required=True)
     upgrade = sub.add_parser("upgrade", help="migrate the schema (default: to the newest)")

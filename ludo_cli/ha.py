@@ -22,6 +22,20 @@ it left it):
   keep one address; and a node marked down has its sessions cut
   (`on-marked-down shutdown-sessions`), so no pooled connection lingers on a demoted node.
 
+Through a failover (docs/operations.md, High availability, measures each setting's share):
+Patroni answers for the leader key, not for PostgreSQL, so a node whose postmaster died
+still answers 200 on `/primary` until its loop notices (up to `loop_wait`, 2 s, and the
+loop after: 2–3.5 s measured). HAProxy keeps sending it new connections meanwhile, which
+its dead port refuses: `retries 0` closes each at once (the default, three retries a
+second apart on the same node, held every one of them exactly 3 s), and the services try
+again every 50 ms (services/shared/reconnect.py). A node held down is checked every
+`FAST_CHECK_MS` (`downinter`): the new primary's Patroni answers 200 as soon as it holds
+the key, a few tenths of a second before its PostgreSQL takes writes, so HAProxy sends
+to it by then (the services' `target_session_attrs=read-write` refuses it until it does).
+No `option redispatch`: there is never a second primary to send to. No second check of
+the PostgreSQL port: HAProxy has one check per server (`track` and `check` exclude each
+other), and a refused connection costs nothing with `retries 0`.
+
 `primary_start_timeout: 0`: a primary whose PostgreSQL crashed is failed over at once to
 the synchronous standby instead of being restarted in place; it comes back as a standby,
 rewound with pg_rewind (`use_pg_rewind`; PostgreSQL 18's initdb turns data checksums on,
@@ -60,6 +74,9 @@ START_SECONDS = 120.0
 # Patroni's timings: a loop every 2 s; the leader key lives `ttl` seconds unrenewed.
 TTL, LOOP_WAIT, RETRY_TIMEOUT = 20, 2, 5
 CHECK_MS = 500  # HAProxy asks each node's REST API this often
+# ... and this often a node it holds down (a standby, in the read-write backend: promoted,
+# it is taken in within this) or one whose check just failed (out within ~2 of these).
+FAST_CHECK_MS = 200
 
 
 def _bin_dir() -> Path:
@@ -95,6 +112,7 @@ def ha_haproxy_config(
     ro_bind: str,
     nodes: list[tuple[str, str, int]],
     check_ms: int = CHECK_MS,
+    fast_ms: int = FAST_CHECK_MS,
     resolvers: str | None = None,
 ) -> str:
     """HAProxy's TCP frontends for the HA PostgreSQL: `nodes` as (name, host:pg_port,
@@ -110,6 +128,7 @@ def ha_haproxy_config(
     resolver = (
         f"resolvers dns\n    nameserver dns {resolvers}\n    hold valid 5s\n\n" if resolvers else ""
     )
+    checks = f"inter {check_ms}ms fastinter {fast_ms}ms downinter {fast_ms}ms fall 2 rise 1"
 
     return f"""\
 # Written by ludo_cli/ha.py (ha_haproxy_config); its docstring says why each line.
@@ -119,10 +138,13 @@ global
 {resolver}defaults
     mode tcp
     timeout connect 2s
+    # A connection the node refuses (its PostgreSQL died) is closed at once, not tried
+    # again on it for 3 s: the services try again themselves, on the next primary.
+    retries 0
     # Pooled connections idle for long: the services recycle theirs every 30 minutes.
     timeout client 1h
     timeout server 1h
-    default-server inter {check_ms}ms fall 2 rise 1 on-marked-down shutdown-sessions
+    default-server {checks} on-marked-down shutdown-sessions
 
 frontend postgres_rw
     bind {rw_bind}

@@ -11,41 +11,55 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 __all__ = ["main"]
 
 # `ludo bench`: the repository's benches, which an editable install has and a wheel does not
 # (they sit above this package: it names them here and never imports them by statement).
 _BENCHMARKS = "benchmarks.cmd"
-# Subcommand modules, imported lazily only to build the parser: heavy imports (the web
-# stack, the database driver) stay inside each command's function.
-_COMMANDS = (
-    "ludo_cli.rules_cmd",
-    "ludo_cli.simulate",
-    _BENCHMARKS,
-    "ludo_cli.db_cmd",
-    "ludo_cli.up_cmd",
-    "ludo_cli.ranking_cmd",
-    "ludo_cli.replay_cmd",
-    "ludo_cli.tournament_cmd",
-)
+# Each subcommand: the module that fills in its parser (`register(parser)`: its options,
+# its own subcommands, `func`), and its line in `ludo --help`. Only the module of the
+# command given is imported: the offline tools (`replay verify|analyse`, `tournament
+# verify`, `rules`) start with the rules engine alone, not with the web stack, the
+# database driver and the benches the other commands need (`ludo bench startup`).
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "rules": ("ludo_cli.rules_cmd", "rules tools (the rules oracle)"),
+    "simulate": ("ludo_cli.simulate", "play CPU-only matches and report win rates per level"),
+    "bench": (_BENCHMARKS, "benchmarks (print figures with a baseline)"),
+    "db": ("ludo_cli.db_cmd", "database: migrate, show the URL"),
+    "up": (
+        "ludo_cli.up_cmd",
+        "run the whole site locally (embedded PostgreSQL unless DATABASE_URL is set)",
+    ),
+    "ranking": ("ludo_cli.ranking_cmd", "ratings: recompute from the event log, hash, consume"),
+    "replay": (
+        "ludo_cli.replay_cmd",
+        "replay files: export, import, show, verify; audit stored matches",
+    ),
+    "tournament": ("ludo_cli.tournament_cmd", "arena tournament files: export, verify"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """`ludo`'s parser, with the parser of the subcommand `argv` names filled in (the
+    others listed with their help line only: `ludo --help` imports none of them)."""
     parser = argparse.ArgumentParser(
         prog="ludo", description="Online Ludo backend: rules engine, services, replays."
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMANDS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if name != _BENCHMARKS or (error.name or "").split(".")[0] != "benchmarks":
-                raise
-            _register_missing_benchmarks(subparsers)
+    given = next((token for token in argv if not token.startswith("-")), None)
+    for name, (module_name, help_line) in _COMMANDS.items():
+        command = subparsers.add_parser(name, help=help_line)
+        if name != given:
             continue
-        module.register(subparsers)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if module_name != _BENCHMARKS or (error.name or "").split(".")[0] != "benchmarks":
+                raise
+            _missing_benchmarks(command)
+            continue
+        module.register(command)
     return parser
 
 
@@ -57,9 +71,8 @@ _NO_BENCHMARKS = (
 )
 
 
-def _register_missing_benchmarks(subparsers: Any) -> None:
+def _missing_benchmarks(bench: argparse.ArgumentParser) -> None:
     """`ludo bench` in an install without the benches: says where they are, exits 2."""
-    bench = subparsers.add_parser("bench", help="benchmarks (a checkout only)")
     bench.description = _NO_BENCHMARKS
     bench.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
@@ -71,13 +84,12 @@ def _register_missing_benchmarks(subparsers: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args, extras = parser.parse_known_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    parser = build_parser(given)
+    args, extras = parser.parse_known_args(given)
     if extras:
         # Named by the subcommand's own parser, so its usage line is the one shown.
-        _deepest_parser(parser, sys.argv[1:] if argv is None else argv).error(
-            f"unrecognized arguments: {' '.join(extras)}"
-        )
+        _deepest_parser(parser, given).error(f"unrecognized arguments: {' '.join(extras)}")
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

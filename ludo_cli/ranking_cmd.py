@@ -20,11 +20,10 @@ from typing import Any
 __all__ = ["register"]
 
 
-def register(subparsers: Any) -> None:
-    ranking = subparsers.add_parser(
-        "ranking",
-        help="ratings: recompute from the event log, hash, consume",
-        description="Operator commands of the ranking service (DATABASE_URL selects the database).",
+def register(ranking: argparse.ArgumentParser) -> None:
+    """`ludo ranking`'s parser (ludo_cli/main.py names the command)."""
+    ranking.description = (
+        "Operator commands of the ranking service (DATABASE_URL selects the database)."
     )
     sub = ranking.add_subparsers(dest="ranking_command", metavar="SUBCOMMAND", required=True)
     recompute = sub.add_parser(

@@ -29,12 +29,9 @@ import msgspec
 __all__ = ["UsageError", "guarded", "register", "with_store"]
 
 
-def register(subparsers: Any) -> None:
-    replay = subparsers.add_parser(
-        "replay",
-        help="replay files: export, import, show, verify; audit stored matches",
-        description="Replays and audit (docs/replays.md). show and verify work offline.",
-    )
+def register(replay: argparse.ArgumentParser) -> None:
+    """`ludo replay`'s parser (ludo_cli/main.py names the command)."""
+    replay.description = "Replays and audit (docs/replays.md). show and verify work offline."
     sub = replay.add_subparsers(dest="replay_command", metavar="SUBCOMMAND", required=True)
 
     export = sub.add_parser("export", help="write a stored match's replay file")

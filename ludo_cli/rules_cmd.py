@@ -22,8 +22,8 @@ from domain.rules import RulesetError
 __all__ = ["register", "run_moves"]
 
 
-def register(subparsers: Any) -> None:
-    rules = subparsers.add_parser("rules", help="rules tools (the rules oracle)")
+def register(rules: argparse.ArgumentParser) -> None:
+    """`ludo rules`'s parser (ludo_cli/main.py names the command)."""
     rules_sub = rules.add_subparsers(dest="rules_command", metavar="SUBCOMMAND", required=True)
     moves = rules_sub.add_parser(
         "moves",

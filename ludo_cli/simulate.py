@@ -32,12 +32,9 @@ _Z95 = 1.959963984540054
 _CREDIT_UNIT = 12  # a shared first place among k <= 4 players is 12/k units: exact integers
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "simulate",
-        help="play CPU-only matches and report win rates per level",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-    )
+def register(parser: argparse.ArgumentParser) -> None:
+    """`ludo simulate`'s parser (ludo_cli/main.py names the command)."""
+    parser.description = __doc__.split("\n\n")[0] if __doc__ else None
     parser.add_argument("--matches", type=positive_int, default=1000, help="matches (default 1000)")
     parser.add_argument(
         "--seats",

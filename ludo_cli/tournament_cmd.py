@@ -25,12 +25,9 @@ from ludo_cli.replay_cmd import UsageError, guarded, with_store
 __all__ = ["register"]
 
 
-def register(subparsers: Any) -> None:
-    tournament = subparsers.add_parser(
-        "tournament",
-        help="arena tournament files: export, verify",
-        description="Arena tournament files (docs/arenas.md). verify works offline.",
-    )
+def register(tournament: argparse.ArgumentParser) -> None:
+    """`ludo tournament`'s parser (ludo_cli/main.py names the command)."""
+    tournament.description = "Arena tournament files (docs/arenas.md). verify works offline."
     sub = tournament.add_subparsers(dest="tournament_command", metavar="SUBCOMMAND", required=True)
 
     export = sub.add_parser("export", help="write an arena's tournament file (once it is over)")

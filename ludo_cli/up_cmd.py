@@ -14,7 +14,11 @@
    port (ludo_cli/cluster.py); an instance that dies is started again, as is, under
    `--ha`, etcd, a node's Patroni or the database's HAProxy.
 4. The URL of the web page is printed; Ctrl-C (or SIGTERM) stops the services and then the
-   embedded PostgreSQL cleanly, leaving the data in place for the next start.
+   embedded PostgreSQL cleanly, leaving the data in place for the next start: one line
+   per part stopped, no traceback from any process. Every process is started in a
+   session of its own, so the terminal's Ctrl-C reaches `ludo up` alone, which interrupts
+   each service once (uvicorn stops cleanly on the first SIGINT), then the database; a
+   second Ctrl-C while it stops is ignored rather than cutting the stop short.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import argparse
 import signal
 import sys
 import time
-from typing import Any
 
 from ludo_cli.arguments import positive_int
 from ludo_cli.cluster import Cluster, ClusterError, Instance, port_taken
@@ -36,12 +39,11 @@ _RESTARTS = 5
 _RESTART_WINDOW = 60.0  # seconds
 
 
-def register(subparsers: Any) -> None:
-    up = subparsers.add_parser(
-        "up",
-        help="run the whole site locally (embedded PostgreSQL unless DATABASE_URL is set)",
-        description="Starts the database (embedded unless DATABASE_URL is set), migrates it, "
-        "and runs the services until Ctrl-C.",
+def register(up: argparse.ArgumentParser) -> None:
+    """`ludo up`'s parser (ludo_cli/main.py names the command)."""
+    up.description = (
+        "Starts the database (embedded unless DATABASE_URL is set), migrates it, "
+        "and runs the services until Ctrl-C."
     )
     up.add_argument("--host", default="127.0.0.1", help="address to listen on")
     up.add_argument("--port", type=int, default=8000, help="port of the match service")
@@ -74,6 +76,19 @@ def register(subparsers: Any) -> None:
 
 def _say(message: str) -> None:
     print(message, flush=True)
+
+
+def _stop_signals_ignored() -> None:
+    """From here on the site is stopping in order: another Ctrl-C or SIGTERM would cut
+    that short (a KeyboardInterrupt in the middle of it, processes left behind)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _stop_on_signal(_signum: int, _frame: object) -> None:
+    """Ctrl-C or SIGTERM: stop, once."""
+    _stop_signals_ignored()
+    raise KeyboardInterrupt
 
 
 class _Deaths:
@@ -174,8 +189,11 @@ def run(args: argparse.Namespace) -> int:
             )
             return 1
 
-    # Ctrl-C reaches the whole process group; turn SIGTERM into the same clean path.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # Ctrl-C and SIGTERM take the same clean path, once (a SIGINT ignored by whoever
+    # started us, as a shell does for `ludo up &`, stays ignored).
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _stop_on_signal)
+    signal.signal(signal.SIGTERM, _stop_on_signal)
 
     embedded: EmbeddedPostgres | None = None
     ha: HaCluster | None = None
@@ -237,6 +255,7 @@ def run(args: argparse.Namespace) -> int:
         # ran: the status says interrupted, as for any other command.
         return 0 if up else 130
     finally:
+        _stop_signals_ignored()
         if cluster is not None:
             cluster.stop()
         if ha is not None:

@@ -1,9 +1,10 @@
 """Debian's Chromium driven by Playwright, for the tests of the services' pages.
 
 No Playwright-managed browser download: the system's /usr/bin/chromium (`.ci/run`
-installs it). Tests import `requires_chromium` (a skip marker), `new_page`,
-`console_errors`, `shot`, `axe_violations` (axe-core, vendored in tests/vendor/) and
-`small_targets` (targets smaller than 44×44 CSS px).
+installs it, and Debian's fonts-noto-cjk: Japanese pages are measured in Japanese type).
+Tests import `requires_chromium` (a skip marker), `new_page`, `console_errors`, `shot`,
+`axe_violations` (axe-core, vendored in tests/vendor/) and `small_targets` (targets
+smaller than 44×44 CSS px).
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def _watch(app: Litestar, engine: AsyncEngine, hub: LiveHub) -> None:
     """The match service's gauges read at each scrape: its pool, and the matches and
     parties it serves live (process-local: no query, so an idle database stays idle)."""
     metrics = app_metrics(app)
-    metrics.pool(engine.sync_engine.pool)
+    metrics.pool(engine)
 
     def followed() -> dict[tuple[str, ...], float]:
         counts = hub.followed()
@@ -106,10 +106,16 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
         async with contextlib.AsyncExitStack() as stack:
             own = await service_engine(stack, settings, engine)
             app.state.limits.share_in(stack, own)  # the budgets shared by every instance
-            store = EventStore(own, group_commit=settings.group_commit)
+            counters = app_metrics(app).counters
+            store = EventStore(
+                own,
+                group_commit=settings.group_commit,
+                counters=counters,
+                connect_patience=settings.db_connect_patience,
+            )
             stack.push_async_callback(store.close)
             reads = service_read_route(stack, settings, own, database_unavailable)
-            service = MatchService(own, store, settings, reads)
+            service = MatchService(own, store, settings, reads, counters)
             app.state.service = service
             matches = service.matches
 
@@ -133,7 +139,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             if settings.scheduler:
                 run_in_background(stack, app.state.scheduler.run(), "ludo-scheduler")
             run_in_background(stack, service.lobby.run(), "ludo-lobby-heartbeat")
-            beat = InstanceBeat(own, "match")
+            beat = InstanceBeat(own, "match", counters)
             run_in_background(stack, beat.run(), "ludo-instance-beat")
             if settings.pairing:
                 run_in_background(stack, service.pools.run(), "ludo-pairing")

@@ -188,7 +188,7 @@ async def arena_socket(
             await deliver()
 
     try:
-        await serve(channel, pump, ping_or_hello(hello), "tournament")
+        await serve(channel, pump, ping_or_hello(hello, channel.counters), "tournament")
     finally:
         if player is not None:
             service.lobby.release(player.id)

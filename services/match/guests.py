@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import secrets
 import time
 import uuid
@@ -16,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Invalid
 from services.match.caches import remember
+from services.match.guest_names import Lang, generated_name
 
 __all__ = ["Guests", "Player", "token_hash"]
 
@@ -23,6 +25,7 @@ _log = structlog.get_logger(__name__)
 
 _PLAYER_CACHE = 10_000
 _PLAYER_TTL = 300.0  # seconds; tokens never change, the TTL only bounds staleness
+_NAMES = random.SystemRandom()  # made-up names need no seed: nothing replays them
 
 
 class Player(msgspec.Struct, frozen=True):
@@ -46,9 +49,10 @@ class Guests:
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._players: OrderedDict[bytes, tuple[float, Player]] = OrderedDict()
 
-    async def create(self, name: str) -> tuple[Player, str]:
-        """A new guest and its secret token (stored only as a sha256)."""
-        name = _valid_name(name)
+    async def create(self, name: str | None, lang: Lang = "en") -> tuple[Player, str]:
+        """A new guest and its secret token (stored only as a sha256). Without a `name`,
+        one made up in `lang` (`guest_names.py`), checked as any other."""
+        name = _valid_name(generated_name(lang, _NAMES) if name is None else name)
         player = Player(str(uuid.uuid4()), name)
         token = secrets.token_urlsafe(32)
         async with self.engine.begin() as conn:

@@ -36,7 +36,7 @@ from services.match.live_view import LiveView
 from services.match.stream_follower import StreamFollower, Subscription
 from services.shared.eventstore import AppendResult, EventStore, Notification, StoredEvent
 from services.shared.logging import describe_exception
-from services.shared.metrics import LISTENER_RECONNECTS, stream_kind
+from services.shared.metrics import stream_kind
 
 __all__ = ["LiveHub"]
 
@@ -121,7 +121,7 @@ class LiveHub:
                 self.listening.clear()
                 if self._on_listening is not None:
                     self._on_listening(False)
-                LISTENER_RECONNECTS.inc()
+                self.store.counters.listener_reconnects.inc()  # its app's, as the store's
                 _log.warning("live_listener_reconnecting", **describe_exception(exc))
                 self._wake_all()
                 await asyncio.sleep(1.0)

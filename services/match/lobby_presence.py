@@ -15,13 +15,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
+import msgspec
 import sqlalchemy as sa
 import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.shared.logging import describe_exception
 
-__all__ = ["HEARTBEAT", "PRESENT", "LobbyPresence"]
+__all__ = ["HEARTBEAT", "PRESENT", "LobbyPresence", "Online"]
 
 _log = structlog.get_logger(__name__)
 
@@ -42,14 +43,28 @@ _AGES = sa.text(
     FROM lobby_presence WHERE player_id = ANY(CAST(:ids AS text[]))
     """
 )
-# Online: a lobby seen lately, or a seat with a live connection (a table's page).
+# Online: a lobby seen lately, or a seat with a live connection (a table's page); and, in
+# the same statement, which of this process's guests that count holds (`Online.here`).
 _ONLINE = sa.text(
     """
     SELECT (SELECT count(*) FROM lobby_presence
              WHERE seen_at > now() - make_interval(secs => :present))
-         + (SELECT count(*) FROM seat_presence WHERE connections > 0)
+         + (SELECT count(*) FROM seat_presence WHERE connections > 0) AS online,
+           ARRAY(SELECT player_id FROM lobby_presence
+                  WHERE player_id = ANY(CAST(:held AS text[]))
+                    AND seen_at > now() - make_interval(secs => :present)) AS here
     """
 )
+
+
+class Online(msgspec.Struct, frozen=True):
+    """How many are online over all instances (`count`), and which of the guests whose
+    lobby this process holds are among them (`here`): a lobby socket whose guest is not
+    (no hello yet, or one said after the count was read) adds its reader to the count it
+    shows, so a reader always counts once."""
+
+    count: int
+    here: frozenset[str] = frozenset()
 
 
 class LobbyPresence:
@@ -86,10 +101,12 @@ class LobbyPresence:
             rows = await conn.execute(_AGES, {"ids": list(player_ids)})
             return {row.player_id: float(row.age) for row in rows}
 
-    async def online(self) -> int:
-        """Guests with a lobby or a table open now, over all instances."""
+    async def online(self) -> Online:
+        """Guests with a lobby or a table open now, over all instances, and which of the
+        guests held here they count."""
         async with self._writer.connect() as conn:
-            return int(await conn.scalar(_ONLINE, {"present": PRESENT}) or 0)
+            row = (await conn.execute(_ONLINE, {"present": PRESENT, "held": list(self.held)})).one()
+        return Online(int(row.online or 0), frozenset(row.here or ()))
 
     async def _seen(self, player_ids: list[str]) -> None:
         async with self._writer.connect() as conn:

@@ -6,9 +6,13 @@ Frames the server sends:
 - `{"type": "parties", "parties": [...]}`: on connect and whenever a party changes (any hint
   for a `party-` stream wakes it; bursts coalesce into one re-read per `LOBBY_INTERVAL`,
   made once for every lobby socket of the process; the same list is not sent again);
-- `{"type": "pools", "online": n, "pools": [...]}`: as `GET /api/pools`, on connect and when
-  a count changes (one re-read per change of a `pool-` stream for all the process's
-  sockets, at most once per `POOLS_INTERVAL`, and every poll for the online count);
+- `{"type": "pools", "online": n, "pools": [...]}`: as `GET /api/pools`, but `online`
+  counts the socket's reader (once, hello or not); on connect and when a count changes
+  (one re-read per change of a `pool-` stream for all the process's sockets, at most once
+  per `POOLS_INTERVAL`, and every poll for the online count);
+- `{"type": "matches", "matches": [...]}`: as `GET /api/matches/live`, on connect and when
+  it changed (a re-read after a change of any match stream, at most once per
+  `MATCHES_INTERVAL`, for all the process's sockets);
 - after `{"type": "hello", "token": ...}`: `{"type": "hello", "player_id": ...}`, then
   `{"type": "pool", ...}` on every change of the guest's wait (`"pool": null`: not
   waiting), and `{"type": "seated", "pool", "party_id", "match_id"}` once their table
@@ -29,12 +33,13 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.di import NamedDependency
 
-from domain.streams import PARTY_PREFIX, POOL_PREFIX
+from domain.streams import MATCH_PREFIX, PARTY_PREFIX, POOL_PREFIX
 from services.match.guests import Player
 from services.match.live_hub import LiveHub
+from services.match.live_matches import live_matches
 from services.match.pairing import KINDS, PoolsSnapshot
 from services.match.pools import entry_view, pools_view
-from services.match.schemas import PartyOut
+from services.match.schemas import LiveMatchOut, PartyOut
 from services.match.service import MatchService
 from services.match.sockets import (
     Channel,
@@ -46,16 +51,24 @@ from services.match.views import party_list_view
 from services.shared.background import first_of
 from services.shared.limits import client_key
 
-__all__ = ["LOBBY_INTERVAL", "POOLS_INTERVAL", "lobby_socket"]
+__all__ = ["LOBBY_INTERVAL", "MATCHES_INTERVAL", "POOLS_INTERVAL", "lobby_socket"]
 
 LOBBY_INTERVAL: Final = 0.5  # seconds: the least time between two re-reads of the listing
 POOLS_INTERVAL: Final = 0.5  # seconds: the least time between two re-reads of the pools
+# Seconds between two re-reads of the live matches: every move changes one, and a list to
+# pick a match to watch from need not follow each move.
+MATCHES_INTERVAL: Final = 2.0
 _RECENT: Final = 60.0  # seconds: a seating this fresh is told to a lobby opened after it
 
 
 class PartiesFrame(msgspec.Struct, kw_only=True):
     type: Literal["parties"] = "parties"
     parties: list[PartyOut]
+
+
+class MatchesFrame(msgspec.Struct, kw_only=True):
+    type: Literal["matches"] = "matches"
+    matches: list[LiveMatchOut]
 
 
 class _Guest:
@@ -75,7 +88,12 @@ class _Guest:
         if snapshot is None:
             return []
         out = []
-        counts = msgspec.json.encode({"type": "pools", **msgspec.to_builtins(pools_view(snapshot))})
+        view = msgspec.to_builtins(pools_view(snapshot))
+        # The reader counts once: a socket whose guest the count does not hold yet (no
+        # hello, or a hello after the count was read) adds its reader.
+        if self.player is None or self.player.id not in snapshot.here:
+            view["online"] += 1
+        counts = msgspec.json.encode({"type": "pools", **view})
         if counts != self.counts:
             self.counts = counts
             out.append(counts)
@@ -144,8 +162,23 @@ async def lobby_socket(
                     guest.snapshot = snapshot
                     await channel.send_all(guest.frames())
 
+    async def live_listing() -> bytes:
+        live = await live_matches(service.engine, service.store, service.matches)
+        return msgspec.json.encode(MatchesFrame(matches=live))
+
+    async def matches_pump() -> None:
+        sent = b""
+        # One re-read for all the lobby sockets of this process, after a change of any
+        # match stream (a start, a move, an end), at most once per `MATCHES_INTERVAL`.
+        views = hub.view(MATCH_PREFIX, live_listing, MATCHES_INTERVAL)
+        async with contextlib.aclosing(views) as frames:
+            async for frame in frames:
+                if frame != sent:
+                    await channel.send(frame)
+                    sent = frame
+
     async def pump() -> None:
-        await first_of(parties_pump(), pools_pump())
+        await first_of(parties_pump(), pools_pump(), matches_pump())
 
     async def hello(token: str) -> None:
         if guest.player is None:
@@ -159,7 +192,7 @@ async def lobby_socket(
             await channel.send_all(guest.frames())
 
     try:
-        await serve(channel, pump, ping_or_hello(hello), "lobby")
+        await serve(channel, pump, ping_or_hello(hello, channel.counters), "lobby")
     finally:
         if guest.player is not None:
             service.lobby.release(guest.player.id)

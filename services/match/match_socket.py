@@ -342,9 +342,9 @@ class _Session:
                 return await self._stamp(message, key)
             return await self._command(message, key)
         except BadMessage as error:
-            return reply_error(error, error.reply_to, what)
+            return reply_error(error, error.reply_to, what, self.service.counters)
         except Exception as error:
-            return reply_error(error, key, what)
+            return reply_error(error, key, what, self.service.counters)
 
     async def _hello(self, token: str) -> bytes:
         """Presence in the seat (None: a spectator). Once in a seat, a repeated hello

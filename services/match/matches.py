@@ -14,6 +14,7 @@ from domain.notation import NotationError, answer_query
 from domain.rules import PRESETS, option_values, options_to_dict
 from domain.streams import match_stream
 from services.match.ids import check_id
+from services.match.live_matches import live_matches
 from services.match.player_commands import PLAYER_COMMANDS, PlayerCommand
 from services.match.players import (
     BEARER,
@@ -26,6 +27,7 @@ from services.match.schemas import (
     CommandOut,
     EventsOut,
     FairnessOut,
+    LiveMatchesOut,
     LogOut,
     MatchOut,
     MovePiece,
@@ -101,6 +103,19 @@ class MatchesController(Controller):
     path = "/api/matches"
     tags = ("matches",)
     dependencies = {"player": provide_player}  # noqa: RUF012 - Litestar's declaration style
+
+    @get(
+        "/live",
+        operation_id="listLiveMatches",
+        summary="The matches being played now, to watch",
+        description="Newest first, at most 20 (the tables of private arenas left out): "
+        "each match's seats with how far their pieces have come, ranked or not, whose "
+        "turn, when it began, and `href`, its page (`/match/{id}`: anyone may watch).",
+    )
+    async def live(self, service: Service) -> LiveMatchesOut:
+        return LiveMatchesOut(
+            matches=await live_matches(service.engine, service.store, service.matches)
+        )
 
     @get(
         "/{match_id:str}",

@@ -89,6 +89,8 @@ class PoolsSnapshot(msgspec.Struct, frozen=True):
     waiting: dict[str, list[pl.Waiting]]  # by pool name, in order of entry
     online: int
     seated: dict[str, Seated]  # by player id
+    # The guests whose lobby this process holds that `online` counts (`Online.here`).
+    here: frozenset[str] = frozenset()
 
 
 class Pools:
@@ -153,7 +155,8 @@ class Pools:
         waiting = {}
         for kind in pl.POOL_KINDS:
             waiting[kind.name] = list((await self._current(kind)).waiting.values())
-        return PoolsSnapshot(waiting, await self.presence.online(), dict(self._seated))
+        online = await self.presence.online()
+        return PoolsSnapshot(waiting, online.count, dict(self._seated), online.here)
 
     async def waiting_in(self, player_id: str) -> pl.PoolKind | None:
         """The pool `player_id` waits in, if any."""

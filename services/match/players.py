@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Controller, Request, get, post, put
 from litestar.di import NamedDependency, Provide
 from litestar.params import HeaderParameter, JSONBody
@@ -13,7 +14,7 @@ from litestar.params import HeaderParameter, JSONBody
 from domain.errors import Unauthenticated
 from services.match.guests import Player
 from services.match.my_tables import tables_of
-from services.match.schemas import NewPlayer, PlayerOut, TablesOut
+from services.match.schemas import NewGuest, NewPlayer, PlayerOut, TablesOut
 from services.match.service import MatchService
 from services.shared.errors import error_responses
 from services.shared.limits import Limits, client_key
@@ -72,12 +73,15 @@ class PlayersController(Controller):
         "/",
         operation_id="createPlayer",
         summary="Create a guest player",
-        description="Returns the id and a secret token; keep the token (it is shown once).",
+        description="Returns the id, the name and a secret token; keep the token (it is "
+        "shown once). Without `name`, the guest gets one made up in `lang` (a colour, an "
+        "animal and a number), to change later with `renameMe`.",
         status_code=201,
         responses=error_responses(400, 413, 415, 422),
     )
-    async def create(self, data: JSONBody[NewPlayer], service: Service) -> PlayerOut:
-        player, token = await service.guests.create(data.name)
+    async def create(self, data: JSONBody[NewGuest], service: Service) -> PlayerOut:
+        name = None if isinstance(data.name, msgspec.UnsetType) else data.name
+        player, token = await service.guests.create(name, data.lang)
         return PlayerOut(id=player.id, name=player.name, token=token)
 
     @put(

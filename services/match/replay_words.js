@@ -162,14 +162,11 @@
   // seat and facts (`die`, `chosen`, `from`, `to`, …).
   function matchWords(model) {
     // A seat as the table names it: "○黄 CPU（ふつう）" / "○Yellow hostess".
-    function seatName(seat) {
-      const s = model().seats[seat];
-      return s.cpu ? t(`cpu_level.${s.cpu}`) : s.name;
-    }
-    const colourName = (colour) => `${SYMBOL[colour] || ""}${t(`colour.${colour}`)}`;
+    // (site.js `seatLabel` and `seatWho`: the one naming of the site's pages).
+    const seatName = (seat) => seatLabel(model().seats[seat]);
+    const colourName = colourLabel;
     function who(seat) {
-      const s = seat === null || seat === undefined ? null : model().seats[seat];
-      return s ? `${colourName(s.colour)} ${seatName(seat)}` : "";
+      return seat === null || seat === undefined ? "" : seatWho(model().seats[seat]);
     }
     const where = (p) => spotName(model().board, p);
     // Worded as the table words it (site.js `eventWords`); a kind of event this page does

@@ -28,6 +28,15 @@ class NewPlayer(_Body):
     name: Name
 
 
+class NewGuest(_Body):
+    """A new guest: its display name, or none and the language (`ja` or `en`, default
+    `en`) of a name made up for it (a colour, an animal and a number: "金色のラッコ42",
+    "Golden Otter 42"), which the guest can change later like any name."""
+
+    name: Name | msgspec.UnsetType = msgspec.UNSET
+    lang: Literal["ja", "en"] = "en"
+
+
 class NewParty(_Body):
     """A new table. `rules`: `{"preset": "standard"|"bga", ...overrides}` (RULES.md §5), options
     only: a match pins the current rules revision itself."""
@@ -142,6 +151,44 @@ class TablesOut(msgspec.Struct, kw_only=True):
     finished within the last 2 hours, each newest first."""
 
     tables: list[TableOut]
+
+
+class LiveSeatOut(msgspec.Struct, kw_only=True):
+    """A seat of a running match, as its watchers' list shows it: `name` as the match
+    recorded it (a CPU's is the server's; the pages name a CPU by its level), and how far
+    its pieces have come: `goal` of them in the goal, `progress` 0-1 (the share of the
+    way all four have come)."""
+
+    seat: int
+    name: str
+    colour: str
+    player_id: str | None
+    cpu: str | None
+    stood_in: str | None
+    goal: int
+    progress: float
+
+
+class LiveMatchOut(msgspec.Struct, kw_only=True):
+    """A match being played now (`listLiveMatches`): who plays, ranked or not, whose turn,
+    how far along (each seat's `goal` and `progress`), when it began (`started_at`, ISO
+    8601), and `href`, the page that watches it."""
+
+    match_id: str
+    party_id: str
+    ranked: bool
+    turn_limit: int | None
+    arena_id: str | None
+    started_at: str
+    turn: int
+    seats: list[LiveSeatOut]
+    href: str
+
+
+class LiveMatchesOut(msgspec.Struct, kw_only=True):
+    """The matches being played now, newest first (at most 20); private arenas' left out."""
+
+    matches: list[LiveMatchOut]
 
 
 class MatchSeatOut(msgspec.Struct, kw_only=True):

@@ -43,7 +43,7 @@ from services.match.stamps import Stamps
 from services.shared.arena_schedule import parse as parse_schedule
 from services.shared.database import ReadRoute
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
-from services.shared.metrics import count_command
+from services.shared.metrics import UNCOUNTED, Counters
 from services.shared.reports import Reports
 from services.shared.settings import Settings
 
@@ -52,7 +52,9 @@ __all__ = ["CountedCommands", "MatchService"]
 
 class CountedCommands(MatchCommands):
     """`MatchCommands` whose one path (`execute`: requests, sockets, the scheduler) counts
-    each command's outcome in `ludo_match_commands_total`."""
+    each command's outcome in `ludo_match_commands_total` (its app's `counters`)."""
+
+    counters: Counters = UNCOUNTED
 
     async def execute(
         self, match_id: str, make: MakeCommand, *, actor: str, **options: Any
@@ -60,15 +62,15 @@ class CountedCommands(MatchCommands):
         try:
             result = await super().execute(match_id, make, actor=actor, **options)
         except AppError:
-            count_command(actor, "rejected")
+            self.counters.command(actor, "rejected")
             raise
         except ConcurrencyError:
-            count_command(actor, "conflict")
+            self.counters.command(actor, "conflict")
             raise
         except Exception:
-            count_command(actor, "failed")
+            self.counters.command(actor, "failed")
             raise
-        count_command(actor, "duplicate" if result.duplicate else "appended")
+        self.counters.command(actor, "duplicate" if result.duplicate else "appended")
         return result
 
 
@@ -81,15 +83,18 @@ class MatchService:
         store: EventStore,
         settings: Settings,
         reads: ReadRoute | None = None,
+        counters: Counters = UNCOUNTED,
     ) -> None:
         self.engine = engine
         self.store = store
         self.settings = settings
+        self.counters = counters  # its app's (`ludo_match_commands_total`, socket errors)
         self.reads = reads or ReadRoute(engine)
         self.guests = Guests(engine)
         self.matches = MatchReads(engine, store)
         self.deadlines = Deadlines(engine, self.matches, settings)
         self.commands = CountedCommands(engine, store, self.matches, self.deadlines)
+        self.commands.counters = counters
         self.presence = Presence(engine, self.matches, self.commands, settings)
         self.parties = PartyCommands(engine, store, self.matches, self.deadlines)
         self.lobby = LobbyPresence(engine)

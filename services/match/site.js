@@ -11,7 +11,8 @@
       lang_switch: "English", tagline: "ルドーは、2〜4人・約20分の、サイコロを振ってコマを進めるすごろく型のボードゲームです。4つのコマを巣から出して盤を1周させ、先に全部をゴールに入れたら勝ち。相手のコマに止まると巣へ戻せます。ブラウザで無料・登録不要で遊べます。",
       your_name: "あなたの名前", name_hint: "この端末に保存されます。登録は要りません。",
       name_needed: "名前を入れてください（1〜32文字）", name_saved: "名前を保存しました。",
-      name_change_note: "名前を変えても同じプレイヤーのままです（レートも引き継ぎます）。すでに座った席の名前は変わりません。",
+      name_change_note: "名前を変えても、レートはそのままです。",
+      name_placeholder: "空欄なら名前を自動でつけます", name_made: "名前を自動でつけました。いつでも変えられます。",
       save: "保存", play_now: "このルールでそのまま遊ぶ", play_now_hint: "4人の卓を作り、CPUを3人入れて始めます。",
       create_party: "パーティーを作る", seats_label: "人数", seats_n: "{n}人",
       preset: "ルール", preset_standard: "このサイトの初期値", preset_bga: "Board Game Arena",
@@ -29,7 +30,7 @@
       waiting_players: "全員がそろうと、ホストが始められます。", waiting_host: "ホストが始めるのを待っています。",
       you: "あなた", you_mark: "（あなた）", cpu: "CPU", cpu_level: { easy: "CPU（弱い）", normal: "CPU（ふつう）", hard: "CPU（強い）" },
       level: "強さ", settings: "設定", save_settings: "設定を変える",
-      spectating: "観戦中です（操作はできません）。", join_hint: "名前を入れると、空いている席に座れます。",
+      spectating: "観戦中です（操作はできません）。", join_hint: "「参加」で空いている席に座れます（名前が空欄なら自動でつけます）。",
       footer: "ルールの監修：株式会社Qdan（定番ゲーム集の既定に準拠）", party_closed: "このパーティーは閉じました。",
       your_turn_roll: "あなたの番です。サイコロを振ってください。", your_turn_move: "{die}が出ました。動かすコマを選んでください。",
       turn_of: "{who}の番です。", cpu_thinking: "{who}の番です（CPUが考えています）。",
@@ -163,7 +164,8 @@
       lang_switch: "日本語", tagline: "Ludo is a race board game for 2–4 players, about 20 minutes: roll the die, bring your four pieces out of the nest, once round the board and into the goal. Land on an opponent to send it home. Free in your browser, no registration.",
       your_name: "Your name", name_hint: "Kept on this device. No registration.",
       name_needed: "Enter a name (1–32 characters)", name_saved: "Name saved",
-      name_change_note: "A new name keeps you the same player (and your rating); seats already taken keep the old name.",
+      name_change_note: "A new name keeps your rating.",
+      name_placeholder: "Empty: we make one up", name_made: "We made up a name for you: change it any time.",
       save: "Save", play_now: "Play with these rules now", play_now_hint: "Opens a 4-seat table with three CPUs and starts.",
       create_party: "Create a party", seats_label: "Players", seats_n: "{n} players",
       preset: "Rules", preset_standard: "This site's defaults", preset_bga: "Board Game Arena",
@@ -181,7 +183,7 @@
       waiting_players: "When every seat is filled, the host can start.", waiting_host: "Waiting for the host to start.",
       you: "you", you_mark: " (you)", cpu: "CPU", cpu_level: { easy: "CPU (easy)", normal: "CPU (normal)", hard: "CPU (hard)" },
       level: "Level", settings: "Settings", save_settings: "Change settings",
-      spectating: "You are watching (read-only).", join_hint: "Enter a name to take a free seat.",
+      spectating: "You are watching (read-only).", join_hint: "Press Join to take a free seat (with no name, we make one up).",
       footer: "Rules supervised by Qdan Inc. (following the standard game collection's defaults)", party_closed: "This party has closed.",
       your_turn_roll: "Your turn: roll the die.", your_turn_move: "You rolled {die}. Choose a piece to move.",
       turn_of: "{who} to play.", cpu_thinking: "{who} to play (a CPU is thinking).",
@@ -425,13 +427,13 @@
     return data;
   }
 
-  // The guest of this device: created with `name` when there is none, renamed when the
-  // name changed (the same player: its seats, ratings and token stay).
+  // The guest of this device: created with `name` when there is none (with no name, the
+  // server makes one up in the page's language: `createPlayer` without `name`), renamed
+  // when the name changed (the same player: its seats, ratings and token stay).
   async function ensureGuest(name) {
     const g = guest();
     const wanted = (name || "").trim();
     if (g && (!wanted || wanted === g.name)) return g;
-    if (!wanted) throw new ApiError(422, "invalid", t("name_needed"), "name");
     if (g) {
       try {
         const renamed = await api("PUT", "/api/players/me", { name: wanted });
@@ -443,7 +445,7 @@
         // The server no longer knows this token (a new database): a new guest below.
       }
     }
-    const made = await api("POST", "/api/players", { name: wanted });
+    const made = await api("POST", "/api/players", wanted ? { name: wanted } : { lang });
     const fresh = { id: made.id, name: made.name, token: made.token };
     localStorage.setItem(GUEST_KEY, JSON.stringify(fresh));
     return fresh;
@@ -684,6 +686,23 @@
     const base = options.presets[options.default];
     const changed = Object.keys(base).filter((k) => !same(base[k], rules[k]));
     return changed.map((k) => `${t(`opt.${k}.name`)}: ${optionValueText(k, rules[k])}`).join(" / ");
+  }
+
+  // ------------------------------------------------------------------ names of seats
+  // One naming of a seat for every page (lobby, table, replay viewer, dispute report): a
+  // guest by their own name, a CPU by its level in the page's language ("CPU（ふつう）" /
+  // "CPU (normal)"), never the server's stored "CPU 2 (normal)", which is English and
+  // numbered by seat; where the seat's colour is known it comes first ("□青 CPU（ふつう）"
+  // / "□Blue CPU (normal)"), as the board shows it.
+  const cpuName = (level) => t(`cpu_level.${level}`);
+  function seatLabel(seat) {
+    if (!seat) return "";
+    return seat.cpu ? cpuName(seat.cpu) : seat.name || "";
+  }
+  const colourLabel = (colour) => `${SYMBOL[colour] || ""}${t(`colour.${colour}`)}`;
+  function seatWho(seat) {
+    if (!seat) return "";
+    return seat.colour ? `${colourLabel(seat.colour)} ${seatLabel(seat)}` : seatLabel(seat);
   }
 
   // --------------------------------------------------------------- completion rates

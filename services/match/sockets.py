@@ -53,7 +53,7 @@ from services.shared.errors import (
 )
 from services.shared.limits import Limits
 from services.shared.logging import describe_exception
-from services.shared.metrics import LIVE_SOCKETS, socket_kind
+from services.shared.metrics import UNCOUNTED, Counters, app_metrics
 
 __all__ = [
     "MAX_MESSAGE",
@@ -70,6 +70,7 @@ __all__ = [
     "refuse",
     "reply_error",
     "serve",
+    "socket_counters",
     "unavailable",
 ]
 
@@ -114,13 +115,18 @@ def error_frame(status: int, body: ErrorBody, *, reply_to: Any = ...) -> bytes:
     return msgspec.json.encode(frame)
 
 
-def reply_error(exc: Exception, reply_to: Any, what: str) -> bytes:
+def socket_counters(socket: WebSocket[Any, Any, Any]) -> Counters:
+    """The counters of the socket's app."""
+    return app_metrics(socket.app).counters
+
+
+def reply_error(exc: Exception, reply_to: Any, what: str, counters: Counters) -> bytes:
     """The error frame answering a message whose handling raised `exc`: the HTTP mapping
     of `services/shared/errors.py` for failures raised on purpose, else `internal` (500),
-    logged once."""
+    logged once (a database error counted in `counters`)."""
     known = known_error(exc.error if isinstance(exc, BadMessage) else exc)
     if known is None or known[0] == 503:
-        count_database_error(exc)
+        count_database_error(exc, counters)
     if known is None:
         _log.error("socket_message_failed", message=what, **describe_exception(exc))
         known = 500, ErrorBody(error="internal", detail="internal server error")
@@ -171,6 +177,7 @@ class Channel:
     def __init__(self, socket: WebSocket[Any, Any, Any]) -> None:
         self.socket = socket
         self.lock = asyncio.Lock()
+        self.counters = socket_counters(socket)
 
     async def send(self, frame: str | bytes) -> None:
         await self.send_all((frame,))
@@ -206,7 +213,7 @@ async def unavailable(socket: WebSocket[Any, Any, Any], exc: Exception, name: st
     """The feed of the socket failed (`exc`): say so when the database is the cause (an
     error frame, status 503: away, or a read cancelled by the statement timeout), then
     close with 1011 so that the client reconnects."""
-    count_database_error(exc)
+    count_database_error(exc, socket_counters(socket))
     body: ErrorBody | None = None
     if database_unavailable(exc):
         _log.warning("socket_feed_unavailable", socket=name, **describe_exception(exc))
@@ -244,7 +251,7 @@ async def serve(
     limits = getattr(channel.socket.app.state, "limits", None)
     bucket = None if limits is None else limits.message_bucket()
     refused = 0  # messages refused in a row
-    live = LIVE_SOCKETS.labels(socket_kind(channel.socket.scope.get("path_template", "")))
+    live = channel.counters.socket(channel.socket.scope.get("path_template", ""))
     live.inc()
     task = asyncio.create_task(pumping(), name=name)
     try:
@@ -296,10 +303,11 @@ class Hello(msgspec.Struct, tag_field="type", tag="hello", forbid_unknown_fields
 
 
 def ping_or_hello(
-    hello: Callable[[str], Awaitable[object]],
+    hello: Callable[[str], Awaitable[object]], counters: Counters
 ) -> Callable[[str | bytes], Awaitable[bytes | None]]:
     """The `handle` of a socket whose client messages are `ping` (answered `pong`) and
-    `hello` (`hello(token)` sends its own frames); anything else, an error frame."""
+    `hello` (`hello(token)` sends its own frames); anything else, an error frame (a
+    database error counted in `counters`)."""
 
     async def handle(raw: str | bytes) -> bytes | None:
         what = "message"
@@ -311,9 +319,9 @@ def ping_or_hello(
             await hello(message.token)
             return None
         except BadMessage as error:
-            return reply_error(error, error.reply_to, what)
+            return reply_error(error, error.reply_to, what, counters)
         except Exception as error:
-            return reply_error(error, None, what)
+            return reply_error(error, None, what, counters)
 
     return handle
 
@@ -323,5 +331,6 @@ async def ping_only(raw: str | bytes) -> bytes:
     try:
         parse_message(raw, Ping)
     except BadMessage as error:
-        return reply_error(error, error.reply_to, "ping")
+        # A message that is not a ping: never the database's, nothing to count.
+        return reply_error(error, error.reply_to, "ping", UNCOUNTED)
     return PONG

@@ -80,13 +80,14 @@
 
   // ------------------------------------------------------------------ helpers
   const colourOf = (seat) => (match ? match.seats[seat].colour : null);
-  // A seat's name as shown: the guest's own, or "CPU (normal)" in the page's language.
+  // A seat's name as shown (site.js `seatLabel`, the one naming of the site's pages): the
+  // guest's own as the match recorded it, or "CPU (normal)" in the page's language.
   function seatName(seat) {
     const s = match ? match.seats[seat] : null;
-    if (s && s.cpu) return t(`cpu_level.${s.cpu}`);
+    if (s && s.cpu) return seatLabel(s);
     return seatNames[seat] || (s ? s.name : `#${seat + 1}`);
   }
-  const colourName = (seat) => `${SYMBOL[colourOf(seat)]}${t(`colour.${colourOf(seat)}`)}`;
+  const colourName = (seat) => colourLabel(colourOf(seat));
   function who(seat) {
     return colourOf(seat) ? `${colourName(seat)} ${seatName(seat)}` : seatName(seat);
   }
@@ -409,7 +410,7 @@
         if (iAmHost) {
           const select = el("select", { "aria-label": t("level"), "data-level": i });
           for (const level of ["easy", "normal", "hard"]) {
-            const o = el("option", { value: level }, t(`cpu_level.${level}`));
+            const o = el("option", { value: level }, cpuName(level));
             o.selected = level === "normal";
             select.appendChild(o);
           }
@@ -423,7 +424,7 @@
           li.appendChild(sit);
         }
       } else {
-        const shown = s.cpu ? t(`cpu_level.${s.cpu}`) : s.name;
+        const shown = seatLabel(s);
         li.appendChild(el("span", { class: "name" }, shown + (me && s.player_id === me.id ? t("you_mark") : "")));
         if (s.cpu) li.appendChild(el("span", { class: "tag cpu" }, t("cpu")));
         if (s.player_id === p.host_id) li.appendChild(el("span", { class: "tag" }, t("host")));

@@ -244,9 +244,12 @@ class AnalysisConsumer(LeasedFollower):
         self._behind = False  # the last round left events to fold
 
     def close(self) -> None:
-        """Stops the worker process (the app's shutdown)."""
+        """Stops the worker process (the app's shutdown), waiting for it: a page being
+        analysed is finished (its result unused: the checkpoint did not move), none other
+        started. Not left to the interpreter's exit, which would join the pool's thread
+        at its very end, where a late signal is a KeyboardInterrupt traceback."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self.worker_pid = None
         self._folded.clear()

@@ -345,7 +345,7 @@ def _watch(app: Litestar, ranking: RankingService) -> None:
     instance leads, and how far each consumer's checkpoint is behind the log (two
     queries per consumer, only when scraped; NaN until a read succeeds)."""
     metrics = app_metrics(app)
-    metrics.pool(ranking.engine.sync_engine.pool)
+    metrics.pool(ranking.engine)
     followers = {"ranking": ranking.consumer, "analysis": ranking.analysis}
     lags = {name: Backlog(0, -1, math.nan) for name in followers}
 
@@ -397,10 +397,11 @@ def create_app(
             own = await service_engine(stack, settings, engine)
             app.state.limits.share_in(stack, own)  # the budgets shared by every instance
             reads = service_read_route(stack, settings, own, database_unavailable)
-            ranking = RankingService(own, settings, reads)
+            counters = app_metrics(app).counters
+            ranking = RankingService(own, settings, reads, counters)
             app.state.ranking = ranking
             stack.push_async_callback(ranking.live.close)
-            beat = InstanceBeat(own, "ranking")
+            beat = InstanceBeat(own, "ranking", counters)
             run_in_background(stack, beat.run(), "ludo-instance-beat")
             _watch(app, ranking)
             if consume:

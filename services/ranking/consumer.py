@@ -270,10 +270,20 @@ def is_ranked(stream_id: str, row: MatchRow, opened: Sequence[EventData]) -> boo
 
 
 class _Outcome(NamedTuple):
-    """What rating one match takes: its rated players, and the names they played under."""
+    """What rating one match takes: its rated players, the names they played under, and
+    its number of seats (CPUs included: the `players` a place is out of)."""
 
     players: list[RatedPlayer]
     names: dict[str, str]  # player id -> its seat's `SeatSpec.name`
+    seats: int
+
+
+def _seat_count(events: Sequence[ev.Event]) -> int:
+    """The match's seats (its `MatchCreated`), CPUs included."""
+    for event in events:
+        if isinstance(event, ev.MatchCreated):
+            return len(event.seats)
+    return 0
 
 
 def _seat_names(events: Sequence[ev.Event]) -> dict[str, str]:
@@ -323,7 +333,8 @@ async def _outcomes(store: EventStore, conn: AsyncConnection, finishes: Sequence
             continue
         players = match_outcome(stream_events)
         if players is not None:
-            out[stream] = _Outcome(players, _seat_names(stream_events))
+            names = _seat_names(stream_events)
+            out[stream] = _Outcome(players, names, _seat_count(stream_events))
     reputation = [
         (player, f.stream_id, f.position, f.recorded_at, ranked[f.stream_id], left)
         for f in finishes
@@ -391,7 +402,7 @@ class _Book:
         ids = [p.player_id for p in players]
         places = [p.place for p in players]
         left = [p.left for p in players]
-        n = len(players)
+        n = outcome.seats
         stream, position, at = finish
         add = self.changes.append
         for name, model in MODELS.items():

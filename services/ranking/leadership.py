@@ -27,7 +27,6 @@ from services.shared.background import first_of
 from services.shared.errors import count_database_error
 from services.shared.eventstore import Backlog, EventStore, Notification
 from services.shared.logging import describe_exception
-from services.shared.metrics import CONSUMER_ERRORS
 
 __all__ = ["LEASE", "LeasedFollower"]
 
@@ -187,8 +186,9 @@ class LeasedFollower:
                 self.active = False
 
     def _count_failure(self, exc: BaseException) -> None:
-        CONSUMER_ERRORS.labels(self.label).inc()
-        count_database_error(exc)
+        counters = self.store.counters  # its app's, as the store's
+        counters.child(counters.consumer_errors, self.label).inc()
+        count_database_error(exc, counters)
 
     async def _heartbeat(self, lock_conn: AsyncConnection) -> None:
         """Pings the lock's session every fifth of the lease; raises when it is gone."""

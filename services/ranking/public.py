@@ -58,6 +58,9 @@ class PublicLeaderboard(msgspec.Struct, kw_only=True):
 
 
 class HistoryEntry(msgspec.Struct, kw_only=True):
+    """One rated match of the player: `place` of `players` (the match's seats, CPUs
+    included); a player who left is placed after every seat that stayed."""
+
     match_id: str
     at: datetime
     place: int

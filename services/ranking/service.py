@@ -32,6 +32,7 @@ from services.ranking.live_view import LiveView
 from services.ranking.queries import RatingQueries
 from services.shared.database import ReadRoute, RoutedReads
 from services.shared.eventstore import EventStore
+from services.shared.metrics import UNCOUNTED, Counters
 from services.shared.reports import Reports
 from services.shared.settings import Settings
 
@@ -42,11 +43,16 @@ class RankingService:
     """The ranking service's parts over one engine (see the module docstring)."""
 
     def __init__(
-        self, engine: AsyncEngine, settings: Settings, reads: ReadRoute | None = None
+        self,
+        engine: AsyncEngine,
+        settings: Settings,
+        reads: ReadRoute | None = None,
+        counters: Counters = UNCOUNTED,
     ) -> None:
         self.engine = engine
         self.settings = settings
-        self.store = EventStore(engine)
+        # `counters`: the app's, where its consumers count their failures.
+        self.store = EventStore(engine, counters=counters)
         self.consumer = RankingConsumer(engine, self.store, poll=settings.ranking_poll)
         self.analysis = AnalysisConsumer(engine, self.store, poll=settings.ranking_poll)
         self.queries = RatingQueries(engine, self.store, CHECKPOINT)

@@ -49,6 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from services.shared.logging import describe_exception
 from services.shared.metrics import TimedPool
+from services.shared.reconnect import impatient, patient_connects, replace_ended_connections
 from services.shared.settings import Settings
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "pg_tool",
     "prepare_schema",
     "reachable",
+    "read_write_url",
     "service_read_route",
     "session_url",
     "stop_embedded",
@@ -342,12 +344,17 @@ async def untimed(engine: AsyncEngine) -> AsyncIterator[AsyncEngine]:
 
 def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> AsyncEngine:
     """The async SQLAlchemy engine (psycopg 3) for `url`; with `settings` (the services'),
-    pooled per them and with their statement timeout (`session_url`)."""
+    pooled per them, with their statement timeout (`session_url`), on a server that takes
+    writes (`read_write_url`), through a failover (services/shared/reconnect.py): a pooled
+    connection its server ended is replaced before use, and a new one tried again for
+    `settings.db_connect_patience` seconds while the database is away."""
     # No `pool_pre_ping`: it costs a round trip (`;`) on every checkout, i.e. several per
-    # command. A connection the server dropped is caught instead: SQLAlchemy recognises
+    # command. A connection the server dropped is caught instead: one it had already ended
+    # when checked out (a restart, a crashed primary) is seen with two non-blocking reads
+    # and replaced (services/shared/reconnect.py); under a statement, SQLAlchemy recognises
     # psycopg's disconnect errors and invalidates the connection and every connection
-    # pooled before it, so after a server restart one statement fails (HTTP 503, the
-    # client retries with its Idempotency-Key) and the next checkouts reconnect.
+    # pooled before it, so that statement fails (HTTP 503, the client retries with its
+    # Idempotency-Key) and the next checkouts reconnect.
     # `pool_recycle` replaces connections before idle-timeouts of proxies or firewalls.
     # `hide_parameters`: an error's text never carries the statement's bound values (event
     # data such as a SeedRevealed's seed, tokens' hashes); it would reach the logs.
@@ -360,9 +367,25 @@ def create_engine(url: str, settings: Settings | None = None, **kwargs: Any) -> 
     }
     if settings is not None:
         options.update(pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
-        url = session_url(url, settings.statement_timeout)
+        url = read_write_url(session_url(url, settings.statement_timeout))
     options.update(kwargs)
-    return create_async_engine(normalize_url(url), **options)
+    engine = create_async_engine(normalize_url(url), **options)
+    if settings is not None:
+        replace_ended_connections(engine)
+        patient_connects(engine, settings.db_connect_patience)
+    return engine
+
+
+def read_write_url(url: str | URL) -> str:
+    """`url` asking libpq for a server that takes writes (`target_session_attrs=read-write`,
+    unless the URL says otherwise): a standby, or a node HAProxy sends to while it is
+    being promoted, is refused when the connection opens (and tried again, patiently),
+    not at the first write. PostgreSQL 14 and later report it at connect time: no round
+    trip of its own."""
+    parsed = make_url(url)
+    if "target_session_attrs" in parsed.query:
+        return normalize_url(parsed)
+    return normalize_url(parsed.update_query_dict({"target_session_attrs": "read-write"}))
 
 
 async def service_engine(
@@ -384,10 +407,12 @@ async def service_engine(
 
 
 async def reachable(engine: AsyncEngine) -> bool:
-    """Whether the database answers a trivial query: the services' health checks."""
+    """Whether the database answers a trivial query: the services' health checks, asked
+    at once (a new connection tried once, not with the engine's patience)."""
     try:
-        async with engine.connect() as conn:
-            await conn.execute(sa.text("SELECT 1"))
+        with impatient():
+            async with engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
     except Exception:
         return False
     return True

@@ -49,7 +49,7 @@ from domain.errors import (
 )
 from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
 from services.shared.logging import describe_exception
-from services.shared.metrics import count_db_error
+from services.shared.metrics import Counters, app_metrics
 
 __all__ = [
     "DATABASE_BUSY",
@@ -189,7 +189,13 @@ def _response(status: int, body: ErrorBody, headers: dict[str, str] | None = Non
     )
 
 
-RETRY_AFTER = "2"  # seconds, in the Retry-After of a 503 database_unavailable or _busy
+# Seconds, in the Retry-After of a 503 `database_unavailable`: the request already waited
+# for a new connection (`LUDO_DB_CONNECT_PATIENCE`), or lost the one it had with a server
+# that died (the pool opens new ones for the next): sent again a second later, it finds
+# the new primary as soon as it takes writes (docs/reliability.md, Failover).
+RETRY_AFTER = "1"
+# Of a 503 `database_busy`: a statement ran past the statement timeout; not sooner.
+BUSY_RETRY_AFTER = "2"
 DATABASE_UNAVAILABLE = ErrorBody(
     error="database_unavailable", detail="the database is unreachable; try again shortly"
 )
@@ -271,11 +277,11 @@ def database_error_kind(exc: BaseException) -> str | None:
     return "unavailable" if database_unavailable(exc) else None
 
 
-def count_database_error(exc: BaseException) -> None:
-    """Count `exc` in `ludo_db_errors_total` when it is a database error."""
+def count_database_error(exc: BaseException, counters: Counters) -> None:
+    """Count `exc` in `counters`' `ludo_db_errors_total` when it is a database error."""
     kind = database_error_kind(exc)
     if kind is not None:
-        count_db_error(kind)
+        counters.db_error(kind)
 
 
 def known_error(exc: Exception) -> tuple[int, ErrorBody] | None:
@@ -364,7 +370,7 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
 
 
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    count_database_error(exc)
+    count_database_error(exc, app_metrics(request.app).counters)
     if database_unavailable(exc):
         _log.warning("database_unavailable", **describe_exception(exc))
         return _response(503, DATABASE_UNAVAILABLE, {"Retry-After": RETRY_AFTER})
@@ -372,7 +378,7 @@ def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
         # describe_exception: the error's type, SQLSTATE and scrubbed message; never the
         # statement's parameters (the engines hide them, create_engine).
         _log.warning("database_busy", **describe_exception(exc))
-        return _response(503, DATABASE_BUSY, {"Retry-After": RETRY_AFTER})
+        return _response(503, DATABASE_BUSY, {"Retry-After": BUSY_RETRY_AFTER})
     _log.error("request_failed", **describe_exception(exc))
     return _response(500, ErrorBody(error="internal", detail="internal server error"))
 

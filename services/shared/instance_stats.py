@@ -2,9 +2,11 @@
 
 Every instance of either service writes ONE row of `instance_stats` (migration 0012) every
 `BEAT` seconds: its name, service, pid, start, and `figures`, a small JSON object of the
-moment that the process alone knows: its database pool (size, connections open and in use,
-its checkouts, how many waited over `metrics.POOL_WAIT` seconds and how long in all, from
-the process's metrics) and its live sockets. The ranking service's live view
+moment that the instance alone knows: its database pool (size, connections open and in use,
+its checkouts, how many waited over `metrics.POOL_WAIT` seconds and how long in all: its
+engine's pool's own, `metrics.TimedPool`) and its live sockets (its app's `Counters`). Its
+own, never the process's: other engines or apps alive in the same process (a test run)
+count nothing in them. The ranking service's live view
 (`services/ranking/live_view.py`) reads the rows seen lately: the instances alive now, each
 with its figures, however many there are and behind whatever balancer. The same statement
 deletes rows not seen for a day (instances long gone), so the table stays as small as the
@@ -32,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.shared.database import libpq_url
 from services.shared.logging import describe_exception
-from services.shared.metrics import instance_figures
+from services.shared.metrics import Counters, TimedPool
 
 __all__ = ["BEAT", "SEEN_WITHIN", "InstanceBeat", "instance_name", "pool_figures"]
 
@@ -67,13 +69,18 @@ def instance_name(engine: AsyncEngine, service: str) -> str:
 
 
 def pool_figures(engine: AsyncEngine) -> dict[str, Any]:
-    """The pool of `engine` now: its size, connections open, and in use (checked out)."""
-    pool: Any = engine.pool
+    """The pool of `engine` now: its size, connections open, and in use (checked out), and
+    its checkouts so far, those that waited and the seconds waited (`TimedPool.waits`)."""
+    pool: Any = engine.sync_engine.pool
+    figures: dict[str, Any] = {}
     try:
         in_use, idle = int(pool.checkedout()), int(pool.checkedin())
-        return {"size": int(pool.size()), "open": in_use + idle, "in_use": in_use}
+        figures = {"size": int(pool.size()), "open": in_use + idle, "in_use": in_use}
     except AttributeError:  # a pool that keeps no connections (NullPool)
-        return {}
+        pass
+    if isinstance(pool, TimedPool):
+        figures |= pool.waits()
+    return figures
 
 
 class InstanceBeat:
@@ -82,8 +89,9 @@ class InstanceBeat:
     `figures()` gives what the row carries.
     """
 
-    def __init__(self, engine: AsyncEngine, service: str) -> None:
+    def __init__(self, engine: AsyncEngine, service: str, counters: Counters) -> None:
         self._engine = engine
+        self._counters = counters  # its app's: the live sockets
         # A connection of its own, not one of the pool's: the beat neither takes a
         # connection from the requests nor counts itself in the pool it reports.
         self._url = libpq_url(engine.url)
@@ -94,11 +102,9 @@ class InstanceBeat:
         self._failing = False
 
     def figures(self) -> dict[str, Any]:
-        """What this instance says of itself now: its pool (`pool_figures`, with the
-        checkouts that waited from the process's metrics) and its live sockets."""
-        figures = instance_figures()
-        figures["pool"] = pool_figures(self._engine) | figures["pool"]
-        return figures
+        """What this instance says of itself now: its engine's pool (`pool_figures`) and
+        its app's live sockets."""
+        return {"pool": pool_figures(self._engine), "sockets": self._counters.sockets()}
 
     async def beat(self) -> None:
         """Write the row now (one statement; the connection opened first if need be)."""

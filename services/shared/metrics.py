@@ -1,15 +1,18 @@
 """Prometheus metrics of both services: the metric objects, the request middleware, the
 pool that times its checkouts, and `GET /metrics` (docs/operations.md, Metrics).
 
-Two kinds of metric:
+Every figure is an app's own, in its `AppMetrics` (`app.state.metrics`), never the
+process's: a serving process is one uvicorn process with one app, so they are the same
+there (no multiprocess registry is needed), but a process holding several apps or engines
+(a test run) must not mix one's figures into another's. Two kinds of metric:
 
-- the process's own counters and histograms (requests, commands, appends, group-commit
-  batches, pool checkouts, database errors), module-level objects in `REGISTRY`: a
-  service process is one uvicorn process, so no multiprocess registry is needed;
-- gauges read when scraped (`AppMetrics`, one per app on `app.state.metrics`): the pool's
-  connections in use, the streams the live hub follows, the consumers' leadership and
-  lag. They cost nothing between scrapes: the idle database sees no query for them
-  unless Prometheus asks (the ranking lag is two queries per consumer per scrape).
+- counters and histograms counted as things happen (`Counters`: requests, commands,
+  appends, group-commit batches, database errors, live sockets), given to the app's parts
+  that count; the pool's checkout times are its engine's pool's own (`TimedPool`);
+- gauges read when scraped: the pool's connections in use, the streams the live hub
+  follows, the consumers' leadership and lag. They cost nothing between scrapes: the idle
+  database sees no query for them unless Prometheus asks (the ranking lag is two queries
+  per consumer per scrape).
 
 Labels are bounded: a request is labelled by its route's template
 (`/api/matches/{match_id}/moves`), never its path; a status by its class (`2xx`); a stream
@@ -33,7 +36,8 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from sqlalchemy.pool import AsyncAdaptedQueuePool, Pool
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from domain.errors import Unauthenticated
 from domain.streams import (
@@ -47,31 +51,19 @@ from domain.streams import (
 from services.shared.operator import is_operator
 
 __all__ = [
-    "APPENDS",
-    "BATCH_SIZE",
-    "COMMANDS",
-    "CONSUMER_ERRORS",
     "DB_ERROR_KINDS",
-    "EVENTS",
-    "GROUP_FALLBACKS",
-    "LISTENER_RECONNECTS",
-    "LIVE_SOCKETS",
-    "POOL_CHECKOUT",
-    "REGISTRY",
+    "POOL_WAIT",
+    "SOCKET_KINDS",
+    "UNCOUNTED",
     "AppMetrics",
+    "Counters",
     "TimedPool",
     "app_metrics",
-    "count_appended",
-    "count_command",
-    "count_db_error",
-    "instance_figures",
     "metrics_endpoint",
     "metrics_middleware",
     "socket_kind",
     "stream_kind",
 ]
-
-REGISTRY: Final = CollectorRegistry()
 
 # Seconds: from a few hundred microseconds (a cached read) to the slow-request line's
 # order and past it.
@@ -90,55 +82,7 @@ _LATENCY_BUCKETS: Final = (
     5.0,
     10.0,
 )
-REQUESTS: Final = Histogram(
-    "ludo_http_request_duration_seconds",
-    "HTTP requests by route template, method and status class, start to last byte",
-    ("route", "method", "status"),
-    buckets=_LATENCY_BUCKETS,
-    registry=REGISTRY,
-)
 SOCKET_KINDS: Final = ("matches", "parties", "lobby", "tournament")
-LIVE_SOCKETS: Final = Gauge(
-    "ludo_live_sockets",
-    "Live WebSockets open on this process, by socket (matches, parties, lobby, tournament)",
-    ("kind",),
-    registry=REGISTRY,
-)
-COMMANDS: Final = Counter(
-    "ludo_match_commands",
-    "Match commands carried out or refused, by who sent them and what came of them",
-    ("source", "outcome"),
-    registry=REGISTRY,
-)
-APPENDS: Final = Counter(
-    "ludo_appends",
-    "Appends committed to the event log by this process, by stream kind",
-    ("stream",),
-    registry=REGISTRY,
-)
-EVENTS: Final = Counter(
-    "ludo_events_appended",
-    "Events committed to the event log by this process, by event type",
-    ("type",),
-    registry=REGISTRY,
-)
-BATCH_SIZE: Final = Histogram(
-    "ludo_group_commit_batch_size",
-    "Appends per group-commit transaction (committed batches)",
-    buckets=(1, 2, 4, 8, 16, 32, 64),
-    registry=REGISTRY,
-)
-GROUP_FALLBACKS: Final = Counter(
-    "ludo_group_commit_fallbacks",
-    "Group-commit batches rolled back, whose appends were then made one by one",
-    registry=REGISTRY,
-)
-POOL_CHECKOUT: Final = Histogram(
-    "ludo_db_pool_checkout_seconds",
-    "Time to get a connection from the pool (waiting for a free one, or opening one)",
-    buckets=(0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0),
-    registry=REGISTRY,
-)
 DB_ERROR_KINDS: Final = (
     "unavailable",
     "pool_timeout",
@@ -147,30 +91,7 @@ DB_ERROR_KINDS: Final = (
     "deadlock",
     "other",
 )
-DB_ERRORS: Final = Counter(
-    "ludo_db_errors",
-    "Database errors that failed a request, a socket message or a background task, by kind",
-    ("kind",),
-    registry=REGISTRY,
-)
-LISTENER_RECONNECTS: Final = Counter(
-    "ludo_live_listener_reconnects",
-    "Times the live hub's LISTEN connection failed and was opened again",
-    registry=REGISTRY,
-)
-CONSUMER_ERRORS: Final = Counter(
-    "ludo_consumer_errors",
-    "Batches of a log consumer (ranking, analysis) that failed and rolled back",
-    ("consumer",),
-    registry=REGISTRY,
-)
-# Every series that an alert or a rate reads exists from the start, at 0.
-for _kind in ("ranking", "analysis"):
-    CONSUMER_ERRORS.labels(_kind)
-for _kind in DB_ERROR_KINDS:
-    DB_ERRORS.labels(_kind)
-for _kind in SOCKET_KINDS:
-    LIVE_SOCKETS.labels(_kind)
+_CHECKOUT_BUCKETS: Final = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)
 
 
 # ------------------------------------------------------------------------- counting
@@ -195,37 +116,129 @@ def stream_kind(stream_id: str) -> str:
     return kind if kind in _STREAM_KINDS else "other"
 
 
-# Children by label values: `labels()` checks and locks on every call, a per-command cost.
-_children: dict[tuple[Any, ...], Any] = {}
+class Counters:
+    """One app's counters and histograms, in a registry of its own (`registry`): what that
+    app's `/metrics` exports, and nothing that another app (or engine) alive in the same
+    process did. A serving process holds one app, so its figures are the process's; a test
+    process holds many, each exact.
+
+    The parts that count are given the `Counters` of their app (`AppMetrics.counters`); one
+    made outside an app (a test's store, a bench's service, the CLI) counts into
+    `UNCOUNTED`, which nothing exports."""
+
+    def __init__(self) -> None:
+        self.registry = registry = CollectorRegistry()
+        self.requests = Histogram(
+            "ludo_http_request_duration_seconds",
+            "HTTP requests by route template, method and status class, start to last byte",
+            ("route", "method", "status"),
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.live_sockets = Gauge(
+            "ludo_live_sockets",
+            "Live WebSockets open on this instance, by socket (matches, parties, lobby, "
+            "tournament)",
+            ("kind",),
+            registry=registry,
+        )
+        self.commands = Counter(
+            "ludo_match_commands",
+            "Match commands carried out or refused, by who sent them and what came of them",
+            ("source", "outcome"),
+            registry=registry,
+        )
+        self.appends = Counter(
+            "ludo_appends",
+            "Appends committed to the event log by this instance, by stream kind",
+            ("stream",),
+            registry=registry,
+        )
+        self.events = Counter(
+            "ludo_events_appended",
+            "Events committed to the event log by this instance, by event type",
+            ("type",),
+            registry=registry,
+        )
+        self.batch_size = Histogram(
+            "ludo_group_commit_batch_size",
+            "Appends per group-commit transaction (committed batches)",
+            buckets=(1, 2, 4, 8, 16, 32, 64),
+            registry=registry,
+        )
+        self.group_fallbacks = Counter(
+            "ludo_group_commit_fallbacks",
+            "Group-commit batches rolled back, whose appends were then made one by one",
+            registry=registry,
+        )
+        self.db_errors = Counter(
+            "ludo_db_errors",
+            "Database errors that failed a request, a socket message or a background task, by kind",
+            ("kind",),
+            registry=registry,
+        )
+        self.listener_reconnects = Counter(
+            "ludo_live_listener_reconnects",
+            "Times the live hub's LISTEN connection failed and was opened again",
+            registry=registry,
+        )
+        self.consumer_errors = Counter(
+            "ludo_consumer_errors",
+            "Batches of a log consumer (ranking, analysis) that failed and rolled back",
+            ("consumer",),
+            registry=registry,
+        )
+        # Children by label values: `labels()` checks and locks on every call, a
+        # per-command cost.
+        self._children: dict[tuple[Any, ...], Any] = {}
+        # Every series that an alert or a rate reads exists from the start, at 0.
+        for kind in ("ranking", "analysis"):
+            self.consumer_errors.labels(kind)
+        for kind in DB_ERROR_KINDS:
+            self.db_errors.labels(kind)
+        for kind in SOCKET_KINDS:
+            self.live_sockets.labels(kind)
+
+    def child(self, metric: Any, *values: str) -> Any:
+        """`metric.labels(*values)`, kept."""
+        key = (id(metric), *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
+    def appended(self, stream_id: str, event_types: Iterable[str]) -> None:
+        """One append committed to `stream_id`, with events of `event_types`."""
+        self.child(self.appends, stream_kind(stream_id)).inc()
+        for event_type in event_types:
+            self.child(self.events, event_type).inc()
+
+    def command(self, actor: str, outcome: str) -> None:
+        """A match command from `actor` (a player id, `scheduler:…`, `arena`) ended in
+        `outcome`: `appended`, `duplicate`, `rejected`, `conflict` or `failed`."""
+        source = "scheduler" if actor.startswith("scheduler:") else "player"
+        if actor == "arena":
+            source = "arena"
+        self.child(self.commands, source, outcome).inc()
+
+    def db_error(self, kind: str) -> None:
+        """One database error of `kind` (one of `DB_ERROR_KINDS`)."""
+        self.child(self.db_errors, kind).inc()
+
+    def socket(self, path_template: str) -> Any:
+        """The live-sockets gauge of a socket on route `path_template` (inc when it opens,
+        dec when it closes)."""
+        return self.child(self.live_sockets, socket_kind(path_template))
+
+    def sockets(self) -> int:
+        """The live sockets open now, of every kind."""
+        return int(
+            sum(sample.value for family in self.live_sockets.collect() for sample in family.samples)
+        )
 
 
-def _child(metric: Any, *values: str) -> Any:
-    key = (id(metric), *values)
-    child = _children.get(key)
-    if child is None:
-        child = _children[key] = metric.labels(*values)
-    return child
-
-
-def count_appended(stream_id: str, event_types: Iterable[str]) -> None:
-    """One append committed to `stream_id`, with events of `event_types`."""
-    _child(APPENDS, stream_kind(stream_id)).inc()
-    for event_type in event_types:
-        _child(EVENTS, event_type).inc()
-
-
-def count_command(actor: str, outcome: str) -> None:
-    """A match command from `actor` (a player id, `scheduler:…`, `arena`) ended in
-    `outcome`: `appended`, `duplicate`, `rejected`, `conflict` or `failed`."""
-    source = "scheduler" if actor.startswith("scheduler:") else "player"
-    if actor == "arena":
-        source = "arena"
-    _child(COMMANDS, source, outcome).inc()
-
-
-def count_db_error(kind: str) -> None:
-    """One database error of `kind` (one of `DB_ERROR_KINDS`)."""
-    _child(DB_ERRORS, kind).inc()
+# Where the parts made outside an app count (see `Counters`): exported by nothing.
+UNCOUNTED: Final = Counters()
 
 
 def socket_kind(path_template: str) -> str:
@@ -243,9 +256,9 @@ def _status_class(status: int) -> str:
 
 
 def metrics_middleware(app: ASGIApp) -> ASGIApp:
-    """Each HTTP request observed in `ludo_http_request_duration_seconds` under its
-    route's template (Litestar's `path_template`: the middleware runs after routing, so a
-    request that matches no route never reaches it)."""
+    """Each HTTP request observed in its app's `ludo_http_request_duration_seconds` under
+    its route's template (Litestar's `path_template`: the middleware runs after routing, so
+    a request that matches no route never reaches it)."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
@@ -265,7 +278,8 @@ def metrics_middleware(app: ASGIApp) -> ASGIApp:
         finally:
             route = scope.get("path_template") or "unrouted"
             method = str(scope.get("method", ""))
-            child = _child(REQUESTS, route, method, _status_class(status))
+            counters = app_metrics(scope["app"]).counters
+            child = counters.child(counters.requests, route, method, _status_class(status))
             child.observe(time.perf_counter() - started)
 
     return middleware
@@ -279,41 +293,74 @@ def metrics_middleware(app: ASGIApp) -> ASGIApp:
 POOL_WAIT: Final = 0.01
 
 
-def instance_figures() -> dict[str, Any]:
-    """This process's figures for the operator's live view (services/shared/instance_stats.py),
-    read from the metrics above: its pool's checkouts, those that waited and the seconds
-    waited in all, and its live sockets."""
-    checkouts = waited = 0.0
-    seconds = 0.0
-    for family in POOL_CHECKOUT.collect():
-        for sample in family.samples:
-            if sample.name.endswith("_count"):
-                checkouts = sample.value
-            elif sample.name.endswith("_sum"):
-                seconds = sample.value
-            elif sample.name.endswith("_bucket") and float(sample.labels["le"]) == POOL_WAIT:
-                waited = sample.value
-    sockets = sum(sample.value for family in LIVE_SOCKETS.collect() for sample in family.samples)
-    return {
-        "pool": {
-            "checkouts": int(checkouts),
-            "waits": int(checkouts - waited),
-            "wait_seconds": round(seconds, 3),
-        },
-        "sockets": int(sockets),
-    }
+def _checkout_histogram() -> Histogram:
+    return Histogram(
+        "ludo_db_pool_checkout_seconds",
+        "Time to get a connection from the pool (waiting for a free one, or opening one)",
+        buckets=_CHECKOUT_BUCKETS,
+        registry=None,  # the pool's own: its app exports it (`AppMetrics.pool`)
+    )
 
 
 class TimedPool(AsyncAdaptedQueuePool):
-    """The async engines' pool, timing each checkout into `ludo_db_pool_checkout_seconds`:
-    the wait for a free connection is what a too-small pool costs a request."""
+    """The async engines' pool, timing each checkout into a histogram of its own
+    (`checkouts`, `ludo_db_pool_checkout_seconds`): the wait for a free connection is what a
+    too-small pool costs a request. Its own, not the process's: an instance's figures are
+    those of its engine, whatever other engines the process holds. It carries over to the
+    pool that replaces this one when the engine is disposed (`recreate`)."""
+
+    # SQLAlchemy names a pool's logger after its class: under `services.` it would log
+    # its chatter ("Pool disposed", "Invalidate connection") at the services' INFO level;
+    # under SQLAlchemy's own name it stays at SQLAlchemy's WARNING, as the stock pool does.
+    _sqla_logger_namespace = "sqlalchemy.pool.impl.AsyncAdaptedQueuePool"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.checkouts = _checkout_histogram()
+
+    def recreate(self) -> TimedPool:
+        pool = super().recreate()
+        assert isinstance(pool, TimedPool)
+        pool.checkouts = self.checkouts
+        return pool
 
     def connect(self) -> Any:
         started = time.perf_counter()
         try:
             return super().connect()
         finally:
-            POOL_CHECKOUT.observe(time.perf_counter() - started)
+            self.checkouts.observe(time.perf_counter() - started)
+
+    def waits(self) -> dict[str, Any]:
+        """Its checkouts so far, those that waited over `POOL_WAIT` and the seconds waited
+        in all (every checkout's time), for the operator's live view."""
+        checkouts = quick = seconds = 0.0
+        for family in self.checkouts.collect():
+            for sample in family.samples:
+                if sample.name.endswith("_count"):
+                    checkouts = sample.value
+                elif sample.name.endswith("_sum"):
+                    seconds = sample.value
+                elif sample.name.endswith("_bucket") and float(sample.labels["le"]) == POOL_WAIT:
+                    quick = sample.value
+        return {
+            "checkouts": int(checkouts),
+            "waits": int(checkouts - quick),
+            "wait_seconds": round(seconds, 3),
+        }
+
+
+class _PoolCheckouts(Collector):
+    """The checkout histogram of an engine's pool as it is when scraped (a disposed
+    engine's new pool carries the same histogram)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    def collect(self) -> Iterable[Metric]:
+        pool = self._engine.sync_engine.pool
+        if isinstance(pool, TimedPool):
+            yield from pool.checkouts.collect()
 
 
 # --------------------------------------------------------------------- sampled gauges
@@ -345,12 +392,16 @@ class AppMetrics:
     consumers' lag, read from the database)."""
 
     def __init__(
-        self, operator_token: str | None, on_error: Callable[[BaseException], None]
+        self,
+        operator_token: str | None,
+        on_error: Callable[[BaseException, Counters], None],
     ) -> None:
         self.operator_token = operator_token
-        self.registry = CollectorRegistry()
+        self.counters = Counters()  # what the app's parts count as it happens
+        self.registry = self.counters.registry
         self._refreshes: list[Callable[[], Awaitable[None]]] = []
-        self._on_error = on_error  # counts a failed refresh (services.shared.errors)
+        # Counts a failed refresh (services.shared.errors.count_database_error).
+        self._on_error = on_error
 
     def gauge(self, name: str, documentation: str, labels: tuple[str, ...], sample: Sample) -> None:
         self.registry.register(_Sampled(name, documentation, labels, sample))
@@ -358,10 +409,13 @@ class AppMetrics:
     def before_scrape(self, refresh: Callable[[], Awaitable[None]]) -> None:
         self._refreshes.append(refresh)
 
-    def pool(self, pool: Pool) -> None:
-        """The pool's connections in use and its size, read when scraped."""
+    def pool(self, engine: AsyncEngine) -> None:
+        """The app's engine's pool, read when scraped: its checkouts' times, its
+        connections in use and its size."""
+        self.registry.register(_PoolCheckouts(engine))
 
         def sample() -> dict[tuple[str, ...], float]:
+            pool = engine.sync_engine.pool
             checked_out = getattr(pool, "checkedout", None)
             size = getattr(pool, "size", None)
             values: dict[tuple[str, ...], float] = {}
@@ -384,8 +438,8 @@ class AppMetrics:
             try:
                 await asyncio.wait_for(refresh(), timeout)
             except Exception as exc:
-                self._on_error(exc)
-        return generate_latest(REGISTRY) + generate_latest(self.registry)
+                self._on_error(exc, self.counters)
+        return generate_latest(self.registry)
 
 
 def app_metrics(app: Any) -> AppMetrics:
@@ -402,7 +456,7 @@ _TEXT_FORMAT: Final = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus's
 
 @get("/metrics", include_in_schema=False, media_type=_TEXT_FORMAT)
 async def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """The process's metrics in Prometheus's text format (operator token)."""
+    """The app's metrics in Prometheus's text format (operator token)."""
     metrics = app_metrics(request.app)
     if not is_operator(request.headers.get("authorization", ""), metrics.operator_token):
         raise Unauthenticated("send Authorization: Bearer <operator token>")

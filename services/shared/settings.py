@@ -94,6 +94,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # Under HAProxy's 30 s server timeout and SQLAlchemy's 30 s pool timeout: a stuck
     # statement frees its connection (and locks) before the balancer gives up on it.
     statement_timeout: Annotated[float, msgspec.Meta(ge=0)] = 15.0
+    # Seconds a new connection is tried again while the database does not take it (a
+    # failover: services/shared/reconnect.py) before the request fails with a 503.
+    db_connect_patience: Annotated[float, msgspec.Meta(ge=0)] = 5.0
     # The match service's appends in batches, one transaction each (eventstore/_group.py).
     group_commit: bool = True
     db_app_role: str | None = None
@@ -191,6 +194,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "statement_timeout": (
         "LUDO_STATEMENT_TIMEOUT",
         "seconds a service's statement (or idle transaction) may last; 0: no limit",
+    ),
+    "db_connect_patience": (
+        "LUDO_DB_CONNECT_PATIENCE",
+        "seconds a new database connection is tried again (a failover) before a 503; 0: no",
     ),
     "group_commit": (
         "LUDO_GROUP_COMMIT",

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from benchmarks.faults_bench import bench
+from benchmarks.faults_bench import TARGET_ACK_RATIO, bench
 from ludo_cli.cluster import haproxy_path
 
 pytestmark = pytest.mark.slow
@@ -41,8 +41,9 @@ def test_the_fault_bench_finds_nothing_lost_or_doubled() -> None:
 )
 def test_the_ha_fault_bench_fails_over_without_a_500_or_a_lost_command() -> None:
     """The primary's faults under Patroni (postmaster killed, node lost, switchover): a
-    standby is promoted each time, commands are acknowledged after it, no client got a
-    500, and every book holds."""
+    standby is promoted each time and takes writes (its own port says when), commands are
+    acknowledged after it, and each run gives the ratio of the two beside the target; no
+    client got a 500, and every book holds."""
     result = bench(
         matches=2,
         faults=["kill-postmaster", "stop-node", "switchover"],
@@ -58,6 +59,14 @@ def test_the_ha_fault_bench_fails_over_without_a_500_or_a_lost_command() -> None
         "stop-node",
         "switchover",
     ]
-    assert all(row["first_ack_after_fault_s"] is not None for row in result["faults"])
-    assert all(kind["answers"]["500"] == 0 for kind in result["ha"].values())
+    for row in result["faults"]:
+        assert row["writable_on"] == row["promoted"], row
+        assert row["first_ack_after_fault_s"] > 0 and row["writable_after_s"] > 0
+        assert row["ack_over_writable"] == pytest.approx(
+            row["first_ack_after_fault_s"] / row["writable_after_s"], abs=0.02
+        )
+    for kind in result["ha"].values():
+        assert kind["answers"]["500"] == 0
+        assert kind["target_ratio"] == TARGET_ACK_RATIO
+        assert kind["ack_over_writable_max"] >= kind["ack_over_writable_p50"] > 0
     assert result["audited"] == result["matches"] > 0

@@ -1,14 +1,18 @@
 """The `ludo` command line itself: bad options are usage errors named by the subcommand's
-own parser, and an unreachable database is one line saying what to do, not a traceback."""
+own parser, an unreachable database is one line saying what to do, not a traceback, and
+the offline tools start without the web stack, the database driver or the benches."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from ludo_cli.main import main
+from ludo_cli.main import _COMMANDS, main
+from tests import paths
 
 
 class TestUsageErrors:
@@ -100,3 +104,71 @@ class TestWithoutTheBenchmarks:
         """The rest of `ludo` does not need the benches (`ludo simulate` plays a match)."""
         assert main(["simulate", "--matches", "1", "--seats", "easy,easy", "--jobs", "1"]) == 0
         assert "easy" in capsys.readouterr().out
+
+
+_REPLAY = str(paths.GOLDEN / "replays" / "v1-bga-3p-cpu.ludo-replay.json")
+_TOURNAMENT = str(paths.GOLDEN / "tournaments" / "v1-arena-bga-2p.ludo-tournament.json")
+# What the offline tools must not load: they read files and run the rules engine.
+_HEAVY = ("litestar", "sqlalchemy", "benchmarks", "services", "psycopg", "alembic", "uvicorn")
+# `ludo ARGS` in a process of its own; at its exit, the top-level packages it loaded.
+_LOADED = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})),
+                              file=open(sys.argv[1], "w")))
+from ludo_cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+class TestOfflineStartUp:
+    @pytest.mark.parametrize(
+        ("argv", "stdin"),
+        [
+            (["replay", "verify", _REPLAY], ""),
+            (["replay", "analyse", _REPLAY], ""),
+            (["replay", "show", _REPLAY], ""),
+            (["tournament", "verify", _TOURNAMENT], ""),
+            (["rules", "moves"], '{"position": {"players": 2}, "die": 6}\n'),
+            (["replay", "analyse", "--help"], ""),
+            (["tournament", "verify", "--help"], ""),
+            (["rules", "--help"], ""),
+            (["--help"], ""),
+        ],
+        ids=" ".join,
+    )
+    def test_the_offline_tools_load_neither_the_web_stack_nor_the_database(
+        self, argv: list[str], stdin: str, tmp_path: Path
+    ) -> None:
+        """`ludo replay verify|analyse|show`, `tournament verify` and `rules` (and their
+        help) run, and load no module of Litestar, SQLAlchemy, the database driver, the
+        services or the benches (what made them start 30x slower than the rules engine)."""
+        loaded = tmp_path / "loaded.json"
+        done = subprocess.run(
+            [sys.executable, "-c", _LOADED, str(loaded), *argv],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        packages = set(json.loads(loaded.read_text()))
+        assert "domain" in packages or argv[-1] == "--help"
+        assert not packages & set(_HEAVY), sorted(packages & set(_HEAVY))
+
+    @pytest.mark.parametrize("command", list(_COMMANDS))
+    def test_every_command_has_its_parser(
+        self, command: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`ludo COMMAND --help` shows the command's own usage and description (its module
+        fills in the parser `ludo` names), and `ludo --help` lists every command."""
+        with pytest.raises(SystemExit) as exit_:
+            main([command, "--help"])
+        assert exit_.value.code == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: ludo {command} ")
+        assert len(out.splitlines()) > 3
+        with pytest.raises(SystemExit):
+            main(["--help"])
+        listing = capsys.readouterr().out
+        assert all(name in listing for name in _COMMANDS)

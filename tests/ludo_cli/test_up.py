@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -19,7 +21,19 @@ from typing import Any
 import pytest
 
 from ludo_cli.cluster import free_port, haproxy_path
+from services.shared.database import create_engine
+from services.shared.eventstore import EventStore
+from tests.services.ranking.finished_matches import write_match
 from tests.waiting import wait_until_sync
+
+# `ludo` as a terminal runs it: SIGINT at its default (KeyboardInterrupt), even when the
+# test runner was started with it ignored (a shell's background job), which every child
+# would inherit.
+_AT_A_TERMINAL = (
+    "-c",
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from ludo_cli.main import main; sys.exit(main(sys.argv[1:]))",
+)
 
 
 def _request(url: str, body: dict[str, Any] | None = None, token: str | None = None) -> Any:
@@ -41,8 +55,7 @@ class Up:
         self.process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "ludo_cli.main",
+                *_AT_A_TERMINAL,
                 "up",
                 "--port",
                 str(port),
@@ -54,6 +67,9 @@ class Up:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            # A process group of its own, as a shell makes for a foreground command:
+            # the terminal's Ctrl-C goes to that whole group (`interrupt`).
+            start_new_session=True,
         )
         self.lines: list[str] = []
         assert self.process.stdout is not None
@@ -84,12 +100,33 @@ class Up:
 
         return wait_until_sync(found, seconds, what=f"ludo up to print {text!r}")
 
-    def interrupt(self) -> int:
-        """Ctrl-C, as a terminal sends it; the exit status."""
-        self.process.send_signal(signal.SIGINT)
-        self.process.wait(timeout=60)
+    def interrupt(self, *, twice: bool = False) -> int:
+        """Ctrl-C, as a terminal sends it: SIGINT to the whole process group (`twice`:
+        pressed again once it says it is stopping); the exit status."""
+        os.killpg(self.process.pid, signal.SIGINT)
+        if twice:
+            self.said("stopping ...")
+            with contextlib.suppress(ProcessLookupError):  # it may have stopped already
+                os.killpg(self.process.pid, signal.SIGINT)
+        self.process.wait(timeout=120)
         self._reader.join(timeout=10)
         return self.process.returncode
+
+    def descendants(self) -> set[int]:
+        """Every process started under `ludo up`, its services' own children included."""
+        parents: dict[int, int] = {}
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                with contextlib.suppress(OSError, IndexError, ValueError):
+                    # The field after the command's name, which may hold spaces.
+                    stat = (proc / "stat").read_text().rpartition(")")[2].split()
+                    parents[int(proc.name)] = int(stat[1])
+        found: set[int] = set()
+        frontier = {self.process.pid}
+        while frontier:
+            frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+            found |= frontier
+        return found
 
 
 @pytest.mark.slow
@@ -139,6 +176,82 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
     assert guest["token"] not in "".join(first.lines + second.lines)  # never logged
 
 
+# What `ludo up` says once Ctrl-C is pressed, and nothing else: no process's traceback,
+# no per-instance chatter.
+_STOPPING = ("stopping ...", "services: stopped (", "database: ")
+
+
+def _said_after_stopping(lines: list[str]) -> list[str]:
+    """The lines printed from "stopping ..." on, blank ones left out."""
+    start = next(i for i, line in enumerate(lines) if line.strip() == "stopping ...")
+    return [line.rstrip("\n") for line in lines[start:] if line.strip()]
+
+
+def _embedded_url(data_dir: Path) -> str:
+    """The URL of the embedded PostgreSQL that `ludo up` runs in `data_dir`."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["LUDO_DATA_DIR"] = str(data_dir)
+    done = subprocess.run(
+        [sys.executable, "-m", "ludo_cli.main", "db", "url"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+async def _finish_a_match(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        await write_match(engine, EventStore(engine), ["p1", "p2"], [1, 2])
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="tests the embedded database")
+@pytest.mark.parametrize(
+    "options",
+    [(), ("--instances", "2", "--ranking-instances", "2")],
+    ids=["one-of-each", "behind-haproxy"],
+)
+def test_ctrl_c_stops_every_process_with_a_short_message(
+    tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    """Ctrl-C at the terminal (SIGINT to the process group, pressed twice) stops every
+    process `ludo up` started, the ranking service's analysis worker included, with
+    `ludo up`'s own few lines: no traceback or KeyboardInterrupt from any of them, no
+    instance's own shutdown chatter; exit status 0."""
+    if options and haproxy_path() is None:
+        pytest.skip("--instances needs HAProxy")
+    up = Up(tmp_path, free_port(), *options)
+    try:
+        # A finished match: the ranking service analyses it in a worker process of its own.
+        asyncio.run(_finish_a_match(_embedded_url(tmp_path)))
+        up.said('"matches_analysed"')
+        started = up.descendants()
+        commands = {pid: _cmdline(Path(f"/proc/{pid}")) for pid in started}
+    finally:
+        status = up.interrupt(twice=True)
+    output = "".join(up.lines)
+    assert status == 0, output
+    for word in ("Traceback", "KeyboardInterrupt", "Exception ignored"):
+        assert word not in output, output
+    said = _said_after_stopping(up.lines)
+    assert all(line.startswith(_STOPPING) for line in said), said
+    assert said[-1] == "database: embedded PostgreSQL stopped; data kept for the next `ludo up`"
+    assert len(said) == 3, said
+    # The services, the balancer, the analysis worker (and the embedded PostgreSQL,
+    # which detaches from `ludo up`): all gone.
+    assert sum("uvicorn" in line for line in commands.values()) == (4 if options else 2)
+    assert any("multiprocessing" in line for line in commands.values()), commands
+    assert ("haproxy" in " ".join(commands.values())) == bool(options)
+    assert not [pid for pid in started if _alive(pid)], commands
+    assert not (tmp_path / "pg" / "postmaster.pid").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="runs its own PostgreSQL")
 @pytest.mark.skipif(
@@ -148,10 +261,10 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
     reason="needs etcd (etcd-server), HAProxy and Patroni (the `ha` extra)",
 )
 def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) -> None:
-    """`ludo up --ha` prints etcd, the three nodes and HAProxy as it starts them, serves the
-    site on the cluster's primary; a standby's node lost whole (Patroni and PostgreSQL
-    killed), etcd killed and the database's HAProxy killed are each started again and
-    said, the site writing on; Ctrl-C stops every PostgreSQL, keeping their data."""
+    """`ludo up --ha` starts etcd, three nodes and HAProxy, saying so, and serves; a standby's
+    node lost whole, etcd and the database's HAProxy killed are each started again, the
+    site writing on; Ctrl-C (twice) stops every part and every PostgreSQL, data kept,
+    with `ludo up`'s own few lines and no traceback."""
     up = Up(tmp_path, free_port(), "--ha")
     home = tmp_path / "ha"
     try:
@@ -177,12 +290,16 @@ def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) 
             # Written through the restarted part: the services' pools recover on their own.
             wait_until_sync(lambda: _written(up.url), 60, what=f"a write after {part}'s restart")
     finally:
-        status = up.interrupt()
+        status = up.interrupt(twice=True)
     output = "".join(up.lines)
     assert status == 0, output
     for line in ("ha: etcd on", "ha: pg1: Patroni", "ha: pg3: Patroni", "read-write on"):
         assert line in output
-    assert "Patroni, PostgreSQL and etcd stopped" in output
+    for word in ("Traceback", "KeyboardInterrupt", "Exception ignored"):
+        assert word not in output, output
+    said = _said_after_stopping(up.lines)
+    assert all(line.startswith(_STOPPING) for line in said), said
+    assert "Patroni, PostgreSQL and etcd stopped" in said[-1]
     for node in ("pg1", "pg2", "pg3"):
         data = tmp_path / "ha" / node / "data"
         assert (data / "PG_VERSION").exists() and not (data / "postmaster.pid").exists()
@@ -204,6 +321,14 @@ def _cmdline(proc: Path) -> str:
         return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:  # gone meanwhile
         return ""
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for its reaper does not)."""
+    try:
+        return (Path(f"/proc/{pid}") / "stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _written(url: str) -> bool:

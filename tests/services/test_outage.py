@@ -81,9 +81,13 @@ def private_pg() -> Iterator[PrivatePostgres]:
 
 @pytest.fixture
 def instances(private_pg: PrivatePostgres, tmp_path: Path) -> Iterator[tuple[Instance, Instance]]:
-    """The match service and the ranking service (consumer off) on the private server."""
+    """The match service and the ranking service (consumer off) on the private server,
+    answering at once while it is down (no connect patience: what a longer outage
+    than the patience looks like)."""
     options: dict[str, Any] = {"cpu_delay": 0, "scheduler": False, "operator_token": OPERATOR}
-    settings = Settings(data_dir=tmp_path, database_url=private_pg.url, **options)
+    settings = Settings(
+        data_dir=tmp_path, database_url=private_pg.url, db_connect_patience=0, **options
+    )
     with (
         Instance(settings) as match,
         Instance(settings, create_ranking_app(settings, consume=False)) as ranking,
@@ -313,7 +317,7 @@ async def test_every_route_answers_503_while_the_database_is_down(
                 client = http if service == "match" else rank
                 r = await client.request(method, path, **options)
                 assert r.status_code == 503, (method, path, r.status_code, r.text)
-                assert r.headers["retry-after"] == "2", path
+                assert r.headers["retry-after"] == "1", path
                 assert r.headers["content-type"].startswith("application/json"), path
                 assert r.json() == UNAVAILABLE, path
             # A command on a socket: a 503 error frame. The socket's own feed fails too
@@ -328,3 +332,41 @@ async def test_every_route_answers_503_while_the_database_is_down(
         await ws.close()
         assert private_pg.scalar("SELECT count(*) FROM events") == events_before
         assert (await _retry(lambda: http.get(url))).status_code == 200
+
+
+@pytest.fixture
+def patient_match(private_pg: PrivatePostgres, tmp_path: Path) -> Iterator[Instance]:
+    """The match service on the private server, its new connections tried again for a
+    minute (`LUDO_DB_CONNECT_PATIENCE`: longer than any restart here)."""
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=private_pg.url,
+        cpu_delay=0,
+        scheduler=False,
+        db_connect_patience=60,
+    )
+    with Instance(settings) as match:
+        yield match
+
+
+@pytest.mark.parametrize("mode", ["fast", "immediate"])
+async def test_a_command_sent_while_postgresql_restarts_is_answered_once_it_is_back(
+    private_pg: PrivatePostgres, patient_match: Instance, mode: str
+) -> None:
+    """A command sent while PostgreSQL is down, every pooled connection ended with it,
+    waits for the server instead of answering 503, and is acknowledged once the server
+    is back; it was applied once."""
+    async with _client(patient_match) as http:
+        table = await Table(http).open()
+        url = f"/api/matches/{table.match_id}"
+        state = (await http.get(url)).json()
+        assert state["phase"] == "roll"
+        who = {**table.players[state["turn"]], "Idempotency-Key": f"roll-in-a-{mode}-restart"}
+        who.pop("token")
+        async with private_pg.down(seconds=2, mode=mode):
+            roll = asyncio.create_task(http.post(f"{url}/roll", headers=who))
+        r = await roll
+        assert r.status_code == 200, r.text
+        assert r.json()["duplicate"] is False
+        events = (await http.get(f"{url}/events")).json()["events"]
+        assert [e["type"] for e in events].count("DieRolled") == 1

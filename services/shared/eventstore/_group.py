@@ -41,7 +41,8 @@ import msgspec
 import psycopg
 import structlog
 
-from services.shared.metrics import BATCH_SIZE, GROUP_FALLBACKS
+from services.shared.metrics import UNCOUNTED, Counters
+from services.shared.reconnect import connect_patiently, ended_by_server
 
 from ._listener import CHANNEL
 from ._pipeline import Pipeline
@@ -86,8 +87,13 @@ class _Pending:
 class GroupCommit:
     """Batches of append statements on one connection of its own (see the module)."""
 
-    def __init__(self, conninfo: str) -> None:
+    def __init__(
+        self, conninfo: str, counters: Counters = UNCOUNTED, connect_patience: float = 0.0
+    ) -> None:
         self._conninfo = conninfo
+        self._counters = counters
+        # Its connection opened again as the pool's are (services/shared/reconnect.py).
+        self._patience = connect_patience
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._pipeline: Pipeline | None = None
         self._queue: list[_Pending] = []
@@ -173,7 +179,7 @@ class GroupCommit:
                     await conn.execute("ROLLBACK")
             cancelled = isinstance(exc, psycopg.errors.QueryCanceled)
             if not (cancelled and len(batch) == 1):
-                GROUP_FALLBACKS.inc()
+                self._counters.group_fallbacks.inc()
             for pending in batch:
                 # An append cancelled on its own (the statement timeout) would only wait
                 # for the same lock again on its own: a second full timeout for a 503.
@@ -190,7 +196,7 @@ class GroupCommit:
             raise exc from None
         self.batches += 1
         self.appends += len(batch)
-        BATCH_SIZE.observe(len(batch))
+        self._counters.batch_size.observe(len(batch))
         for pending, rows in zip(batch, results, strict=True):
             try:
                 outcome = pending.finish(rows)
@@ -213,9 +219,19 @@ class GroupCommit:
                 self._conn = None
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        if self._conn is not None and not self._conn.closed and ended_by_server(self._conn.pgconn):
+            # Its server went away between batches (a crashed primary): a new one, before
+            # the batch is sent on a connection that would only fail it.
+            with contextlib.suppress(psycopg.Error):
+                await self._conn.close()
+            self._conn = None
         if self._conn is None or self._conn.closed:
-            self._conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
-            self._pipeline = Pipeline(self._conn)
+            conn = await connect_patiently(
+                lambda: psycopg.AsyncConnection.connect(self._conninfo, autocommit=True),
+                self._patience,
+            )
+            self._conn, self._pipeline = conn, Pipeline(conn)
+            return conn
         return self._conn
 
 

@@ -17,7 +17,7 @@ from domain import events as domain_events
 from domain.chain import GENESIS
 from services.shared.database import libpq_url
 from services.shared.logging import describe_exception
-from services.shared.metrics import count_appended
+from services.shared.metrics import UNCOUNTED, Counters
 
 from . import _sql
 from ._errors import ConcurrencyError, IdempotencyKeyReused
@@ -50,8 +50,16 @@ class EventStore:
     The store expects the default READ COMMITTED isolation on the connections it gets.
     """
 
-    def __init__(self, engine: AsyncEngine, *, group_commit: bool = False) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        group_commit: bool = False,
+        counters: Counters = UNCOUNTED,
+        connect_patience: float = 0.0,
+    ) -> None:
         self.engine = engine
+        self.counters = counters  # its appends and events (`ludo_appends_total`, …)
         # Single statements (and reads of rows that never change once committed): in
         # autocommit they cost one round trip instead of three (BEGIN, the statement,
         # COMMIT), with the same consistency (one statement sees one snapshot).
@@ -59,7 +67,7 @@ class EventStore:
         # `group_commit`: appends made on their own that know their head's hash go in
         # batches on a connection of the store's own (`_group`); `close()` closes it.
         self.group: GroupCommit | None = (
-            GroupCommit(libpq_url(engine.url)) if group_commit else None
+            GroupCommit(libpq_url(engine.url), counters, connect_patience) if group_commit else None
         )
 
     async def close(self) -> None:
@@ -113,7 +121,7 @@ class EventStore:
         if not result.duplicate:
             # Inside a caller's transaction (`conn`): counted once the statement went in,
             # though the caller may still roll back (the scheduler's few appends).
-            count_appended(stream_id, [item.type for item in items])
+            self.counters.appended(stream_id, [item.type for item in items])
         return result
 
     async def _append_by_path(

@@ -46,6 +46,19 @@ WORDS = {
         "return": "戻る",
         "open": "メンバー募集中（{taken}/{n}人）",
         "playing": "対局中",
+        "return_match": "対局に戻る",
+        "online_1": "オンライン 1人",
+        "made": "名前を自動でつけました。いつでも変えられます。",
+        "needed": "名前を入れてください（1〜32文字）",
+        "change": "名前を変えても、レートはそのままです。",
+        "saved": "名前を保存しました。",
+        "alone": "このプールにほかの人はまだいません",
+        "you_included": "2人・カジュアル: 1人待ち（あなたを含む）",
+        "cpu": "CPU（ふつう）",
+        "cpu_easy": "CPU（弱い）",
+        "watch": "観戦",
+        "no_live": "いま進んでいる対局はありません。",
+        "ranked": "ランク戦",
     },
     "en": {
         "quick": "Quick play",
@@ -56,13 +69,28 @@ WORDS = {
         "return": "Return",
         "open": "Waiting for players ({taken}/{n})",
         "playing": "Match in play",
+        "return_match": "Return to your match",
+        "online_1": "1 online",
+        "made": "We made up a name for you: change it any time.",
+        "needed": "Enter a name (1–32 characters)",
+        "change": "A new name keeps your rating.",
+        "saved": "Name saved",
+        "alone": "nobody else in this pool yet",
+        "you_included": "2 players, casual: 1 waiting (you included)",
+        "cpu": "CPU (normal)",
+        "cpu_easy": "CPU (easy)",
+        "watch": "Watch",
+        "no_live": "No match is being played right now.",
+        "ranked": "Ranked",
     },
 }
 
 # The top and bottom of each of the lobby's parts, in page coordinates.
 _BOXES = """() => Object.fromEntries(
-  ["section.intro", "#quick", "#mine", "#open", "#create", "#quick-button", "#play-now"]
+  ["#return", "section.intro", "#quick", "#mine", "#open", "#live", "#create", "#quick-button",
+   "#play-now", "#name", "#name-notes"]
     .map((s) => { const n = document.querySelector(s);
+                  if (!n) return [s, { top: 0, bottom: 0, shown: false }];
                   const b = n.getBoundingClientRect();
                   return [s, { top: b.top + scrollY, bottom: b.bottom + scrollY,
                                shown: n.checkVisibility() }]; }))"""
@@ -142,10 +170,12 @@ async def test_quick_play_comes_first_and_the_rules_are_folded(
 async def test_a_guest_back_in_the_lobby_returns_to_their_table_in_one_press(
     site: Site, browser: Browser
 ) -> None:
-    """A guest who created a party and went back to the lobby finds it under "your
-    tables" and returns in one press; the row follows the party live (a guest sits down,
-    the match starts) and then returns to the match, in both languages; its targets are
-    44 px and axe finds nothing serious."""
+    """A guest back in the lobby finds their party under "your tables", follows it live
+    and returns in one press, in both languages, with 44 px targets and nothing serious
+    to axe.
+
+    The row follows the party: a guest sits down, a CPU is added (named by its level, as
+    the table names it), the match starts and its table goes to the top."""
     for lang, locale in LOCALES.items():
         words = WORDS[lang]
         async with person(browser, locale=locale, width=PHONE[0], height=PHONE[1]) as (
@@ -179,11 +209,16 @@ async def test_a_guest_back_in_the_lobby_returns_to_their_table_in_one_press(
             await visit(page, site.url + "/")
             await expect(row).to_contain_text(words["open"].format(taken=2, n=3))
             post(site, f"/api/parties/{party_id}/cpus", host, {"level": "easy"})
+            # The CPU is named as the table names it, in the page's language.
+            await expect(row).to_contain_text(words["cpu_easy"])
+            await expect(row).not_to_contain_text("CPU 3")
             post(site, f"/api/parties/{party_id}/start", host)
-            await expect(row).to_have_attribute("data-status", "playing")
-            await expect(row).to_contain_text(words["playing"])
-            link = row.get_by_role("link")
-            await expect(link).to_have_text(words["return"])
+            # Its match in play, the table goes to the top: "Return to your match".
+            await expect(row).to_have_count(0)
+            playing = page.locator(f"#return-list li[data-table='{party_id}']")
+            await expect(playing).to_have_attribute("data-status", "playing")
+            link = playing.get_by_role("link")
+            await expect(link).to_have_text(words["return_match"])
             await link.press("Enter")
             await page.wait_for_url(re.compile(rf"/party/{party_id}$"))
             await expect(page.locator("#match-view")).to_be_visible()
@@ -206,7 +241,7 @@ async def test_two_guests_enter_a_pool_wait_in_words_and_are_seated(
             await page.click("#q-wait label:has(input[value='people'])")
         await a.click("#quick-button")
         await expect(a.locator("#quick-button")).to_have_text(WORDS["ja"]["leave"])
-        await expect(a.locator("#quick-clock")).to_contain_text("このプールで1人が待っています")
+        await expect(a.locator("#quick-clock")).to_contain_text(WORDS["ja"]["alone"])
         await expect(a.locator("#quick-detail")).to_contain_text("人がそろうまで待ちます")
         await expect(b.locator("#pool-counts")).to_contain_text("2 players, casual: 1 waiting")
         await shot(a, "lobby-waiting-375-ja.png", full_page=False)
@@ -248,7 +283,7 @@ async def test_a_lone_guest_in_the_four_player_pool_plays_three_cpus_after_the_w
         await page.click("#q-seats label:has(input[value='4'])")
         await page.click("#q-wait label:has(input[value='10'])")
         await page.click("#quick-button")
-        await expect(page.locator("#quick-clock")).to_contain_text("このプールで1人が待っています")
+        await expect(page.locator("#quick-clock")).to_contain_text(WORDS["ja"]["alone"])
         await page.wait_for_url(re.compile(r"/match/[0-9a-f-]{36}$"), timeout=60_000)
         players = page.locator("#players li")
         await expect(players).to_have_count(4)
@@ -341,4 +376,252 @@ async def test_the_open_parties_show_each_hosts_completion_rate(
         row = page.locator(f"#parties li[data-party='{party['id']}']")
         await expect(row).to_contain_text("hanaの卓")
         await expect(row.locator(".completion")).to_have_text("完走率 50%")
+        assert errors == []
+
+
+async def match_of_mine_in_play(site: Site, page: Page) -> tuple[str, str]:
+    """This page's guest (named over HTTP and kept on the device) plays three normal CPUs:
+    a match in play, waiting for its first roll. Returns the party and match ids."""
+    me = guest_of(site, "mika")
+    await page.goto(site.url + "/rules")  # the site's origin, to keep the guest on
+    token = me["auth"].split()[1]
+    await page.evaluate(
+        "(g) => localStorage.setItem('ludo.guest', JSON.stringify(g))",
+        {"id": me["id"], "name": me["name"], "token": token},
+    )
+    party = post(site, "/api/parties", me, {"seats": 4})
+    for _ in range(3):
+        post(site, f"/api/parties/{party['id']}/cpus", me, {"level": "normal"})
+    match_id: str = post(site, f"/api/parties/{party['id']}/start", me)["match_id"]
+    return party["id"], match_id
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+async def test_a_running_match_of_yours_is_the_first_thing_on_the_first_screen(
+    site: Site, browser: Browser, lang: str
+) -> None:
+    """Back in the lobby while a match of theirs runs, a guest on a 375×812 phone finds
+    "Return to your match" above everything else, inside the first screen.
+
+    Not under the name and quick play below the fold; the page is drawn once, with it,
+    not pushed down by it; one press returns; 44 px targets, nothing serious to axe on the
+    phone and the desktop."""
+    words = WORDS[lang]
+    async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
+        page,
+        errors,
+    ):
+        party_id, _ = await match_of_mine_in_play(site, page)
+        # Where the quick-play card is in each frame the page draws while loading, from
+        # the first drawn (`data-drawn`) until it is ready and 3 frames are seen: it must
+        # never move (the return card is there from the first drawing on).
+        await page.add_init_script(
+            """window.__quick = [];
+               const watch = () => { const q = document.querySelector("#quick");
+                 if (q && document.body && document.body.dataset.drawn)
+                   window.__quick.push(q.getBoundingClientRect().top);
+                 const ready = document.body && document.body.dataset.ready;
+                 if (!ready || window.__quick.length < 3) requestAnimationFrame(watch); };
+               requestAnimationFrame(watch);"""
+        )
+        await visit(page, site.url + "/")
+        back = page.locator("#return-list li a")
+        await expect(back).to_have_text(words["return_match"])
+        await expect(page.locator("#return-list li")).to_contain_text(words["cpu"])
+        boxes: dict[str, Any] = await page.evaluate(_BOXES)
+        assert boxes["#return"]["shown"]
+        others = [b["top"] for k, b in boxes.items() if k != "#return" and b["shown"]]
+        assert boxes["#return"]["top"] < min(others), boxes
+        link = await back.bounding_box()
+        assert link is not None and link["y"] + link["height"] <= PHONE[1]
+        tops = set(await page.evaluate("window.__quick"))
+        assert len(tops) == 1, tops  # drawn once, never pushed
+        await shot(page, f"lobby-return-375-{lang}.png", full_page=False)
+        assert await small_targets(page) == []
+        assert await axe_violations(page) == []
+        await page.set_viewport_size({"width": DESKTOP[0], "height": DESKTOP[1]})
+        assert await axe_violations(page) == []
+        await shot(page, f"lobby-return-desktop-{lang}.png", full_page=False)
+        await back.click()
+        await page.wait_for_url(f"{site.url}/party/{party_id}")
+        await expect(page.locator("#match-view")).to_be_visible()
+        assert errors == []
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+async def test_the_name_never_pushes_the_page_and_the_counts_speak_from_the_readers_side(
+    site: Site, browser: Browser, lang: str
+) -> None:
+    """A new visitor on a phone is counted online, every note about the name moves
+    nothing on the page, and a wait is said from the reader's side.
+
+    At 375×812: "1 online", not 0; a name made up on Save with the field empty, "Enter a
+    name" when it is emptied, a new name keeps the rating, saved: each under the field,
+    nothing moving by a pixel; alone in a pool, nobody else waits and the pool's count
+    says it includes the reader."""
+    words = WORDS[lang]
+    async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
+        page,
+        errors,
+    ):
+        await visit(page, site.url + "/")
+        await expect(page.locator("#pool-counts")).to_contain_text(words["online_1"])
+        start: dict[str, Any] = await page.evaluate(_BOXES)
+
+        async def nothing_moved(when: str) -> None:
+            now: dict[str, Any] = await page.evaluate(_BOXES)
+            moved = {
+                k: (start[k]["top"], now[k]["top"])
+                for k in start
+                if start[k]["shown"] and abs(start[k]["top"] - now[k]["top"]) > 0.5
+            }
+            assert moved == {}, f"{when}: {moved}"
+
+        notes = page.locator("#name-notes .note.on")
+        # Save with nothing typed: the server makes a name up, in the page's language.
+        await page.click("#name-form button[type=submit]")
+        await expect(notes).to_have_text(words["made"])
+        made = await page.input_value("#name")
+        assert re.match(
+            r"^.+の\D+\d{2}$" if lang == "ja" else r"^[A-Z]\w+ [A-Z][\w ]+ \d{2}$", made
+        )
+        await nothing_moved("a name made up")
+        await page.fill("#name", "")
+        await page.click("#name-form button[type=submit]")
+        await expect(notes).to_have_text(words["needed"])
+        await expect(page.locator("#name")).to_have_attribute("aria-invalid", "true")
+        await nothing_moved("Enter a name")
+        await shot(page, f"lobby-name-needed-375-{lang}.png", full_page=False)
+        await page.fill("#name", "rio")
+        await expect(notes).to_have_text(words["change"])
+        await nothing_moved("a new name")
+        await page.click("#name-form button[type=submit]")
+        await expect(notes).to_have_text(words["saved"])
+        await expect(page.locator("#name")).not_to_have_attribute("aria-invalid", "true")
+        await nothing_moved("saved")
+        # Alone in a pool: said from the reader's side.
+        await page.click("#q-seats label:has(input[value='2'])")
+        await page.click("#q-wait label:has(input[value='people'])")
+        await page.click("#quick-button")
+        await expect(page.locator("#quick-clock")).to_contain_text(words["alone"])
+        await expect(page.locator("#pool-counts")).to_contain_text(words["you_included"])
+        await page.click("#quick-button")
+        assert await axe_violations(page) == []
+        assert errors == []
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+async def test_a_new_visitor_plays_without_typing_a_name(
+    site: Site, browser: Browser, lang: str
+) -> None:
+    """A new visitor presses "Play the CPUs now" with the name field empty: a guest is made
+    with a name made up in the page's language, seated at the new table under it; back in
+    the lobby the field holds it, and a new name saved renames the same guest."""
+    words = WORDS[lang]
+    async with person(browser, locale=LOCALES[lang], width=PHONE[0], height=PHONE[1]) as (
+        page,
+        errors,
+    ):
+        await visit(page, site.url + "/")
+        assert await page.input_value("#name") == ""
+        await page.click("#play-now")
+        await page.wait_for_url(re.compile(r"/party/[0-9a-f-]{36}$"))
+        me = await page.evaluate("() => JSON.parse(localStorage.getItem('ludo.guest'))")
+        if lang == "ja":
+            assert re.match(r"^.+の\D+\d{2}$", me["name"]), me
+        else:
+            assert re.match(r"^[A-Z]\w+ [A-Z][\w ]+ \d{2}$", me["name"]), me
+        await expect(page.locator("#players li[data-seat='0'] .name")).to_contain_text(me["name"])
+        await visit(page, site.url + "/")
+        assert await page.input_value("#name") == me["name"]
+        await page.fill("#name", "sora")
+        await page.click("#name-form button[type=submit]")
+        await expect(page.locator("#name-notes .note.on")).to_have_text(words["saved"])
+        again = site.http.get(
+            "/api/players/me", headers={"Authorization": f"Bearer {me['token']}"}
+        ).json()
+        assert again == {"id": me["id"], "name": "sora"}
+        assert errors == []
+
+
+async def test_live_matches_to_watch_come_and_go_and_cpus_have_one_name(
+    site: Site, browser: Browser
+) -> None:
+    """Another guest's ranked match against CPUs appears in the lobby's live matches
+    without a reload (its players, CPUs named as the table and the replay name them,
+    ranked, pieces home, when it began), on a phone and a desktop in both languages; Watch
+    opens it read-only; when it ends it leaves the list by itself."""
+    host = guest_of(site, "hana")
+    party = post(site, "/api/parties", host, {"seats": 2, "ranked": True})
+    post(site, f"/api/parties/{party['id']}/cpus", host, {"level": "normal"})
+    async with (
+        person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (ja, ja_errors),
+        person(browser, locale="en-GB", width=DESKTOP[0], height=DESKTOP[1]) as (en, en_errors),
+    ):
+        pages = {"ja": ja, "en": en}
+        for page in pages.values():
+            await visit(page, site.url + "/")
+            await expect(page.locator("#no-live")).to_be_visible()
+        match_id = post(site, f"/api/parties/{party['id']}/start", host)["match_id"]
+        for lang, page in pages.items():
+            words = WORDS[lang]
+            row = page.locator(f"#live-list > li[data-match='{match_id}']")
+            await expect(row).to_be_visible()
+            await expect(row.locator(".seats > li")).to_have_count(2)
+            await expect(row.locator(".seats > li").first).to_contain_text("hana")
+            await expect(row.locator(".seats > li").nth(1)).to_have_text(
+                re.compile(re.escape(words["cpu"]))
+            )
+            await expect(row).not_to_contain_text("CPU 2")
+            await expect(row.locator(".tag.ranked")).to_have_text(words["ranked"])
+            await expect(row.get_by_role("link")).to_have_text(words["watch"])
+            await expect(row.get_by_role("link")).to_have_attribute("href", f"/match/{match_id}")
+            await shot(page, f"lobby-live-{lang}.png", full_page=False)
+            assert await axe_violations(page) == []
+            assert await small_targets(page) == []
+        # Watch: the table, read-only, naming the CPU as the lobby did.
+        await en.locator(f"#live-list > li[data-match='{match_id}'] a").click()
+        await en.wait_for_url(f"{site.url}/match/{match_id}")
+        await expect(en.locator("body[data-ready=true]")).to_be_attached()
+        await expect(en.locator("#players li[data-seat='1'] .name")).to_contain_text(
+            WORDS["en"]["cpu"]
+        )
+        await expect(en.locator("#players")).not_to_contain_text("CPU 2")
+        assert await en.locator("#roll").is_hidden()
+        # The host leaves: the CPUs play it out, and it leaves the list by itself.
+        r = site.http.post(
+            f"/api/matches/{match_id}/leave", headers={"Authorization": host["auth"]}
+        )
+        assert r.status_code == 200, r.text
+        await expect(ja.locator(f"#live-list > li[data-match='{match_id}']")).to_have_count(
+            0, timeout=60_000
+        )
+        await expect(ja.locator("#no-live")).to_have_text(WORDS["ja"]["no_live"])
+        # The replay names the CPU the same way.
+        await en.goto(f"{site.url}/replay/{match_id}")
+        await expect(en.locator("body[data-ready=true]")).to_be_attached()
+        await expect(en.locator("body")).to_contain_text(WORDS["en"]["cpu"])
+        await expect(en.locator("body")).not_to_contain_text("CPU 2")
+        assert ja_errors == en_errors == []
+
+
+async def test_the_return_card_goes_when_the_match_ends(site: Site, browser: Browser) -> None:
+    """A guest's match that ends while they look at the lobby leaves the top by itself:
+    "Return to your match" goes, and the table is listed as over (for もう一度)."""
+    async with person(browser, locale="ja-JP", width=PHONE[0], height=PHONE[1]) as (
+        page,
+        errors,
+    ):
+        party_id, match_id = await match_of_mine_in_play(site, page)
+        await visit(page, site.url + "/")
+        await expect(page.locator("#return")).to_be_visible()
+        await expect(page.locator(f"#live-list > li[data-match='{match_id}']")).to_be_visible()
+        me = await page.evaluate("() => JSON.parse(localStorage.getItem('ludo.guest'))")
+        r = site.http.post(
+            f"/api/matches/{match_id}/leave", headers={"Authorization": f"Bearer {me['token']}"}
+        )
+        assert r.status_code == 200, r.text
+        await expect(page.locator("#return")).to_be_hidden(timeout=60_000)
+        row = page.locator(f"#my-tables li[data-table='{party_id}']")
+        await expect(row).to_have_attribute("data-status", "finished")
         assert errors == []

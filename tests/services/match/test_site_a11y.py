@@ -19,6 +19,8 @@ frame), never on a clock.
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any
 
 import httpx
@@ -105,21 +107,50 @@ async def axe_at_both_sizes(page: Page, where: str) -> list[str]:
     return found
 
 
+# The header as drawn: its height, the page's width, and each visible target's box, the
+# box of its words, and the colour of the divider drawn on its left (a link after a link).
+_HEADER = r"""() => {
+  const header = document.querySelector("header.site");
+  const words = (n) => { const r = document.createRange(); r.selectNodeContents(n);
+                         return r.getBoundingClientRect(); };
+  const targets = [...header.querySelectorAll("a[href], button")]
+    .filter((n) => n.checkVisibility())
+    .map((n) => { const b = n.getBoundingClientRect(), w = words(n);
+                  const drawn = getComputedStyle(n).backgroundImage.match(/rgba?\([^)]*\)/);
+                  const divider = n.matches("nav a + a") && drawn ? drawn[0] : null;
+                  return { name: n.textContent.trim(), top: b.top, bottom: b.bottom,
+                           left: b.left, right: b.right, width: b.width, height: b.height,
+                           wordsLeft: w.left, wordsRight: w.right, link: n.matches("nav a"),
+                           divider }; });
+  return { height: header.getBoundingClientRect().height,
+           background: getComputedStyle(header).backgroundColor,
+           width: document.documentElement.clientWidth,
+           scrollWidth: document.documentElement.scrollWidth, targets };
+}"""
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG) of a CSS `rgb(r, g, b)` colour."""
+    r, g, b = (int(float(v)) / 255 for v in re.findall(r"[\d.]+", css)[:3])
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
 async def test_the_header_is_one_row_of_large_targets_on_a_phone(
     site: Site, browser: Browser
 ) -> None:
-    """On 360, 375 and 412 px phones (and the desktop) the header is one row at most 60 px
-    tall, its brand, links and language button each a 44×44 target inside the screen, in
-    both languages."""
-    measure = """() => {
-      const header = document.querySelector("header.site").getBoundingClientRect();
-      const targets = [...document.querySelectorAll("header.site a[href], header.site button")]
-        .filter((n) => n.checkVisibility())
-        .map((n) => { const b = n.getBoundingClientRect();
-                      return { name: n.textContent.trim(), top: b.top, bottom: b.bottom,
-                               left: b.left, right: b.right, width: b.width, height: b.height }; });
-      return { height: header.height, width: document.documentElement.clientWidth, targets };
-    }"""
+    """On 360, 375 and 412 px phones and the desktop the header is one row of 44×44
+    targets at most 60 px tall, and its four links read as four words, in both languages.
+
+    The links and language button (and the brand from 440 px on) inside the screen, none
+    over another; each word inside its own link, at least 6 px clear of the divider
+    between two links, a divider seen against the bar (contrast at least 3:1), so that
+    「ロビー｜アリーナ｜ランキング｜ルール」 never runs together as one word."""
     wrong: list[str] = []
     for lang, locale in LOCALES.items():
         async with person(browser, locale=locale) as (page, errors):
@@ -127,14 +158,16 @@ async def test_the_header_is_one_row_of_large_targets_on_a_phone(
                 await visit(page, site.url + path)
                 for width, height in [*PHONES, DESKTOP]:
                     await resize(page, (width, height))
-                    got: dict[str, Any] = await page.evaluate(measure)
+                    got: dict[str, Any] = await page.evaluate(_HEADER)
                     where = f"{path} {lang} {width}×{height}"
                     targets = got["targets"]
-                    # The brand, four links and the language button.
-                    if len(targets) != 6:
+                    # Four links and the language button, and the brand where it fits.
+                    if len(targets) != (5 if width < 440 else 6):
                         wrong.append(f"{where}: {len(targets)} targets in the header")
                     if got["height"] > 60:
                         wrong.append(f"{where}: the header is {got['height']:.0f} px tall")
+                    if got["scrollWidth"] > got["width"]:
+                        wrong.append(f"{where}: the page is {got['scrollWidth']} px wide")
                     # One row: every target overlaps every other one vertically.
                     if max(t["top"] for t in targets) >= min(t["bottom"] for t in targets):
                         wrong.append(f"{where}: the header's targets are on several rows")
@@ -145,6 +178,25 @@ async def test_the_header_is_one_row_of_large_targets_on_a_phone(
                             )
                         if t["left"] < 0 or t["right"] > got["width"]:
                             wrong.append(f"{where}: {t['name']} is outside the screen")
+                        if t["wordsLeft"] < t["left"] - 0.5 or t["wordsRight"] > t["right"] + 0.5:
+                            wrong.append(f"{where}: {t['name']}'s words spill out of it")
+                    for a, b in itertools.pairwise(targets):
+                        if a["right"] > b["left"] + 0.5:
+                            wrong.append(f"{where}: {a['name']} lies over {b['name']}")
+                        if not (a["link"] and b["link"]):
+                            continue
+                        clear = min(a["right"] - a["wordsRight"], b["wordsLeft"] - b["left"])
+                        if clear < 6:
+                            wrong.append(
+                                f"{where}: {a['name']}|{b['name']}: {clear:.1f} px from a word "
+                                "to the divider"
+                            )
+                        if b["divider"] is None or _contrast(b["divider"], got["background"]) < 3:
+                            wrong.append(
+                                f"{where}: no divider seen before {b['name']} ({b['divider']})"
+                            )
+                    if path == "/" and width == 360:
+                        await shot(page, f"header-360-{lang}.png", full_page=False)
             assert real(errors) == []
     assert wrong == [], "\n".join(wrong)
 
@@ -192,7 +244,8 @@ async def test_every_target_is_at_least_44_px_on_every_page(site: Site, browser:
 
 async def test_the_lobby_has_no_serious_axe_violation(site: Site, browser: Browser) -> None:
     """axe finds nothing serious or critical in the lobby, in both languages, with no
-    party, with an error message shown (Create without a name), and with an open party."""
+    party, with an error message shown (Create with no value leaving the nest), and with
+    an open party."""
     found: list[str] = []
     async with (
         person(browser, locale=LOCALES["ja"]) as (ja, ja_errors),
@@ -203,6 +256,9 @@ async def test_the_lobby_has_no_serious_axe_violation(site: Site, browser: Brows
             await visit(page, site.url + "/")
             await expect(page.locator("#no-parties")).to_be_visible()
             found += await axe_at_both_sizes(page, f"lobby {lang} (no party)")
+            await page.click("#rules-fold summary")
+            for face in await page.locator("#rules-table [data-face]:checked").all():
+                await face.uncheck()
             await page.click("#create-button")
             await expect(page.locator("#message.error")).to_be_visible()
             found += await axe_at_both_sizes(page, f"lobby {lang} (an error)")
@@ -266,30 +322,32 @@ async def test_the_rules_and_the_404_page_have_no_serious_axe_violation(
 async def test_a_message_about_the_name_clears_once_a_name_is_typed(
     site: Site, browser: Browser
 ) -> None:
-    """The name-needed message (Create or Play now with no name) marks the name field and
-    goes as soon as a name is typed, not before (spaces are no name); a message about
-    another field stays until that field is valid."""
+    """ "Enter a name" (Save with the name emptied) marks the field and goes as soon as a
+    name is typed, not before (spaces are no name); a message about another field stays
+    until that field is valid."""
     async with person(browser) as (page, errors):
         await visit(page, site.url + "/")
-        message, name = page.locator("#message"), page.locator("#name")
-        for button in ("#create-button", "#play-now"):
-            await page.click(button)
-            await expect(message).to_have_text("Enter a name (1–32 characters)")
-            await expect(name).to_have_attribute("aria-invalid", "true")
-            await expect(name).to_have_attribute("aria-describedby", "message")
-            await name.press_sequentially("  ")
-            await expect(message).to_be_visible()
-            await name.press_sequentially("mika")
-            await expect(message).to_be_hidden()
-            await expect(name).not_to_have_attribute("aria-invalid", "true")
-            await expect(name).not_to_have_attribute("aria-describedby", "message")
+        note, name = page.locator("#name-notes .note.on"), page.locator("#name")
+        save = page.locator("#name-form button[type=submit]")
+        await save.click()  # a guest, under a name made up for it
+        await expect(name).not_to_have_value("")
+        for _ in range(2):
             await name.fill("")
+            await save.click()
+            await expect(note).to_have_text("Enter a name (1–32 characters)")
+            await expect(name).to_have_attribute("aria-invalid", "true")
+            await expect(name).to_have_attribute("aria-describedby", "name-notes")
+            await name.press_sequentially("  ")
+            await expect(note).to_have_text("Enter a name (1–32 characters)")
+            await name.press_sequentially("mika")
+            await expect(note).not_to_have_text("Enter a name (1–32 characters)")
+            await expect(name).not_to_have_attribute("aria-invalid", "true")
         # No value leaves the nest: the message is about those boxes, not about the name.
         # (The local rules are folded behind their summary: opened first.)
+        message = page.locator("#message")
         await page.click("#rules-fold summary")
         for face in await page.locator("#rules-table [data-face]:checked").all():
             await face.uncheck()
-        await name.fill("mika")
         await page.click("#create-button")
         await expect(message).to_contain_text("1–6")
         await name.press_sequentially("ko")

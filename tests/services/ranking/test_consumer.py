@@ -89,7 +89,8 @@ async def test_win_draw_loss_against_same_opponent(
 
 
 async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore) -> None:
-    """CPU-only and casual matches are not rated; a player who left is placed last."""
+    """CPU-only and casual matches are not rated; a player who left is placed last, at a
+    place of the match (4th of its 4 seats, CPU included), the others moving up."""
     await write_match(engine, pg_store, ["a", CPU], [1, 2])  # one human: nothing to rate
     await write_match(engine, pg_store, ["a", "b"], [1, 2], ranked=False)  # casual
     await RankingConsumer(engine, pg_store).catch_up()
@@ -115,9 +116,10 @@ async def test_cpu_casual_and_leavers(engine: AsyncEngine, pg_store: EventStore)
             )
         ).all()
     got = {r.player_id: (r.place, r.left_match) for r in rows}
-    # After everyone who stayed (the CPU's 3rd included): those move up, c to 1st.
+    # After everyone who stayed (the CPU's 3rd included): those move up, c to 1st; each
+    # place out of the match's 4 seats (the CPU's counted), never "4 / 3".
     assert got == {"a": (2, False), "b": (4, True), "c": (1, False)}
-    assert all(r.players == 3 and r.library.startswith("openskill") for r in rows)
+    assert all(r.players == 4 and r.library.startswith("openskill") for r in rows)
     assert rows[0].params["model"] == "BradleyTerryFull"
     r = await ratings(engine)
     assert r["c"].mu > r["a"].mu > r["b"].mu

@@ -16,15 +16,27 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.match.app import create_app
 from services.shared.database import create_engine
 from services.shared.errors import database_error_kind, database_unavailable
-from services.shared.metrics import REGISTRY, TimedPool, socket_kind, stream_kind
+from services.shared.metrics import Counters, TimedPool, app_metrics, socket_kind, stream_kind
 from services.shared.settings import Settings
 
 pytestmark = pytest.mark.anyio
 
 
-def _sample(name: str, **labels: str) -> float:
-    value = REGISTRY.get_sample_value(name, labels)
+def _sample(counters: Counters, name: str, **labels: str) -> float:
+    value = counters.registry.get_sample_value(name, labels)
     return 0.0 if value is None else value
+
+
+def _checkouts(engine: AsyncEngine) -> float:
+    """`ludo_db_pool_checkout_seconds_count` of the engine's own pool."""
+    pool = engine.sync_engine.pool
+    assert isinstance(pool, TimedPool)
+    return sum(
+        sample.value
+        for family in pool.checkouts.collect()
+        for sample in family.samples
+        if sample.name == "ludo_db_pool_checkout_seconds_count"
+    )
 
 
 def test_stream_and_socket_kinds_are_a_bounded_set() -> None:
@@ -92,18 +104,27 @@ async def test_an_unreachable_server_is_unavailable(tmp_path: Path) -> None:
 
 async def test_pool_timeouts_are_their_own_kind(database_url: str) -> None:
     """A checkout that waits past the pool's timeout is `pool_timeout`, and every
-    checkout, the waiting ones too, is timed into `ludo_db_pool_checkout_seconds`."""
+    checkout, the waiting ones too, is timed into the engine's own
+    `ludo_db_pool_checkout_seconds` (another engine's checkouts meanwhile are not)."""
     engine = create_engine(database_url, pool_size=1, max_overflow=0, pool_timeout=0.2)
-    assert isinstance(engine.sync_engine.pool, TimedPool)
-    checkouts = _sample("ludo_db_pool_checkout_seconds_count")
+    other = create_engine(database_url)
     try:
         async with engine.connect() as held:
             await held.execute(sa.text("SELECT 1"))
             error = await _error_of(engine, "SELECT 1")
+            async with other.connect() as elsewhere:
+                await elsewhere.execute(sa.text("SELECT 1"))
         assert database_error_kind(error) == "pool_timeout"
+        assert _checkouts(engine) == 2
+        assert _checkouts(other) == 1
+        # The pool a dispose puts in its place keeps the engine's figures.
+        await engine.dispose()
+        async with engine.connect() as again:
+            await again.execute(sa.text("SELECT 1"))
+        assert _checkouts(engine) == 3
     finally:
         await engine.dispose()
-    assert _sample("ludo_db_pool_checkout_seconds_count") == checkouts + 2
+        await other.dispose()
 
 
 @pytest.fixture
@@ -119,15 +140,19 @@ async def unreachable_app(tmp_path: Path) -> AsyncIterator[AsyncTestClient[Lites
 
 
 async def test_a_503_at_the_edge_counts_an_unavailable_database(
-    unreachable_app: AsyncTestClient[Litestar],
+    unreachable_app: AsyncTestClient[Litestar], tmp_path: Path
 ) -> None:
     """A request that finds the database away answers 503 and counts one `unavailable`
-    database error and one 5xx on its route."""
-    errors = _sample("ludo_db_errors_total", kind="unavailable")
+    database error and one 5xx on its route, in its own app's figures: another app of the
+    same process counts nothing of it."""
+    counters = app_metrics(unreachable_app.app).counters
+    other = create_app(Settings(data_dir=tmp_path, scheduler=False, pairing=False))
     route = {"route": "/api/players", "method": "POST", "status": "5xx"}
-    answered = _sample("ludo_http_request_duration_seconds_count", **route)
     r = await unreachable_app.post("/api/players", json={"name": "ann"})
     assert r.status_code == 503
     assert r.json()["error"] == "database_unavailable"
-    assert _sample("ludo_db_errors_total", kind="unavailable") == errors + 1
-    assert _sample("ludo_http_request_duration_seconds_count", **route) == answered + 1
+    assert _sample(counters, "ludo_db_errors_total", kind="unavailable") == 1
+    assert _sample(counters, "ludo_http_request_duration_seconds_count", **route) == 1
+    others = app_metrics(other).counters
+    assert _sample(others, "ludo_db_errors_total", kind="unavailable") == 0
+    assert _sample(others, "ludo_http_request_duration_seconds_count", **route) == 0

@@ -1,10 +1,12 @@
 """Group commit (eventstore/_group.py): the shared contract through batches, and what
 batching must not change: each stream's own checks, a failure confined to its append,
-hints after `on_commit`, a broken connection answered and replaced."""
+hints after `on_commit`; a connection its server ended replaced before a batch, one lost
+under a batch answered and replaced."""
 
 from __future__ import annotations
 
 import asyncio
+import select
 from collections.abc import AsyncIterator, Callable
 
 import psycopg
@@ -16,7 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.chain import GENESIS
 from services.shared.errors import database_unavailable
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+from tests.pg_waits import backend_pid, wait_until_blocked
 from tests.services.shared.eventstore.contract import EventStoreContract, new_stream, turn
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -129,22 +133,55 @@ def _tell(told: list[str]) -> Callable[[AppendResult], None]:
     return lambda result: told.append(result.stream_id)
 
 
-async def test_a_broken_connection_is_unavailable_then_replaced(
-    grouped: EventStore, engine: AsyncEngine
-) -> None:
-    """When the server drops the batch connection, that batch fails as database
-    unavailable (503 at the edge) and writes nothing; the next append reconnects."""
-    heads = await _started(grouped, 2)
-    assert grouped.group is not None and grouped.group._conn is not None
-    pid = grouped.group._conn.info.backend_pid
+def _peer_closed(fd: int) -> bool:
+    """Whether the server's end of socket `fd` is closed (nothing is read from it)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLRDHUP)
+    return any(events & (select.POLLRDHUP | select.POLLHUP) for _fd, events in poller.poll(0))
+
+
+async def _terminate(engine: AsyncEngine, pid: int) -> None:
     async with engine.connect() as conn:
         # With a timeout it returns once the backend is gone, not when it is signalled.
         gone = sa.text("SELECT pg_terminate_backend(:pid, 10000)")
         assert (await conn.execute(gone, {"pid": pid})).scalar_one()
         await conn.commit()
+
+
+async def test_a_connection_ended_between_batches_is_replaced_before_the_next(
+    grouped: EventStore, engine: AsyncEngine
+) -> None:
+    """When the server ended the batch connection while it was idle (a restart, a
+    crashed primary), the next batch is sent on a new one: no append fails."""
+    heads = await _started(grouped, 2)
+    assert grouped.group is not None and grouped.group._conn is not None
+    ended = grouped.group._conn
+    await _terminate(engine, ended.info.backend_pid)
+    await wait_until(lambda: _peer_closed(ended.pgconn.socket), 30, what="its socket closed")
     sid, head = heads[0]
-    with pytest.raises(psycopg.Error) as failed:
-        await grouped.append(sid, 3, turn(1, 1), prev_hash=head)
+    again = await grouped.append(sid, 3, turn(1, 1), prev_hash=head)
+    assert again.last_version == 5
+    assert grouped.group._conn is not ended
+
+
+async def test_a_connection_lost_under_a_batch_fails_it_as_unavailable_then_is_replaced(
+    grouped: EventStore, engine: AsyncEngine
+) -> None:
+    """When the server drops the batch connection while the batch is on it, that batch
+    fails as database unavailable (503 at the edge: it may not be sent again here) and
+    writes nothing; the next append reconnects."""
+    heads = await _started(grouped, 2)
+    assert grouped.group is not None and grouped.group._conn is not None
+    pid = grouped.group._conn.info.backend_pid
+    sid, head = heads[0]
+    async with engine.connect() as locker:
+        await locker.execute(sa.text("LOCK TABLE events IN EXCLUSIVE MODE"))
+        held = asyncio.create_task(grouped.append(sid, 3, turn(1, 1), prev_hash=head))
+        await wait_until_blocked(engine, by=await backend_pid(locker))
+        await _terminate(engine, pid)
+        with pytest.raises(psycopg.Error) as failed:
+            await held
+        await locker.rollback()
     assert database_unavailable(failed.value)
     assert await grouped.stream_version(sid) == 3
     again = await grouped.append(sid, 3, turn(1, 1), prev_hash=head)
