@@ -12,6 +12,7 @@ def register(bench: argparse.ArgumentParser) -> None:
     targets = bench.add_subparsers(dest="bench_target", metavar="TARGET", required=True)
     from benchmarks import (
         analysis_bench,
+        analysis_served_bench,
         arena_bench,
         domain_bench,
         faults_bench,
@@ -31,6 +32,7 @@ def register(bench: argparse.ArgumentParser) -> None:
 
     for module in (
         analysis_bench,
+        analysis_served_bench,
         arena_bench,
         domain_bench,
         faults_bench,

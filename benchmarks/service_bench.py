@@ -37,7 +37,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,7 +65,7 @@ from domain.decider import current_legal_moves
 from ludo_cli.arguments import positive_float, positive_int, rules_json
 from ludo_cli.progress import Progress
 
-__all__ = ["BENCH", "BenchError", "Config", "bench", "drive", "measure"]
+__all__ = ["BENCH", "BenchError", "Config", "background_load", "bench", "drive", "measure"]
 
 # Targets at 32 concurrent matches (issue 14, point 5), each a ratio to a baseline of the
 # same run or a count: the machine's speed moves up to 3x between hours, so milliseconds
@@ -537,6 +537,56 @@ def drive(base: str, config: Config, service_pid: int | None, db_url: str) -> di
     return _load_figures(parts, _cpu_usage(before, after, config.seconds), config.seconds)
 
 
+@contextlib.contextmanager
+def background_load(base: str, config: Config) -> Iterator[dict[str, Any]]:
+    """This bench's load (`config.matches` match tasks from `config.generators` processes,
+    as `drive` makes it) on the service at `base` for as long as the block runs: the load
+    another bench measures beside. Yields a dict that holds, once the block is left, the
+    commands served, the matches finished and the seconds the load ran."""
+    ctx = multiprocessing.get_context("spawn")
+    shares = [config.matches // config.generators] * config.generators
+    for i in range(config.matches % config.generators):
+        shares[i] += 1
+    shares = [k for k in shares if k > 0]
+    ready, results, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
+    starts = [ctx.Queue() for _ in shares]
+    cap = -(-config.max_commands // len(shares))
+    procs = [
+        ctx.Process(
+            target=_generator,
+            args=(base, msgspec.to_builtins(config), k, cap, ready, start, results, stop),
+            daemon=True,
+        )
+        for k, start in zip(shares, starts, strict=True)
+    ]
+    figures: dict[str, Any] = {}
+    for proc in procs:
+        proc.start()
+    try:
+        for _ in procs:
+            ready.get(timeout=120)
+        begin = time.time() + 0.2
+        for start in starts:
+            # No warm-up, no end: the window runs until `stop`.
+            start.put((begin, begin, begin + 24 * 3600.0))
+        yield figures
+        stop.set()
+        parts = [results.get(timeout=120) for _ in procs]
+    except queue.Empty:
+        raise BenchError("a load generator process did not answer in time") from None
+    finally:
+        stop.set()
+        reap(procs)
+    failed = [p["failed"] for p in parts if p.get("failed")]
+    if failed:
+        raise BenchError(f"a match task of the load failed: {failed[0]}")
+    figures.update(
+        commands=sum(len(p["latencies"]) for p in parts),
+        matches_finished=sum(p["matches_finished"] for p in parts),
+        seconds=round(max(p["window_s"] for p in parts), 1),
+    )
+
+
 def _sleep_until(instant: float) -> None:
     time.sleep(max(0.0, instant - time.time()))
 
@@ -549,13 +599,22 @@ def _generator(
     ready: Any,
     start: Any,
     results: Any,
+    stop: Any = None,
 ) -> None:
-    """One load-generator process: `matches` match tasks over the agreed window."""
+    """One load-generator process: `matches` match tasks over the agreed window (or until
+    the multiprocessing event `stop` is set)."""
     ready.put(os.getpid())
     begin, window_from, window_until = start.get(timeout=300)
     part = asyncio.run(
         _generate(
-            base, msgspec.convert(config, Config), matches, cap, begin, window_from, window_until
+            base,
+            msgspec.convert(config, Config),
+            matches,
+            cap,
+            begin,
+            window_from,
+            window_until,
+            stop,
         )
     )
     results.put(part)
@@ -569,6 +628,7 @@ async def _generate(
     begin: float,
     window_from: float,
     window_until: float,
+    stop: Any = None,
 ) -> dict[str, Any]:
     load = Load()
     # One connection per match task, and a lean client (benchmarks/http1.py): httpx
@@ -595,10 +655,14 @@ async def _generate(
         await asyncio.sleep(max(0.0, window_from - time.time()))
         load.measuring = True
         cpu = time.process_time()
+        measured_from = time.time()
         while not load.stop and time.time() < window_until and not _failed(tasks):
+            if stop is not None and stop.is_set():
+                break
             await asyncio.sleep(min(0.5, max(0.0, window_until - time.time())))
         load.measuring = False
         cpu = time.process_time() - cpu
+        window_s = time.time() - measured_from
         load.stop = True
         await asyncio.gather(*tasks, return_exceptions=True)
     failed = _failed(tasks)
@@ -611,6 +675,7 @@ async def _generate(
         "matches_finished": load.matches_finished,
         "finished_ids": load.finished_ids,
         "cpu_s": cpu,
+        "window_s": window_s,
         "failed": repr(failed) if failed else None,
     }
 

@@ -64,6 +64,7 @@ __all__ = [
     "EVALUATOR",
     "FORMAT",
     "FORMAT_VERSION",
+    "Analyser",
     "Analysis",
     "Chances",
     "Decision",
@@ -208,24 +209,47 @@ class _Turn:
 
 def analyse(events: Sequence[Event]) -> Analysis:
     """The analysis of a match's events (any prefix of a valid stream)."""
-    state = MatchState()
-    seats: list[_Seat] = []
-    rolls: list[Roll] = []
-    decisions: list[Decision] = []
-    points: list[Point] = []
-    swings: list[list[tuple[float, Swing]]] = []
-    pending: tuple[int, list[Move], list[float]] | None = None  # the last roll's options
-    turn: _Turn | None = None
-    until = -1
-    outcome: list[float] | None = None
-    for version, event in enumerate(events):
-        until = version
+    analyser = Analyser()
+    analyser.feed(events)
+    return analyser.result()
+
+
+class Analyser:
+    """`analyse`, one stretch of events at a time: `feed` folds the next events of a match
+    (in order, from its first), `result()` is `analyse` of all the events fed so far, the
+    same bytes once encoded. The analysis consumer feeds a match's events as it is played,
+    so that only its last turns remain to analyse when it ends (docs/analysis.md)."""
+
+    def __init__(self) -> None:
+        self.state = MatchState()
+        self.seats: list[_Seat] = []
+        self.rolls: list[Roll] = []
+        self.decisions: list[Decision] = []
+        self.points: list[Point] = []
+        self.swings: list[list[tuple[float, Swing]]] = []
+        self.pending: tuple[int, list[Move], list[float]] | None = None  # the last roll's options
+        self.turn: _Turn | None = None
+        self.until = -1
+        self.fed = 0  # events fed so far (those after the first place is decided included)
+        self.done = False  # the first place is decided: the events after it change nothing
+
+    def feed(self, events: Sequence[Event]) -> None:
+        """Folds the match's next events (the first of them is event number `fed`)."""
+        for event in events:
+            version = self.fed
+            self.fed += 1
+            if not self.done:
+                self._step(version, event)
+
+    def _step(self, version: int, event: Event) -> None:
+        state = self.state
+        self.until = version
         if isinstance(event, DieRolled):
             me = event.seat
             faces, plays = _face_plays(state)
             before = sum(faces) / 6.0
             luck = faces[event.value - 1] - before
-            seat = seats[me]
+            seat = self.seats[me]
             if seat.start is None:
                 seat.start = before
             elif seat.last is not None:
@@ -237,7 +261,7 @@ def analyse(events: Sequence[Event]) -> Analysis:
             seat.same_turn = True
             seat.rolls += 1
             seat.luck += luck
-            rolls.append(
+            self.rolls.append(
                 Roll(
                     version=version,
                     seat=me,
@@ -247,19 +271,19 @@ def analyse(events: Sequence[Event]) -> Analysis:
                     faces=[_r(f) for f in faces],
                 )
             )
-            if turn is not None:
-                turn.dice.append(event.value)
+            if self.turn is not None:
+                self.turn.dice.append(event.value)
             apply(state, event)
             moves, values = plays[event.value - 1]
-            pending = (me, moves, values) if moves else None
+            self.pending = (me, moves, values) if moves else None
             # the rolled face's best play, until the move played (if any) replaces it: a
             # prefix cut before the move still sums
             seat.last = faces[event.value - 1]
-            continue
-        if isinstance(event, PieceMoved) and event.die is not None and pending is not None:
-            me, moves, values = pending
-            pending = None
-            seat = seats[me]
+            return
+        if isinstance(event, PieceMoved) and event.die is not None and self.pending is not None:
+            me, moves, values = self.pending
+            self.pending = None
+            seat = self.seats[me]
             played = next(i for i, m in enumerate(moves) if m.piece == event.piece)
             best = max(range(len(values)), key=lambda i: (values[i], -i))
             error = max(0.0, values[best] - values[played])
@@ -274,7 +298,7 @@ def analyse(events: Sequence[Event]) -> Analysis:
                     seat.own_error += error
                     # As stored: a choice shown with error 0 (to 6 decimals) is a best one.
                     seat.best += _r(error) == 0.0
-                decisions.append(
+                self.decisions.append(
                     Decision(
                         version=version,
                         seat=me,
@@ -289,45 +313,52 @@ def analyse(events: Sequence[Event]) -> Analysis:
                         error=_r(error),
                     )
                 )
-            if turn is not None:
-                turn.captured.extend(s for s, _ in event.captures)
+            if self.turn is not None:
+                self.turn.captured.extend(s for s, _ in event.captures)
             apply(state, event)
-            continue
-        if isinstance(event, PieceMoved) and turn is not None:
-            turn.captured.extend(s for s, _ in event.captures)
+            return
+        if isinstance(event, PieceMoved) and self.turn is not None:
+            self.turn.captured.extend(s for s, _ in event.captures)
         apply(state, event)
         if isinstance(event, MatchCreated):
             assert state.board is not None
-            seats = [_Seat() for _ in range(state.board.players)]
-            swings = [[] for _ in range(state.board.players)]
+            self.seats = [_Seat() for _ in range(state.board.players)]
+            self.swings = [[] for _ in range(state.board.players)]
         elif isinstance(event, TurnEnded):
-            for other in seats:
+            for other in self.seats:
                 other.same_turn = False
-            _point(state, points, version, turn, swings)
-            turn = _Turn(version + 1, event.next_seat)
+            _point(state, self.points, version, self.turn, self.swings)
+            self.turn = _Turn(version + 1, event.next_seat)
         elif isinstance(event, PlayerFinished | MatchFinished):
-            outcome = _outcome(state, event)
-            break
-        if turn is None and state.status == "playing":
-            turn = _Turn(version + 1, state.turn)
-            if not points:
-                points.append(Point(version, _chances(state)))
-    if outcome is not None:
-        points.append(Point(until, [_r(o) for o in outcome]))
-        _swing(points, turn, swings, until)
-        for s, seat in enumerate(seats):
+            self._decided(_outcome(state, event))
+            return
+        if self.turn is None and state.status == "playing":
+            self.turn = _Turn(version + 1, state.turn)
+            if not self.points:
+                self.points.append(Point(version, _chances(state)))
+
+    def _decided(self, outcome: list[float]) -> None:
+        """The first place is decided: the last point, the last turn's swing, and each
+        seat's way from its last value to the result."""
+        self.done = True
+        self.points.append(Point(self.until, [_r(o) for o in outcome]))
+        _swing(self.points, self.turn, self.swings, self.until)
+        for s, seat in enumerate(self.seats):
             if seat.last is not None:
                 seat.others += outcome[s] - seat.last
                 seat.last = outcome[s]
-    return Analysis(
-        evaluator=EVALUATOR,
-        players=len(seats),
-        until=until,
-        seats=[_summary(s, seat, swings[s]) for s, seat in enumerate(seats)],
-        points=points,
-        rolls=rolls,
-        decisions=decisions,
-    )
+
+    def result(self) -> Analysis:
+        """The analysis of the events fed so far (copies: feeding on changes it not)."""
+        return Analysis(
+            evaluator=EVALUATOR,
+            players=len(self.seats),
+            until=self.until,
+            seats=[_summary(s, seat, self.swings[s]) for s, seat in enumerate(self.seats)],
+            points=list(self.points),
+            rolls=list(self.rolls),
+            decisions=list(self.decisions),
+        )
 
 
 def _outcome(state: MatchState, event: PlayerFinished | MatchFinished) -> list[float]:

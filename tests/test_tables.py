@@ -133,19 +133,23 @@ def test_the_log_and_the_match_rows_are_read_in_one_place_each() -> None:
 # player's standing must not depend on the ranking process being up (docs/ranking.md,
 # Reputation), and a report is filed where the match is (the match service) but decided on
 # the ranking service's dashboard. Every instance writes its own figures for the operator's
-# live view (instance_stats.py). Nowhere else outside services/ranking/.
+# live view (instance_stats.py). A finished match's socket asks whether its analysis is
+# written (analysis_hints.py), on the analysis consumer's hint. Nowhere else outside
+# services/ranking/.
 SHARED_RANKING = {
     "ratings": ("services/shared/standing.py",),
     "reputation_matches": ("services/shared/standing.py",),
     "reports": ("services/shared/standing.py", "services/shared/reports.py"),
     "instance_stats": ("services/shared/instance_stats.py",),
+    "match_analyses": ("services/shared/analysis_hints.py",),
 }
 
 
-def test_the_ranking_tables_are_read_outside_it_in_three_modules_only() -> None:
+def test_the_ranking_tables_are_read_outside_it_in_the_listed_modules_only() -> None:
     """Outside services/ranking/, only standing.py names the ratings and the reputation
-    fold, only it and reports.py name `reports`, and only instance_stats.py the instances'
-    figures; no other ranking table at all."""
+    fold, only it and reports.py name `reports`, only instance_stats.py the instances'
+    figures and only analysis_hints.py whether an analysis is written; no other ranking
+    table at all."""
     ranking = frozenset(ranking_tables.TABLES.tables)
     found = [
         (f, t)

@@ -27,8 +27,11 @@ Beside the match's own frames (and never counted in their versions), the socket 
 match's quick-chat stamps and who is connected: `{"type": "stamp", "version", "seat",
 "stamp", "at", "recorded_at"}` for each stamp sent from the socket's connection on (or from
 `?stamps=N`, the stamps stream's version, after a reconnect), from the stamps stream's own
-follower; and `{"type": "presence", "connected": [seats]}` at connect and after each change
-(a shared view re-read on the presence hints, `presence.py`). The client message
+follower; `{"type": "presence", "connected": [seats]}` at connect and after each change
+(a shared view re-read on the presence hints, `presence.py`); and, once the match is over,
+`{"type": "analysis", "ready": true}` as soon as its analysis is written (a shared view
+re-read on the analysis consumer's hints, `services/shared/analysis_hints.py`), so the end
+card reads it at once. The client message
 `{"type": "stamp", "stamp": id}` sends one (`stamps.py`: the HTTP route's rules and
 errors), answered `{"type": "stamped", "id", "version", "duplicate"}` or an error frame.
 """
@@ -75,6 +78,7 @@ from services.match.sockets import (
 )
 from services.match.stamps import stamp_out
 from services.match.views import match_view, option_view
+from services.shared.analysis_hints import analysed, analysis_hint_stream
 from services.shared.background import first_of
 from services.shared.errors import ErrorBody
 from services.shared.eventstore import StoredEvent
@@ -450,8 +454,10 @@ async def match_socket(
     feed = MatchFeed(service, match_id, state, row)
     session = _Session(service, match_id, socket.app.state.limits, client_key(socket.scope))
 
+    over = asyncio.Event()  # the match is over: its analysis is coming
+
     async def pump() -> None:
-        await first_of(match_pump(), stamps_pump(), presence_pump())
+        await first_of(match_pump(), stamps_pump(), presence_pump(), analysis_pump())
 
     async def stamps_pump() -> None:
         stream = stamps_stream(match_id)
@@ -480,6 +486,19 @@ async def match_socket(
                         msgspec.json.encode({"type": "presence", "connected": connected})
                     )
 
+    async def analysis_pump() -> None:
+        # Once the match is over: one shared re-read per analysis hint of the match (no
+        # poll), until the analysis is written; then `ready` once, and nothing more.
+        await over.wait()
+        load = partial(analysed, service.engine, match_id)
+        views = hub.view(analysis_hint_stream(match_id), load, 0.1, poll_seconds=math.inf)
+        async with contextlib.aclosing(views) as values:
+            async for ready in values:
+                if ready:
+                    break
+        await channel.send(msgspec.json.encode({"type": "analysis", "ready": True}))
+        await asyncio.Future()  # done: the other pumps go on
+
     async def match_pump() -> None:
         start = from_version
         if tail is not None and head - from_version > tail:
@@ -490,6 +509,8 @@ async def match_socket(
         async with contextlib.aclosing(batches_of) as batches:
             async for batch in batches:
                 await feed.advance(batch)
+                if feed.state.status == "finished":
+                    over.set()
                 # Every socket of the match here that got the same batch (all of them, but
                 # for catch-ups) sends the same bytes: made once for all. The events of a
                 # version never change, nor the state after them (given the last one's time).

@@ -672,6 +672,7 @@
         // server answers with its first outcome if it was carried out (nothing twice).
         if (pending && pending.until === undefined) send(pending.message);
         if (stampSent) { stampSent = null; drawStampPalette(); }  // lost with the socket
+        analysisWritten();  // the socket's word may have come while there was none
       },
       onFrame: (frame) => { if (matchId === socketFor) onMatchFrame(frame); },
     });
@@ -683,6 +684,8 @@
     } else if (frame.type === "presence") {
       connected = frame.connected;
       if (match) drawPlayers();
+    } else if (frame.type === "analysis") {
+      analysisWritten();
     } else if (frame.type === "stamped" || (frame.type === "error" && stampSent && frame.id === stampSent)) {
       onStamped(frame);
     } else if (frame.type === "batch") {  // the events of one read, then the state after them
@@ -1241,45 +1244,36 @@
 
   // ------------------------------------------------------------ the analysis
   // Every finished match is analysed by the ranking service (docs/analysis.md) within
-  // seconds of its end: each human seat's line then says what its dice and its choices
-  // did to its chance to finish first, in percentage points (luck, and −own_error), and a
-  // link opens the replay at its analysis. Until it is written the page says so and asks
-  // again a few times, further and further apart; a ranking service that does not answer
-  // (503) is said in words, and nothing else on the page waits for it.
+  // seconds of its end: each human seat's line then says its chance to finish first from
+  // the start to the end and what moved it, in points that add up (analysis_words.js), and
+  // a link opens the replay at its analysis. Until it is written the page says so; the
+  // match socket says when it is (`{"type": "analysis"}`) and the page reads it at once.
+  // It also asks again after a reconnect (a word may have been missed meanwhile) and,
+  // seldom, on its own (a lost hint); a ranking service that does not answer (503) is said
+  // in words, and nothing else on the page waits for it.
   mergeWords({
     ja: {
       analysis_pending: "対局を分析しています…",
       analysis_later: "分析はまだできていません。あとでリプレイで見られます。",
       analysis_unavailable: "いまは分析を表示できません（ランキングのサービスが応答しません）。",
       analysis_none: "この対局の分析はありません。",
-      analysis_note: "数字は、1位になる確率がどれだけ動いたか（パーセントポイント）です。",
       analysis_link: "リプレイで分析を見る",
-      analysis_you: "サイコロ: あなたに{luck}、あなたの選んだ手: {choices}",
-      analysis_seat: "サイコロ: {luck}、選んだ手: {choices}",
-      analysis_no_choice: "選ぶ場面なし",
     },
     en: {
       analysis_pending: "Analysing the match…",
       analysis_later: "The analysis is not ready yet; the replay will show it later.",
       analysis_unavailable: "The analysis cannot be shown right now (the ranking service does not answer).",
       analysis_none: "This match has no analysis.",
-      analysis_note: "In percentage points of the chance to finish first.",
       analysis_link: "See the analysis in the replay",
-      analysis_you: "The dice: {luck} for you; your choices: {choices}",
-      analysis_seat: "The dice: {luck}; choices: {choices}",
-      analysis_no_choice: "no choice to make",
     },
   });
-  const ANALYSIS_WAITS = [1500, 3000, 6000, 12000, 24000];  // ms before each new ask
+  // ms before each ask of its own (the socket's word comes first, as a rule); after the
+  // last the card says the replay will show it later.
+  const ANALYSIS_WAITS = [5000, 15000, 30000, 60000];
   let analysisFor = null;
   let analysis = null;           // the stored analysis (GET /api/ratings/analysis/{id})
   let analysisState = "pending"; // pending, ready, later, unavailable, none
-
-  // A change of chance in points, signed: "+12%", "−4%", "±0%".
-  function points(x) {
-    const n = Math.round(x * 100);
-    return n > 0 ? `+${n}%` : n < 0 ? `\u2212${-n}%` : "\u00b10%";
-  }
+  let analysisAsk = null;        // wakes the asking loop at once (the socket said it is ready)
 
   // keepalive: a page left while the answer is on its way does not abort it.
   async function askAnalysis(id) {
@@ -1308,7 +1302,21 @@
       analysisState = answer.state === "pending" && last ? "later" : answer.state;
       drawAnalysis();
       if (answer.state === "ready" || answer.state === "none" || last) return;
-      await new Promise((done) => setTimeout(done, ANALYSIS_WAITS[tries]));
+      // The next ask: when the socket says the analysis is written, or after a while.
+      await new Promise((done) => {
+        const timer = setTimeout(done, ANALYSIS_WAITS[tries]);
+        analysisAsk = () => { clearTimeout(timer); done(); };
+      });
+      analysisAsk = null;
+    }
+  }
+
+  // The match socket's word that the analysis is written (or a new socket: one may have
+  // been missed while there was none): the card asks at once, again if it had given up.
+  function analysisWritten() {
+    if (analysisAsk) analysisAsk();
+    else if (matchId && analysisFor === matchId && ["later", "unavailable"].includes(analysisState)) {
+      loadAnalysis(matchId);
     }
   }
 
@@ -1316,19 +1324,12 @@
     const ready = analysisState === "ready" && analysis && analysis.seats;
     for (const cell of document.querySelectorAll("#placements .luck")) {
       const seat = Number(cell.dataset.luckSeat);
-      const s = ready ? analysis.seats[seat] : null;
       const human = match && match.seats[seat] && !match.seats[seat].cpu;
-      if (!s || !human) {
-        cell.textContent = "";
-        continue;
-      }
-      const choices = s.choices ? points(-s.own_error) : t("analysis_no_choice");
-      cell.textContent = t(isMe(seat) ? "analysis_you" : "analysis_seat", { luck: points(s.luck), choices });
-      cell.dataset.luck = String(s.luck);
-      cell.dataset.choices = String(s.choices ? -s.own_error : 0);
+      const split = ready && human ? chanceSplit(analysis, seat) : null;
+      cell.replaceChildren(...(split ? [chanceBlock(split, isMe(seat))] : []));
     }
     const note = $("#analysis-note");
-    note.textContent = ready ? t("analysis_note") : t(`analysis_${analysisState}`);
+    note.textContent = ready ? t("chance.note") : t(`analysis_${analysisState}`);
     note.dataset.state = analysisState;
     const link = $("#analysis-link");
     link.hidden = !ready;

@@ -12,11 +12,24 @@ match ends at a time:
 3. then, in ONE transaction: locks the checkpoint row; if it moved meanwhile (another
    leader), writes nothing and starts over; else inserts the `match_analyses` and
    `analysis_seats` rows (plain INSERT: a second analysis of a match violates the primary
-   key) and moves the checkpoint past the page, and commits.
+   key) and moves the checkpoint past the page, and commits;
+4. sends a hint for each match analysed (`services/shared/analysis_hints.py`): the
+   match socket tells the end card at once.
 
 Effects and checkpoint commit together: each match is analysed once, never twice, never
 missed. What it stores is `domain.analysis.encode(analyse(events))`, the bytes
 `ludo replay analyse` prints for the match's replay file.
+
+**While a match is played.** So that a match's analysis is written within moments of its
+end, even on a busy machine, the leader analyses matches as they are played: the hints of
+the log name the match streams that moved (`heard`); when it is caught up with the ends
+(`between`), at most every `progress_every` seconds, it reads the new events of a few of
+them (`progress_matches`) and the worker folds them into that match's `Analyser`, which
+it keeps in memory. At the end only the turns not folded yet remain: the worker carries
+the match's `Analyser` on with them (the same bytes as a whole analysis: `Analyser`'s
+contract). None of this is stored: a new leader or a new worker analyses whole what it
+has not followed, and a hint lost only leaves more to do at the end. The worker starts
+when the leader does, so the first end does not wait for its start-up either.
 """
 
 from __future__ import annotations
@@ -26,6 +39,8 @@ import concurrent.futures
 import multiprocessing
 import os
 import signal
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
@@ -34,13 +49,14 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
-from domain.analysis import analyse, encode
-from domain.streams import PARTY_PREFIX, match_id_of
+from domain.analysis import Analyser, Analysis, encode
+from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking.checkpoints import read_checkpoint, write_checkpoint
 from services.ranking.consumer import finish_page, is_ranked
 from services.ranking.leadership import LEASE, LeasedFollower
 from services.shared import match_rows
-from services.shared.eventstore import EventStore
+from services.shared.analysis_hints import hint_analysed
+from services.shared.eventstore import EventStore, Notification
 
 __all__ = [
     "ANALYSIS_BATCH_LOCK",
@@ -57,6 +73,9 @@ CHECKPOINT: Final = "analysis"
 ANALYSIS_LOCK: Final = 0x6C75646F0004
 ANALYSIS_BATCH_LOCK: Final = 0x6C75646F0005
 NICE: Final = 10  # the worker's CPU priority below the services'
+# Matches the worker keeps an `Analyser` of (the least recently fed dropped first: such a
+# match is analysed whole at its end).
+KEPT: Final = 2000
 
 
 class Analysed(NamedTuple):
@@ -68,11 +87,20 @@ class Analysed(NamedTuple):
     players: int
     luck_gap: float
     seats: list[tuple[float, float, int, float, int, list[int]]]
+    # How it was made (for the log): the events analysed after the end (the rest had been
+    # folded while the match was played) and the worker's CPU seconds for it.
+    tail: int = 0
+    cpu_s: float = 0.0
 
 
 def analyse_match(events: Sequence[ev.Event]) -> Analysed:
     """The analysis of one finished match, and the figures its rows keep (pure)."""
-    analysis = analyse(events)
+    analyser = Analyser()
+    analyser.feed(events)
+    return _analysed(analyser.result(), events)
+
+
+def _analysed(analysis: Analysis, events: Sequence[ev.Event]) -> Analysed:
     faces = [[0] * 6 for _ in range(analysis.players)]
     for event in events:
         if isinstance(event, ev.DieRolled):
@@ -90,8 +118,49 @@ def analyse_match(events: Sequence[ev.Event]) -> Analysed:
     )
 
 
-def _analyse_all(matches: list[list[ev.Event]]) -> list[Analysed]:
-    return [analyse_match(events) for events in matches]
+# The worker's own: the `Analyser` of each match it has been fed while it is played, by
+# stream. Only the worker (one process, one task at a time) touches it.
+_ANALYSERS: OrderedDict[str, Analyser] = OrderedDict()
+
+
+def _progress(feeds: list[tuple[str, int, list[ev.Event]]]) -> dict[str, int]:
+    """Folds each match's new events (`stream`, the version of the first, the events) into
+    its `Analyser`; how many events of each it has folded now (0: start again from 0)."""
+    reached: dict[str, int] = {}
+    for stream, start, events in feeds:
+        analyser = _ANALYSERS.pop(stream, None)
+        if analyser is None and start == 0:
+            analyser = Analyser()
+        if analyser is None or not start <= analyser.fed <= start + len(events):
+            reached[stream] = 0  # this worker has not seen the start: from 0 next time
+            continue
+        analyser.feed(events[analyser.fed - start :])
+        _ANALYSERS[stream] = analyser
+        reached[stream] = analyser.fed
+    while len(_ANALYSERS) > KEPT:
+        _ANALYSERS.popitem(last=False)
+    return reached
+
+
+def _analyse_all(matches: list[tuple[str, list[ev.Event]]]) -> list[Analysed]:
+    """The analysis of each finished match: carried on from its `Analyser` when the worker
+    followed it while it was played, else whole."""
+    out = []
+    for stream, events in matches:
+        cpu = time.process_time()
+        analyser = _ANALYSERS.pop(stream, None)
+        if analyser is None or analyser.fed > len(events):
+            analyser = Analyser()
+        tail = len(events) - analyser.fed
+        analyser.feed(events[analyser.fed :])
+        done = _analysed(analyser.result(), events)
+        out.append(done._replace(tail=tail, cpu_s=time.process_time() - cpu))
+    return out
+
+
+def _ready() -> int:
+    """Nothing: the worker has started and imported the analysis (and the network)."""
+    return os.getpid()
 
 
 def _worker_start() -> None:
@@ -146,6 +215,8 @@ class AnalysisConsumer(LeasedFollower):
         standby_poll: float = 2.0,
         lease: float = LEASE,
         worker: bool = True,
+        progress_every: float = 1.0,
+        progress_events: int = 300,
     ) -> None:
         super().__init__(
             engine,
@@ -161,6 +232,16 @@ class AnalysisConsumer(LeasedFollower):
         # worker=False: analyse in this process's default thread pool (tests; a tool).
         self._worker = worker
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self.worker_pid: int | None = None  # the worker's, once it has started
+        # Matches being played: the length of each stream as its latest hint says, and
+        # how much of it the worker has folded (module docstring, "While a match is played").
+        self.progress_every = progress_every
+        self.progress_events = progress_events
+        self._heads: OrderedDict[str, int] = OrderedDict()
+        self._folded: dict[str, int] = {}
+        self._ended: OrderedDict[str, None] = OrderedDict()  # hints after the end: ignored
+        self._progressed_at = 0.0
+        self._behind = False  # the last round left events to fold
 
     def close(self) -> None:
         """Stops the worker process (the app's shutdown), waiting for it: a page being
@@ -170,13 +251,13 @@ class AnalysisConsumer(LeasedFollower):
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        self.worker_pid = None
+        self._folded.clear()
 
-    async def _analyse(self, matches: list[list[ev.Event]]) -> list[Analysed]:
-        if not matches:
-            return []  # no worker for a page without a match end
+    async def _in_worker(self, fn: Any, *args: Any) -> Any:
         loop = asyncio.get_running_loop()
         if not self._worker:
-            return await loop.run_in_executor(None, _analyse_all, matches)
+            return await loop.run_in_executor(None, fn, *args)
         if self._pool is None:
             # spawn, not fork: the service has threads and open connections.
             self._pool = concurrent.futures.ProcessPoolExecutor(
@@ -184,15 +265,80 @@ class AnalysisConsumer(LeasedFollower):
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_worker_start,
             )
+            self._folded.clear()  # a new worker has followed nothing yet
         try:
-            return await loop.run_in_executor(self._pool, _analyse_all, matches)
+            return await loop.run_in_executor(self._pool, fn, *args)
         except concurrent.futures.process.BrokenProcessPool:
             self.close()  # a worker killed under us: a new one next time
             raise
 
+    async def _analyse(self, matches: list[_Match]) -> list[Analysed]:
+        if not matches:
+            return []  # no worker for a page without a match end
+        for m in matches:
+            self._ended_now(m.stream_id)
+        results: list[Analysed] = await self._in_worker(
+            _analyse_all, [(m.stream_id, m.events) for m in matches]
+        )
+        return results
+
+    async def started(self) -> None:
+        """The leader's worker starts now, not at the first match end."""
+        self.worker_pid = await self._in_worker(_ready)
+
+    def _ended_now(self, stream: str) -> None:
+        self._heads.pop(stream, None)
+        self._folded.pop(stream, None)
+        self._ended[stream] = None
+        while len(self._ended) > KEPT:
+            self._ended.popitem(last=False)
+
+    def heard(self, notes: list[Notification]) -> None:
+        for note in notes:
+            if is_match_stream(note.stream_id) and note.stream_id not in self._ended:
+                head = max(self._heads.pop(note.stream_id, 0), note.version + 1)
+                self._heads[note.stream_id] = head
+        while len(self._heads) > KEPT:
+            dropped, _ = self._heads.popitem(last=False)
+            self._folded.pop(dropped, None)
+
+    async def between(self) -> bool:
+        """Folds new events of the matches being played, at most `progress_events` of them
+        a round (a few tenths of a second of the worker's CPU: a match end waits for one
+        round at most, `step` running between two). A round every `progress_every` seconds,
+        at once while matches are left behind; True then."""
+        behind = [s for s, head in self._heads.items() if head > self._folded.get(s, 0)]
+        if not behind:
+            return False
+        now = time.monotonic()
+        if not self._behind and now - self._progressed_at < self.progress_every:
+            return False
+        self._progressed_at = now
+        feeds = []
+        budget = self.progress_events
+        # The matches least recently hinted first (`heard` moves a hinted one last).
+        for stream in behind:
+            if budget <= 0:
+                break
+            start = self._folded.get(stream, 0)
+            stored = await self.store.read_stream(stream, start, limit=budget)
+            events = [e.event for e in stored]
+            budget -= len(events)
+            if any(isinstance(e, ev.MatchFinished) for e in events):
+                # Its end is `step`'s to analyse, which carries on from what is folded.
+                del self._heads[stream]
+            elif events:
+                feeds.append((stream, start, events))
+        if feeds:
+            reached: dict[str, int] = await self._in_worker(_progress, feeds)
+            self._folded.update(reached)
+        self._behind = budget <= 0
+        return self._behind
+
     async def step(self) -> int:
         """One page: read and analyse outside any transaction, then write with the
         checkpoint in one (see the module docstring); the number of events read."""
+        began = time.monotonic()
         async with self.engine.connect() as conn:
             cursor = await read_checkpoint(conn, self.name)
             page = await finish_page(self.store, cursor, self.batch, conn=conn)
@@ -202,7 +348,7 @@ class AnalysisConsumer(LeasedFollower):
             matches = await self._read(
                 conn, [(f.stream_id, f.position, f.recorded_at) for f in page.finishes]
             )
-        results = await self._analyse([m.events for m in matches])
+        results = await self._analyse(matches)
         async with self.engine.begin() as conn:
             await conn.exec_driver_sql(self._fence)
             if await read_checkpoint(conn, self.name, lock=True) != cursor:
@@ -234,7 +380,15 @@ class AnalysisConsumer(LeasedFollower):
                 )
             await write_checkpoint(conn, self.name, page.last)
         if matches:
-            _log.info("matches_analysed", matches=len(matches), events=page.events)
+            await hint_analysed(self.engine, [match_id_of(m.stream_id) for m in matches])
+            _log.info(
+                "matches_analysed",
+                matches=len(matches),
+                events=page.events,
+                tail_events=sum(r.tail for r in results),
+                worker_cpu_s=round(sum(r.cpu_s for r in results), 3),
+                seconds=round(time.monotonic() - began, 3),
+            )
         return page.events
 
     async def _read(self, conn: Any, finishes: list[tuple[str, int, Any]]) -> list[_Match]:

@@ -25,7 +25,7 @@ from domain.events import MatchFinished
 from services.ranking.checkpoints import read_checkpoint
 from services.shared.background import first_of
 from services.shared.errors import count_database_error
-from services.shared.eventstore import Backlog, EventStore
+from services.shared.eventstore import Backlog, EventStore, Notification
 from services.shared.logging import describe_exception
 
 __all__ = ["LEASE", "LeasedFollower"]
@@ -196,20 +196,33 @@ class LeasedFollower:
             await asyncio.sleep(self.lease / 5)
             await lock_conn.execute(sa.text("SELECT 1"))
 
+    def heard(self, notes: list[Notification]) -> None:
+        """The hints that woke the leader (a subclass may keep what they name)."""
+
+    async def between(self) -> bool:
+        """Work of the leader's own, done when caught up, before it waits for hints; True
+        when more is left (it then only looks for hints, without waiting)."""
+        return False
+
     async def _consume(self) -> None:
         backoff = _HELD_BACK_FIRST
         async with self.store.listen() as listener:
+            await self.started()
             while True:
                 if await self.step() >= self.batch:
                     continue
+                more = await self.between()
                 if self.held_back:
                     # Committed, not yet in the global order: no new hint will come for
                     # it, so look again soon (10 ms, doubling, up to the poll interval).
-                    await listener.wait(backoff)
+                    self.heard(await listener.wait(0.0 if more else backoff))
                     backoff = min(backoff * 2, self.poll)
                 else:
                     backoff = _HELD_BACK_FIRST
-                    await listener.wait(self.poll)
+                    self.heard(await listener.wait(0.0 if more else self.poll))
+
+    async def started(self) -> None:
+        """Called once the leader listens, before its first step (a subclass may get ready)."""
 
     async def _fence_off(self, lock_conn: AsyncConnection) -> None:
         """Ends every batch still running when the lock becomes ours.

@@ -24,6 +24,7 @@ from domain.analysis import (
     CHANCES,
     EVALUATOR,
     FALLBACK_VERSION,
+    Analyser,
     Analysis,
     Decision,
     SeatAnalysis,
@@ -571,6 +572,33 @@ class TestDeterminism:
         assert part.rolls == [r for r in whole.rolls if r.version < k]
         assert part.decisions == [d for d in whole.decisions if d.version < k]
         assert part.points == [p for p in whole.points if p.version < k]
+
+    @few(3)
+    @given(
+        setup=setups(players=st.integers(2, 3)),
+        cuts=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6),
+    )
+    def test_fed_in_stretches_it_gives_the_same_bytes(
+        self, setup: Setup, cuts: list[float]
+    ) -> None:
+        """An `Analyser` fed a match's events in stretches (as the service feeds a match
+        while it is played) gives, after each stretch, the bytes `analyse` gives for the
+        events so far, and after the last the whole match's; a result taken early is not
+        changed by what is fed after it."""
+        events = events_of(setup)
+        ends = sorted({int(c * len(events)) for c in cuts} | {len(events)})
+        analyser = Analyser()
+        taken: list[tuple[bytes, Analysis]] = []
+        fed = 0
+        for end in ends:
+            analyser.feed(events[fed:end])
+            fed = end
+            assert analyser.fed == end
+            early = analyser.result()
+            taken.append((encode(early), early))
+            assert taken[-1][0] == encode(analyse(events[:end]))
+        assert taken[-1][0] == encode(analysis_of(setup))
+        assert all(encode(result) == body for body, result in taken)
 
     @few(2)
     @given(setup=setups())

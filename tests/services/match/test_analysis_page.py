@@ -74,7 +74,9 @@ async def test_the_player_page_shows_luck_errors_and_dice(
     """With no analysed match the section says so; with four, the averages in words (of
     "this player" to a visitor, of "you" to the player) and figures, sixes per 100 rolls,
     a bar and an interval per face against 1/6 and the text table; in English and
-    Japanese; phone-wide without a small target or an axe finding."""
+    Japanese; phone-wide without a small target or an axe finding.
+
+    Luck and cost are in points of the chance to finish first, as every page says them."""
     ann = guest(site, "Ann")
     player = ann["id"]
     async with person(browser, locale="en-GB") as (page, errors):
@@ -90,8 +92,8 @@ async def test_the_player_page_shows_luck_errors_and_dice(
         await page.reload()
         await ready(page)
         await expect(page.locator("#analysis-summary")).to_have_text(
-            "On average over the last 4 matches, the dice gave this player +2.0% per match. "
-            "Their choices cost 1.3% per decision (the best move in 75% of them)."
+            "On average over the last 4 matches, the dice gave this player 2.0 points per match. "
+            "Their choices cost 1.3 points per decision (the best move in 75% of them)."
         )
         # The same page on Ann's own device (her guest in this browser): "you".
         await page.evaluate("(g) => localStorage.setItem('ludo.guest', JSON.stringify(g))", ann)
@@ -99,11 +101,11 @@ async def test_the_player_page_shows_luck_errors_and_dice(
         await ready(page)
         await expect(page.locator("#analysis-title")).to_have_text("Luck and decisions")
         await expect(page.locator("#analysis-summary")).to_have_text(
-            "On average over the last 4 matches, the dice gave you +2.0% per match. "
-            "Your choices cost 1.3% per decision (the best move in 75% of them)."
+            "On average over the last 4 matches, the dice gave you 2.0 points per match. "
+            "Your choices cost 1.3 points per decision (the best move in 75% of them)."
         )
         figures = page.locator("#analysis-figures dd")
-        await expect(figures).to_have_text(["4", "+2.0%", "1.3%", "75%"])
+        await expect(figures).to_have_text(["4", "+2.0 points", "1.3 points", "75%"])
         await expect(page.locator("#dice-summary")).to_contain_text(
             "Sixes per 100 rolls: 23.1 (a fair die: 16.7)."
         )
@@ -132,13 +134,14 @@ async def test_the_player_page_shows_luck_errors_and_dice(
             "このプレイヤーはまだランク戦で評価されていません。"
         )
         await expect(page.locator("#analysis-summary")).to_have_text(
-            "直近4局の平均では、サイコロの運で1局あたり+2.0%得をしています。"
-            "あなたの選択は、判断1回あたり1.3%の損でした（最善手を選んだのは75%）。"
+            "直近4局の平均では、サイコロの運で1局あたり2.0ポイント得をしています。"
+            "あなたの選択は、判断1回あたり1.3ポイントの損でした（最善手を選んだのは75%）。"
         )
         await expect(page.locator("#dice-table thead th")).to_have_text(
             ["出目", "回数", "割合", "95%区間"]
         )
         await expect(page.locator("#dice-summary")).to_contain_text("100回あたり6が23.1回")
+        await expect(figures).to_have_text(["4", "+2.0ポイント", "1.3ポイント", "75%"])
         assert await small_targets(page) == []
         assert await axe_violations(page) == []
         await shot(page, "player-analysis-375-ja.png")

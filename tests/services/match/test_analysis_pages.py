@@ -20,7 +20,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from playwright.async_api import Browser, Page, Route, expect
+import sqlalchemy as sa
+from playwright.async_api import Browser, Page, Route, WebSocket, expect
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks.long_match import cpu_seats, long_match, store_match
 from domain.analysis import analyse, encode
@@ -32,14 +34,16 @@ from tests.waiting import wait_until
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
 ANALYSIS = "**/api/ratings/analysis/*"
-SIGNED = r"(\+\d+|\u2212\d+|\u00b10)%"
 
 
-def signed(x: float) -> str:
-    """A change of chance as the pages write it, rounded as JavaScript's Math.round
-    rounds: "+12%", "−4%", "±0%"."""
+def signed(x: float, lang: str = "en") -> str:
+    """A change of chance as the pages write it, in points, rounded as JavaScript's
+    Math.round rounds: "+12 points", "−1 point", "±0 points"; 「+12ポイント」."""
     n = math.floor(x * 100 + 0.5)
-    return f"+{n}%" if n > 0 else f"\u2212{-n}%" if n < 0 else "\u00b10%"
+    figure = f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"
+    if lang == "ja":
+        return f"{figure}ポイント"
+    return f"{figure} point" if abs(n) == 1 else f"{figure} points"
 
 
 async def analysis_of(site: Site, match_id: str) -> dict[str, Any]:
@@ -89,43 +93,130 @@ def played_by_cpus(site: Site) -> str:
 
 # ------------------------------------------------------------------------ the end screen
 
+LINE_EN = re.compile(
+    r"^Your chance to finish first: (\d+)%\s→\s(\d+)% \((?:\+|\u2212|\u00b1)(\d+) points?\)$"
+)
+LINE_JA = re.compile(
+    r"^あなたが1位になる確率: (\d+)%\s→\s(\d+)%（(?:\+|\u2212|\u00b1)(\d+)ポイント）$"
+)
+PARTS_EN = ["Dice", "Your choices", "Other players' turns and the rest"]
+PARTS_JA = ["サイコロ", "あなたの選んだ手", "ほかのプレイヤーの番など"]
 
-async def test_the_end_screen_says_the_players_dice_and_choices(
+
+def shown(x: float) -> int:
+    """A chance in whole per cent, as the pages round it (JavaScript's Math.round)."""
+    return math.floor(x * 100 + 0.5)
+
+
+async def check_chance_line(
+    page: Page, analysis: dict[str, Any], seat: int, line: re.Pattern[str], labels: list[str]
+) -> None:
+    """The seat's analysis on the end card: its chance from the start to the end as the
+    analysis's first and last points give it, the change, and three parts, each labelled
+    and within ±100 points, that add up to it exactly as shown."""
+    box = page.locator(f"#placements li[data-seat='{seat}'] .chance")
+    await expect(box).to_be_visible()
+    start = shown(analysis["points"][0][1][seat])
+    end = shown(analysis["points"][-1][1][seat])
+    assert await box.get_attribute("data-start") == str(start)
+    assert await box.get_attribute("data-end") == str(end)
+    assert await box.get_attribute("data-change") == str(end - start)
+    said = line.match(await box.locator(".chance-line").inner_text())
+    assert said is not None, await box.inner_text()
+    assert (int(said[1]), int(said[2]), int(said[3])) == (start, end, abs(end - start))
+    parts = box.locator(".chance-parts li")
+    await expect(parts).to_have_count(3)
+    figures = [int(await parts.nth(i).get_attribute("data-points") or "") for i in range(3)]
+    assert sum(figures) == end - start
+    assert all(abs(f) <= 100 for f in figures) and figures[1] <= 0
+    assert [await parts.nth(i).locator(".chance-label").inner_text() for i in range(3)] == labels
+    for i, figure in enumerate(figures):
+        text = await parts.nth(i).locator(".chance-figure").inner_text()
+        if i == 1 and not analysis["seats"][seat]["choices"]:
+            continue  # "no choice to make", in words
+        assert text == (f"+{figure}" if figure > 0 else f"\u2212{-figure}" if figure else "\u00b10")
+
+
+async def test_the_end_card_says_the_chance_from_start_to_end_and_what_moved_it(
     site: Site, browser: Browser
 ) -> None:
-    """After a match against a CPU, on a phone, the end screen says the player's dice and
-    choices in points of their chance to finish first, as the stored analysis has them,
-    in English and Japanese, with a link to the replay's analysis; the CPU has no line."""
+    """The end card says the player's chance from start to end and parts adding up to it.
+
+    After a match against a CPU: the chance to finish first where it started and where it
+    ended, in percentage points, and the dice, their choices and the rest as parts that
+    add up to that change, none beyond 100 points, as the stored analysis gives them, on a
+    375×812 phone and a 1280×800 desktop, in English and Japanese, with a link to the
+    replay's analysis; the CPU has no line."""
     async with person(browser, width=375, height=812, touch=True) as (page, errors):
         match_id = await play_two_seats_to_the_end(page, site, "mio")
         note = page.locator("#analysis-note")
         await expect(note).to_have_attribute("data-state", "ready", timeout=120_000)
         analysis = await analysis_of(site, match_id)
-        seat = analysis["seats"][0]
-        choices = signed(-seat["own_error"]) if seat["choices"] else "no choice to make"
-        mine = page.locator("#placements li[data-seat='0'] .luck")
-        await expect(mine).to_have_text(
-            f"The dice: {signed(seat['luck'])} for you; your choices: {choices}"
-        )
+        await check_chance_line(page, analysis, 0, LINE_EN, PARTS_EN)
         await expect(page.locator("#placements li[data-seat='1'] .luck")).to_be_empty()
-        await expect(note).to_have_text("In percentage points of the chance to finish first.")
+        await expect(note).to_contain_text("the parts add up to its change")
         link = page.locator("#analysis-link")
         await expect(link).to_have_attribute("href", f"/replay/{match_id}#analysis")
         await expect(page.locator("#replay-link")).to_be_visible()
         assert await small_targets(page) == []
         assert await axe_violations(page) == []
         assert await page.evaluate("scrollY") == 0
+        await page.locator("#result").scroll_into_view_if_needed()
         await shot(page, "end-analysis-375-en.png", full_page=False)
         await page.click("#lang")
-        ja = "選ぶ場面なし" if not seat["choices"] else signed(-seat["own_error"])
-        await expect(mine).to_have_text(
-            f"サイコロ: あなたに{signed(seat['luck'])}、あなたの選んだ手: {ja}"
-        )
+        await check_chance_line(page, analysis, 0, LINE_JA, PARTS_JA)
+        await expect(note).to_contain_text("内訳を足すと確率の変化になります")
         await expect(link).to_have_text("リプレイで分析を見る")
+        assert await axe_violations(page) == []
         await shot(page, "end-analysis-375-ja.png", full_page=False)
         await page.set_viewport_size({"width": 1280, "height": 800})
+        await check_chance_line(page, analysis, 0, LINE_JA, PARTS_JA)
+        assert await axe_violations(page) == []
         await shot(page, "end-analysis-1280-ja.png", full_page=False)
+        await page.click("#lang")
+        await check_chance_line(page, analysis, 0, LINE_EN, PARTS_EN)
+        assert await small_targets(page) == []
+        assert await axe_violations(page) == []
+        await shot(page, "end-analysis-1280-en.png", full_page=False)
         assert errors == []
+
+
+async def test_the_end_card_shows_the_analysis_the_moment_it_is_written(
+    site: Site, browser: Browser, engine: AsyncEngine
+) -> None:
+    """While the analysis is not written the end card says the match is being analysed;
+    once the ranking service writes it, the match socket says so and the card shows the
+    player's line at once, without a reload."""
+    frames: list[str] = []
+
+    def on_socket(ws: WebSocket) -> None:
+        ws.on("framereceived", lambda payload: frames.append(str(payload)))
+
+    # The analysis consumer is held at its commit (its checkpoint row, which its first
+    # step writes, locked) until the card has said it is analysing.
+    async def checkpoint_written() -> bool:
+        async with engine.connect() as conn:
+            query = "SELECT 1 FROM consumer_checkpoints WHERE name = 'analysis'"
+            return await conn.scalar(sa.text(query)) is not None
+
+    await wait_until(checkpoint_written, 30, what="the analysis consumer's first step")
+    async with engine.connect() as holder:
+        await holder.execute(
+            sa.text("SELECT 1 FROM consumer_checkpoints WHERE name = 'analysis' FOR UPDATE")
+        )
+        async with person(browser, width=375, height=812, touch=True) as (page, errors):
+            page.on("websocket", on_socket)
+            await play_two_seats_to_the_end(page, site, "kai")
+            note = page.locator("#analysis-note")
+            await expect(note).to_have_text("Analysing the match…")
+            await page.evaluate("window.kept = true")  # gone if the page were reloaded
+            await expect(page.locator("#placements li[data-seat='0'] .luck")).to_be_empty()
+            await holder.rollback()  # the consumer commits the analysis now
+            await expect(note).to_have_attribute("data-state", "ready", timeout=60_000)
+            await expect(page.locator("#placements li[data-seat='0'] .chance")).to_be_visible()
+            assert any('"type":"analysis"' in f for f in frames)
+            assert await page.evaluate("window.kept") is True
+            assert errors == []
 
 
 async def test_the_end_screen_says_why_the_analysis_is_not_there_yet(
@@ -161,13 +252,13 @@ async def test_the_end_screen_says_why_the_analysis_is_not_there_yet(
         )
         await expect(rematch).to_be_visible()
         unavailable_seen.set()
-        await expect(note).to_have_text("Analysing the match…")
+        await expect(note).to_have_text("Analysing the match…", timeout=60_000)
         await expect(page.locator("#analysis-link")).to_be_hidden()
         await expect(rematch).to_be_visible()
         pending_seen.set()
         await expect(note).to_have_attribute("data-state", "ready", timeout=120_000)
-        await expect(page.locator("#placements li[data-seat='0'] .luck")).to_have_text(
-            re.compile(f"^The dice: {SIGNED} for you; your choices: ({SIGNED}|no choice to make)$")
+        await expect(page.locator("#placements li[data-seat='0'] .chance-line")).to_have_text(
+            LINE_EN
         )
         await expect(rematch).to_be_visible()
         assert errors == []
@@ -245,7 +336,18 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
         await expect(page.locator("#chances-now")).to_contain_text(f"At event {swing['version']}:")
         rows = page.locator("#analysis-seats tbody tr")
         await expect(rows).to_have_count(len(colours))
-        await expect(rows.first.locator(".luck")).to_have_text(signed(analysis["seats"][0]["luck"]))
+        for i in range(len(colours)):  # each seat's parts add up to its change, as shown
+            row = rows.nth(i)
+            start = shown(analysis["points"][0][1][i])
+            end = shown(analysis["points"][-1][1][i])
+            await expect(row.locator(".chance")).to_have_text(
+                f"{start}% → {end}% ({signed((end - start) / 100)})"
+            )
+            parts = [
+                int(await row.locator(f".{key}").get_attribute("data-points") or "")
+                for key in ("dice", "choices", "rest")
+            ]
+            assert sum(parts) == end - start and all(abs(x) <= 100 for x in parts)
         assert await small_targets(page) == []
         assert await axe_violations(page) == []
         await shot(page, "replay-analysis-375-en.png")
@@ -308,7 +410,7 @@ async def test_a_two_player_replay_lists_each_swing_once_and_says_who_gained(
             assert changes[gainer] > 0 > changes[loser]
             assert await button.get_attribute("data-seat") == str(gainer)
             text = await button.inner_text()
-            gained, lost = signed(changes[gainer]), signed(changes[loser])
+            gained, lost = signed(changes[gainer], lang), signed(changes[loser], lang)
             assert gained in text and lost in text and text.index(gained) < text.index(lost)
             assert ("の番（" if lang == "ja" else "'s turn (") in text
         assert len(names) == 2

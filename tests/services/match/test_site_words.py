@@ -1,5 +1,6 @@
 """The match site's words, read from its JavaScript files (no browser): site.js's WORDS and
-the words a page adds (replay_words.js, dispute_words.js, report_player.js) have the same
+the words a page adds (replay_words.js, dispute_words.js, report_player.js,
+analysis_words.js) have the same
 keys and {names} in Japanese and English; the dispute report's Japanese holds no English
 words, and every key the dispute report names is there."""
 
@@ -13,7 +14,13 @@ import pytest
 from tests.services.match.site_words import MATCH, page_words, site_words
 from tests.words import check_named, check_same_words, latin_words
 
-WORDS_FILES = ["site.js", "replay_words.js", "dispute_words.js", "report_player.js"]
+WORDS_FILES = [
+    "site.js",
+    "replay_words.js",
+    "dispute_words.js",
+    "report_player.js",
+    "analysis_words.js",
+]
 # What the dispute report's Japanese may spell in Latin letters: the names of things (the
 # setting holding the token, the time zone, the CPU seats).
 NAMES = {"CPU", "LUDO", "OPERATOR", "TOKEN", "UTC"}

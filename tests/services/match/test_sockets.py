@@ -37,6 +37,7 @@ from services.match.match_socket import (
     result_event,
 )
 from services.match.views import event_view
+from services.ranking.analysis_consumer import AnalysisConsumer
 from services.shared.eventstore import ConcurrencyError, EventStore, StoredEvent
 from tests.pg_waits import backend_pid, wait_until_blocked
 from tests.services.conftest import Api
@@ -49,6 +50,7 @@ from tests.services.match.test_live import (
     _settings,
     unbatched,
 )
+from tests.services.ranking.finished_matches import CPU, write_match
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
@@ -56,9 +58,10 @@ pytestmark = pytest.mark.anyio
 _REPLIES = ("result", "error", "hello", "pong")
 
 
-# The match socket's frames beside the match's own (stamps, who is connected): kept apart
-# in `side`, so that the match's frames and messages are pinned as they always were.
-_SIDE = ("stamp", "presence")
+# The match socket's frames beside the match's own (stamps, who is connected, the analysis
+# written): kept apart in `side`, so that the match's frames and messages are pinned as
+# they always were.
+_SIDE = ("stamp", "presence", "analysis")
 
 
 class Socket:
@@ -584,6 +587,25 @@ async def test_the_lobby_socket_shows_new_parties_and_drops_started_ones(
             assert (await http.post(f"{url}/start", headers=h)).status_code == 201
             gone = await lobby.until(lambda f: f["type"] == "parties" and not listed(f))
             assert gone["parties"] == (await http.get("/api/parties")).json()["parties"]
+
+
+async def test_a_finished_matchs_socket_says_when_its_analysis_is_written(
+    server: Instance, engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """A socket of a finished match gets `{"type": "analysis", "ready": true}` once the
+    analysis consumer has written the match's analysis (on its hint, without a reconnect),
+    once; a socket opened afterwards gets it at once."""
+    stream = await write_match(engine, pg_store, ["ann", CPU], [1, 2])
+    match_id = stream.removeprefix("match-")
+    async with _socket(server.ws(match_id)) as early:
+        await early.until(lambda f: f["type"] == "state" and f["match"]["status"] == "finished")
+        await AnalysisConsumer(engine, pg_store, worker=False).catch_up()
+        frame = await early.until(lambda f: f["type"] == "analysis")
+        assert frame == {"type": "analysis", "ready": True}
+        async with _socket(server.ws(match_id)) as late:
+            assert await late.until(lambda f: f["type"] == "analysis") == frame
+        assert (await early.send({"type": "ping"})) == {"type": "pong"}  # it goes on
+    assert early.of("analysis") == [frame]
 
 
 def _stored(version: int, data: bytes = b'{"seat":1}') -> StoredEvent:

@@ -16,14 +16,17 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
-from replays.format import load_replay
+from replays.format import ReplayFile, load_replay
 from services.match.replay_store import ReplayStore
+from services.ranking import analysis_consumer
 from services.ranking.analysis_consumer import NICE, AnalysisConsumer, analyse_match
 from services.ranking.app import create_app
-from services.shared.eventstore import EventStore
+from services.shared.analysis_hints import analysed, analysis_hint_stream
+from services.shared.eventstore import EventData, EventStore, Notification
 from services.shared.settings import Settings
 from tests.golden.analyses.write import golden_pairs
 from tests.services.ranking.finished_matches import CPU, write_match
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -138,6 +141,106 @@ async def test_the_worker_process_runs_at_a_lower_priority(
         consumer.close()
     assert niceness >= os.nice(0) + NICE or niceness == 19
     assert await stored(engine) == goldens
+
+
+def golden(name: str = SMALL) -> tuple[ReplayFile, bytes]:
+    """A golden replay and its golden analysis bytes."""
+    for replay_path, analysis_path in golden_pairs():
+        if replay_path.name.startswith(name):
+            return load_replay(replay_path.read_bytes()), analysis_path.read_bytes()
+    raise LookupError(name)
+
+
+async def append_events(store: EventStore, replay: ReplayFile, start: int, end: int) -> None:
+    """The replay's events `start`..`end` - 1 appended to its stream, as play appends them."""
+    data = [EventData(e.type, e.schema_version, e.data.encode()) for e in replay.events]
+    await store.append(replay.stream_id, start, data[start:end])
+
+
+def first_finish(replay: ReplayFile) -> int:
+    return next(e.version for e in replay.events if e.type == "MatchFinished")
+
+
+async def test_a_match_followed_while_played_is_stored_as_if_analysed_whole(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """The leader folds the events of a match being played as the log's hints name it
+    (in the worker process, a budget of events a round); at the end the worker carries
+    that fold on with the last turns only, and the stored bytes are the golden ones, as
+    a whole analysis gives them."""
+    replay, body = golden()
+    end = first_finish(replay)
+    consumer = AnalysisConsumer(engine, pg_store, progress_every=0.0, progress_events=100)
+    try:
+        await append_events(pg_store, replay, 0, end - 40)
+        consumer.heard([Notification(replay.stream_id, end - 41)])
+        rounds = 0
+        while await consumer.between():  # a round of 100 events, then the rest
+            rounds += 1
+        assert rounds >= 1
+        assert consumer._folded[replay.stream_id] == end - 40
+        assert await consumer.catch_up(timeout=120) == 0  # no end yet: nothing stored
+        await append_events(pg_store, replay, end - 40, len(replay.events))
+        consumer.heard([Notification(replay.stream_id, len(replay.events) - 1)])
+        assert not await consumer.between()  # the end is the consumer's, not a round's
+        await consumer.catch_up(timeout=120)
+    finally:
+        consumer.close()
+    assert await stored(engine) == {replay.match_id: body}
+
+
+async def test_the_worker_carries_a_fold_on_to_the_whole_analysis(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """In one process: the match's `Analyser`, fed most of the match, is the one the end
+    carries on (and then dropped), and the bytes are still the golden ones."""
+    replay, body = golden()
+    end = first_finish(replay)
+    consumer = AnalysisConsumer(engine, pg_store, worker=False, progress_every=0.0)
+    await append_events(pg_store, replay, 0, end - 10)
+    consumer.heard([Notification(replay.stream_id, end - 11)])
+    while await consumer.between():
+        pass
+    fold = analysis_consumer._ANALYSERS[replay.stream_id]
+    assert fold.fed == end - 10
+    await append_events(pg_store, replay, end - 10, len(replay.events))
+    await consumer.catch_up()
+    assert fold.fed == len(replay.events)  # carried on to the end, not started again
+    assert replay.stream_id not in analysis_consumer._ANALYSERS
+    assert await stored(engine) == {replay.match_id: body}
+
+
+async def test_each_analysis_written_is_hinted_after_its_commit(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """Once a page of analyses is committed, a hint names each match's `analysis-<id>`
+    pseudo-stream, and `analysed` is true for it (what the match socket re-reads)."""
+    goldens = await import_goldens(pg_store)
+    match_id = next(iter(goldens))
+    assert not await analysed(engine, match_id)
+    async with pg_store.listen() as listener:
+        await AnalysisConsumer(engine, pg_store, worker=False).catch_up()
+        notes = await listener.wait(10)
+        while Notification(analysis_hint_stream(match_id), 0) not in notes:
+            notes += await listener.wait(10)
+    assert await analysed(engine, match_id)
+
+
+async def test_the_leader_starts_its_worker_before_the_first_end(
+    engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """A consumer that becomes the leader starts its worker process at once, so the first
+    match end does not wait for the worker's start-up."""
+    consumer = AnalysisConsumer(engine, pg_store, poll=0.05)
+    task = asyncio.create_task(consumer.run())
+    try:
+        pid = await wait_until(lambda: consumer.worker_pid, 60, what="the worker's start")
+        assert pid != os.getpid()
+        assert await stored(engine) == {}  # before any end
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        consumer.close()
 
 
 @pytest.fixture
