@@ -114,7 +114,7 @@ async def check_chance_line(
     """The seat's analysis on the end card: its chance from the start to the end as the
     analysis's first and last points give it, the change, and three parts, each labelled
     and within ±100 points, that add up to it exactly as shown."""
-    box = page.locator(f"#placements li[data-seat='{seat}'] .chance")
+    box = page.locator(f"#placements > li[data-seat='{seat}'] .chance")
     await expect(box).to_be_visible()
     start = shown(analysis["points"][0][1][seat])
     end = shown(analysis["points"][-1][1][seat])
@@ -153,7 +153,7 @@ async def test_the_end_card_says_the_chance_from_start_to_end_and_what_moved_it(
         await expect(note).to_have_attribute("data-state", "ready", timeout=120_000)
         analysis = await analysis_of(site, match_id)
         await check_chance_line(page, analysis, 0, LINE_EN, PARTS_EN)
-        await expect(page.locator("#placements li[data-seat='1'] .luck")).to_be_empty()
+        await expect(page.locator("#placements > li[data-seat='1'] .luck")).to_be_empty()
         await expect(note).to_contain_text("the parts add up to its change")
         link = page.locator("#analysis-link")
         await expect(link).to_have_attribute("href", f"/replay/{match_id}#analysis")
@@ -210,10 +210,10 @@ async def test_the_end_card_shows_the_analysis_the_moment_it_is_written(
             note = page.locator("#analysis-note")
             await expect(note).to_have_text("Analysing the match…")
             await page.evaluate("window.kept = true")  # gone if the page were reloaded
-            await expect(page.locator("#placements li[data-seat='0'] .luck")).to_be_empty()
+            await expect(page.locator("#placements > li[data-seat='0'] .luck")).to_be_empty()
             await holder.rollback()  # the consumer commits the analysis now
             await expect(note).to_have_attribute("data-state", "ready", timeout=60_000)
-            await expect(page.locator("#placements li[data-seat='0'] .chance")).to_be_visible()
+            await expect(page.locator("#placements > li[data-seat='0'] .chance")).to_be_visible()
             assert any('"type":"analysis"' in f for f in frames)
             assert await page.evaluate("window.kept") is True
             assert errors == []
@@ -257,7 +257,7 @@ async def test_the_end_screen_says_why_the_analysis_is_not_there_yet(
         await expect(rematch).to_be_visible()
         pending_seen.set()
         await expect(note).to_have_attribute("data-state", "ready", timeout=120_000)
-        await expect(page.locator("#placements li[data-seat='0'] .chance-line")).to_have_text(
+        await expect(page.locator("#placements > li[data-seat='0'] .chance-line")).to_have_text(
             LINE_EN
         )
         await expect(rematch).to_be_visible()

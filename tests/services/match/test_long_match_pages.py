@@ -134,7 +134,7 @@ async def test_a_long_finished_match_draws_from_its_latest_lines_and_loads_earli
             await page.goto(f"{site.url}/match/{match_id}")
             await expect(page.locator("body[data-ready=true]")).to_be_attached()
             await expect(page.locator("#result")).to_be_visible()
-            assert await page.locator("#placements li").count() == 4
+            assert await page.locator("#placements > li").count() == 4
             # What the first drawing took: the skipped frame, the last 50 events, the state.
             # (who is connected may be said first: a frame of its own, outside the match's)
             frames = [f for f in await _frames(page) if f["type"] in ("skipped", "event")]

@@ -60,9 +60,9 @@ async def test_a_whole_match_against_three_cpus_by_clicking(site: Site, browser:
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
         final = site.state(match_id)
         assert final["status"] == "finished"
-        await expect(page.locator("#placements li")).to_have_count(4)
+        await expect(page.locator("#placements > li")).to_have_count(4)
         first = final["placements"].index(1)
-        await expect(page.locator(f"#placements li[data-seat='{first}'] .place")).to_contain_text(
+        await expect(page.locator(f"#placements > li[data-seat='{first}'] .place")).to_contain_text(
             "1"
         )
         href = await page.get_attribute("#replay-link", "href")
@@ -121,7 +121,7 @@ async def test_two_people_play_each_other_and_a_spectator_follows(
                 page.locator("#placements .rating.up, #placements .rating.down")
             ).to_have_count(2)
         winner = site.state(match_id)["placements"].index(1)
-        cell = (a if winner == 0 else b).locator(f"#placements li[data-seat='{winner}'] .rating")
+        cell = (a if winner == 0 else b).locator(f"#placements > li[data-seat='{winner}'] .rating")
         await expect(cell).to_have_class(re.compile(r"\bup\b"))
         await shot(b, "result-ja.png")
         # The public leaderboard lists both, and a click leads to the player's page.
@@ -322,7 +322,7 @@ async def test_a_match_played_from_the_keyboard_alone(site: Site, browser: Brows
         await play_my_turns(page, act=keys)
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
         assert site.state(match_id)["status"] == "finished"
-        assert await page.locator("#placements li").count() == 4
+        assert await page.locator("#placements > li").count() == 4
         # The log box followed every line to the last, through every change of its size.
         gap = await page.locator("#log").evaluate(
             "b => b.scrollHeight - b.scrollTop - b.clientHeight"
@@ -363,9 +363,9 @@ async def test_a_phone_plays_a_three_player_match_by_tap(site: Site, browser: Br
         await play_my_turns(page, act=tap)
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
         assert site.state(match_id)["board"]["kind"] == "by_players"
-        await expect(page.locator("#placements li")).to_have_count(3)
+        await expect(page.locator("#placements > li")).to_have_count(3)
         # Each place on one line with its player ("2位" never alone on a line).
-        lines = await page.locator("#placements li").evaluate_all(
+        lines = await page.locator("#placements > li").evaluate_all(
             """lis => lis.map(li => [li.querySelector('.place').getBoundingClientRect().top,
                                      li.querySelector('.who').getBoundingClientRect().top])"""
         )

@@ -768,7 +768,7 @@ async def test_the_table_has_no_serious_accessibility_violation_nor_a_small_targ
         await play_until(page, "() => document.body.dataset.phase === 'move'")
         await audit("match")
         await play_my_turns(page, act=taps)
-        await expect(page.locator("#placements li")).to_have_count(2)
+        await expect(page.locator("#placements > li")).to_have_count(2)
         await audit("result")
         assert {k: v for k, v in found.items() if v} == {}
         assert errors == []

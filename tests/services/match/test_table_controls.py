@@ -221,7 +221,7 @@ async def test_a_lost_match_against_cpus_is_conceded_after_a_question_in_words(
         await expect(page.locator("#concede-confirm")).to_be_focused()
         await page.keyboard.press("Enter")
         await expect(page.locator("#result")).to_be_visible()
-        await expect(page.locator('#placements li[data-seat="0"]')).to_have_attribute(
+        await expect(page.locator('#placements > li[data-seat="0"]')).to_have_attribute(
             "data-place", "4"
         )
         await expect(page.locator("#log li").filter(has_text=words[3])).to_have_count(1)

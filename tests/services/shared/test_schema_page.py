@@ -25,7 +25,7 @@ from tests.services.match.test_live import Instance
 # Per service: one operation summary, as the viewer shows it.
 SUMMARIES = {
     "match": "Create a guest player",
-    "ranking": "Players by displayed rating",
+    "ranking": "The rating changes of one match",
 }
 ASSET = f"/schema/assets/redoc-{REDOC_VERSION}/redoc.standalone.js"
 
