@@ -40,10 +40,10 @@ __all__ = [
     "worktree",
 ]
 
-# The git tag on the code issue 14 (the service core: commands 6x cheaper, live fan-out)
-# started from; docs/benchmarks.md names its commit and how to tag it. `ludo bench live`
-# measures against it by default, `ludo bench service --baseline-ref issue-14-start` when
-# asked, in the same run. A tag, not a commit in the code: the baseline is the
+# The git tag on the code before the service core was rebuilt (commands 6x cheaper since,
+# live sockets fed by one follower per stream); docs/benchmarks.md names its commit and how to tag
+# it. `ludo bench live` measures against it by default, `ludo bench service --baseline-ref
+# issue-14-start` when asked, in the same run. A tag, not a commit in the code: the baseline is the
 # repository's to name.
 BASELINE_TAG = "issue-14-start"
 # The checkout the benches run from (a dev install's: the wheel does not ship them).

@@ -1,7 +1,7 @@
 """`ludo bench domain`: how fast the rules engine plays whole matches, on one core.
 
 Plays full 4-player matches between CPUs through the same `decide`/`apply` path and the same
-fair dice (HMAC per roll, DESIGN.md §4) as live play, then times legal-move generation
+fair dice (HMAC per roll, docs/design.md#fair-dice) as live play, then times legal-move generation
 alone over positions sampled from those matches, and in the same run plays the public
 engine `ludo-king-engine` with its first-legal-move policy as the peer to compare with.
 

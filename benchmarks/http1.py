@@ -1,7 +1,7 @@
 """A lean HTTP/1.1 client for the service bench's load: one kept-alive connection, one
 request at a time, JSON in and out.
 
-Why not httpx: the load must not be the bottleneck (issue 14), and httpx spent about
+Why not httpx: the load must not be the bottleneck of what it measures, and httpx spent about
 0.6 ms of the generator's CPU per command, more than the service itself. This client
 writes the request in one piece and reads the answer by its Content-Length (or chunked),
 nothing else: a tenth of that. It speaks to the bench's own service on loopback only.

@@ -61,7 +61,7 @@ from ludo_cli.arguments import positive_int
 __all__ = ["BASELINE_REF", "BENCH", "LiveConfig", "bench", "measure"]
 
 # The last commit whose sockets each read their own stream on every hint and every 2 s
-# (issue 14, point 6 replaced that with one follower per stream).
+# (one follower per stream has replaced that since).
 BASELINE_REF = BASELINE_TAG
 TARGET_READS_PER_EVENT = 1.0
 TARGET_IDLE_QPS = 2.0

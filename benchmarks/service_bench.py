@@ -18,7 +18,7 @@ In the same run, and on the same PostgreSQL, at the same concurrency:
   the event store used directly, no state cache);
 - the stack's floor (`stack_floor.py`: a bare Litestar endpoint, one INSERT per command)
   and the service are loaded in turn, `--floor-rounds` times: the service's CPU per
-  command as a multiple of the floor's is its target (issue 27).
+  command as a multiple of the floor's is its target (a ratio, as the machine's speed moves).
 
 Nothing asserts a time: the figures are printed beside the targets (docs/benchmarks.md).
 """
@@ -67,9 +67,9 @@ from ludo_cli.progress import Progress
 
 __all__ = ["BENCH", "BenchError", "Config", "background_load", "bench", "drive", "measure"]
 
-# Targets at 32 concurrent matches (issue 14, point 5), each a ratio to a baseline of the
-# same run or a count: the machine's speed moves up to 3x between hours, so milliseconds
-# are printed, never targets (issue 27). The service's CPU per command against the stack's
+# Targets at 32 concurrent matches, each a ratio to a baseline of the same run or a count:
+# the machine's speed moves up to 3x between hours, so milliseconds are printed, never
+# targets. The service's CPU per command against the stack's
 # floor is `stack_floor.TARGET_MULTIPLE`.
 TARGET_RATIO = 0.15
 TARGET_TRANSACTIONS = 2.0
@@ -896,7 +896,7 @@ def _result(
 
 
 def _targets(ratio: float | None, transactions: float | None) -> dict[str, dict[str, Any]]:
-    """Issue 14's targets for these figures (None: not measured), each met or not."""
+    """The targets of these figures (None: not measured), each met or not."""
     return {
         "ratio": {
             "target": f">= {TARGET_RATIO}",

@@ -1,5 +1,6 @@
 """The stack's floor: the least a command can cost on this stack, measured beside the
-match service in the same `ludo bench service` run (issue 27, point 6).
+match service in the same `ludo bench service` run, so that what the game costs above
+the stack is a ratio of one run, whatever the machine's speed that hour.
 
 The floor app (`app`, a uvicorn factory served with the service's own `UVICORN_ARGS`)
 is Litestar with nothing of the game: `POST /floor/players` hands out a bearer token kept
@@ -52,7 +53,7 @@ __all__ = [
     "print_multiples",
 ]
 
-# Issue 27: the rules, the hash chain, idempotency and fan-out together cost at most half
+# The target: the rules, the hash chain, idempotency and fan-out together cost at most half
 # as much again as the bare insert over HTTP, and as much again over the socket.
 TARGET_MULTIPLE: Final = {"http": 1.5, "socket": 2.0}
 

@@ -1,4 +1,5 @@
-"""Board geometry (RULES.md §1): who sits where, the track, safe squares, the progress scale.
+"""Board geometry (docs/rules.md#the-board): who sits where, the track, safe squares, the progress
+scale.
 
 A `Board` is compiled once per (ruleset, player count) and cached: it turns a piece's
 progress into a track square with one tuple lookup, which is what keeps move generation fast.
@@ -29,7 +30,8 @@ ARM: Final = 13  # squares per arm of the track
 PIECES: Final = 4  # pieces per colour
 NEST: Final = -1  # progress of a piece in its nest
 
-# RULES.md §1, Decision: on the cross board 2 players sit opposite, 3 take yellow/blue/red.
+# docs/rules.md#the-board, Decision: on the cross board 2 players sit opposite, 3 take
+# yellow/blue/red.
 _CROSS_COLOURS = {2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
 _STAR_OFFSET = 8  # the star square sits 8 squares ahead of each arm's start
 

@@ -22,8 +22,8 @@ Rule = Literal["enter_on", "in_goal", "exact_finish", "block", "no_overtaking"]
 
 
 class CannotMove(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Why a piece cannot move a die, as facts (RULES.md §3), for a client to word in its
-    own language; `str()` words it in English (the rejection's text). One of:
+    """Why a piece cannot move a die, as facts (docs/rules.md#why-a-piece-cannot-move), for a client
+    to word in its own language; `str()` words it in English (the rejection's text). One of:
 
     - `enter_on`: a nest piece and a die that does not enter; `values`, the entering values;
     - `in_goal`: the piece is already in the goal;

@@ -1,4 +1,4 @@
-"""The per-stream hash chain of stored events (DESIGN.md §3, tamper evidence).
+"""The per-stream hash chain of stored events (docs/design.md#the-hash-chain, tamper evidence).
 
 Every stored event carries `prev_hash` and `hash = sha256(prev_hash ‖ canonical bytes)`,
 where `prev_hash` is the `hash` of the stream's previous event, or `GENESIS` (32 zero

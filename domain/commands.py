@@ -1,10 +1,11 @@
 """Commands: what someone asks a match to do. `decide` turns them into events or a rejection.
 
-Who acts (DESIGN.md §5): a seat's turn is played by its player, or by a CPU when the seat
-is a CPU's, a stand-in's, or a turn that timed out (`MatchState.controller`). `Roll` and
-`MovePiece` say which of the two sends them (`by`), and `decide` refuses either on a seat
-the other controls. The other commands have one actor each: `TimeOut` and `StandIn` are
-the scheduler's (a deadline, the grace period), `LeaveSeat` and `Reclaim` the player's.
+Who acts (docs/design.md#timers-presence-and-cpu-stand-ins): a seat's turn is played by its player,
+or by a CPU when the seat is a CPU's, a stand-in's, or a turn that timed out
+(`MatchState.controller`). `Roll` and `MovePiece` say which of the two sends them (`by`), and
+`decide` refuses either on a seat the other controls. The other commands have one actor each:
+`TimeOut` and `StandIn` are the scheduler's (a deadline, the grace period), `LeaveSeat` and
+`Reclaim` the player's.
 """
 
 from __future__ import annotations

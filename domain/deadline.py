@@ -1,4 +1,5 @@
-"""What a match's deadline does when it passes (DESIGN.md §5): `deadline_command`.
+"""What a match's deadline does when it passes (docs/design.md#timers-presence-and-cpu-stand-ins):
+`deadline_command`.
 
 The scheduler only fires the deadline; who acts then, and at which level a CPU plays,
 are rules of the match, decided here from its state.

@@ -144,7 +144,7 @@ class MatchState:
         self.rolls_left = 1
         self.sixes = 0
         self.tries = 0  # passed empty-course rolls this turn (three_tries)
-        self.rolls_made = 0  # n of the next die (DESIGN.md §4)
+        self.rolls_made = 0  # n of the next die (docs/design.md#fair-dice)
         self.finished: list[int] = []
         self.placements: tuple[int, ...] | None = None
         self.timeouts: list[int] = []  # consecutive timed-out turns per seat
@@ -365,14 +365,16 @@ def fold(events: Iterable[Event], state: MatchState | None = None) -> MatchState
 
 
 def bonus_rolls(board: Board, die: int, captures: bool, to: int) -> int:
-    """Extra rolls a move earns (RULES.md §2.3): a six, a capture, reaching the goal, as
-    the ruleset grants. Always an int (never a bool): it is recorded as `PieceMoved.bonus`."""
+    """Extra rolls a move earns (docs/rules.md#rolls-left-and-bonus-rolls): a six, a capture,
+    reaching the goal, as the ruleset grants. Always an int (never a bool): it is recorded as
+    `PieceMoved.bonus`."""
     return (die == 6) + (board.capture_bonus and captures) + (board.goal_bonus and to == board.goal)
 
 
 def third_six(board: Board, sixes: int, die: int) -> bool:
     """True when `die` is a third six in a row, forfeit with the rest of the turn under
-    `three_sixes` (RULES.md §2.4); `sixes`: the sixes rolled in a row this turn before it."""
+    `three_sixes` (docs/rules.md#three-sixes-three_sixes); `sixes`: the sixes rolled in a row this
+    turn before it."""
     return die == 6 and sixes == 2 and board.three_sixes
 
 
@@ -532,8 +534,9 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
     assert board is not None
     auto = _auto_entry(state) if board.empty_course == "auto_enter" else None
     if auto is not None:
-        # RULES.md §3 auto_enter: the roll action enters a piece without a die and ends the
-        # turn, so no bonus applies; a blocked start square falls back to a normal roll.
+        # docs/rules.md#no-piece-on-the-course-empty_course auto_enter: the roll action enters a
+        # piece without a die and ends the turn, so no bonus applies; a blocked start square falls
+        # back to a normal roll.
         return [
             PieceMoved(
                 seat=seat, piece=auto.piece, frm=auto.frm, to=auto.to, captures=auto.captures
@@ -558,9 +561,9 @@ def _decide_roll(command: Roll, state: MatchState) -> list[Event] | Rejection:
         # are exactly the moves of the state one version on.
         state.moves_memo = (state.version + 1, die, tuple(found))
         return [rolled]
-    # RULES.md §3 three_tries: a passed roll of a seat with nothing on the course tries
-    # again, up to three rolls, until an entering value comes (revision 2 on: even one that
-    # cannot be played ends the tries; `rules.entering_value_ends_tries`).
+    # docs/rules.md#no-piece-on-the-course-empty_course three_tries: a passed roll of a seat with
+    # nothing on the course tries again, up to three rolls, until an entering value comes (revision
+    # 2 on: even one that cannot be played ends the tries; `rules.entering_value_ends_tries`).
     retry = (
         board.empty_course == "three_tries"
         and state.tries < _THREE_TRIES - 1

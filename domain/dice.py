@@ -1,4 +1,4 @@
-"""Provably fair dice, exactly as DESIGN.md §4. Pure: the caller supplies the seed.
+"""Provably fair dice, exactly as docs/design.md#fair-dice. Pure: the caller supplies the seed.
 
 Roll n of a match is the first byte b < 252 of HMAC_SHA256(server_seed,
 f"{client_seed}:{n}:{k}") for k = 0, 1, ..., mapped to b % 6 + 1. Rejecting bytes >= 252
@@ -119,7 +119,8 @@ class DiceStream:
         return self._rejection_loop(n)  # first byte >= 252: one roll in 64
 
     def _rejection_loop(self, n: int) -> int:
-        """DESIGN.md §4 written out: the first byte < 252 of the digests for k = 0, 1, ..."""
+        """docs/design.md#the-derivation written out: the first byte < 252 of the digests for
+        k = 0, 1, ..."""
         k = 0
         while True:
             for b in self.digest(n, k):

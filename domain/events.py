@@ -1,4 +1,5 @@
-"""Match events: the immutable facts a match stream is made of (DESIGN.md §2).
+"""Match events: the immutable facts a match stream is made of
+(docs/design.md#events-and-their-versions).
 
 Each event is a msgspec Struct in one tagged union (tag field `type`, tag = class name) and
 carries a class-level `schema_version`. Stored rows are never rewritten: when an event's
@@ -77,7 +78,7 @@ class MatchCreated(_Event, frozen=True):
 
 
 class MatchStarted(_Event, frozen=True):
-    """Play begins; the seats' client seeds are fixed and joined (DESIGN.md §4)."""
+    """Play begins; the seats' client seeds are fixed and joined (docs/design.md#fair-dice)."""
 
     client_seeds: tuple[str, ...]
     client_seed: str

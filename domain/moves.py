@@ -1,4 +1,4 @@
-"""Move generation (RULES.md §3), kept apart from applying a move.
+"""Move generation (docs/rules.md#moves), kept apart from applying a move.
 
 `legal_move_list` is the one walk that decides which moves one die allows; `legal_moves`
 iterates what it returns. Each rule of moving is one building block (`enters`,
@@ -14,7 +14,8 @@ agree. `push` applies a move without checking it, like python-chess's `push`: ca
 only moves this module generated. `decide` in `domain.decider` is the one place that
 validates player input.
 
-Pieces are `list[list[int]]`, indexed `[seat][piece]`, holding progress values (RULES.md §1).
+Pieces are `list[list[int]]`, indexed `[seat][piece]`, holding progress values
+(docs/rules.md#progress-where-a-piece-is).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class Move(msgspec.Struct, frozen=True, array_like=True, gc=False):
 
 # ------------------------------------------------------------- the building blocks
 #
-# Each rule of moving (RULES.md §3) written once, for the three walkers of the rules: the
+# Each rule of moving (docs/rules.md#moves) written once, for the three walkers of the rules: the
 # legal-move walk (`legal_move_list`), the explanation of an illegal move (`why_not`) and
 # the CPU's reach backwards from a square (`domain.cpu.features.Occupancy`). A block is
 # given as `blocks`, track square -> the seat whose pair stands there; each walker builds
@@ -149,9 +150,9 @@ def piece_between(
 
 
 def why_not(board: Board, pieces: Pieces, seat: int, piece: int, die: int) -> CannotMove | None:
-    """The rule of RULES.md §3 that stops `piece` (0-3) moving `die`, as facts; None when
-    no rule does. Rule by rule, for rejections: `legal_moves` alone decides what is legal,
-    and tests/domain/test_properties.py pins that the two agree in every position."""
+    """The rule of docs/rules.md#why-a-piece-cannot-move that stops `piece` (0-3) moving `die`, as
+    facts; None when no rule does. Rule by rule, for rejections: `legal_moves` alone decides what is
+    legal, and tests/domain/test_properties.py pins that the two agree in every position."""
     rules = board.ruleset
     rows = [list(row) for row in pieces]
     frm = rows[seat][piece]
@@ -300,7 +301,7 @@ def entering_move(board: Board, pieces: list[list[int]], seat: int) -> Move | No
 
 
 def has_course_piece(board: Board, pieces: Pieces, seat: int) -> bool:
-    """True when some own piece is on the track or in the home column (RULES.md §3)."""
+    """True when some own piece is on the track or in the home column (docs/rules.md#moves)."""
     goal = board.goal
     return any(0 <= p < goal for p in pieces[seat])
 

@@ -1,4 +1,5 @@
-"""The JSON notation of RULES.md §6 and the rules oracle built on it (DESIGN.md §8).
+"""The JSON notation of docs/rules.md#notation-for-tools-and-tests and the rules oracle built on it
+(docs/design.md#public-contracts).
 
 A position is `{"players": n, "pieces": {colour: [p, p, p, p], ...}, "turn": colour,
 "sixes": n, "rolls_left": n}`; `rolls_left` counts the roll about to be made. The oracle
@@ -72,7 +73,7 @@ def _check_reachable(board: Board, pieces: list[list[int]]) -> None:
     """Reject positions no match can reach, which the engine would otherwise answer for.
 
     - Two colours never share a track square that is not safe: whoever lands there
-      captures (RULES.md §2), whatever the `blocks` option.
+      captures (docs/rules.md#a-turn), whatever the `blocks` option.
     - A match in play has a player to move: with `play_to_end` off it ends at the first
       finisher, with it on when one player is left.
     """
@@ -161,7 +162,9 @@ def answer_query(query: object) -> dict[str, Any]:
         raise NotationError(field, error.message) from None
     position = query.get("position")
     if not isinstance(position, Mapping):
-        raise NotationError("position", "expected an object (RULES.md §6)")
+        raise NotationError(
+            "position", "expected an object (docs/rules.md#notation-for-tools-and-tests)"
+        )
     try:
         board = board_for(ruleset, position.get("players"))
     except RulesetError as error:

@@ -1,4 +1,5 @@
-"""The party (lobby table) as a Decider: seats, settings, start and rematch (DESIGN.md §5).
+"""The party (lobby table) as a Decider: seats, settings, start and rematch
+(docs/design.md#streams-and-deciders).
 
 A party is its own stream (`party-<uuid>`). Like the match decider, `decide(command, state)`
 returns events or a `PartyRejection`, and `apply` only records facts. The party never sees
@@ -9,7 +10,8 @@ Seats hold a guest (`player_id`, `name`, `client_seed`) or a CPU (`cpu` level). 
 takes seat 0 at creation and is the only one who seats CPUs, changes settings and starts.
 If the host leaves an open party, the next seated guest becomes host; the party closes when
 no guest is left. Rematch is open to any guest seated at the table once the current match
-has finished; with `rotate_first` the first seat moves one seat on (RULES.md §5).
+has finished; with `rotate_first` the first seat moves one seat on
+(docs/rules.md#the-next-match-rotate_first).
 """
 
 from __future__ import annotations

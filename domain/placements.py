@@ -1,4 +1,4 @@
-"""Placements at the end of a match (RULES.md §4)."""
+"""Placements at the end of a match (docs/rules.md#the-end-of-a-match)."""
 
 from __future__ import annotations
 

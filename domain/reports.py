@@ -1,4 +1,4 @@
-"""Reports of a player and the operator's decisions, as a Decider (issue 28, point 4).
+"""Reports of a player and the operator's decisions, as a Decider.
 
 A report is a stream of its own (`domain.streams.report_stream`): `ReportFiled`, then at
 most one `ReportDecided`. One stream per report, not one per reported player: a report

@@ -1,4 +1,4 @@
-"""A player's reputation, as a fold of their matches (issue 28): who left a match, their
+"""A player's reputation, as a fold of their matches: who left a match, their
 completion rate, and when abandoning ranked matches keeps them out of ranked pools.
 
 **Who left** (`left_seats`) is `domain.outcome`'s reading of a match's end, the one the

@@ -1,11 +1,12 @@
-"""Rulesets: the options of RULES.md §5, the two presets, and their validation.
+"""Rulesets: the options of docs/rules.md#options-local-rules-and-presets, the two presets, and
+their validation.
 
 A ruleset is data, not code: every variant of the game is one frozen `Ruleset` value, and the
 engine reads it. `parse_ruleset` is the single entry point for untrusted input (the rules
 oracle, party settings): it takes a preset name plus overrides and rejects anything unknown or
 out of range with a `RulesetError` that names the field.
 
-A ruleset also says which *revision* of the engine's reading of RULES.md it is played under
+A ruleset also says which *revision* of the engine's reading of docs/rules.md it is played under
 (`REVISIONS`). A match pins its revision in `MatchCreated`, so a reading corrected later never
 changes how a match already recorded verifies or folds; new matches get `CURRENT_REVISION`.
 The revision is not an option: party settings never carry it (`parse_settings` refuses it).
@@ -55,7 +56,7 @@ class RulesetError(ValueError):
         self.message = message
 
 
-# The engine's readings of RULES.md, oldest first: a match is played, folded and verified
+# The engine's readings of docs/rules.md, oldest first: a match is played, folded and verified
 # under the revision it pinned. Add one only to correct a reading; never change an old one.
 REVISIONS: dict[int, str] = {
     1: "the first reading (every match recorded before revisions existed)",
@@ -65,8 +66,9 @@ CURRENT_REVISION: Final = 2
 
 
 class Ruleset(msgspec.Struct, frozen=True, kw_only=True):
-    """Every option of RULES.md §5, defaults the `standard` preset (our site's defaults),
-    and the revision of the rules' reading (last, so the options keep their order)."""
+    """Every option of docs/rules.md#options-local-rules-and-presets, defaults the `standard` preset
+    (our site's defaults), and the revision of the rules' reading (last, so the options keep their
+    order)."""
 
     board: BoardKind = "cross"
     enter_on: frozenset[int] = frozenset({6})
@@ -223,8 +225,8 @@ def options_to_dict(ruleset: Ruleset) -> dict[str, Any]:
 
 
 def entering_value_ends_tries(ruleset: Ruleset) -> bool:
-    """RULES.md §3 `three_tries`: "up to three rolls until an entering value comes; that roll
-    is played normally". From revision 2 an entering value ends the tries even when no move
-    can play it (it is passed, and a passed roll adds nothing). Revision 1 granted another
-    try for it, as for any other passed roll."""
+    """docs/rules.md#no-piece-on-the-course-empty_course `three_tries`: "up to three rolls until an
+    entering value comes; that roll is played normally". From revision 2 an entering value ends the
+    tries even when no move can play it (it is passed, and a passed roll adds nothing). Revision 1
+    granted another try for it, as for any other passed roll."""
     return ruleset.revision >= 2

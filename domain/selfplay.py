@@ -1,7 +1,7 @@
 """Whole matches between CPU players, through the same `decide`/`apply` as live play.
 
 Used by `ludo simulate`, `ludo bench domain`, the golden-match tests and property tests.
-Dice are the fair derivation of DESIGN.md §4 from a server seed the caller supplies; a
+Dice are the fair derivation of docs/design.md#fair-dice from a server seed the caller supplies; a
 caller that only needs statistics may pass any `dice` function instead.
 """
 

@@ -1,4 +1,4 @@
-"""Quick-chat stamps as a Decider (issue 28): a fixed set, no free text, one every few seconds.
+"""Quick-chat stamps as a Decider: a fixed set, no free text, one every few seconds.
 
 A match's stamps are a stream of their own (`domain.streams.stamps_stream`), outside the
 match's hash chain, so a match's replay and its verification stay byte-identical whatever

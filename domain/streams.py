@@ -1,8 +1,8 @@
 """Stream ids: the one spelling of which event stream holds a match, its stamps, a party,
 a pool, an arena or a report of a player.
 
-A match is one stream (DESIGN.md §2), and so are its stamps (outside its hash chain), a
-party and a quick-play pool; the stream id is part of the event model, not of storage:
+A match is one stream (docs/design.md#streams-and-deciders), and so are its stamps (outside its hash
+chain), a party and a quick-play pool; the stream id is part of the event model, not of storage:
 every event's hash covers it (`domain.chain`) and a replay file names it
 (`replays.format`). So it is spelled here, below everything that names a stream: the match
 and ranking services, replays and the CLI. How streams are stored (the table, its SQL)

@@ -1,4 +1,5 @@
-"""`ludo db`: the database behind the services (README: Database).
+"""`ludo db`: the database behind the services
+(docs/operations.md#the-database-your-own-or-the-embedded-one).
 
 - `ludo db upgrade` migrates the database to the newest schema (Alembic, `migrations/`).
 - `ludo db url` prints the database URL with the password masked.

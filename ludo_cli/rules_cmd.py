@@ -1,4 +1,4 @@
-"""`ludo rules moves`: the rules oracle over JSON Lines (DESIGN.md §8).
+"""`ludo rules moves`: the rules oracle over JSON Lines (docs/design.md#public-contracts).
 
 One query per input line, one answer per output line, in order. A bad line (a blank one
 too) gets `{"error": ..., "field": ...}` and the oracle goes on with the next, so one typo

@@ -1,4 +1,5 @@
-"""`ludo up`: everything the site needs, with one command and no setup (DESIGN.md §8).
+"""`ludo up`: everything the site needs, with one command and no setup
+(docs/design.md#one-machine-ludo-up).
 
 1. The database: `DATABASE_URL` when set; otherwise the embedded PostgreSQL, its data kept
    in `LUDO_DATA_DIR/pg` (the user's data directory) from one run to the next. With `--ha`,

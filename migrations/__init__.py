@@ -1,4 +1,4 @@
-"""Alembic migrations: the only way the schema changes (DESIGN.md §1).
+"""Alembic migrations: the only way the schema changes (docs/design.md#the-shape-of-the-system).
 
 Run them with `ludo db upgrade`, or programmatically with
 `services.shared.database.migrate(url)`. `alembic.ini` lives here so it ships with the

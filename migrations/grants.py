@@ -1,4 +1,5 @@
-"""Privileges of the application role (DESIGN.md §3: SELECT and INSERT only on `events`).
+"""Privileges of the application role (docs/design.md#the-event-store: SELECT and INSERT only on
+`events`).
 
 Two roles (docs/event-store.md, Roles): the *migration owner* owns the tables and runs
 `ludo db upgrade`; the *app role* (`LUDO_DB_APP_ROLE`) is what the services connect as.

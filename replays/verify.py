@@ -10,7 +10,7 @@ version) and the check:
     seed         the revealed seed hashes to the commitment published at creation (and,
                  in an audit, is the seed the database kept)
     dice         every DieRolled is roll number n of the match and its value is the die
-                 the seed and client seed give for n (DESIGN.md §4)
+                 the seed and client seed give for n (docs/design.md#fair-dice)
     turn_order   every command comes from the seat whose turn it is, in the right phase
     legal_move   every move is one the rules allow, with the outcome the rules give
     bonus_rolls  extra rolls are granted exactly when the rules grant them

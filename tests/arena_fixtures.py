@@ -1,6 +1,6 @@
 """A small, real arena for the tests: its events decided by `domain.arena.decide`, its
-matches played through `domain.decider` with the dice of DESIGN.md §4, and a way to store
-it all in an event store as the service would.
+matches played through `domain.decider` with the dice of docs/design.md#fair-dice, and a way to
+store it all in an event store as the service would.
 
 The arena (`build_arena`): six players join a 2-player arena of 20 minutes; a pass pairs
 three tables; at the first table the second seat leaves (a CPU plays it out for `left`,

@@ -3,12 +3,12 @@
 Everything a test needs to set up a match lives here, once:
 
 - `rules(...)`: a ruleset from a preset plus overrides, through the public `parse_ruleset`.
-- `ref_*`: the board geometry recomputed straight from RULES.md §1, independently of
+- `ref_*`: the board geometry recomputed straight from docs/rules.md#the-board, independently of
   `domain.board`, so tests compare the engine against the specification, not against itself.
 - `at_position(...)`: a `MatchState` in play at a given position, built only from events
   (MatchCreated, MatchStarted, then PieceMoved/TurnEnded facts that place the pieces and the
   turn), because `evolve` applies facts without re-judging them. Only the two turn counters
-  of RULES.md §6 (`sixes`, `rolls_left`) are set directly.
+  of docs/rules.md#notation-for-tools-and-tests (`sixes`, `rolls_left`) are set directly.
 - `play`/`roll`/`move`/`rejected`: drive `decide` and apply what it returns.
 - `snapshot`: the meaning of a state as plain data, for equality checks.
 - `rulesets()`, `match_setups()`: hypothesis strategies over every option of `Ruleset` and
@@ -126,7 +126,7 @@ def match_setups(draw: st.DrawFn, ruleset: st.SearchStrategy[Ruleset] | None = N
     )
 
 
-# ------------------------------------------------- reference geometry (RULES.md §1 only)
+# ------------------------------------ reference geometry (docs/rules.md#the-board only)
 
 REF_COLOURS = ("yellow", "blue", "red", "green")
 
@@ -180,7 +180,7 @@ def ref_square(board: str, players: int, seat: int, p: int) -> int | None:
 def ref_moves(
     ruleset: Ruleset, players: int, pieces: Sequence[Sequence[int]], seat: int, die: int
 ) -> list[tuple[int, int, int, tuple[tuple[int, int], ...]]]:
-    """RULES.md §3 read literally: every legal `(piece, frm, to, captures)` of `seat` for
+    """docs/rules.md#moves read literally: every legal `(piece, frm, to, captures)` of `seat` for
     `die`. An oracle for `legal_moves`, sharing no code with it."""
     board, r = ruleset.board, ruleset
     goal = ref_goal(board, players)
@@ -234,11 +234,11 @@ def ref_moves(
 def ref_tries_again(
     ruleset: Ruleset, goal: int, row: Sequence[int], die: int | None, tries: int
 ) -> bool:
-    """RULES.md §3 `three_tries` read literally: whether a passed roll (`die`, after `tries`
-    failed tries this turn) grants another. "Up to three rolls until an entering value
-    comes": only with no own piece on the course (each in the nest or the goal), and from
-    revision 2 not once the entering value has come, even if it could not be played (a
-    passed roll adds nothing). Revision 1 tried again after any passed roll."""
+    """docs/rules.md#no-piece-on-the-course-empty_course `three_tries` read literally: whether a
+    passed roll (`die`, after `tries` failed tries this turn) grants another. "Up to three rolls
+    until an entering value comes": only with no own piece on the course (each in the nest or the
+    goal), and from revision 2 not once the entering value has come, even if it could not be played
+    (a passed roll adds nothing). Revision 1 tried again after any passed roll."""
     empty_course = all(p in (NEST, goal) for p in row)
     came = ruleset.revision >= 2 and die in ruleset.enter_on
     return ruleset.empty_course == "three_tries" and empty_course and tries < 2 and not came
@@ -259,7 +259,8 @@ def seat_index(ruleset: Ruleset, players: int, who: int | str) -> int:
 def progress_on(
     square: int, who: int | str = "red", ruleset: Ruleset | None = None, players: int = 2
 ) -> int:
-    """The progress at which `who`'s piece stands on track `square` (RULES.md §1 formula)."""
+    """The progress at which `who`'s piece stands on track `square` (the formula of
+    docs/rules.md#progress-where-a-piece-is)."""
     r = ruleset or rules()
     seat = seat_index(r, players, who)
     return (square - ref_starts(r.board, players)[seat]) % ref_length(r.board, players)
@@ -282,8 +283,8 @@ def row_on(
 
 
 def piece_rows(ruleset: Ruleset, players: int, pieces: Pieces | None) -> list[list[int]]:
-    """Rows `[seat][piece]` from RULES.md §6 notation ({colour: [p]*4}) or rows; missing
-    colours have all four pieces in the nest."""
+    """Rows `[seat][piece]` from docs/rules.md#notation-for-tools-and-tests notation ({colour:
+    [p]*4}) or rows; missing colours have all four pieces in the nest."""
     if pieces is None:
         return [[NEST] * 4 for _ in range(players)]
     if isinstance(pieces, Mapping):
@@ -357,7 +358,8 @@ def at_position(
     rolls_left: int = 1,
     **kwargs: Any,
 ) -> MatchState:
-    """A match in play at a RULES.md §6 position: `pieces`, `turn` to roll, counters."""
+    """A match in play at a docs/rules.md#notation-for-tools-and-tests position: `pieces`, `turn` to
+    roll, counters."""
     state = new_match(ruleset, players, **kwargs)
     fold(setup_events(state, pieces, turn), state)
     state.sixes = sixes

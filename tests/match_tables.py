@@ -57,7 +57,7 @@ matches: Final = sa.Table(
     sa.Column("cpu_speed", sa.Text, nullable=False, server_default="normal"),
 )
 
-# The server seed, out of the public stream until SeedRevealed (DESIGN.md §4).
+# The server seed, out of the public stream until SeedRevealed (docs/design.md#fair-dice).
 match_seeds: Final = sa.Table(
     "match_seeds",
     TABLES,
@@ -66,7 +66,7 @@ match_seeds: Final = sa.Table(
     sa.Column("created_at", _TIMESTAMPTZ, nullable=False, server_default=_NOW),
 )
 
-# One pending deadline per match (DESIGN.md §5).
+# One pending deadline per match (docs/design.md#timers-presence-and-cpu-stand-ins).
 turn_deadlines: Final = sa.Table(
     "turn_deadlines",
     TABLES,

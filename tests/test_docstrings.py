@@ -1,4 +1,4 @@
-"""Every test says the behaviour it pins down in a docstring (README: "each test with a
+"""Every test says the behaviour it pins down in a docstring (README: "each test has a
 one-line docstring"): its summary, the first paragraph, is one sentence, wrapped to the
 line length at most over four lines; details may follow after a blank line. Read from the
 tests' syntax trees, as the layering check reads imports."""

@@ -1,4 +1,5 @@
-"""The event store and the match service's side tables (DESIGN.md §3, docs/event-store.md).
+"""The event store and the match service's side tables (docs/design.md#the-event-store,
+docs/event-store.md).
 
 Revision ID: 0001
 Revises:
@@ -78,7 +79,7 @@ UPGRADE = [
         CHECK (last_version >= first_version)
     )
     """,
-    # The server seed stays out of the public stream until SeedRevealed (DESIGN.md §4).
+    # The server seed stays out of the public stream until SeedRevealed (docs/design.md#fair-dice).
     """
     CREATE TABLE match_seeds (
         stream_id   text        PRIMARY KEY,
@@ -86,7 +87,8 @@ UPGRADE = [
         created_at  timestamptz NOT NULL DEFAULT now()
     )
     """,
-    # One pending deadline per match; fired with FOR UPDATE SKIP LOCKED (DESIGN.md §5).
+    # One pending deadline per match; fired with FOR UPDATE SKIP LOCKED
+    # (docs/design.md#timers-presence-and-cpu-stand-ins).
     """
     CREATE TABLE turn_deadlines (
         stream_id        text        PRIMARY KEY,

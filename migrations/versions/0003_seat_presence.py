@@ -19,7 +19,8 @@ depends_on: str | Sequence[str] | None = None
 UPGRADE = [
     # One row per seat that ever had a live connection. `connections` counts open
     # WebSockets over all instances; when it drops to 0, `grace_due` is set and the
-    # scheduler stands a CPU in for the seat once it passes (DESIGN.md §5).
+    # scheduler stands a CPU in for the seat once it passes
+    # (docs/design.md#timers-presence-and-cpu-stand-ins).
     """
     CREATE TABLE seat_presence (
         stream_id       text        NOT NULL,

@@ -58,8 +58,8 @@ UPGRADE = [
     """,
     "CREATE INDEX rating_changes_player_idx ON rating_changes (player_id, model, position)",
     "CREATE INDEX rating_changes_finished_idx ON rating_changes (finished_at)",
-    # Where a consumer is in the global order (DESIGN.md §3): (tx, position) of the last
-    # event it has taken into account. Written in the same transaction as its effects.
+    # Where a consumer is in the global order (docs/design.md#the-global-order): (tx, position) of
+    # the last event it has taken into account. Written in the same transaction as its effects.
     """
     CREATE TABLE consumer_checkpoints (
         name       text        PRIMARY KEY,

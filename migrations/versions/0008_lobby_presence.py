@@ -1,10 +1,11 @@
 """Quick play: who holds the lobby open (`lobby_presence`), and a player's tables found fast.
 
-A pool entry lives only while its holder is connected (DESIGN.md §10): every instance
-refreshes `seen_at` for the guests whose lobby socket it holds (one statement per
-heartbeat, not one per socket), and an entry whose holder was not seen for the grace is
-left (`PoolLeft(gone)`). A heartbeat rather than a connection count, so that an instance
-killed with sockets open leaves no count behind: its guests simply stop being seen.
+A pool entry lives only while its holder is connected
+(docs/design.md#above-a-match-pools-arenas-stamps-reports): every instance refreshes `seen_at` for
+the guests whose lobby socket it holds (one statement per heartbeat, not one per socket), and an
+entry whose holder was not seen for the grace is left (`PoolLeft(gone)`). A heartbeat rather than a
+connection count, so that an instance killed with sockets open leaves no count behind: its guests
+simply stop being seen.
 
 The GIN index serves "your tables" and "seated elsewhere": the parties whose listing row
 (`settings`, the party's public view) has a seat of a given player.

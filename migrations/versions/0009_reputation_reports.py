@@ -1,4 +1,4 @@
-"""Reputation and reports (issue 28): the reputation fold and the moderation read model.
+"""Reputation and reports: the reputation fold and the moderation read model.
 
 `reputation_matches`: one row per human player per ended match (casual and ranked), written
 by the ranking consumer in the transaction that moves its checkpoint (exactly once) and

@@ -1,4 +1,4 @@
-"""Arena tournaments (issue 29): the listing of arenas.
+"""Arena tournaments: the listing of arenas.
 
 `arenas`: one row per arena (the `tournament-<id>` streams, `domain/arena.py`), written in
 the same statement as the arena's events (a side write of each append): the list pages

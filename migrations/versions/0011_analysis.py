@@ -1,4 +1,4 @@
-"""Match analysis (issue 30): what the analysis consumer writes for every finished match.
+"""Match analysis: what the analysis consumer writes for every finished match.
 
 `match_analyses`: one row per analysed match: the analysis exactly as `domain.analysis.
 encode` wrote it (`body`, the bytes `ludo replay analyse` prints for the match's replay),

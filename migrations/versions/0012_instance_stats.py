@@ -1,4 +1,4 @@
-"""The operator's live view (issue 31, point 6): what each service instance says of itself.
+"""The operator's live view: what each service instance says of itself.
 
 `instance_stats`: one row per running instance of either service, written every few
 seconds by the instance itself (services/shared/instance_stats.py) and read by the ranking

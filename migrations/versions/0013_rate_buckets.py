@@ -1,4 +1,4 @@
-"""Per-address budgets shared by every instance (issue 31): `rate_buckets`.
+"""Per-address budgets shared by every instance: `rate_buckets`.
 
 One row per budget and client address (`budget`: `requests`, `guests` or `auth`), its
 `tat` (the GCRA's theoretical arrival time, seconds since the epoch on the database's

@@ -41,7 +41,8 @@ class ArenaCreate(_Body):
 
 
 class ArenaJoin(_Body):
-    """Join an arena; `client_seed` goes into the dice of your matches (DESIGN.md §4)."""
+    """Join an arena; `client_seed` goes into the dice of your matches
+    (docs/design.md#fair-dice)."""
 
     client_seed: _ClientSeed = ""
 

@@ -1,5 +1,5 @@
-"""Turn deadlines (DESIGN.md §5): each match has at most one row in `turn_deadlines`,
-derived from its state after every append, which the scheduler claims when due.
+"""Turn deadlines (docs/design.md#timers-presence-and-cpu-stand-ins): each match has at most one row
+in `turn_deadlines`, derived from its state after every append, which the scheduler claims when due.
 
 The row is written by ONE pair of statements: as a side write of the append that changes
 the state (`side_write`: it takes effect only when the events go in), or on its own

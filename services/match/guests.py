@@ -1,5 +1,5 @@
 """Guest players: created with a name, known by a secret token kept on their device
-(DESIGN.md §5). The token is stored only as its sha256."""
+(docs/design.md#the-match-service). The token is stored only as its sha256."""
 
 from __future__ import annotations
 

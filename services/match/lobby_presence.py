@@ -1,4 +1,5 @@
-"""Who holds the lobby open, over all instances: the life of a pool entry (DESIGN.md §10).
+"""Who holds the lobby open, over all instances: the life of a pool entry
+(docs/design.md#above-a-match-pools-arenas-stamps-reports).
 
 Each instance counts the lobby sockets that said hello, per guest, in memory, and every
 `HEARTBEAT` seconds writes ONE statement refreshing `lobby_presence.seen_at` for all the

@@ -328,7 +328,7 @@ class MatchCommands:
         the match), the state after them (`state` itself, advanced), and the command as
         decided."""
         if isinstance(command, Roll):
-            # The die is never the caller's: it is the fair derivation of DESIGN.md §4.
+            # The die is never the caller's: it is the fair derivation of docs/design.md#fair-dice.
             die = None
             if needs_die(state):
                 seed = await self.reads.seed(conn, stream)

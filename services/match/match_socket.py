@@ -1,4 +1,5 @@
-"""The match socket `/ws/matches/{match_id}?from=N&tail=K` (DESIGN.md §5; docs/api.md).
+"""The match socket `/ws/matches/{match_id}?from=N&tail=K` (docs/design.md#the-match-service;
+docs/api.md).
 
 It first sends every event with version >= N (what the client missed), then each new event
 as it is committed, in version order, each exactly once, and after each batch of events

@@ -247,10 +247,10 @@ class RulesController(Controller):
     @get(
         "/options",
         operation_id="rulesOptions",
-        summary="The presets and every value each option may take (RULES.md §5)",
+        summary="The presets and every value each option may take",
         description="What a party settings form offers: `presets` spelled out in full "
         "(`standard` is the default), and per option its values (`enter_on`: any "
-        "non-empty subset of the die faces).",
+        "non-empty subset of the die faces); docs/rules.md#every-option says what each does.",
         sync_to_thread=False,
     )
     def options(self) -> RuleOptionsOut:
@@ -263,8 +263,10 @@ class RulesController(Controller):
     @post(
         "/moves",
         operation_id="rulesMoves",
-        summary="Rules oracle: the legal moves of one position and die (DESIGN.md §8)",
-        description='Body: `{"rules": {...}, "position": {...}, "die": n}` (RULES.md §6).',
+        summary="Rules oracle: the legal moves of one position and die",
+        description='Body: `{"rules": {...}, "position": {...}, "die": n}` '
+        "(docs/rules.md#notation-for-tools-and-tests); the same as `ludo rules moves` "
+        "(docs/design.md#public-contracts).",
         status_code=200,
         responses=error_responses(400, 413, 415, 422),
     )

@@ -1,4 +1,4 @@
-"""A player's side of reputation and moderation (issue 28): reporting another player of a
+"""A player's side of reputation and moderation: reporting another player of a
 match (`POST /api/reports`), one's own standing (`GET /api/players/me/standing`: rating,
 completion, whether and why ranked pools are closed to them, and recent warnings), and the
 completion rates the pages show beside names (`GET /api/players/reputation?ids=`).

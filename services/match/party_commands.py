@@ -1,6 +1,6 @@
-"""Parties (tables, DESIGN.md §5): their commands through `domain.party`'s decider, the
-start of a match (the party's `MatchOpened`, the seed and the match's first events in one
-transaction) and the lobby's read model (`parties`, one row per party)."""
+"""Parties (tables, docs/design.md#the-match-service): their commands through `domain.party`'s
+decider, the start of a match (the party's `MatchOpened`, the seed and the match's first events in
+one transaction) and the lobby's read model (`parties`, one row per party)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Who is connected to a seat (`seat_presence`), the connection log behind the dispute
 report (`seat_connections`, append-only), and the grace period: a player whose last
 connection closed and who has not come back within `LUDO_RECONNECT_GRACE` seconds gets a
-CPU standing in (DESIGN.md §5).
+CPU standing in (docs/design.md#timers-presence-and-cpu-stand-ins).
 
 Who is connected is shown at the table: each change of a match's presence sends a NOTIFY
 hint for the pseudo-stream `presence-<match id>` (no events: a wake-up only), which the

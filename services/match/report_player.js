@@ -1,5 +1,5 @@
   // ---- report_player.js: each human seat's completion rate and, for a player who sat in
-  // the match, a button to report another of its players (issue 28). Put after site.js by
+  // the match, a button to report another of its players. Put after site.js by
   // the table (table.html) and the replay viewer (replay_viewer.html), inside their script.
   //
   // `watchSeats({list, seats, matchId})` follows a list of seats (`<li data-seat=i>`,

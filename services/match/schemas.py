@@ -39,8 +39,9 @@ class NewGuest(_Body):
 
 
 class NewParty(_Body):
-    """A new table. `rules`: `{"preset": "standard"|"bga", ...overrides}` (RULES.md §5), options
-    only: a match pins the current rules revision itself."""
+    """A new table. `rules`: `{"preset": "standard"|"bga", ...overrides}`
+    (docs/rules.md#options-local-rules-and-presets), options only: a match pins the current rules
+    revision itself."""
 
     seats: Annotated[int, msgspec.Meta(ge=2, le=4)] = 4
     rules: dict[str, Any] | None = None

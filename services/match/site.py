@@ -1,7 +1,7 @@
 """The site's pages and the health check.
 
 - `/` the lobby (`lobby.html`): a name kept on the device, a new party with every setting
-  of RULES.md §5, the open parties live;
+  of docs/rules.md#options-local-rules-and-presets, the open parties live;
 - `/party/{id}` the table (`table.html`): the party's seats, then its match, the result
   and もう一度; `/match/{id}` the same page for one match (spectators, finished matches);
 - `/leaderboard` and `/players/{id}` (`ratings.html`): the public ratings, read from the

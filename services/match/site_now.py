@@ -1,5 +1,5 @@
-"""What the site is doing now, over all instances: the play half of the operator's live view
-(issue 31, point 6). `GET /api/operator/now` (operator token, operator_routes.py) answers
+"""What the site is doing now, over all instances: the play half of the operator's live view.
+`GET /api/operator/now` (operator token, operator_routes.py) answers
 it; the ranking service's live view (`GET /api/ranking/live`, services/ranking/live_view.py)
 asks it through `LUDO_MATCH_URL` and shows it on the dashboard beside its own figures.
 

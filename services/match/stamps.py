@@ -1,4 +1,4 @@
-"""Quick-chat stamps at a match (issue 28): `domain.stamps`' decider over the match's own
+"""Quick-chat stamps at a match: `domain.stamps`' decider over the match's own
 stamps stream (`stamps-<match id>`), beside the match's stream and never in its hash chain,
 so a match's replay and its verification stay byte-identical whatever was said beside it.
 

@@ -1,8 +1,8 @@
 """The ranking consumer: finished ranked matches -> rating changes, and every ended match
 -> the reputation fold (`reputation_matches`), exactly once.
 
-It follows the global cursor (DESIGN.md §3: `(tx, global_position)`, only rows with
-`tx < pg_snapshot_xmin(pg_current_snapshot())`), through the event store, the only reader
+It follows the global cursor (docs/design.md#the-global-order: `(tx, global_position)`, only rows
+with `tx < pg_snapshot_xmin(pg_current_snapshot())`), through the event store, the only reader
 of `events` (`EventStore.read_page`: the match ends after the cursor, and where to
 continue past the other events), woken by the NOTIFY hints and polling as a fallback.
 For each batch, ONE transaction (the store reads on its connection):
@@ -30,7 +30,7 @@ advisory lock (`CONSUMER_LOCK`) while consuming, and other instances stand by, r
 the lock, and take over when its holder dies or freezes: leadership is a lease that
 PostgreSQL enforces with session timeouts (`run`, docs/ranking.md "Leadership").
 
-What counts (DESIGN.md §6, RULES.md §4):
+What counts (docs/design.md#the-ranking-service, docs/rules.md#the-end-of-a-match):
 
 - Ranked or not: the `MatchOpened` event of the match's party stream (`ranked`), found
   through the `matches` row's `party_id`; the `matches.ranked` column (written in the same
@@ -249,7 +249,7 @@ async def finish_page(
     conn: AsyncConnection | None = None,
 ) -> _Page:
     """The match ends after `after` (up to `until`) in the store's commit-safe global
-    order (`EventStore.read_page`, DESIGN.md §3), on `conn` when given."""
+    order (`EventStore.read_page`, docs/design.md#the-global-order), on `conn` when given."""
     page = await store.read_page(after, limit, types=_FINISHES, until=until, conn=conn)
     finishes = [
         _Finish(e.stream_id, e.global_position, e.recorded_at)

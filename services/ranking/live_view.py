@@ -1,4 +1,4 @@
-"""The operator's live view (issue 31, point 6): `GET /api/ranking/live`, which the dashboard
+"""The operator's live view: `GET /api/ranking/live`, which the dashboard
 asks every few seconds while it is open.
 
 One answer gathers what an operator watches on a live site, each part from where it is known:

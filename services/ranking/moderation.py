@@ -1,4 +1,4 @@
-"""The operator's queue of reports (issue 28, point 4): `GET /api/operator/reports` and
+"""The operator's queue of reports: `GET /api/operator/reports` and
 `POST /api/operator/reports/{report_id}/decision`, with the operator token, shown on the
 dashboard.
 

@@ -1,4 +1,5 @@
-"""Rating models as pure functions: no I/O, no clock, deterministic floats (DESIGN.md §6).
+"""Rating models as pure functions: no I/O, no clock, deterministic floats
+(docs/design.md#the-ranking-service).
 
 A rated match is a list of `Entry(player_id, place, left)` (CPU seats already removed,
 leavers already placed last and flagged; see `services.ranking.consumer.match_outcome`).

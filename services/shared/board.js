@@ -1,4 +1,4 @@
-  // ---- board.js: the Ludo board of every page, in SVG (RULES.md §1). services/shared/
+  // ---- board.js: the Ludo board of every page, in SVG (docs/rules.md#the-board). services/shared/
   // pages.py puts it in place of the `@include board.js` comment inside a page's script;
   // its style is board.css, included the same way inside the page's <style>.
   //

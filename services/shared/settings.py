@@ -1,4 +1,4 @@
-"""Service configuration, read once from environment variables (DESIGN.md §8).
+"""Service configuration, read once from environment variables (docs/design.md#public-contracts).
 
 - `DATABASE_URL`: the PostgreSQL URL, e.g. `postgresql+psycopg://user:pw@host:5432/ludo`
   (`postgresql://` and `postgres://` are accepted too). Unset: an embedded PostgreSQL is
@@ -47,7 +47,7 @@
   `LUDO_SHARED_LIMITS` (true): the first three are counted in PostgreSQL, shared by every
   instance (services/shared/rate_store.py); false: in memory, per process.
 
-`Settings.from_env()` reads them; `ENV_VARS` lists them (README: Configuration).
+`Settings.from_env()` reads them; `ENV_VARS` lists them (docs/operations.md#configuration).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`ludo bench service` end to end, briefly: the real service under uvicorn in a subprocess
 on the test's database, two matches for about two seconds, over HTTP and over the match
-socket, and beside the code issue 14 started from (`--baseline-ref`). Figures are not
+socket, and beside an older code (`--baseline-ref`). Figures are not
 checked (the machine decides them), only that commands went through and the report has
 its keys."""
 

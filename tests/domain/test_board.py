@@ -1,6 +1,7 @@
-"""RULES.md §1: the board and the progress coordinate, on both boards for 2, 3 and 4 players.
+"""docs/rules.md#the-board: the board and the progress coordinate, on both boards for 2, 3
+and 4 players.
 
-Geometry is checked against `conftest.ref_*`, recomputed from the RULES.md formulas.
+Geometry is checked against `conftest.ref_*`, recomputed from docs/rules.md's formulas.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ BOARD_PLAYERS = [(b, n) for b in BOARDS for n in PLAYER_COUNTS]
 
 
 class TestBoard:
-    """§1 Board: colours, seats, starts, track length."""
+    """The board: colours, seats, starts, track length."""
 
     def test_colours_in_clockwise_seat_order_are_yellow_blue_red_green(self) -> None:
         """The four colours, in clockwise seat order, are yellow, blue, red, green."""
@@ -88,7 +89,8 @@ class TestBoard:
 
     @pytest.mark.parametrize(("board", "players"), BOARD_PLAYERS)
     def test_board_geometry_matches_the_rules_formulas(self, board: str, players: int) -> None:
-        """Colours, starts, track length and goal agree with RULES.md §1 for every board."""
+        """Colours, starts, track length and goal agree with docs/rules.md#the-board for every
+        board."""
         b = board_for(rules(board=board), players)
         assert b.colours == ref_colours(board, players)
         assert b.starts == ref_starts(board, players)
@@ -110,7 +112,7 @@ class TestBoard:
 
 
 class TestProgress:
-    """§1 Progress: the one coordinate, from -1 (nest) to L+4 (goal)."""
+    """Progress: the one coordinate, from -1 (nest) to L+4 (goal)."""
 
     @pytest.mark.parametrize(("board", "players"), BOARD_PLAYERS)
     def test_nest_is_progress_minus_one_and_off_the_track(self, board: str, players: int) -> None:

@@ -1,6 +1,7 @@
 """The match decider: creation and start, every rejection, purity of evolve, fold, timeouts,
 stand-ins, reclaiming a seat, who controls a seat and what a deadline sends, and revealing
-the seed (DESIGN.md §2, §4, §5)."""
+the seed (docs/design.md#streams-and-deciders, docs/design.md#fair-dice,
+docs/design.md#timers-presence-and-cpu-stand-ins)."""
 
 from __future__ import annotations
 
@@ -146,7 +147,7 @@ class TestCreateAndStart:
         ],
     )
     def test_create_with_an_invalid_ruleset_value_is_rejected(self, ruleset: Ruleset) -> None:
-        """A Ruleset built around parse_ruleset with values outside §5 is bad_ruleset."""
+        """A Ruleset built around parse_ruleset with values outside its options is bad_ruleset."""
         assert code(initial_state(), create(ruleset)) == "bad_ruleset"
 
     @pytest.mark.parametrize("first_seat", [-1, 2, 7])

@@ -1,4 +1,4 @@
-"""Provably fair dice (DESIGN.md §4), checked against a reference written here from the
+"""Provably fair dice (docs/design.md#fair-dice), checked against a reference written here from the
 design text with `hmac`/`hashlib` alone, never with domain.dice's own helpers."""
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def digest(server_seed: bytes, client_seed: str, n: int, k: int) -> bytes:
 
 
 def reference_die(server_seed: bytes, client_seed: str, n: int) -> int:
-    """DESIGN.md §4: for k = 0, 1, …, the first byte b < 252 of the digest gives b % 6 + 1."""
+    """docs/design.md#the-derivation: for k = 0, 1, …, the first byte b < 252 of the digest
+    gives b % 6 + 1."""
     for k in itertools.count():
         for b in digest(server_seed, client_seed, n, k):
             if b < 252:

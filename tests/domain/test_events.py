@@ -1,4 +1,5 @@
-"""Events (DESIGN.md §2): the tagged union, schema versions, encoding and upcasting."""
+"""Events (docs/design.md#events-and-their-versions): the tagged union, schema versions, encoding
+and upcasting."""
 
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ def test_blocked_start_case_parts_the_revisions_at_the_entering_roll() -> None:
 
 def test_revision_2_cases_never_retry_after_an_entering_value() -> None:
     """In every revision-2 golden match, a roll passed after an entering value never tries
-    again (the corrected reading of RULES.md §3)."""
+    again (the corrected reading of docs/rules.md#revisions-of-the-rules)."""
     checked = 0
     for case in GOLDEN:
         if rules_of(case).revision < 2:

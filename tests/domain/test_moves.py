@@ -1,4 +1,4 @@
-"""Move generation (`domain.moves`, RULES.md §3), as documentation: the building blocks
+"""Move generation (`domain.moves`, docs/rules.md#moves), as documentation: the building blocks
 each walker of the rules calls (entering, blocks, landing, overtaking), the legal moves
 they make, why a piece cannot move (`why_not`'s `CannotMove`: each rule that stops a
 piece, its fields, its JSON, what a client words in its own language, and its English

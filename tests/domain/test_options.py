@@ -1,4 +1,4 @@
-"""RULES.md §3 options: blocks, safe squares, empty course, quick start.
+"""docs/rules.md#moves options: blocks, safe squares, empty course, quick start.
 
 Unless a test says otherwise: 2 players on `cross` (yellow seat 0 starts at track 0, red seat 1
 at track 26), `progress_on(square)` is red's progress on that track square.
@@ -411,9 +411,9 @@ class TestEmptyCourseThreeTries:
         ]
 
     def test_revision_2_entering_value_stopped_by_a_block_ends_the_tries(self) -> None:
-        """Revision 2 (RULES.md §3): the entering value has come, so the tries are over; with
-        an opponent's block on the start square it is passed, and a passed roll adds nothing:
-        the turn ends."""
+        """Revision 2 (docs/rules.md#revisions-of-the-rules): the entering value has come, so the
+        tries are over; with an opponent's block on the start square it is passed, and a passed roll
+        adds nothing: the turn ends."""
         state = at_position(rules(empty_course="three_tries", revision=2), 2, {"red": row_on(0, 0)})
         assert event_as(RollPassed, roll(state, 2)[1]).retry  # not entering: a failed try
         events = roll(state, 6)

@@ -1,6 +1,6 @@
-"""The party (lobby table) as a Decider (`domain.party`, DESIGN.md §5): creating a table,
-sitting down and leaving, the host's CPUs and settings, starting and rematches; every
-refusal with its code, and the fold of what was decided.
+"""The party (lobby table) as a Decider (`domain.party`, docs/design.md#streams-and-deciders):
+creating a table, sitting down and leaving, the host's CPUs and settings, starting and rematches;
+every refusal with its code, and the fold of what was decided.
 
 Each test reads as a rule of the table; `table(...)` builds a party by deciding commands,
 so every state a test starts from is one the decider allowed.

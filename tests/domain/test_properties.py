@@ -3,7 +3,7 @@
 Each test draws a match (`conftest.match_setups`: any ruleset, 2-4 players, random seeds and
 first seat, all seats CPU `easy`), plays it with `domain.selfplay.play_match`, then walks its
 events, checking one family of invariants against the position *before* each event. The
-checks use the RULES.md geometry from `conftest.ref_*`, not the engine's Board.
+checks use docs/rules.md's geometry from `conftest.ref_*`, not the engine's Board.
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ class TestMatchInvariants:
         self, setup: MatchSetup
     ) -> None:
         """Under three_tries, with blocks that can stand on a start square, every passed roll
-        tries again exactly as RULES.md §3 reads under the match's revision."""
+        tries again exactly as docs/rules.md#moves reads under the match's revision."""
         check_turn_flow(setup)
 
     @MATCHES
@@ -289,7 +289,7 @@ class TestMatchInvariants:
 
 
 class TestMoveGeneration:
-    """legal_moves agrees with the literal reading of RULES.md §3 (`conftest.ref_moves`)."""
+    """legal_moves agrees with the literal reading of docs/rules.md#moves (`conftest.ref_moves`)."""
 
     @MATCHES
     @given(match_setups())

@@ -1,4 +1,5 @@
-"""RULES.md §2 (a turn), the core of §3 (moves) and §4 (end and placements).
+"""The rules of docs/rules.md#a-turn, the core of docs/rules.md#moves and
+docs/rules.md#the-end-of-a-match (placements).
 
 Turn rules drive `decide` with commands and check the events; move rules ask `legal_moves`.
 Unless a test says otherwise: standard rules, 2 players on `cross` (yellow seat 0 starts at
@@ -38,7 +39,7 @@ N = [NEST] * 4  # a colour with every piece in the nest
 
 
 class TestTurn:
-    """§2: rolling, the counter of rolls left, bonuses, three sixes, passing the turn."""
+    """A turn: rolling, the counter of rolls left, bonuses, three sixes, passing the turn."""
 
     def test_roll_without_a_server_die_is_rejected(self) -> None:
         """Dice come only from the server: a roll that needs a die and carries none is refused."""
@@ -252,7 +253,7 @@ class TestTurn:
 
 
 class TestEnter:
-    """§3 Enter: leaving the nest."""
+    """Moves, entering: leaving the nest."""
 
     def test_nest_piece_enters_to_progress_zero_on_an_entering_value(self) -> None:
         """With the default entering value 6 every nest piece may move to p = 0."""
@@ -290,7 +291,7 @@ class TestEnter:
 
 
 class TestAdvance:
-    """§3 Advance: a piece on the course moves exactly the roll."""
+    """Moves, advancing: a piece on the course moves exactly the roll."""
 
     @pytest.mark.parametrize("frm", [0, 10, 47, 50, 51, 52])
     @pytest.mark.parametrize("die", [1, 2, 3, 4])
@@ -319,7 +320,7 @@ class TestAdvance:
 
 
 class TestExactFinish:
-    """§3 Exact finish (ぴったりで上がる)."""
+    """Moves, exact finish (ぴったりで上がる)."""
 
     def test_exact_finish_move_past_the_goal_is_illegal(self) -> None:
         """With exact_finish (default) a roll larger than the distance to the goal is illegal."""
@@ -346,7 +347,7 @@ class TestExactFinish:
 
 
 class TestCapture:
-    """§3 Landing on an opponent."""
+    """Moves, landing on an opponent."""
 
     def test_landing_on_an_opponent_on_an_unsafe_square_captures_it(self) -> None:
         """Landing on a lone opponent on a non-safe square sends it back to its nest."""
@@ -388,7 +389,7 @@ class TestCapture:
 
 
 class TestStacking:
-    """§3 Own pieces may share any square."""
+    """Moves: own pieces may share any square."""
 
     @pytest.mark.parametrize("to", [5, 8, 30, 53])
     def test_own_pieces_may_share_any_square(self, to: int) -> None:
@@ -407,10 +408,10 @@ class TestStacking:
 
 
 class TestEnd:
-    """§4 End and placements.
+    """The end of a match and placements.
 
-    §4's last sentence (a ranked draw scores 0.5 in the rating) belongs to the ranking
-    service; the engine's part is reporting the draw as a shared place, pinned here.
+    What a ranked draw is worth (0.5 in the rating, docs/design.md#the-ranking-service) belongs to
+    the ranking service; the engine's part is reporting the draw as a shared place, pinned here.
     """
 
     def test_player_with_all_four_pieces_in_the_goal_has_finished(self) -> None:

@@ -1,4 +1,5 @@
-"""RULES.md §5: options and presets, and the validation of untrusted rulesets."""
+"""Options and presets (docs/rules.md#options-local-rules-and-presets), and the validation of
+untrusted rulesets."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from domain.rules import (
 )
 from tests.conftest import rules, rulesets
 
-# RULES.md §5, the table, column by column.
+# docs/rules.md#every-option, the table, column by column.
 STANDARD = {
     "board": "cross",
     "enter_on": [6],
@@ -62,7 +63,7 @@ VALUES: dict[str, list[Any]] = {
 
 
 class TestPresets:
-    """§5: the option table, the `standard` and `bga` presets, preset + overrides."""
+    """The option table, the `standard` and `bga` presets, preset + overrides."""
 
     def test_option_keys_are_exactly_the_table_rows(self) -> None:
         """The ruleset has exactly the twelve option keys of the table."""
@@ -176,7 +177,7 @@ class TestValidation:
 
     @pytest.mark.parametrize("preset", ["BGA", "classic", "", None, 3])
     def test_unknown_preset_is_rejected(self, preset: Any) -> None:
-        """Only the presets of §5 exist."""
+        """Only the presets of docs/rules.md#presets exist."""
         assert self.field_of({"preset": preset}) == "preset"
 
     @pytest.mark.parametrize("preset", [["standard"], {"name": "bga"}])

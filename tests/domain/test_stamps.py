@@ -32,7 +32,7 @@ def send(state: StampsState, seat: int | None, stamp: str, now: float, **kw: boo
 
 class TestTheSet:
     def test_phrases_and_stickers_are_one_fixed_set(self) -> None:
-        """The five phrases the issue names are there, with more, and a few stickers."""
+        """The five phrases asked for are there, with more, and a few stickers."""
         assert {"good_luck", "nice", "thanks", "sorry", "good_game"} <= set(PHRASES)
         assert len(PHRASES) > 5 and STICKERS and set(PHRASES) | set(STICKERS) == STAMPS
 

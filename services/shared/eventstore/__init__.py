@@ -1,5 +1,5 @@
-"""The event store (DESIGN.md §3, docs/event-store.md): streams of immutable events, one
-append path, a commit-safe global order, NOTIFY hints.
+"""The event store (docs/design.md#the-event-store, docs/event-store.md): streams of immutable
+events, one append path, a commit-safe global order, NOTIFY hints.
 
     store = EventStore(engine)                       # PostgreSQL; InMemoryEventStore()
     result = await store.append("match-42", 7, [...], command_id="player-1:6f1c…",

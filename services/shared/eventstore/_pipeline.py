@@ -8,7 +8,7 @@ rows are then each cursor's. So the values are exactly what the cursor gives, an
 statement raises its own error once the round trip is over, the statements after it not
 run (the server skips them to the Sync).
 
-Until issue 27 this module drove psycopg's private generators and libpq's pipeline calls
+This module once drove psycopg's private generators and libpq's pipeline calls
 by hand, to save the cursor's per-statement work; measured against this public path in
 the same run it saved less than the 15% of the service's CPU per command that would have
 justified depending on psycopg's internals (docs/benchmarks.md, docs/event-store.md).

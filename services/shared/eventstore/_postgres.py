@@ -1,4 +1,4 @@
-"""The PostgreSQL event store: one append-only `events` table (DESIGN.md §3,
+"""The PostgreSQL event store: one append-only `events` table (docs/design.md#the-event-store,
 docs/event-store.md), through an async SQLAlchemy engine on psycopg 3."""
 
 from __future__ import annotations

@@ -110,9 +110,9 @@ HEAD_AND_COMMAND: Final = (
 
 # ----------------------------------------------------------------- the global order
 #
-# DESIGN.md §3: follow `(tx, global_position)`, and read only rows whose transaction is
-# older than every transaction still running. Identity values are handed out at insert
-# time but transactions commit in any order; a row that becomes visible later has a `tx`
+# docs/design.md#the-global-order: follow `(tx, global_position)`, and read only rows whose
+# transaction is older than every transaction still running. Identity values are handed out at
+# insert time but transactions commit in any order; a row that becomes visible later has a `tx`
 # at or above today's xmin, so it sorts after every row returned now: a follower never
 # skips a late commit and never sees an event twice. Written here once (`_AFTER`,
 # `_SETTLED`), for every read of the global order: `read_all`, `read_page`, `backlog`,

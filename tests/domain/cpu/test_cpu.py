@@ -235,7 +235,7 @@ def test_pick_index_is_blake2b_of_seed_and_roll_number() -> None:
 
 # One whole match per (ruleset, seating) with `normal` and `hard` seats: the first 16 hex
 # digits of sha256 over every encoded event. Recorded with the engine and CPUs of 4d6a879,
-# before the speed work of issue 2 point 8, which had to leave every choice as it was
+# before the CPUs were made faster, which had to leave every choice as it was
 # (the golden matches only play `easy`). Update only when a CPU's play changes on purpose:
 # "0:1" was re-recorded when `hard` took its learned value under `standard` with four
 # players (docs/cpu.md, "A learned value"); every other case stayed as it was.

@@ -100,8 +100,8 @@ async def test_a_plain_match_is_said_as_it_is(words_page: tuple[Page, list[str]]
 async def test_sums_beyond_a_hundred_points_are_netted_and_say_so(
     words_page: tuple[Page, list[str]],
 ) -> None:
-    """The winner of a 2-player match whose choices summed to −117 points (the issue's end
-    card): its dice +45, choices −117 and rest +122 are reduced by the same 31 points in
+    """The winner of a 2-player match whose choices summed to −117 points (an end card
+    seen in play): its dice +45, choices −117 and rest +122 are reduced by the same 31 points in
     each direction (each side in proportion), the least that brings every part within
     ±100, and still add up to +50; the words say what was left out."""
     page, errors = words_page

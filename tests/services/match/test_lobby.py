@@ -1,4 +1,4 @@
-"""The lobby as issue 28 arranged it, in a real browser: quick play first, then the tables
+"""The lobby in its order, in a real browser: quick play first, then the tables
 this device's guest sits at, then the open parties, then the party form with its local
 rules folded behind their summary; in Japanese and English, on a 375×812 phone and a
 desktop.

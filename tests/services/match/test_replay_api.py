@@ -281,7 +281,7 @@ async def test_report_shows_turns_choices_timeouts_stand_ins_and_connections(
     assert r.status_code == 200, r.text
     report = r.json()
     # The match's own placements: the dice are random, so the two who did not finish may
-    # share a place (RULES.md §4: equal on goal, out and progress), [1, 2, 2].
+    # share a place (docs/rules.md#ties-and-draws: equal on goal, out and progress), [1, 2, 2].
     assert report["status"] == "finished"
     assert report["placements"] == (await api.match(match_id))["placements"]
     assert sorted(report["placements"]) in ([1, 2, 3], [1, 2, 2])

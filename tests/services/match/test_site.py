@@ -1,5 +1,5 @@
 """The site in a real browser: the lobby, the table, a whole match by clicking, reload,
-two players, a spectator, rematch, both languages, a dropped socket (issue 12, point 10).
+two players, a spectator, rematch, both languages, a dropped socket.
 
 Debian's Chromium driven by Playwright (tests/browser.py). The match service runs under
 uvicorn on a loopback port with its deadline worker on, so CPU seats play by themselves;

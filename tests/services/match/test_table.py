@@ -1,4 +1,4 @@
-"""The table as a phone player meets it (issue 26): the page never moves under the player,
+"""The table as a phone player meets it: the page never moves under the player,
 every press answers, every state is said in words, in both languages, and the whole match
 plays from the keyboard or by tap on a phone.
 

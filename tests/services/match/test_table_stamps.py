@@ -1,8 +1,8 @@
-"""Quick-chat stamps and who is connected at the table, in Chromium (issue 28, points 3, 5
-and 7): two people at one table, one reading Japanese and one English; a stamp sent by one
-is shown beside that seat to the other in the other's language and said in the log; muted,
-the next is not; the host switches stamps off; each seat says whether its player is
-connected. Waiting is on the pages' own state and frames, never on a clock.
+"""Quick-chat stamps and who is connected at the table, in Chromium: two people at one table, one
+reading Japanese and one English; a stamp sent by one is shown beside that seat to the other in the
+other's language and said in the log; muted, the next is not; the host switches stamps off; each
+seat says whether its player is connected. Waiting is on the pages' own state and frames, never on a
+clock.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The dashboard's live view in Chromium (issue 31, point 6): both services on loopback
+"""The dashboard's live view in Chromium: both services on loopback
 ports (the ranking service pointed at the match service), a phone and a desktop; the page
 refreshes it every 5 s by itself, and the test waits on what the page shows, not a clock.
 """

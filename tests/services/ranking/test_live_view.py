@@ -1,4 +1,4 @@
-"""The operator's live view (issue 31, point 6): `GET /api/ranking/live` on the ranking
+"""The operator's live view: `GET /api/ranking/live` on the ranking
 service, which asks the match service's `GET /api/operator/now` through `LUDO_MATCH_URL`,
 and reads the instances' own rows, the abandonment per hour and the database.
 

@@ -1,7 +1,7 @@
-"""The README's Layout block stays true to the tree: one line per product source file, and
-no line naming a file or folder that does not exist.
+"""docs/layout.md stays true to the tree: one line per product source file, and no line
+naming a file or folder that does not exist.
 
-The block's grammar (README, "## Layout"): a line at column 0 is a top-level file, or a
+The block's grammar (docs/layout.md's code block): a line at column 0 is a top-level file, or a
 folder when it ends in `/`; a line indented by two spaces is an entry of the folder above
 it (a file, a `*` pattern, or a folder of static assets ending in `/`); several entries
 may share a line, separated by ", "; the entry ends at the first two spaces, its
@@ -62,10 +62,9 @@ class Entry:
 
 
 def _layout_block() -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"^```\n(.*?)^```$", section, re.DOTALL | re.MULTILINE)
-    assert match, "the README's Layout section has no code block"
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    match = re.search(r"^```\n(.*?)^```$", page, re.DOTALL | re.MULTILINE)
+    assert match, "docs/layout.md has no code block"
     return match.group(1).splitlines()
 
 
@@ -163,3 +162,8 @@ def test_the_grammar_reads_this_block() -> None:
     """The parser finds every folder the layout describes (the other checks read its output)."""
     folders = {entry.path for entry in _entries() if entry.is_folder}
     assert REQUIRED_FOLDERS - folders == set()
+
+
+def headed_folders() -> set[str]:
+    """The folders whose files the block lists under a heading line of their own."""
+    return {entry.path for entry in _entries() if entry.heading}
