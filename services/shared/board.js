@@ -1,5 +1,5 @@
-  // ---- board.js: the Ludo board of every page, in SVG (docs/rules.md#the-board). services/shared/
-  // pages.py puts it in place of the `@include board.js` comment inside a page's script;
+  // ---- board.js: the Ludo board of every page, in SVG (docs/rules.md#the-board).
+  // services/shared/pages.py puts it in place of the `@include board.js` comment inside a page's script;
   // its style is board.css, included the same way inside the page's <style>.
   //
   //   const board = LudoBoard.create(svg, model, { bottom: 0, labels: {...}, onPiece });
