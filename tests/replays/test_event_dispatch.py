@@ -1,0 +1,151 @@
+"""Every reader of match events handles every event type: each is one `match event:` whose
+last arm is `case _: assert_never(event)`, so mypy fails on a reader that a new member of
+`domain.events.Event` is not written into. The fast test reads the readers' code; the slow
+one adds an event type to a copy of the code and runs mypy on it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from domain.events import Event
+from tests.paths import ROOT
+
+MEMBERS = frozenset(cls.__name__ for cls in get_args(Event))
+
+# (file, function): every function that reads each event type for what it means.
+READERS = [
+    ("replays/steps.py", "Walker.step"),
+    ("replays/steps.py", "describe"),
+    ("replays/verify.py", "_command_for"),
+    ("replays/viewer.py", "event_facts"),
+    ("replays/viewer.py", "marks_of"),
+    ("replays/report.py", "report_view"),
+]
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    found: dict[str, ast.FunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    found[f"{node.name}.{item.name}"] = item
+    return found
+
+
+def _classes(pattern: ast.pattern) -> set[str]:
+    """The classes a pattern matches whatever their fields hold."""
+    if isinstance(pattern, ast.MatchClass) and not pattern.patterns and not pattern.kwd_patterns:
+        return {ast.unparse(pattern.cls).rsplit(".", 1)[-1]}
+    if isinstance(pattern, ast.MatchOr):
+        return set().union(*(_classes(p) for p in pattern.patterns))
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        return _classes(pattern.pattern)
+    return set()
+
+
+def _exhaustive_match(function: ast.FunctionDef) -> tuple[set[str], bool]:
+    """The classes an event `match` in `function` handles, and whether it ends in
+    `case _: assert_never(<subject>)`."""
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Match):
+            continue
+        handled: set[str] = set()
+        for case in node.cases:
+            if case.guard is None:
+                handled |= _classes(case.pattern)
+        if not handled & MEMBERS:
+            continue
+        last = node.cases[-1]
+        closed = (
+            isinstance(last.pattern, ast.MatchAs)
+            and last.pattern.pattern is None
+            and last.guard is None
+            and len(last.body) == 1
+            and ast.unparse(last.body[0]) == f"assert_never({ast.unparse(node.subject)})"
+        )
+        return handled, closed
+    return set(), False
+
+
+@pytest.mark.parametrize(("path", "name"), READERS)
+def test_each_reader_matches_every_event_type(path: str, name: str) -> None:
+    function = _functions(ast.parse((ROOT / path).read_text("utf-8")))[name]
+    handled, closed = _exhaustive_match(function)
+    assert closed, f"{path}:{name} does not end its match in `case _: assert_never(...)`"
+    assert handled == MEMBERS, f"{path}:{name} leaves out {sorted(MEMBERS - handled)}"
+
+
+def test_the_readers_are_all_the_closed_event_matches() -> None:
+    """A new reader written as a closed match belongs in READERS (and so in the mypy run
+    below); a reader that drops its match fails the test above."""
+    found = set()
+    for folder in ("domain", "replays", "services", "ludo_cli"):
+        for file in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(file.read_text("utf-8"))
+            for name, function in _functions(tree).items():
+                handled, closed = _exhaustive_match(function)
+                if closed and handled & MEMBERS:
+                    found.add((file.relative_to(ROOT).as_posix(), name))
+    assert found == set(READERS)
+
+
+_FAKE = '''
+
+class FakeEvent(_Event, frozen=True):
+    """An event type no reader knows."""
+
+    seat: int
+'''
+
+
+@pytest.mark.slow
+def test_mypy_fails_each_reader_of_an_event_type_it_does_not_handle(tmp_path: Path) -> None:
+    for folder in ("domain", "replays"):
+        shutil.copytree(
+            ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("*.so", "__pycache__")
+        )
+    events = tmp_path / "domain" / "events.py"
+    text = events.read_text("utf-8")
+    text, added = re.subn(r"\nEvent = \(\n", "\nEvent = (\n    FakeEvent\n    | ", text)
+    assert added == 1
+    text = text.replace("\nEvent = (", _FAKE + "\n\nEvent = (", 1)
+    events.write_text(text, "utf-8")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            "domain",
+            "replays",
+        ],
+        check=False,  # mypy exits 1 here: the errors are what is read
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)},
+    )
+    failing: set[tuple[str, str]] = set()
+    for line in run.stdout.splitlines():
+        hit = re.match(r"(\S+\.py):(\d+): error: .*\"assert_never\".*\"FakeEvent\"", line)
+        if hit is None:
+            continue
+        path, at = hit.group(1), int(hit.group(2))
+        for name, function in _functions(ast.parse((tmp_path / path).read_text())).items():
+            if function.lineno <= at <= (function.end_lineno or 0):
+                failing.add((path, name))
+    assert failing == set(READERS), run.stdout
