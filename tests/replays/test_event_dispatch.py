@@ -80,6 +80,8 @@ def _exhaustive_match(function: ast.FunctionDef) -> tuple[set[str], bool]:
 
 @pytest.mark.parametrize(("path", "name"), READERS)
 def test_each_reader_matches_every_event_type(path: str, name: str) -> None:
+    """The reader is one match with an unguarded arm for each event type, closed by
+    `assert_never`: nothing falls through to a silent default."""
     function = _functions(ast.parse((ROOT / path).read_text("utf-8")))[name]
     handled, closed = _exhaustive_match(function)
     assert closed, f"{path}:{name} does not end its match in `case _: assert_never(...)`"
@@ -111,6 +113,8 @@ class FakeEvent(_Event, frozen=True):
 
 @pytest.mark.slow
 def test_mypy_fails_each_reader_of_an_event_type_it_does_not_handle(tmp_path: Path) -> None:
+    """A copy of domain/ and replays/ whose `Event` union holds one type more: mypy fails
+    in every reader, and only there, until each has an arm for it."""
     for folder in ("domain", "replays"):
         shutil.copytree(
             ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("*.so", "__pycache__")
