@@ -1,7 +1,9 @@
 """Every reader of match events handles every event type: each is one `match event:` whose
 last arm is `case _: assert_never(event)`, so mypy fails on a reader that a new member of
 `domain.events.Event` is not written into. The fast test reads the readers' code; the slow
-one adds an event type to a copy of the code and runs mypy on it."""
+one adds an event type to a copy of the code and runs mypy on it. The folds, which
+dispatch through a table by exact type for speed, hold every event of their stream.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from typing import get_args
 
 import pytest
 
-from domain.events import Event
+from domain import arena, decider, party, pool
+from domain.events import DieRolled, Event, PieceMoved, RollPassed, TurnEnded
 from tests.paths import ROOT
 
 MEMBERS = frozenset(cls.__name__ for cls in get_args(Event))
@@ -153,3 +156,15 @@ def test_mypy_fails_each_reader_of_an_event_type_it_does_not_handle(tmp_path: Pa
             if function.lineno <= at <= (function.end_lineno or 0):
                 failing.add((path, name))
     assert failing == set(READERS), run.stdout
+
+
+def test_every_fold_applies_every_event_of_its_stream() -> None:
+    """The folds dispatch through a table by exact type (`apply` of a match tests its four
+    commonest events first): each table, with those, holds every member of its union, so
+    no event type reaches a fold that would miss it."""
+    direct = {DieRolled, PieceMoved, TurnEnded, RollPassed}
+    assert set(decider._APPLY) | direct == set(get_args(Event))
+    assert not set(decider._APPLY) & direct
+    assert set(arena._APPLY) == set(get_args(arena.ArenaEvent))
+    assert set(party._APPLY) == set(get_args(party.PartyEvent))
+    assert set(pool._APPLY) == set(get_args(pool.PoolEvent))
