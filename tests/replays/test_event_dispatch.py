@@ -1,7 +1,8 @@
-"""Every reader of match events handles every event type: each is one `match event:` whose
-last arm is `case _: assert_never(event)`, so mypy fails on a reader that a new member of
-`domain.events.Event` is not written into. The fast test reads the readers' code; the slow
-one adds an event type to a copy of the code and runs mypy on it. The folds, which
+"""Every reader of match events (and of arena events) handles every event type: each is
+one `match event:` whose last arm is `case _: assert_never(event)`, so mypy fails on a
+reader that a new member of `domain.events.Event` (`domain.arena.ArenaEvent`) is not
+written into. The fast test reads the readers' code; the slow one adds an event type to a
+copy of the code and runs mypy on it. The folds, which
 dispatch through a table by exact type for speed, hold every event of their stream.
 """
 
@@ -21,17 +22,20 @@ from domain import arena, decider, party, pool
 from domain.events import DieRolled, Event, PieceMoved, RollPassed, TurnEnded
 from tests.paths import ROOT
 
-MEMBERS = frozenset(cls.__name__ for cls in get_args(Event))
+MATCH_EVENTS = frozenset(cls.__name__ for cls in get_args(Event))
+ARENA_EVENTS = frozenset(cls.__name__ for cls in get_args(arena.ArenaEvent))
 
-# (file, function): every function that reads each event type for what it means.
-READERS = [
-    ("replays/steps.py", "Walker.step"),
-    ("replays/steps.py", "describe"),
-    ("replays/verify.py", "_command_for"),
-    ("replays/viewer.py", "event_facts"),
-    ("replays/viewer.py", "marks_of"),
-    ("replays/report.py", "report_view"),
-]
+# (file, function): every function that reads each event type of a stream for what it
+# means, with that stream's event types.
+READERS = {
+    ("replays/steps.py", "Walker.step"): MATCH_EVENTS,
+    ("replays/steps.py", "describe"): MATCH_EVENTS,
+    ("replays/verify.py", "_command_for"): MATCH_EVENTS,
+    ("replays/viewer.py", "event_facts"): MATCH_EVENTS,
+    ("replays/viewer.py", "marks_of"): MATCH_EVENTS,
+    ("replays/report.py", "report_view"): MATCH_EVENTS,
+    ("replays/tournament_verify.py", "_command_for"): ARENA_EVENTS,
+}
 
 
 def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
@@ -67,7 +71,7 @@ def _exhaustive_match(function: ast.FunctionDef) -> tuple[set[str], bool]:
         for case in node.cases:
             if case.guard is None:
                 handled |= _classes(case.pattern)
-        if not handled & MEMBERS:
+        if not handled & (MATCH_EVENTS | ARENA_EVENTS):
             continue
         last = node.cases[-1]
         closed = (
@@ -81,14 +85,15 @@ def _exhaustive_match(function: ast.FunctionDef) -> tuple[set[str], bool]:
     return set(), False
 
 
-@pytest.mark.parametrize(("path", "name"), READERS)
+@pytest.mark.parametrize(("path", "name"), sorted(READERS))
 def test_each_reader_matches_every_event_type(path: str, name: str) -> None:
-    """The reader is one match with an unguarded arm for each event type, closed by
-    `assert_never`: nothing falls through to a silent default."""
+    """The reader is one match with an unguarded arm for each event type of its stream,
+    closed by `assert_never`: nothing falls through to a silent default."""
     function = _functions(ast.parse((ROOT / path).read_text("utf-8")))[name]
     handled, closed = _exhaustive_match(function)
     assert closed, f"{path}:{name} does not end its match in `case _: assert_never(...)`"
-    assert handled == MEMBERS, f"{path}:{name} leaves out {sorted(MEMBERS - handled)}"
+    members = READERS[path, name]
+    assert handled == members, f"{path}:{name} leaves out {sorted(members - handled)}"
 
 
 def test_the_readers_are_all_the_closed_event_matches() -> None:
@@ -99,35 +104,42 @@ def test_the_readers_are_all_the_closed_event_matches() -> None:
         for file in sorted((ROOT / folder).rglob("*.py")):
             tree = ast.parse(file.read_text("utf-8"))
             for name, function in _functions(tree).items():
-                handled, closed = _exhaustive_match(function)
-                if closed and handled & MEMBERS:
+                _handled, closed = _exhaustive_match(function)
+                if closed:
                     found.add((file.relative_to(ROOT).as_posix(), name))
     assert found == set(READERS)
 
 
-_FAKE = '''
+_FAKE = """
 
-class FakeEvent(_Event, frozen=True):
-    """An event type no reader knows."""
+class Fake{stream}Event({base}, frozen=True):
+    \"\"\"An event type no reader knows.\"\"\"
 
     seat: int
-'''
+"""
+
+
+def _add_fake(module: Path, union: str, stream: str, base: str) -> None:
+    """Declare `Fake<stream>Event` in `module` and make it the first member of `union`."""
+    text = module.read_text("utf-8")
+    first = f"\n{union} = (\n    Fake{stream}Event\n    | "
+    text, added = re.subn(rf"\n{union} = \(\n", first, text)
+    assert added == 1
+    fake = _FAKE.format(stream=stream, base=base)
+    text = text.replace(f"\n{union} = (", fake + f"\n\n{union} = (", 1)
+    module.write_text(text, "utf-8")
 
 
 @pytest.mark.slow
 def test_mypy_fails_each_reader_of_an_event_type_it_does_not_handle(tmp_path: Path) -> None:
-    """A copy of domain/ and replays/ whose `Event` union holds one type more: mypy fails
-    in every reader, and only there, until each has an arm for it."""
+    """A copy of domain/ and replays/ whose `Event` and `ArenaEvent` unions hold one type
+    more each: mypy fails in every reader, and only there, until each has an arm for it."""
     for folder in ("domain", "replays"):
         shutil.copytree(
             ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("*.so", "__pycache__")
         )
-    events = tmp_path / "domain" / "events.py"
-    text = events.read_text("utf-8")
-    text, added = re.subn(r"\nEvent = \(\n", "\nEvent = (\n    FakeEvent\n    | ", text)
-    assert added == 1
-    text = text.replace("\nEvent = (", _FAKE + "\n\nEvent = (", 1)
-    events.write_text(text, "utf-8")
+    _add_fake(tmp_path / "domain" / "events.py", "Event", "", "_Event")
+    _add_fake(tmp_path / "domain" / "arena.py", "ArenaEvent", "Arena", "_ArenaEvent")
     run = subprocess.run(
         [
             sys.executable,
@@ -148,7 +160,7 @@ def test_mypy_fails_each_reader_of_an_event_type_it_does_not_handle(tmp_path: Pa
     )
     failing: set[tuple[str, str]] = set()
     for line in run.stdout.splitlines():
-        hit = re.match(r"(\S+\.py):(\d+): error: .*\"assert_never\".*\"FakeEvent\"", line)
+        hit = re.match(r"(\S+\.py):(\d+): error: .*\"assert_never\".*\"Fake(Arena)?Event\"", line)
         if hit is None:
             continue
         path, at = hit.group(1), int(hit.group(2))
