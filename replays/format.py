@@ -36,8 +36,10 @@ from domain.events import (
     encode_event,
 )
 from domain.streams import match_stream
+from replays.versioned_file import VersionedFile
 
 __all__ = [
+    "FILE",
     "FORMAT",
     "FORMAT_VERSION",
     "ReplayEvent",
@@ -118,52 +120,23 @@ class ReplayFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 _encoder = msgspec.json.Encoder()
 
+FILE: Final = VersionedFile(
+    ReplayFile,
+    name=FORMAT,
+    versions=SUPPORTED_VERSIONS,
+    error=ReplayFormatError,
+    noun="a replay file",
+)
+
 
 def dump_replay(replay: ReplayFile) -> bytes:
     """The file's bytes: JSON with one event per line, so diffs and greps stay readable."""
-    head = _encoder.encode(msgspec.structs.replace(replay, events=[]))
-    assert head.endswith(b'"events":[]}')
-    lines = b",\n".join(_encoder.encode(e) for e in replay.events)
-    return head[: -len(b"[]}")] + b"[\n" + lines + b"\n]}\n"
-
-
-_decoder = msgspec.json.Decoder(ReplayFile)
+    return FILE.dump(replay, [("events", [_encoder.encode(e) for e in replay.events])])
 
 
 def load_replay(raw: bytes) -> ReplayFile:
     """Parse a replay file; `ReplayFormatError` naming the field when it is not one."""
-    try:
-        replay = _decoder.decode(raw)
-    except msgspec.DecodeError as error:
-        # Not a version-1 replay: look again, untyped, to say what it is instead.
-        _explain(raw, error)
-        raise ReplayFormatError(str(error)) from None
-    if replay.format_version not in SUPPORTED_VERSIONS:
-        raise ReplayFormatError(_version_message(replay.format_version))
-    return replay
-
-
-def _explain(raw: bytes, error: msgspec.DecodeError) -> None:
-    """Raise the most useful `ReplayFormatError` for bytes the typed decoder refused."""
-    try:
-        probe = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        raise ReplayFormatError(f"not JSON: {error}") from None
-    if not isinstance(probe, dict):
-        raise ReplayFormatError("a replay file is one JSON object")
-    if probe.get("format") != FORMAT:
-        raise ReplayFormatError(f"`format` must be {FORMAT!r}, got {probe.get('format')!r}")
-    version = probe.get("format_version")
-    # Asked of any JSON value: a list or an object cannot be looked up in a set.
-    if not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
-        raise ReplayFormatError(_version_message(version))
-
-
-def _version_message(version: object) -> str:
-    return (
-        f"`format_version` {version!r} is not one this ludo reads "
-        f"({sorted(SUPPORTED_VERSIONS)}); a newer ludo may read it"
-    )
+    return FILE.load(raw)
 
 
 def build_replay(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import datetime
+from typing import assert_never
 
 import msgspec
 
@@ -17,10 +18,12 @@ from domain.errors import NotFound
 from domain.events import (
     DieRolled,
     Event,
+    MatchConceded,
     MatchCreated,
     MatchFinished,
     MatchStarted,
     PieceMoved,
+    PlayerFinished,
     RollPassed,
     SeatReclaimed,
     SeatStoodIn,
@@ -228,65 +231,75 @@ def report_view(
         if current is None:
             current = _Turn(len(turns), next_seat, turn_began or at)
             roll = None
-        if isinstance(event, DieRolled | PieceMoved | RollPassed | TurnTimedOut):
-            current.seat = event.seat  # the seat on turn acts (others only leave/return)
         current.entries.append((at, entry))
-        if isinstance(event, DieRolled):
-            roll = ReportRoll(
-                version=step.version,
-                at=_iso(at),
-                n=event.n,
-                die=event.value,
-                rolled_by=step.by,
-                actor=step.actor,
-                options=[option_view(o) for o in step.options or ()],
-                chosen=None,
-                chosen_by=None,
-                chosen_actor=None,
-                passed=None,
-            )
-            current.rolls.append(roll)
-        elif isinstance(event, PieceMoved):
-            if event.die is None or roll is None:  # auto-enter: the roll action moved
-                current.rolls.append(
-                    ReportRoll(
-                        version=step.version,
-                        at=_iso(at),
-                        n=None,
-                        die=event.die,
-                        rolled_by=step.by,
-                        actor=step.actor,
-                        options=[],
-                        chosen=_moved(event),
-                        chosen_by=step.by,
-                        chosen_actor=step.actor,
-                        passed=None,
-                    )
+        # The seat on turn acts (others only leave/return): it sets the turn's seat.
+        match event:
+            case DieRolled():
+                current.seat = event.seat
+                roll = ReportRoll(
+                    version=step.version,
+                    at=_iso(at),
+                    n=event.n,
+                    die=event.value,
+                    rolled_by=step.by,
+                    actor=step.actor,
+                    options=[option_view(o) for o in step.options or ()],
+                    chosen=None,
+                    chosen_by=None,
+                    chosen_actor=None,
+                    passed=None,
                 )
-            else:
-                roll.chosen = _moved(event)
-                roll.chosen_by = step.by
-                roll.chosen_actor = step.actor
-            roll = None
-        elif isinstance(event, RollPassed):
-            if roll is not None:
-                roll.passed = event.reason
-            roll = None
-        elif isinstance(event, TurnTimedOut):
-            current.timeouts += 1
-        elif isinstance(event, SeatStoodIn):
-            current.stand_ins.append(event.reason)
-        elif isinstance(event, SeatReclaimed):
-            current.reclaims += 1
-        if isinstance(event, TurnEnded | MatchFinished):
-            current.ended = at
-            turns.append(current)
-            current = None
-            turn_began = at
-            if isinstance(event, TurnEnded):
-                next_seat = event.next_seat
-            else:
-                over = True
+                current.rolls.append(roll)
+            case PieceMoved():
+                current.seat = event.seat
+                if event.die is None or roll is None:  # auto-enter: the roll action moved
+                    current.rolls.append(
+                        ReportRoll(
+                            version=step.version,
+                            at=_iso(at),
+                            n=None,
+                            die=event.die,
+                            rolled_by=step.by,
+                            actor=step.actor,
+                            options=[],
+                            chosen=_moved(event),
+                            chosen_by=step.by,
+                            chosen_actor=step.actor,
+                            passed=None,
+                        )
+                    )
+                else:
+                    roll.chosen = _moved(event)
+                    roll.chosen_by = step.by
+                    roll.chosen_actor = step.actor
+                roll = None
+            case RollPassed():
+                current.seat = event.seat
+                if roll is not None:
+                    roll.passed = event.reason
+                roll = None
+            case TurnTimedOut():
+                current.seat = event.seat
+                current.timeouts += 1
+            case SeatStoodIn():
+                current.stand_ins.append(event.reason)
+            case SeatReclaimed():
+                current.reclaims += 1
+            case TurnEnded() | MatchFinished():
+                current.ended = at
+                turns.append(current)
+                current = None
+                turn_began = at
+                if isinstance(event, TurnEnded):
+                    next_seat = event.next_seat
+                else:
+                    over = True
+            case PlayerFinished() | MatchConceded():
+                pass  # an entry of the turn, nothing more
+            case MatchCreated() | MatchStarted() | SeedRevealed():
+                pass  # in the prologue or the epilogue, placed above
+            case _:
+                assert_never(event)
     if current is not None:
         turns.append(current)  # the turn being played
 

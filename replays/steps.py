@@ -6,7 +6,7 @@ report. Pure: it folds the events it is given and judges nothing (`replays.verif
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Literal
+from typing import Literal, assert_never
 
 import msgspec
 
@@ -65,30 +65,33 @@ class Walker:
 
     def step(self, event: Event, actor: str | None = None, recorded_at: str | None = None) -> Step:
         state = self.state
-        kind = type(event)
         seat: int | None = getattr(event, "seat", None)
         by: Chooser = "auto"
         shown: tuple[Move, ...] | None = None
         # A third six is passed at once: it offers no choice, whatever its die would allow.
         offers = False
-        if kind in (MatchCreated, MatchStarted, SeedRevealed):
-            by = "system"
-        elif isinstance(event, DieRolled):
-            assert state.board is not None
-            by = state.controller(event.seat)
-            offers = not third_six(state.board, state.sixes, event.value)
-        elif kind is PieceMoved:
-            assert isinstance(event, PieceMoved) and seat is not None
-            # A move after a roll chose among the roll's options; one without a die
-            # (auto_enter) was made by the roll action itself.
-            by = state.controller(seat)
-            shown = self._options if event.die is not None else None
-        elif kind is TurnTimedOut:
-            by = "timeout"
-        elif isinstance(event, SeatStoodIn):
-            by = "player" if event.reason == "left" else "auto"
-        elif kind is SeatReclaimed or kind is MatchConceded:
-            by = "player"
+        match event:
+            case MatchCreated() | MatchStarted() | SeedRevealed():
+                by = "system"
+            case DieRolled():
+                assert state.board is not None
+                by = state.controller(event.seat)
+                offers = not third_six(state.board, state.sixes, event.value)
+            case PieceMoved():
+                # A move after a roll chose among the roll's options; one without a die
+                # (auto_enter) was made by the roll action itself.
+                by = state.controller(event.seat)
+                shown = self._options if event.die is not None else None
+            case TurnTimedOut():
+                by = "timeout"
+            case SeatStoodIn():
+                by = "player" if event.reason == "left" else "auto"
+            case SeatReclaimed() | MatchConceded():
+                by = "player"
+            case RollPassed() | TurnEnded() | PlayerFinished() | MatchFinished():
+                pass  # the rules alone decided these: "auto"
+            case _:
+                assert_never(event)
         apply(state, event)
         if offers:
             self._options = shown = current_legal_moves(state)
@@ -143,43 +146,45 @@ def describe(event: Event, board: Board | None, seats: Sequence[str]) -> str:
             return f"home {progress - board.last_track}"
         return f"square {progress}"
 
-    if isinstance(event, MatchCreated):
-        return f"match created: {len(event.seats)} seats, dice committed to {event.seed_hash}"
-    if isinstance(event, MatchStarted):
-        return f"match started; client seed {event.client_seed!r}"
-    if isinstance(event, DieRolled):
-        return f"{who(event.seat)} rolls {event.value} (roll {event.n})"
-    if isinstance(event, PieceMoved):
-        how = "enters" if event.frm < 0 else "moves"
-        text = f"{who(event.seat)} {how} piece {event.piece}: "
-        text += f"{where(event.frm)} → {where(event.to)}"
-        if event.die is None:
-            text += " (auto-enter)"
-        for s, p in event.captures:
-            text += f", captures {who(s)} piece {p}"
-        if event.bonus:
-            text += f", +{event.bonus} roll{'s' if event.bonus > 1 else ''}"
-        return text
-    if isinstance(event, RollPassed):
-        why = "no legal move" if event.reason == "no_legal_move" else "third six in a row"
-        return f"{who(event.seat)} passes: {why}" + (" (rolls again)" if event.retry else "")
-    if isinstance(event, TurnEnded):
-        return f"turn passes to {who(event.next_seat)}"
-    if isinstance(event, PlayerFinished):
-        return f"{who(event.seat)} finishes in place {event.place}"
-    if isinstance(event, MatchConceded):
-        return f"{who(event.seat)} concedes: the match ends, {who(event.seat)} last"
-    if isinstance(event, MatchFinished):
-        ranking = ", ".join(
-            f"{who(s)} {p}" for s, p in sorted(enumerate(event.placements), key=lambda x: x[1])
-        )
-        return f"match over: {ranking}"
-    if isinstance(event, TurnTimedOut):
-        return f"{who(event.seat)} timed out ({event.consecutive} in a row); the CPU plays"
-    if isinstance(event, SeatStoodIn):
-        return f"a CPU stands in for {who(event.seat)} ({event.reason})"
-    if isinstance(event, SeatReclaimed):
-        return f"{who(event.seat)} is back"
-    if isinstance(event, SeedRevealed):
-        return f"server seed revealed: {event.server_seed}"
-    return type(event).__name__
+    match event:
+        case MatchCreated():
+            return f"match created: {len(event.seats)} seats, dice committed to {event.seed_hash}"
+        case MatchStarted():
+            return f"match started; client seed {event.client_seed!r}"
+        case DieRolled():
+            return f"{who(event.seat)} rolls {event.value} (roll {event.n})"
+        case PieceMoved():
+            how = "enters" if event.frm < 0 else "moves"
+            text = f"{who(event.seat)} {how} piece {event.piece}: "
+            text += f"{where(event.frm)} → {where(event.to)}"
+            if event.die is None:
+                text += " (auto-enter)"
+            for s, p in event.captures:
+                text += f", captures {who(s)} piece {p}"
+            if event.bonus:
+                text += f", +{event.bonus} roll{'s' if event.bonus > 1 else ''}"
+            return text
+        case RollPassed():
+            why = "no legal move" if event.reason == "no_legal_move" else "third six in a row"
+            return f"{who(event.seat)} passes: {why}" + (" (rolls again)" if event.retry else "")
+        case TurnEnded():
+            return f"turn passes to {who(event.next_seat)}"
+        case PlayerFinished():
+            return f"{who(event.seat)} finishes in place {event.place}"
+        case MatchConceded():
+            return f"{who(event.seat)} concedes: the match ends, {who(event.seat)} last"
+        case MatchFinished():
+            ranking = ", ".join(
+                f"{who(s)} {p}" for s, p in sorted(enumerate(event.placements), key=lambda x: x[1])
+            )
+            return f"match over: {ranking}"
+        case TurnTimedOut():
+            return f"{who(event.seat)} timed out ({event.consecutive} in a row); the CPU plays"
+        case SeatStoodIn():
+            return f"a CPU stands in for {who(event.seat)} ({event.reason})"
+        case SeatReclaimed():
+            return f"{who(event.seat)} is back"
+        case SeedRevealed():
+            return f"server seed revealed: {event.server_seed}"
+        case _:
+            assert_never(event)

@@ -32,16 +32,12 @@ from domain.arena import (
 )
 from domain.chain import GENESIS, event_hash
 from domain.streams import tournament_stream
-from replays.format import (
-    SUPPORTED_VERSIONS as REPLAY_VERSIONS,
-)
-from replays.format import (
-    ReplayEvent,
-    ReplayFile,
-    dump_replay,
-)
+from replays.format import FILE as REPLAY_FILE
+from replays.format import ReplayEvent, ReplayFile, dump_replay
+from replays.versioned_file import VersionedFile
 
 __all__ = [
+    "FILE",
     "FORMAT",
     "FORMAT_VERSION",
     "TournamentFile",
@@ -167,66 +163,38 @@ def tournament_from_events(
     return build_tournament(tournament_id, stored, matches)
 
 
+FILE: Final = VersionedFile(
+    TournamentFile,
+    name=FORMAT,
+    versions=SUPPORTED_VERSIONS,
+    error=TournamentFormatError,
+    noun="a tournament file",
+    hints={"ludo-replay": " (a match's replay: `ludo replay verify` reads it)"},
+)
+
 _encoder = msgspec.json.Encoder()
-_TAIL: Final = b'"events":[],"matches":[]}'
 
 
 def dump_tournament(tournament: TournamentFile) -> bytes:
     """The file's bytes: the header, then one arena event per line, then each match as
     `dump_replay` writes it (one event per line), so diffs and greps stay readable."""
-    head = _encoder.encode(msgspec.structs.replace(tournament, events=[], matches=[]))
-    assert head.endswith(_TAIL)
-    events = b",\n".join(_encoder.encode(e) for e in tournament.events)
-    matches = b",\n".join(dump_replay(m).rstrip(b"\n") for m in tournament.matches)
-    return (
-        head[: -len(_TAIL)] + b'"events":[\n' + events + b'\n],"matches":[\n' + matches + b"\n]}\n"
+    return FILE.dump(
+        tournament,
+        [
+            ("events", [_encoder.encode(e) for e in tournament.events]),
+            ("matches", [dump_replay(m).rstrip(b"\n") for m in tournament.matches]),
+        ],
     )
-
-
-_decoder = msgspec.json.Decoder(TournamentFile)
 
 
 def load_tournament(raw: bytes) -> TournamentFile:
     """Parse a tournament file; `TournamentFormatError` naming the field when it is not
     one (msgspec's message gives the path, e.g. `$.matches[2].events[7].hash`)."""
-    try:
-        tournament = _decoder.decode(raw)
-    except msgspec.DecodeError as error:
-        _explain(raw, error)
-        raise TournamentFormatError(str(error)) from None
-    if tournament.format_version not in SUPPORTED_VERSIONS:
-        raise TournamentFormatError(_version_message("format_version", tournament.format_version))
+    tournament = FILE.load(raw)
     for i, match in enumerate(tournament.matches):
-        if match.format_version not in REPLAY_VERSIONS:
-            raise TournamentFormatError(
-                _version_message(f"matches[{i}].format_version", match.format_version)
-            )
+        FILE.check_version(
+            match.format_version,
+            field=f"matches[{i}].format_version",
+            versions=REPLAY_FILE.versions,
+        )
     return tournament
-
-
-def _explain(raw: bytes, error: msgspec.DecodeError) -> None:
-    """Raise the most useful `TournamentFormatError` for bytes the typed decoder refused:
-    not JSON, not a tournament file (a replay file, say), or a version this code does not
-    read."""
-    try:
-        probe = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        raise TournamentFormatError(f"not JSON: {error}") from None
-    if not isinstance(probe, dict):
-        raise TournamentFormatError("a tournament file is one JSON object")
-    if probe.get("format") != FORMAT:
-        hint = (
-            " (a match's replay: `ludo replay verify` reads it)"
-            if probe.get("format") == "ludo-replay"
-            else ""
-        )
-        raise TournamentFormatError(
-            f"`format` must be {FORMAT!r}, got {probe.get('format')!r}{hint}"
-        )
-    version = probe.get("format_version")
-    if not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
-        raise TournamentFormatError(_version_message("format_version", version))
-
-
-def _version_message(field: str, version: object) -> str:
-    return f"`{field}` {version!r} is not one this ludo reads; a newer ludo may read it"

@@ -30,7 +30,7 @@ is named as a pairing, not as the replays it would leave unmatched. Pure: no I/O
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Final, assert_never
 
 import msgspec
 
@@ -280,36 +280,39 @@ def _command_for(
     on_match: Callable[[], None],
 ) -> ArenaCommand:
     """The command the event records (a result's from its match's replay)."""
-    if isinstance(event, ResultScored):
-        table = state.running.get(event.match_id)
-        if table is None:  # `decide` names it: not a running match of this arena
-            return ScoreMatch(match_id=event.match_id, places=(), left=())
-        assert state.created is not None  # the walk is past the ArenaCreated
-        outcome = _match_outcome(
-            table,
-            replays.get(event.match_id),
-            version,
-            PRESETS[state.created.rules],
-            state.created.scoring,
-        )
-        on_match()
-        return outcome
-    if isinstance(event, TablesPaired):
-        ids = tuple((t.party_id, t.match_id) for t in event.tables)
-        return PairTables(now=event.at, table_ids=ids, absent=frozenset(event.skipped))
-    if isinstance(event, ArenaCreated):
-        return CreateArena(**msgspec.structs.asdict(event))
-    if isinstance(event, ArenaJoined):
-        fields = msgspec.structs.asdict(event)
-        return JoinArena(now=fields.pop("at"), **fields)
-    if isinstance(event, PlayerPaused):
-        return PauseArena(player_id=event.player_id, reason=event.reason, now=event.at)
-    if isinstance(event, PlayerContinued):
-        return ContinueArena(player_id=event.player_id, rating=event.rating, now=event.at)
-    if isinstance(event, ArenaEnded):
-        return EndArena(now=event.at)
-    assert isinstance(event, ArenaCancelled)
-    return CancelArena(reason=event.reason, by=event.by, now=event.at)
+    match event:
+        case ResultScored():
+            table = state.running.get(event.match_id)
+            if table is None:  # `decide` names it: not a running match of this arena
+                return ScoreMatch(match_id=event.match_id, places=(), left=())
+            assert state.created is not None  # the walk is past the ArenaCreated
+            outcome = _match_outcome(
+                table,
+                replays.get(event.match_id),
+                version,
+                PRESETS[state.created.rules],
+                state.created.scoring,
+            )
+            on_match()
+            return outcome
+        case TablesPaired():
+            ids = tuple((t.party_id, t.match_id) for t in event.tables)
+            return PairTables(now=event.at, table_ids=ids, absent=frozenset(event.skipped))
+        case ArenaCreated():
+            return CreateArena(**msgspec.structs.asdict(event))
+        case ArenaJoined():
+            fields = msgspec.structs.asdict(event)
+            return JoinArena(now=fields.pop("at"), **fields)
+        case PlayerPaused():
+            return PauseArena(player_id=event.player_id, reason=event.reason, now=event.at)
+        case PlayerContinued():
+            return ContinueArena(player_id=event.player_id, rating=event.rating, now=event.at)
+        case ArenaEnded():
+            return EndArena(now=event.at)
+        case ArenaCancelled():
+            return CancelArena(reason=event.reason, by=event.by, now=event.at)
+        case _:
+            assert_never(event)
 
 
 def _match_outcome(

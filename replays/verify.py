@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import itemgetter
-from typing import Final, TypeVar, cast
+from typing import Final, TypeVar, assert_never, cast
 
 import msgspec
 from mypy_extensions import mypyc_attr
@@ -351,61 +351,57 @@ def _seed(events: list[Event], kinds: list[type], kept_seed: bytes | None) -> by
 
 def _command_for(event: Event, state: MatchState, version: int) -> Command:
     """The command whose outcome starts with `event`: what the recorded events claim."""
-    kind = type(event)
-    if kind is DieRolled:
-        assert isinstance(event, DieRolled)
-        return Roll(seat=event.seat, die=event.value)
-    if kind is PieceMoved:
-        assert isinstance(event, PieceMoved)
-        if state.status == "playing" and state.phase == "roll":
-            if event.die is not None:
-                raise _fail(
-                    "turn_order",
-                    version,
-                    event,
-                    f"seat {event.seat} moved by {event.die} without rolling it",
-                )
-            return Roll(seat=event.seat, die=None)  # auto_enter
-        return MovePiece(seat=event.seat, piece=event.piece)
-    if kind is MatchCreated:
-        assert isinstance(event, MatchCreated)
-        try:
-            ruleset = parse_ruleset(event.ruleset)
-        except RulesetError as error:
-            raise _fail("events", version, event, f"bad ruleset: {error}") from None
-        return CreateMatch(
-            ruleset=ruleset,
-            seats=event.seats,
-            seed_hash=event.seed_hash,
-            first_seat=event.first_seat,
-        )
-    if kind is MatchStarted:
-        assert isinstance(event, MatchStarted)
-        return StartMatch(client_seeds=event.client_seeds)
-    if kind is TurnTimedOut:
-        assert isinstance(event, TurnTimedOut)
-        return TimeOut(seat=event.seat)
-    if kind is SeatStoodIn:
-        assert isinstance(event, SeatStoodIn)
-        return StandIn(seat=event.seat, reason=event.reason)
-    if kind is SeatReclaimed:
-        assert isinstance(event, SeatReclaimed)
-        return Reclaim(seat=event.seat)
-    if kind is SeedRevealed:
-        assert isinstance(event, SeedRevealed)
-        return RevealSeed(server_seed=event.server_seed)
-    if kind is MatchConceded:
-        assert isinstance(event, MatchConceded)
-        # Whether the match was ranked is not in its events: the service judged that
-        # when it was conceded; the rest of the rule (a CPU at every other seat still
-        # playing, the places) is judged here again.
-        return Concede(seat=event.seat)
-    raise _fail(
-        _mismatch_check(event, None),
-        version,
-        event,
-        "no command produces this event here: the rules did not call for it",
-    )
+    match event:
+        case DieRolled():
+            return Roll(seat=event.seat, die=event.value)
+        case PieceMoved():
+            if state.status == "playing" and state.phase == "roll":
+                if event.die is not None:
+                    raise _fail(
+                        "turn_order",
+                        version,
+                        event,
+                        f"seat {event.seat} moved by {event.die} without rolling it",
+                    )
+                return Roll(seat=event.seat, die=None)  # auto_enter
+            return MovePiece(seat=event.seat, piece=event.piece)
+        case MatchCreated():
+            try:
+                ruleset = parse_ruleset(event.ruleset)
+            except RulesetError as error:
+                raise _fail("events", version, event, f"bad ruleset: {error}") from None
+            return CreateMatch(
+                ruleset=ruleset,
+                seats=event.seats,
+                seed_hash=event.seed_hash,
+                first_seat=event.first_seat,
+            )
+        case MatchStarted():
+            return StartMatch(client_seeds=event.client_seeds)
+        case TurnTimedOut():
+            return TimeOut(seat=event.seat)
+        case SeatStoodIn():
+            return StandIn(seat=event.seat, reason=event.reason)
+        case SeatReclaimed():
+            return Reclaim(seat=event.seat)
+        case SeedRevealed():
+            return RevealSeed(server_seed=event.server_seed)
+        case MatchConceded():
+            # Whether the match was ranked is not in its events: the service judged that
+            # when it was conceded; the rest of the rule (a CPU at every other seat still
+            # playing, the places) is judged here again.
+            return Concede(seat=event.seat)
+        case RollPassed() | TurnEnded() | PlayerFinished() | MatchFinished():
+            # Only the outcome of another command: recorded first, the rules never called
+            # for it.
+            raise _fail(
+                _mismatch_check(event, None),
+                version,
+                event,
+                "no command produces this event here: the rules did not call for it",
+            )
+        case _:
+            assert_never(event)
 
 
 def _replay(events: list[Event], state: MatchState, seed: bytes | None, counts: list[int]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import datetime
+from typing import assert_never
 
 import msgspec
 
@@ -178,27 +179,39 @@ NO_FACTS = EventFacts(
 
 def event_facts(event: Event) -> EventFacts:
     """The facts of `event` (see EventFacts)."""
-    if isinstance(event, DieRolled):
-        return msgspec.structs.replace(NO_FACTS, die=event.value)
-    if isinstance(event, PieceMoved):
-        return msgspec.structs.replace(
-            NO_FACTS,
-            die=event.die,
-            chosen=event.piece,
-            captures=[list(c) for c in event.captures],
-            frm=event.frm,
-            to=event.to,
-            bonus=event.bonus,
-        )
-    if isinstance(event, RollPassed):
-        return msgspec.structs.replace(NO_FACTS, reason=event.reason, retry=event.retry)
-    if isinstance(event, SeatStoodIn):
-        return msgspec.structs.replace(NO_FACTS, reason=event.reason)
-    if isinstance(event, TurnEnded):
-        return msgspec.structs.replace(NO_FACTS, next_seat=event.next_seat)
-    if isinstance(event, PlayerFinished):
-        return msgspec.structs.replace(NO_FACTS, place=event.place)
-    return NO_FACTS
+    match event:
+        case DieRolled():
+            return msgspec.structs.replace(NO_FACTS, die=event.value)
+        case PieceMoved():
+            return msgspec.structs.replace(
+                NO_FACTS,
+                die=event.die,
+                chosen=event.piece,
+                captures=[list(c) for c in event.captures],
+                frm=event.frm,
+                to=event.to,
+                bonus=event.bonus,
+            )
+        case RollPassed():
+            return msgspec.structs.replace(NO_FACTS, reason=event.reason, retry=event.retry)
+        case SeatStoodIn():
+            return msgspec.structs.replace(NO_FACTS, reason=event.reason)
+        case TurnEnded():
+            return msgspec.structs.replace(NO_FACTS, next_seat=event.next_seat)
+        case PlayerFinished():
+            return msgspec.structs.replace(NO_FACTS, place=event.place)
+        case (
+            MatchCreated()
+            | MatchStarted()
+            | MatchConceded()
+            | MatchFinished()
+            | TurnTimedOut()
+            | SeatReclaimed()
+            | SeedRevealed()
+        ):
+            return NO_FACTS  # their facts are in the step's seat and text
+        case _:
+            assert_never(event)
 
 
 class StepOut(EventFacts, kw_only=True):
@@ -283,20 +296,31 @@ def seats_of(m: WalkedMatch) -> list[SeatOut]:
 def marks_of(step: Step) -> list[str]:
     """Timeline marks: capture, timeout, stand-in, reclaim, concede, finish."""
     event = step.event
-    marks: list[str] = []
-    if isinstance(event, PieceMoved) and event.captures:
-        marks.append("capture")
-    if isinstance(event, TurnTimedOut):
-        marks.append("timeout")
-    if isinstance(event, SeatStoodIn):
-        marks.append("stand-in")
-    if isinstance(event, SeatReclaimed):
-        marks.append("reclaim")
-    if isinstance(event, MatchConceded):
-        marks.append("concede")
-    if isinstance(event, PlayerFinished | MatchFinished):
-        marks.append("finish")
-    return marks
+    match event:
+        case PieceMoved(captures=captures) if captures:
+            return ["capture"]
+        case TurnTimedOut():
+            return ["timeout"]
+        case SeatStoodIn():
+            return ["stand-in"]
+        case SeatReclaimed():
+            return ["reclaim"]
+        case MatchConceded():
+            return ["concede"]
+        case PlayerFinished() | MatchFinished():
+            return ["finish"]
+        case (
+            MatchCreated()
+            | MatchStarted()
+            | DieRolled()
+            | PieceMoved()
+            | RollPassed()
+            | TurnEnded()
+            | SeedRevealed()
+        ):
+            return []
+        case _:
+            assert_never(event)
 
 
 def event_text(m: WalkedMatch, event: Event) -> str:

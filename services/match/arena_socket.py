@@ -35,14 +35,13 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from domain import arena as ar
-from domain.errors import AppError
 from domain.streams import tournament_stream
 from services.match.arena_views import ArenaView, you_in
 from services.match.guests import Player
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
 from services.match.service import MatchService
-from services.match.sockets import Channel, hello_player, ping_or_hello, refuse, serve
+from services.match.sockets import Channel, hello_player, open_socket, ping_or_hello, serve
 from services.shared.background import first_of
 from services.shared.limits import client_key
 
@@ -73,14 +72,17 @@ async def arena_socket(
     hub: LiveHub = socket.app.state.hub
     limits = socket.app.state.limits
     client = client_key(socket.scope)
-    await socket.accept()
-    channel = Channel(socket)
-    try:
-        arena_id = check_id(arena_id, "arena")
-        await service.arenas.state(arena_id)
-    except AppError as error:
-        await refuse(socket, error)
+
+    async def opening() -> str:
+        checked_id = check_id(arena_id, "arena")
+        await service.arenas.state(checked_id)  # 404 for an unknown arena
+        return checked_id
+
+    opened = await open_socket(socket, "tournament", opening)
+    if opened is None:
         return
+    arena_id = opened
+    channel = Channel(socket)
     player: Player | None = None
     since = time.time()
     told: set[str] = set()

@@ -53,7 +53,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
 from domain.decider import MatchState, apply, current_legal_moves
-from domain.errors import AppError, Invalid
+from domain.errors import Invalid
 from domain.streams import match_stream, stamps_stream
 from replays.board_view import OptionOut
 from services.match.guests import Player
@@ -71,11 +71,10 @@ from services.match.sockets import (
     Ping,
     error_frame,
     hello_player,
+    open_socket,
     parse_message,
-    refuse,
     reply_error,
     serve,
-    unavailable,
 )
 from services.match.stamps import stamp_out
 from services.match.views import match_view, option_view
@@ -433,22 +432,21 @@ async def match_socket(
     grace period) and to send commands; the token goes in a message, not the URL, so it
     never lands in access logs."""
     hub: LiveHub = socket.app.state.hub
-    # Accepted first, checked after: a refused upgrade is a bare HTTP 403 to a browser,
-    # while an error frame says what was wrong.
-    await socket.accept()
-    try:
+
+    async def opening() -> tuple[int, int | None, int | None, str, MatchState, MatchRow]:
+        # The query first, then the id: the order the refusals were always named in.
         from_version = _from_version(from_text)
         stamps_from = _stamps_from(stamps_text)
         tail = _tail(tail_text)
-        match_id = check_id(match_id, "match")
-        state = await service.matches.state(match_id)  # 404 for an unknown match
-        row = await service.matches.row(match_stream(match_id))
-    except AppError as error:
-        await refuse(socket, error)
+        checked_id = check_id(match_id, "match")
+        state = await service.matches.state(checked_id)  # 404 for an unknown match
+        row = await service.matches.row(match_stream(checked_id))
+        return from_version, stamps_from, tail, checked_id, state, row
+
+    opened = await open_socket(socket, "match", opening)
+    if opened is None:
         return
-    except Exception as error:  # the database: 503 frame, close 1011, the client retries
-        await unavailable(socket, error, "match")
-        return
+    from_version, stamps_from, tail, match_id, state, row = opened
     structlog.contextvars.bind_contextvars(match_id=match_id)
     channel = Channel(socket)
     head = state.version  # the feed advances `state` in place from here on

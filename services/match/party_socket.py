@@ -17,13 +17,12 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from domain import party as pd
-from domain.errors import AppError
 from domain.streams import party_stream
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
 from services.match.schemas import PartyOut
 from services.match.service import MatchService
-from services.match.sockets import Channel, ping_only, refuse, serve, unavailable
+from services.match.sockets import Channel, open_socket, ping_only, serve
 from services.match.views import party_view
 
 __all__ = ["party_socket"]
@@ -47,16 +46,15 @@ async def party_socket(
 ) -> None:
     """The party, now and after each change."""
     hub: LiveHub = socket.app.state.hub
-    await socket.accept()
-    try:
-        party_id = check_id(party_id, "party")
-        state = await service.parties.load(party_id)  # 404 for an unknown party
-    except AppError as error:
-        await refuse(socket, error)
+
+    async def opening() -> tuple[str, pd.PartyState]:
+        checked_id = check_id(party_id, "party")
+        return checked_id, await service.parties.load(checked_id)  # 404 for an unknown party
+
+    opened = await open_socket(socket, "party", opening)
+    if opened is None:
         return
-    except Exception as error:  # the database: 503 frame, close 1011, the client retries
-        await unavailable(socket, error, "party")
-        return
+    party_id, state = opened
     structlog.contextvars.bind_contextvars(party_id=party_id)
     channel = Channel(socket)
 

@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import structlog
@@ -64,6 +64,7 @@ __all__ = [
     "Ping",
     "error_frame",
     "hello_player",
+    "open_socket",
     "parse_message",
     "ping_only",
     "ping_or_hello",
@@ -75,6 +76,8 @@ __all__ = [
 ]
 
 _log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 MAX_MESSAGE = 4096  # bytes; uvicorn's own limit (`--ws-max-size`) is checked before this
 CLOSE_NOT_FOUND = 4404  # application close codes live in 4000-4999
@@ -228,6 +231,25 @@ async def unavailable(socket: WebSocket[Any, Any, Any], exc: Exception, name: st
             await socket.send_data(error_frame(503, body).decode(), mode="text")
     with contextlib.suppress(Exception):
         await socket.close(code=CLOSE_FEED_FAILED)
+
+
+async def open_socket(
+    socket: WebSocket[Any, Any, Any], name: str, load: Callable[[], Awaitable[T]]
+) -> T | None:
+    """Accept the socket, then run `load` (its checks and first reads) and return what it
+    read; None once the socket is closed instead: a refused check (`refuse`: an error frame,
+    then 4404 or 4422) or a failed read (`unavailable`: the 503 frame, then 1011, and the
+    client retries). `name` is the socket's in the logs and metrics."""
+    # Accepted first, checked after: a refused upgrade is a bare HTTP 403 to a browser,
+    # while an error frame says what was wrong.
+    await socket.accept()
+    try:
+        return await load()
+    except AppError as error:
+        await refuse(socket, error)
+    except Exception as error:
+        await unavailable(socket, error, name)
+    return None
 
 
 async def serve(

@@ -30,21 +30,20 @@ import logging
 import random
 import re
 import sys
-import time
 import traceback
 from typing import Any, TextIO
 
 import structlog
-from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import Scope
 
 from services.shared.settings import Settings
 
 __all__ = [
     "SLOW_REQUEST_MS",
+    "bind_request",
     "configure_logging",
     "describe_exception",
-    "request_logging",
+    "log_request",
     "scrub_message",
 ]
 
@@ -182,45 +181,29 @@ _request_ids = random.Random()
 SLOW_REQUEST_MS = 500.0
 
 
-def request_logging(app: ASGIApp, slow_ms: float = SLOW_REQUEST_MS) -> ASGIApp:
-    """One `request` line per request with its status and duration (at `debug`; `warning`
-    with `slow` when it took over `slow_ms`, `error` for a 5xx); binds a request id for
-    the request's other lines. Never logs bodies, headers or tokens. In an app:
-    `DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms)`."""
+def bind_request() -> None:
+    """A new request: what the last one bound is dropped and a request id is bound for
+    this one's lines."""
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(request_id=f"{_request_ids.getrandbits(64):016x}")
 
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await app(scope, receive, send)
-            return
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(request_id=f"{_request_ids.getrandbits(64):016x}")
-        status = 500
-        started = time.perf_counter()
 
-        async def send_wrapper(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await app(scope, receive, send_wrapper)
-        finally:
-            ms = (time.perf_counter() - started) * 1000
-            failed, slow = status >= 500, ms > slow_ms
-            if failed or slow or _request_level.isEnabledFor(logging.DEBUG):
-                line = {
-                    "method": scope.get("method"),
-                    "path": scope.get("path"),
-                    "status": status,
-                    "ms": round(ms, 1),
-                }
-                if failed:
-                    _request_log.error("request", **line)
-                elif slow:
-                    _request_log.warning("request", slow=True, **line)
-                else:
-                    _request_log.debug("request", **line)
-            structlog.contextvars.clear_contextvars()
-
-    return middleware
+def log_request(scope: Scope, status: int, ms: float, slow_ms: float = SLOW_REQUEST_MS) -> None:
+    """The request's one `request` line with its status and duration (at `debug`;
+    `warning` with `slow` when it took over `slow_ms`, `error` for a 5xx), then its bound
+    context dropped. Never logs bodies, headers or tokens."""
+    failed, slow = status >= 500, ms > slow_ms
+    if failed or slow or _request_level.isEnabledFor(logging.DEBUG):
+        line = {
+            "method": scope.get("method"),
+            "path": scope.get("path"),
+            "status": status,
+            "ms": round(ms, 1),
+        }
+        if failed:
+            _request_log.error("request", **line)
+        elif slow:
+            _request_log.warning("request", slow=True, **line)
+        else:
+            _request_log.debug("request", **line)
+    structlog.contextvars.clear_contextvars()

@@ -1,5 +1,6 @@
-"""Prometheus metrics of both services: the metric objects, the request middleware, the
-pool that times its checkouts, and `GET /metrics` (docs/operations.md, Metrics).
+"""Prometheus metrics of both services: the metric objects, each request's observation (for
+the one request middleware, `services.shared.request_middleware`), the pool that times its
+checkouts, and `GET /metrics` (docs/operations.md, Metrics).
 
 Every figure is an app's own, in its `AppMetrics` (`app.state.metrics`), never the
 process's: a serving process is one uvicorn process with one app, so they are the same
@@ -31,8 +32,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 
 from litestar import Request, Response, get
-from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import Scope
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -60,7 +60,7 @@ __all__ = [
     "TimedPool",
     "app_metrics",
     "metrics_endpoint",
-    "metrics_middleware",
+    "observe_request",
     "socket_kind",
     "stream_kind",
 ]
@@ -248,41 +248,21 @@ def socket_kind(path_template: str) -> str:
     return kind if kind in SOCKET_KINDS else "other"
 
 
-# ------------------------------------------------------------------------ middleware
+# -------------------------------------------------------------------------- requests
 
 
 def _status_class(status: int) -> str:
     return f"{status // 100}xx"
 
 
-def metrics_middleware(app: ASGIApp) -> ASGIApp:
-    """Each HTTP request observed in its app's `ludo_http_request_duration_seconds` under
-    its route's template (Litestar's `path_template`: the middleware runs after routing, so
-    a request that matches no route never reaches it)."""
-
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await app(scope, receive, send)
-            return
-        status = 500
-        started = time.perf_counter()
-
-        async def send_wrapper(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await app(scope, receive, send_wrapper)
-        finally:
-            route = scope.get("path_template") or "unrouted"
-            method = str(scope.get("method", ""))
-            counters = app_metrics(scope["app"]).counters
-            child = counters.child(counters.requests, route, method, _status_class(status))
-            child.observe(time.perf_counter() - started)
-
-    return middleware
+def observe_request(scope: Scope, status: int, seconds: float) -> None:
+    """The HTTP request observed in its app's `ludo_http_request_duration_seconds` under
+    its route's template (Litestar's `path_template`: the request middleware runs after
+    routing, so a request that matches no route never reaches it)."""
+    route = scope.get("path_template") or "unrouted"
+    method = str(scope.get("method", ""))
+    counters = app_metrics(scope["app"]).counters
+    counters.child(counters.requests, route, method, _status_class(status)).observe(seconds)
 
 
 # ------------------------------------------------------------------------------ pool

@@ -21,9 +21,10 @@ from litestar.types import ExceptionHandlersMap, LifespanHook
 from services.shared.bodies import check_body
 from services.shared.errors import count_database_error, exception_handlers
 from services.shared.limits import Limits, limits_middleware
-from services.shared.logging import configure_logging, request_logging
-from services.shared.metrics import AppMetrics, metrics_endpoint, metrics_middleware
+from services.shared.logging import configure_logging
+from services.shared.metrics import AppMetrics, metrics_endpoint
 from services.shared.openapi_docs import truthful_errors
+from services.shared.request_middleware import request_middleware
 from services.shared.serving import settle_heap
 from services.shared.settings import Settings
 
@@ -57,8 +58,8 @@ def service_app(
         # own headers.
         cache_control=CacheControlHeader(no_store=True),
         middleware=[
-            DefineMiddleware(request_logging, slow_ms=settings.slow_request_ms),
-            metrics_middleware,
+            # One layer logs and times each request (services/shared/request_middleware.py).
+            DefineMiddleware(request_middleware, slow_ms=settings.slow_request_ms),
             DefineMiddleware(limits_middleware, limits=limits),
         ],
         logging_config=None,

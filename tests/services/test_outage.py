@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -189,7 +190,8 @@ async def test_live_sockets_resume_or_close_after_an_outage(
 ) -> None:
     """After a 5 s PostgreSQL outage every match, party and lobby socket either receives
     the new events (each once, in order) or was closed with 1011 after a 503 error frame,
-    never left open and silent; a socket opened during the outage gets the same."""
+    never left open and silent; a match or arena socket opened during the outage gets the
+    same."""
     match, _ = instances
     async with _client(match) as http:
         table = await Table(http).open()
@@ -230,6 +232,13 @@ async def test_live_sockets_resume_or_close_after_an_outage(
             assert not await late.until(lambda fs: False)
             assert late.frames == [UNAVAILABLE_FRAME]
             assert late.code == 1011
+            # An arena's socket opens the same way (an arena no process has read yet).
+            arena = Reader(
+                await websockets.connect(f"ws://127.0.0.1:{port}/ws/tournament/{uuid.uuid4()}")
+            )
+            assert not await arena.until(lambda fs: False)
+            assert arena.frames == [UNAVAILABLE_FRAME]
+            assert arena.code == 1011
 
         # New events on every followed stream, through HTTP, once the server is back.
         for n in range(3):
