@@ -88,16 +88,23 @@ class Pair:
 
     def caught_up(self) -> None:
         """Wait until the standby has replayed all the WAL the primary has written."""
+        self._reached("pg_last_wal_replay_lsn()", "replay the primary's WAL")
+
+    def received(self) -> None:
+        """Wait until the standby has received (not necessarily replayed) all the WAL the
+        primary has written."""
+        self._reached("pg_last_wal_receive_lsn()", "receive the primary's WAL")
+
+    def _reached(self, position: str, what: str) -> None:
         with psycopg.connect(libpq_url(self.primary_url), autocommit=True) as conn:
             row = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()
         assert row is not None
         target = row[0]
 
-        def replayed() -> bool:
-            sql = f"SELECT pg_last_wal_replay_lsn() >= '{target}'::pg_lsn"
-            return bool(self.on_standby(sql)[0][0])
+        def reached() -> bool:
+            return bool(self.on_standby(f"SELECT {position} >= '{target}'::pg_lsn")[0][0])
 
-        wait_until_sync(replayed, 30, what="the standby to replay the primary's WAL")
+        wait_until_sync(reached, 30, what=f"the standby to {what}")
 
 
 @contextlib.contextmanager

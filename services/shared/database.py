@@ -439,14 +439,22 @@ STANDBY_MAX_OVERFLOW = 4
 STANDBY_POOL_TIMEOUT = 2.0
 # How often the standby's lag is asked (by the read that finds it due).
 LAG_CHECK_SECONDS = 1.0
-# The standby's lag: 0 while it has replayed all it received (an idle primary sends
-# nothing, and the age of the last replayed commit would grow for no reason), else the
-# age of the last commit it replayed. NULLs (not a standby) are no lag.
+# What the standby has received and replayed, and the age of the last commit it replayed
+# (NULLs: not a standby, or nothing streamed yet).
 _LAG_SQL = sa.text(
-    "SELECT CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn()"
-    " THEN 0 ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)"
-    " END"
+    "SELECT pg_last_wal_receive_lsn()::text, pg_last_wal_replay_lsn()::text,"
+    " extract(epoch FROM now() - pg_last_xact_replay_timestamp())"
 )
+
+
+def _lsn(text: str | None) -> int | None:
+    """A `pg_lsn` as PostgreSQL prints it ("16/B374D848") as a number, or None."""
+    if text is None:
+        return None
+    high, low = text.split("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
 # SQLSTATE of a query a hot standby cancelled because replay needed its rows (conflict
 # with recovery): the standby is fine, this one read goes to the primary.
 _RECOVERY_CONFLICT = ("40001", "40P01")
@@ -499,6 +507,7 @@ class ReadRoute:
         self.max_lag = max_lag
         self.lagging = False  # behind by more than max_lag at the last check
         self._lag_due = 0.0  # the clock's time of the next lag check
+        self._received: int | None = None  # the WAL the standby had at the last check
         self.fallbacks = 0  # reads answered by the primary though a standby is configured
 
     @property
@@ -546,13 +555,27 @@ class ReadRoute:
 
     async def _behind(self, standby: AsyncEngine) -> bool:
         """Whether the standby lags by more than `max_lag`, as last asked (it is asked
-        again when due; that query fails as a read would)."""
+        again when due; that query fails as a read would).
+
+        The lag is the age of the last commit the standby replayed, but only when WAL it
+        had already received at the previous check is still not replayed: replay has not
+        kept up for a whole check. Any unreplayed WAL is not enough: WAL that arrives
+        after a quiet spell (the next write, or the primary's own periodic records) is
+        unreplayed for the moment replay takes, while the last replayed commit is as old
+        as the quiet spell, so a check that fell in that moment took an idle, caught-up
+        standby for one that far behind. An idle primary sends nothing, so an idle
+        standby has replayed all it received and is not behind."""
         now = self._clock()
         if not self.max_lag or now < self._lag_due:
             return self.lagging
         self._lag_due = now + LAG_CHECK_SECONDS  # one check at a time
         async with standby.connect() as conn:
-            lag = float(await conn.scalar(_LAG_SQL) or 0)
+            row = (await conn.execute(_LAG_SQL)).one()
+        received, replayed = _lsn(row[0]), _lsn(row[1])
+        before = self._received
+        stuck = replayed is not None and before is not None and replayed < before
+        self._received = received
+        lag = float(row[2] or 0) if stuck else 0.0
         if (lag > self.max_lag) != self.lagging:
             self.lagging = not self.lagging
             if self.lagging:

@@ -32,6 +32,7 @@ from services.match.app import create_app as create_match_app
 from services.ranking.app import create_app as create_ranking_app
 from services.ranking.consumer import RankingConsumer
 from services.shared.database import (
+    LAG_CHECK_SECONDS,
     STANDBY_POOL_SIZE,
     ReadRoute,
     create_engine,
@@ -286,6 +287,45 @@ async def test_a_standby_further_behind_than_its_max_lag_hands_its_reads_over(
 
             await wait_until(caught_up, 30, what="the standby to take its reads back")
         assert [e["log_level"] for e in logs if e["event"] == "standby_caught_up"] == ["info"]
+
+
+async def test_wal_received_but_not_replayed_yet_is_lag_only_once_a_check_has_passed(
+    pair: Pair, primary: AsyncEngine
+) -> None:
+    """WAL the standby has received and not replayed is not lag at the check that finds
+    it, only at the next check if it is still not replayed.
+
+    That WAL may have just arrived after a quiet spell, the last replayed commit as old
+    as the spell. Replay is paused to hold that moment open; the route's clock is the
+    test's, and `max_lag` so small that any real age passes it."""
+    standby = create_read_engine(pair.standby_url, primary)
+    now = [0.0]
+    route = ReadRoute(
+        primary, standby, unavailable=database_unavailable, max_lag=0.001, clock=lambda: now[0]
+    )
+
+    async def where(engine: AsyncEngine) -> str:
+        return "standby" if engine is standby else "primary"
+
+    store = EventStore(primary)
+    await _append_match(store, f"match-{uuid.uuid4()}", end=False)
+    pair.caught_up()
+    try:
+        assert await route.read(where) == "standby" and not route.lagging
+        pair.pause_replay()
+        await _append_match(store, f"match-{uuid.uuid4()}", end=False)
+        pair.received()
+        now[0] += LAG_CHECK_SECONDS
+        with structlog.testing.capture_logs() as logs:
+            assert await route.read(where) == "standby" and not route.lagging
+            now[0] += LAG_CHECK_SECONDS
+            assert await route.read(where) == "primary" and route.lagging
+        lagging = [e for e in logs if e["event"] == "standby_lagging"]
+        assert len(lagging) == 1 and lagging[0]["lag_seconds"] > 0, logs
+    finally:
+        pair.resume_replay()
+        await standby.dispose()
+    pair.caught_up()
 
 
 @pytest.fixture

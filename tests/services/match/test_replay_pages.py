@@ -459,6 +459,36 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     assert errors == []
 
 
+async def test_a_redraw_before_the_hashchange_keeps_the_step_the_address_names(
+    site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
+) -> None:
+    """A redraw between Back (or an edit of `#N`) and its `hashchange` leaves the address
+    alone, so the viewer goes where the address says.
+
+    The viewer redraws its step on its own (the words of another language, an analysis
+    asked again on a timer, a range read, a resize). Pinned by switching the language
+    from `popstate`, which comes after the address changed and before `hashchange`."""
+    page, errors = browser_page
+    n = len(site.steps(cpu_match)["steps"])
+    await page.goto(f"{site.instance.http}/replay/{cpu_match}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    redraw_first = """addEventListener(
+        "popstate", () => document.querySelector("#lang").click(), { once: true })"""
+    await page.click("#next")
+    await page.click("#first")
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+    await page.evaluate(redraw_first)
+    await page.evaluate("location.hash = '#5'")
+    await expect(page.locator("#counter")).to_have_text(f"6 / {n}")
+    await page.evaluate(redraw_first)
+    await page.go_back()
+    await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
+    assert page.url.endswith("#0"), page.url
+    await page.go_forward()
+    await expect(page.locator("#counter")).to_have_text(f"6 / {n}")
+    assert errors == []
+
+
 async def test_viewer_shows_the_client_seed_exactly(
     site: Site, browser_page: tuple[Page, list[str]]
 ) -> None:
