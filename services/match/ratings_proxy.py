@@ -22,7 +22,6 @@ from typing import Any, Final
 import httpx
 import structlog
 from litestar import Litestar, MediaType, Request, Response, get
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 
 from domain.errors import NotFound
@@ -96,15 +95,8 @@ def _unavailable(detail: str) -> Response[Any]:
     "`Retry-After`) through: `leaderboard`, `players/{player_id}`, "
     "`matches/{match_id}` (docs/api.md). 503 when the ranking service is not configured or "
     "does not answer.",
-    responses={
-        **error_responses(404, 422),
-        503: ResponseSpec(
-            data_container=ErrorBody,
-            description='The ranking service is unset or unreachable: {"error": '
-            '"ranking_unavailable"}, with Retry-After',
-            generate_examples=False,
-        ),
-    },
+    # The proxy's own codes, and those of the ranking service's public reads it passes on.
+    responses=error_responses("not_found", "not_analysed", "invalid", "ranking_unavailable"),
 )
 async def ratings_proxy(request: Request[Any, Any, Any], path: FromPath[str]) -> Response[Any]:
     target = upstream_path(path)

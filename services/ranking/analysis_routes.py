@@ -33,7 +33,7 @@ class AnalysisController(Controller):
         "for the match's replay file); the header `X-Ludo-Evaluator` repeats the evaluator. "
         '404 `{"error": "not_analysed"}` while the match runs or until the analysis consumer '
         'has reached its end (seconds); 404 `{"error": "not_found"}` for an unknown match.',
-        responses=error_responses(404, 422),
+        responses=error_responses("invalid", "not_found", "not_analysed"),
         media_type=MediaType.JSON,
         # An analysis is written once and never rewritten, so a cache may keep it. Set on
         # the route, it replaces the services' `no-store` (a header on the Response would
