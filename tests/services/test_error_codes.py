@@ -10,8 +10,9 @@ keeps each error it gets back: (operation, status, code).
 - Every code an operation lists is answered here: for each operation of both documents,
   listed and answered are the same set, but for `ELSEWHERE` (the rate limiter's, a body
   too slow, an unreachable or too slow database: a server under load or a database
-  stopped, with their own tests) and `NOT_ANSWERED_HERE` (races, clocks run out, a
-  database role: 45 codes of 20 operations, each with the test that answers it).
+  stopped, with their own tests) and `NOT_ANSWERED_HERE` (races, a turn or an arena's
+  clock run out, a database role: 33 codes of 19 operations, each with the test that
+  answers it, or "untested").
 - The edge's codes are asked of every operation of their kind (a bad body of every route
   that reads one, no token of every route that asks for one, a bad query value, an
   unknown id of every route with one), so no operation of either document escapes them.
@@ -51,41 +52,47 @@ OPERATOR = "op-secret"
 METHODS = ("get", "put", "post", "delete", "patch")
 BODY_METHODS = ("post", "put", "patch", "delete")
 # Answered only by a server under load or a database away: tests/services/shared/
-# test_limits.py (429 `too_many_requests`), tests/services/shared/test_serving.py (408
-# `request_timeout`), tests/services/test_outage.py (503 `database_unavailable`) and
-# tests/services/test_statement_timeout.py (503 `database_busy`).
+# test_limits.py (429 `too_many_requests`, 408 `request_timeout`), tests/services/
+# test_outage.py (503 `database_unavailable`) and tests/services/test_statement_timeout.py
+# (503 `database_busy`).
 ELSEWHERE = frozenset(
     {"too_many_requests", "request_timeout", "database_unavailable", "database_busy"}
 )
-# Listed codes no request here answers, by operation: each needs a race, a clock run out or
-# a database role, and is answered in the test named. Nothing else is left out, and an
-# entry that a request here does answer fails the test (the list only shrinks).
-_RACE = "conflict"  # a command that lost a race: tests/services/match/test_idempotent_races.py
-_KEY = "idempotency_key_reused"  # tests/services/match/test_commands.py (roll, leave, party)
+# Listed codes no request here answers, by operation, each with where it is answered (or
+# "untested"). Nothing else is left out, and an entry that a request here does answer (or
+# that is not listed) fails the test: the list only shrinks.
+# `conflict`, a command that lost a race to another: tests/services/match/test_commands.py
+# (rolls at once), test_sockets.py; for the other commands untested (a race to stage).
+_RACE = "conflict"
+# The same guest's key on another request of the same stream: test_commands.py (roll).
+_KEY = "idempotency_key_reused"
 NOT_ANSWERED_HERE: dict[str, set[str]] = {
-    "addCpu": {_RACE, _KEY},
-    "createParty": {_KEY},
-    "joinParty": {_RACE, _KEY},
-    "leaveParty": {_RACE, _KEY},
-    "removeCpu": {_RACE, _KEY},
-    "changePartySettings": {_RACE, _KEY},
-    "startParty": {_RACE, _KEY},
-    "sendStamp": {_RACE, _KEY},
-    "leaveMatch": {_RACE, _KEY},
-    "reclaimSeat": {_RACE, _KEY},
-    "rollDie": {_RACE, _KEY, "cpu_playing"},  # a timed-out turn: test_deadlines.py
+    "addCpu": {_RACE},
+    "joinParty": {_RACE},
+    "leaveParty": {_RACE},
+    "removeCpu": {_RACE},
+    "changePartySettings": {_RACE},
+    "startParty": {_RACE},
+    "sendStamp": {_RACE, _KEY},  # untested
+    "leaveMatch": {_RACE},
+    "reclaimSeat": {_RACE},
+    # `cpu_playing`, a timed-out turn: tests/services/match/test_sockets.py
+    "rollDie": {_RACE, _KEY, "cpu_playing"},
     "movePiece": {_RACE, "cpu_playing"},
-    # a ranked match, a seat that finished: tests/services/match/test_play.py
-    "concedeMatch": {_RACE, _KEY, "ranked_match", "seat_finished"},
-    "rematchParty": {_RACE, _KEY, "arena_table"},  # an arena's table: test_arenas.py
-    # an arena whose clock ran out, races: tests/services/match/test_arenas.py
+    # `ranked_match`: tests/services/match/test_play.py; `seat_finished` untested (a
+    # finished seat of a match that plays on, conceding)
+    "concedeMatch": {_RACE, "ranked_match", "seat_finished"},
+    # `arena_table`: tests/services/match/test_arenas.py
+    "rematchParty": {_RACE, _KEY, "arena_table"},
+    # `arena_over`, an arena whose clock ran out: tests/services/match/test_arenas.py
     "cancelTournament": {_RACE, "arena_over"},
     "joinTournament": {_RACE, "arena_over"},
     "pauseTournament": {_RACE, "arena_over"},
-    "continueTournament": {_RACE, "arena_over", "arena_cancelled", "ranked_paused"},
-    # the ranking service's answers through the proxy: test_analysis_headers.py
+    "continueTournament": {_RACE, "arena_over"},
+    # the ranking service's own answers passed on: tests/services/match/
+    # test_analysis_headers.py (`not_analysed`), test_ratings_proxy.py (`invalid`)
     "proxyRatings": {"not_analysed", "invalid"},
-    # a recompute running, the app role: tests/services/ranking/test_app.py
+    # a recompute already running (untested), the app role's: tests/services/ranking/test_app.py
     "recomputeRatings": {_RACE, "recompute_not_permitted"},
 }
 # A body with what each operation requires, so that what is asked of it is the one thing
@@ -170,8 +177,15 @@ class Probe:
 async def probes(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[dict[str, Probe]]:
     """Both services in process on the test's database (no ranking service behind the
     match service's proxy: its own 503)."""
+    # No budget of new guests: the test makes more than one address may
+    # (tests/services/shared/test_limits.py tests the budgets).
     settings = Settings(
-        data_dir=tmp_path, cpu_delay=0, scheduler=False, pairing=False, operator_token=OPERATOR
+        data_dir=tmp_path,
+        cpu_delay=0,
+        scheduler=False,
+        pairing=False,
+        operator_token=OPERATOR,
+        guest_limit=0,
     )
     apps = {
         "match": match_app(settings, engine=engine),
@@ -328,7 +342,8 @@ async def test_every_code_listed_is_answered_and_every_answer_listed(
     await match.expect(409, "move_first", "POST", f"{duel}/roll", headers=h(duel_players[0]))
 
     await _parties_and_commands(match, ranking)
-    await _arenas(match, {"waiting": ann, "paused": dan})
+    await _arenas(match, engine, {"waiting": ann, "paused": dan})
+    await _keys(match)
     # A query string Litestar cannot read (found by schemathesis): 422 `invalid`, not the
     # body's 400 `malformed_json` (no body is read).
     odd = "?%C3%AA=Mu%F3%AC%B1%B6&%C3%AA=&%C3%AA=%C3%BF%C3%87"
@@ -497,12 +512,14 @@ async def _parties_and_commands(match: Probe, ranking: Probe) -> None:
     )
 
 
-async def _arenas(match: Probe, busy: dict[str, dict[str, Any]]) -> None:
+async def _arenas(match: Probe, engine: AsyncEngine, busy: dict[str, dict[str, Any]]) -> None:
     """An arena's refusals: upcoming, then cancelled. `busy`: a guest waiting in a pool,
     and one paused from ranked play."""
-    names = ("lou", "max", "ned")
-    a, b, c = [(await match.call("POST", "/api/players", json={"name": n})).json() for n in names]
-    ha, hb, hc = ({"Authorization": f"Bearer {p['token']}"} for p in (a, b, c))
+    names = ("lou", "max", "ned", "oz")
+    a, b, c, e = [
+        (await match.call("POST", "/api/players", json={"name": n})).json() for n in names
+    ]
+    ha, hb, hc, he = ({"Authorization": f"Bearer {p['token']}"} for p in (a, b, c, e))
     await match.expect(
         422, "bad_name", "POST", "/api/tournaments", json={"name": "   "}, headers=ha
     )
@@ -530,8 +547,17 @@ async def _arenas(match: Probe, busy: dict[str, dict[str, Any]]) -> None:
         )
     await match.expect(409, "not_joined", "POST", f"{t}/pause", headers=hb)
     await match.expect(409, "not_joined", "POST", f"{t}/continue", headers=hb)
-    for h in (ha, hc):
+    for h in (ha, hc, he):
         assert (await match.call("POST", f"{t}/join", json={}, headers=h)).status_code == 200
+    # Paused, then paused from ranked play too: may not continue.
+    assert (await match.call("POST", f"{t}/pause", headers=he)).status_code == 200
+    async with engine.begin() as conn:
+        for i in range(3):
+            await conn.execute(
+                sa.text("INSERT INTO reputation_matches VALUES (:p, :m, :i, now(), true, true)"),
+                {"p": e["id"], "m": f"match-oz-{i}", "i": i},
+            )
+    await match.expect(403, "ranked_paused", "POST", f"{t}/continue", headers=he)
     await match.expect(409, "already_joined", "POST", f"{t}/join", json={}, headers=ha)
     await match.expect(409, "not_paused", "POST", f"{t}/continue", headers=ha)
     assert (await match.call("POST", f"{t}/pause", headers=ha)).status_code == 200
@@ -542,6 +568,46 @@ async def _arenas(match: Probe, busy: dict[str, dict[str, Any]]) -> None:
         await match.call("POST", f"{t}/cancel", json={"reason": "rain"}, headers=ha)
     ).status_code == 200
     await match.expect(409, "arena_cancelled", "POST", f"{t}/join", json={}, headers=hb)
+    await match.expect(409, "arena_cancelled", "POST", f"{t}/continue", headers=hc)
     await match.expect(
         409, "arena_cancelled", "POST", f"{t}/cancel", json={"reason": "again"}, headers=ha
     )
+
+
+async def _keys(match: Probe) -> None:
+    """An Idempotency-Key the same guest used for another request on the same stream: 422
+    `idempotency_key_reused`, for each command that takes one."""
+    made = [await match.call("POST", "/api/players", json={"name": n}) for n in ("pam", "quinn")]
+    assert all(r.status_code == 201 for r in made), [r.text for r in made]
+    q1, q2 = [r.json() for r in made]
+
+    def h(player: dict[str, Any], key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {player['token']}", "Idempotency-Key": key}
+
+    def ok(r: Any) -> Any:
+        assert r.status_code < 300, r.text
+        return r.json()
+
+    reused = (422, "idempotency_key_reused")
+    party = ok(await match.call("POST", "/api/parties", json={"seats": 2}, headers=h(q1, "c")))
+    await match.expect(*reused, "POST", "/api/parties", json={"seats": 3}, headers=h(q1, "c"))
+    y = f"/api/parties/{party['id']}"
+    ok(await match.call("POST", f"{y}/join", json={}, headers=h(q2, "j")))
+    await match.expect(*reused, "POST", f"{y}/leave", headers=h(q2, "j"))
+    ok(await match.call("POST", f"{y}/leave", headers=h(q2, "l")))
+    await match.expect(*reused, "POST", f"{y}/join", json={}, headers=h(q2, "l"))
+    ok(await match.call("POST", f"{y}/settings", json={"stamps": False}, headers=h(q1, "s")))
+    await match.expect(*reused, "POST", f"{y}/cpus", json={}, headers=h(q1, "s"))
+    ok(await match.call("POST", f"{y}/cpus", json={"seat": 1}, headers=h(q1, "a")))
+    await match.expect(*reused, "POST", f"{y}/cpus/1/remove", headers=h(q1, "a"))
+    await match.expect(
+        *reused, "POST", f"{y}/settings", json={"turn_limit": 30}, headers=h(q1, "a")
+    )
+    await match.expect(*reused, "POST", f"{y}/start", headers=h(q1, "a"))
+    started = ok(await match.call("POST", f"{y}/start", headers=h(q1, "go")))
+    m = f"/api/matches/{started['match_id']}"
+    ok(await match.call("POST", f"{m}/leave", headers=h(q1, "ml")))
+    await match.expect(*reused, "POST", f"{m}/reclaim", headers=h(q1, "ml"))
+    ok(await match.call("POST", f"{m}/reclaim", headers=h(q1, "mr")))
+    await match.expect(*reused, "POST", f"{m}/leave", headers=h(q1, "mr"))
+    await match.expect(*reused, "POST", f"{m}/concede", headers=h(q1, "mr"))
