@@ -47,7 +47,7 @@ def watch() -> Iterator[list[str]]:
     def checked(handler: Callable[..., Response[Any]]) -> Callable[..., Response[Any]]:
         def answer(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
             response = handler(request, exc)
-            status = response.status_code
+            status = response.status_code or 0
             operation = getattr(request.scope.get("route_handler"), "operation_id", None)
             if status < 400 or status == 500 or not isinstance(operation, str):
                 return response  # a fault, or no operation (an unknown route, a page)
