@@ -83,7 +83,7 @@ class TournamentsController(Controller):
         summary="Create a private arena (reached by its link, never listed)",
         status_code=201,
         security=BEARER,
-        responses=error_responses(400, 401, 413, 415, 422),
+        responses=error_responses("bad_name"),
     )
     async def create(
         self, data: JSONBody[ArenaCreate], service: Service, player: CurrentPlayer
@@ -105,7 +105,7 @@ class TournamentsController(Controller):
         "/{arena_id:str}",
         operation_id="getTournament",
         summary="An arena: clock, standings, matches, podium (and yours, with a token)",
-        responses=error_responses(401, 404),
+        responses=error_responses("unauthorized", "not_found"),
     )
     async def read(
         self, arena_id: FromPath[str], request: Request[Any, Any, Any], service: Service
@@ -120,7 +120,15 @@ class TournamentsController(Controller):
         summary="Join an arena (paired as soon as it runs and others wait)",
         status_code=200,
         security=BEARER,
-        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+        responses=error_responses(
+            "not_found",
+            "ranked_paused",
+            "seated_elsewhere",
+            "arena_cancelled",
+            "arena_over",
+            "already_joined",
+            "conflict",
+        ),
     )
     async def join(
         self,
@@ -139,7 +147,9 @@ class TournamentsController(Controller):
         summary="Stop being paired in an arena (your running match is played out)",
         status_code=200,
         security=BEARER,
-        responses=error_responses(401, 404, 409),
+        responses=error_responses(
+            "not_found", "not_joined", "already_paused", "arena_over", "conflict"
+        ),
     )
     async def pause(
         self, arena_id: FromPath[str], service: Service, player: CurrentPlayer
@@ -154,7 +164,16 @@ class TournamentsController(Controller):
         summary="Be paired again in an arena after a pause",
         status_code=200,
         security=BEARER,
-        responses=error_responses(401, 403, 404, 409),
+        responses=error_responses(
+            "not_found",
+            "ranked_paused",
+            "seated_elsewhere",
+            "not_joined",
+            "arena_cancelled",
+            "arena_over",
+            "not_paused",
+            "conflict",
+        ),
     )
     async def resume(
         self, arena_id: FromPath[str], service: Service, player: CurrentPlayer
@@ -169,7 +188,9 @@ class TournamentsController(Controller):
         summary="Cancel an arena (an operator, or a private arena's creator), saying why",
         status_code=200,
         security=[{"operator": []}, {"bearer": []}],
-        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+        responses=error_responses(
+            "not_found", "forbidden", "arena_cancelled", "arena_over", "bad_reason", "conflict"
+        ),
     )
     async def cancel(
         self,
@@ -210,7 +231,7 @@ class TournamentsController(Controller):
                 description="the tournament file (`replays.tournament.TournamentFile`)",
                 generate_examples=False,
             ),
-            **error_responses(404, 409),
+            **error_responses("not_found", "arena_running"),
         },
     )
     async def export(self, arena_id: FromPath[str], service: Service) -> Response[bytes]:

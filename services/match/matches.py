@@ -45,7 +45,6 @@ from services.shared.eventstore import AppendResult
 
 __all__ = ["MatchesController", "RulesController"]
 
-_COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422)
 # A page of the log: the table's log box shows this many lines at first and adds as many
 # each time the reader asks for earlier ones.
 LOG_PAGE = 50
@@ -70,7 +69,7 @@ def _command_route(command: PlayerCommand) -> HTTPRouteHandler:
         summary=command.summary,
         status_code=200,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(*command.errors),
     )
     if command.takes_piece:
 
@@ -122,7 +121,7 @@ class MatchesController(Controller):
         "/{match_id:str}",
         operation_id="getMatch",
         summary="Public state of a match",
-        responses=error_responses(404),
+        responses=error_responses("not_found"),
     )
     async def read(self, match_id: FromPath[str], service: Service) -> MatchOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
@@ -135,7 +134,7 @@ class MatchesController(Controller):
         "/{match_id:str}/moves",
         operation_id="getLegalMoves",
         summary="Legal moves of the seat to act for the die it rolled",
-        responses=error_responses(404),
+        responses=error_responses("not_found"),
     )
     async def moves(self, match_id: FromPath[str], service: Service) -> MovesOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
@@ -145,7 +144,7 @@ class MatchesController(Controller):
         "/{match_id:str}/events",
         operation_id="getMatchEvents",
         summary="The match's events from a version on",
-        responses=error_responses(404, 422),
+        responses=error_responses("not_found"),
     )
     async def events(
         self,
@@ -168,7 +167,7 @@ class MatchesController(Controller):
         "event). Pages back through a match of any length from its newest events, as the "
         "table's log loads its earlier lines. A `before` past the match's version is 422 "
         "`invalid` (`field` `before`).",
-        responses=error_responses(404, 422),
+        responses=error_responses("not_found"),
     )
     async def log(
         self,
@@ -191,7 +190,7 @@ class MatchesController(Controller):
         "/{match_id:str}/fairness",
         operation_id="getFairness",
         summary="Dice commitment, every roll, and the seed after the end",
-        responses=error_responses(404),
+        responses=error_responses("not_found"),
     )
     async def fairness(self, match_id: FromPath[str], service: Service) -> FairnessOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
@@ -207,7 +206,15 @@ class MatchesController(Controller):
         "stamp 429 `too_soon` (with Retry-After). The match's stream is never touched.",
         status_code=201,
         security=BEARER,
-        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422, 429),
+        responses=error_responses(
+            "spectator",
+            "stamps_off",
+            "unknown_stamp",
+            "too_soon",
+            "not_found",
+            "conflict",
+            "idempotency_key_reused",
+        ),
     )
     async def send_stamp(
         self,
@@ -225,7 +232,7 @@ class MatchesController(Controller):
         "/{match_id:str}/stamps",
         operation_id="listStamps",
         summary="Every quick-chat stamp sent at the match, in order",
-        responses=error_responses(404),
+        responses=error_responses("not_found"),
     )
     async def stamps(self, match_id: FromPath[str], service: Service) -> StampsOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
@@ -268,7 +275,6 @@ class RulesController(Controller):
         "(docs/rules.md#notation-for-tools-and-tests); the same as `ludo rules moves` "
         "(docs/design.md#public-contracts).",
         status_code=200,
-        responses=error_responses(400, 413, 415, 422),
     )
     async def moves(self, data: JSONBody[Any]) -> dict[str, Any]:
         try:

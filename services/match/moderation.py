@@ -84,7 +84,13 @@ class ReportsController(Controller):
         status_code=201,
         dependencies={"player": provide_player},
         security=BEARER,
-        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+        responses=error_responses(
+            "not_found",
+            "not_in_match",
+            "already_reported",
+            "self_report",
+            "stranger",
+        ),
     )
     async def report(
         self, data: JSONBody[NewReport], service: Service, player: CurrentPlayer
@@ -119,7 +125,6 @@ class MyStandingController(Controller):
         "the last 30 days. `completion` is null before your first ended match.",
         dependencies={"player": provide_player},
         security=BEARER,
-        responses=error_responses(401),
     )
     async def standing(self, service: Service, player: CurrentPlayer) -> StandingOut:
         now = dt.datetime.now(dt.UTC)
@@ -154,7 +159,6 @@ class ReputationController(Controller):
         "beside the names at a ranked table. The same answer as the ranking service's "
         "`getPublicReputations`, read here from the same database, so the pages show it "
         "while the ranking service is away.",
-        responses=error_responses(400, 422),
     )
     async def reputation(
         self,

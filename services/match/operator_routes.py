@@ -14,7 +14,6 @@ from domain.errors import Unauthenticated
 from services.match.players import Service
 from services.match.service import MatchService
 from services.match.site_now import SiteNowOut
-from services.shared.errors import error_responses
 from services.shared.operator import is_operator
 
 __all__ = ["OPERATOR", "OperatorNowController", "operator_guard"]
@@ -47,7 +46,6 @@ class OperatorNowController(Controller):
         "how many of them only CPUs play, players at tables and in the lobby, the arenas "
         "running now. The ranking service's live view (`getLiveView`) shows it on the "
         "dashboard.",
-        responses=error_responses(401, 503),
     )
     async def now(self, service: Service) -> SiteNowOut:
         return await service.site_now.read()

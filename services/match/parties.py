@@ -28,7 +28,10 @@ from services.shared.errors import error_responses
 
 __all__ = ["PartiesController"]
 
-_COMMAND_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415, 422)
+# Any command on a party: an unknown party, a command that lost a race (`conflict`), a
+# reused Idempotency-Key; the host's: not the host, or the party no longer open.
+_ANY = ("not_found", "conflict", "idempotency_key_reused")
+_HOST = (*_ANY, "not_host", "not_open")
 
 
 class PartiesController(Controller):
@@ -42,7 +45,7 @@ class PartiesController(Controller):
         summary="Open a table; the host sits in seat 0",
         status_code=201,
         security=BEARER,
-        responses=error_responses(400, 401, 413, 415, 422),
+        responses=error_responses("bad_ruleset", "idempotency_key_reused"),
     )
     async def create(
         self,
@@ -75,7 +78,7 @@ class PartiesController(Controller):
         "/{party_id:str}",
         operation_id="getParty",
         summary="A table",
-        responses=error_responses(404),
+        responses=error_responses("not_found"),
     )
     async def read(self, party_id: FromPath[str], service: Service) -> PartyOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
@@ -112,7 +115,14 @@ class PartiesController(Controller):
         summary="Sit at the table (a given seat or the first free one)",
         status_code=200,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(
+            *_ANY,
+            "not_open",
+            "already_seated",
+            "party_full",
+            "bad_seat",
+            "seat_taken",
+        ),
     )
     async def join(
         self,
@@ -134,7 +144,7 @@ class PartiesController(Controller):
         summary="Leave the table (before the match starts)",
         status_code=200,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(*_ANY, "not_seated", "not_open"),
     )
     async def leave(
         self,
@@ -152,7 +162,7 @@ class PartiesController(Controller):
         summary="Seat a CPU (host)",
         status_code=200,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(*_HOST, "party_full", "bad_seat", "seat_taken"),
     )
     async def add_cpu(
         self,
@@ -171,7 +181,7 @@ class PartiesController(Controller):
         summary="Remove the CPU from a seat (host)",
         status_code=200,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(*_HOST, "bad_seat", "not_a_cpu"),
     )
     async def remove_cpu(
         self,
@@ -191,7 +201,7 @@ class PartiesController(Controller):
         "stamps on/off (host, any time)",
         status_code=200,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(*_HOST, "bad_ruleset"),
     )
     async def settings(
         self,
@@ -217,7 +227,7 @@ class PartiesController(Controller):
         summary="Start the match (host; every seat filled)",
         status_code=201,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(*_HOST, "seats_empty"),
     )
     async def start(
         self,
@@ -234,7 +244,9 @@ class PartiesController(Controller):
         summary="Play again after the match ended (first seat rotates with rotate_first)",
         status_code=201,
         security=BEARER,
-        responses=_COMMAND_ERRORS,
+        responses=error_responses(
+            *_ANY, "not_started", "not_seated", "match_running", "arena_table"
+        ),
     )
     async def rematch(
         self,

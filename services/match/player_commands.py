@@ -23,13 +23,29 @@ Run = Callable[[MatchCommands, str, Player, str | None, int | None], Awaitable[A
 
 class PlayerCommand(msgspec.Struct, frozen=True, kw_only=True):
     """One command a player may send: its name (the route's last segment and the socket
-    message's `type`), its OpenAPI operation, whether it names a piece, and how it runs."""
+    message's `type`), its OpenAPI operation, whether it names a piece, how it runs, and the
+    error codes it can answer."""
 
     name: str
     operation_id: str
     summary: str
     run: Run
+    # The error codes its refusals answer (besides the edge's: openapi_docs.edge_codes).
+    errors: tuple[str, ...]
     takes_piece: bool = False
+
+
+# Any command of a player: an unknown match, a token without a seat in it, the match over,
+# a command that lost a race (`conflict`), a reused Idempotency-Key.
+_ANY = (
+    "not_found",
+    "not_your_seat",
+    "match_finished",
+    "conflict",
+    "idempotency_key_reused",
+)
+# A roll or a move: on another's turn, or on a seat a CPU plays.
+_TURN = ("not_your_turn", "stood_in", "cpu_playing")
 
 
 def _piece(piece: int | None) -> int:
@@ -46,6 +62,7 @@ PLAYER_COMMANDS: Final[dict[str, PlayerCommand]] = {
             operation_id="rollDie",
             summary="Roll the die for your seat (the server derives the die)",
             run=lambda commands, match, player, key, _: commands.roll(match, player, key),
+            errors=(*_ANY, *_TURN, "move_first"),
         ),
         PlayerCommand(
             name="move",
@@ -54,6 +71,7 @@ PLAYER_COMMANDS: Final[dict[str, PlayerCommand]] = {
             run=lambda commands, match, player, key, piece: commands.move(
                 match, player, _piece(piece), key
             ),
+            errors=(*_ANY, *_TURN, "roll_first", "illegal_move"),
             takes_piece=True,
         ),
         PlayerCommand(
@@ -61,18 +79,21 @@ PLAYER_COMMANDS: Final[dict[str, PlayerCommand]] = {
             operation_id="reclaimSeat",
             summary="Take your seat back from the CPU stand-in",
             run=lambda commands, match, player, key, _: commands.reclaim(match, player, key),
+            errors=(*_ANY, "not_stood_in"),
         ),
         PlayerCommand(
             name="concede",
             operation_id="concedeMatch",
             summary="Concede a casual match against CPUs: it ends now, you placed last",
             run=lambda commands, match, player, key, _: commands.concede(match, player, key),
+            errors=(*_ANY, "seat_finished", "ranked_match", "not_against_cpus"),
         ),
         PlayerCommand(
             name="leave",
             operation_id="leaveMatch",
             summary="Leave the match: a CPU plays your seat until you reclaim it",
             run=lambda commands, match, player, key, _: commands.leave(match, player, key),
+            errors=(*_ANY, "already_stood_in"),
         ),
     )
 }

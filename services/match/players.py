@@ -16,7 +16,6 @@ from services.match.guests import Player
 from services.match.my_tables import tables_of
 from services.match.schemas import NewGuest, NewPlayer, PlayerOut, TablesOut
 from services.match.service import MatchService
-from services.shared.errors import error_responses
 from services.shared.limits import Limits, client_key
 
 __all__ = [
@@ -77,7 +76,6 @@ class PlayersController(Controller):
         "shown once). Without `name`, the guest gets one made up in `lang` (a colour, an "
         "animal and a number), to change later with `renameMe`.",
         status_code=201,
-        responses=error_responses(400, 413, 415, 422),
     )
     async def create(self, data: JSONBody[NewGuest], service: Service) -> PlayerOut:
         name = None if isinstance(data.name, msgspec.UnsetType) else data.name
@@ -92,7 +90,6 @@ class PlayersController(Controller):
         "taken keep the name they were taken with.",
         dependencies={"player": provide_player},
         security=BEARER,
-        responses=error_responses(400, 401, 413, 415, 422),
     )
     async def rename(
         self,
@@ -111,7 +108,6 @@ class PlayersController(Controller):
         summary="The player of the bearer token",
         dependencies={"player": provide_player},
         security=BEARER,
-        responses=error_responses(401),
     )
     async def me(self, player: CurrentPlayer) -> PlayerOut:
         return PlayerOut(id=player.id, name=player.name)
@@ -126,7 +122,6 @@ class PlayersController(Controller):
         "what one press on `href` does.",
         dependencies={"player": provide_player},
         security=BEARER,
-        responses=error_responses(401),
     )
     async def my_tables(self, player: CurrentPlayer, service: Service) -> TablesOut:
         return TablesOut(tables=await tables_of(service.engine, service.store, player.id))

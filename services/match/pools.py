@@ -62,7 +62,9 @@ class PoolsController(Controller):
         summary="Wait in a quick-play pool until a table forms",
         status_code=201,
         security=BEARER,
-        responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+        responses=error_responses(
+            "not_found", "ranked_paused", "already_waiting", "seated_elsewhere", "bad_wait"
+        ),
     )
     async def enter(
         self,
@@ -85,7 +87,7 @@ class PoolsController(Controller):
         operation_id="leavePool",
         summary="Stop waiting in a quick-play pool",
         security=BEARER,
-        responses=error_responses(401, 404, 409),
+        responses=error_responses("not_found", "not_waiting"),
     )
     async def leave(self, pool: FromPath[str], service: Service, player: CurrentPlayer) -> None:
         await service.pools.leave(player, pool)

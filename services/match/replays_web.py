@@ -88,7 +88,7 @@ class ReplaysController(Controller):
                 description="the replay file (`replays.format.ReplayFile`)",
                 generate_examples=False,
             ),
-            **error_responses(404),
+            **error_responses("not_found"),
         },
     )
     async def replay(self, match_id: FromPath[str], service: Service) -> Response[bytes]:
@@ -109,7 +109,7 @@ class ReplaysController(Controller):
         description="`ok` only when every check holds; otherwise `failure` names the check, "
         "the event (stream version and type) and why. A match still being played is "
         "audited up to its last event (its dice against the seed the server keeps).",
-        responses=error_responses(404),
+        responses=error_responses("not_found"),
     )
     async def audit(self, match_id: FromPath[str], service: Service) -> Verdict:
         return await _found(service.replays.audit(_match_id(match_id)))
@@ -125,7 +125,7 @@ class ReplaysController(Controller):
         "timeline's `marks` and the quick-chat `stamps` (each with the step it follows) "
         "are the whole match's in every answer. A `from` past the last step is 422 "
         "`invalid` (`field` `from`).",
-        responses=error_responses(404, 422),
+        responses=error_responses("not_found"),
     )
     async def steps(
         self,
@@ -154,7 +154,7 @@ class ReplaysController(Controller):
         "merged in time order, and a per-seat summary.",
         guards=[operator_guard],
         security=OPERATOR,
-        responses=error_responses(401, 404),
+        responses=error_responses("not_found"),
     )
     async def report(self, match_id: FromPath[str], service: Service) -> ReportOut:
         match_id = _match_id(match_id)

@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from litestar import Controller, MediaType, Response, get
+from litestar.datastructures import CacheControlHeader
 from litestar.params import FromPath
 
 from domain.errors import Invalid, NotFound
@@ -32,8 +33,13 @@ class AnalysisController(Controller):
         "for the match's replay file); the header `X-Ludo-Evaluator` repeats the evaluator. "
         '404 `{"error": "not_analysed"}` while the match runs or until the analysis consumer '
         'has reached its end (seconds); 404 `{"error": "not_found"}` for an unknown match.',
-        responses=error_responses(404, 422),
+        responses=error_responses("invalid", "not_found", "not_analysed"),
         media_type=MediaType.JSON,
+        # An analysis is written once and never rewritten, so a cache may keep it. Set on
+        # the route, it replaces the services' `no-store` (a header on the Response would
+        # be sent beside it: two Cache-Control headers, and no cache keeps the answer).
+        # Errors (`not_analysed` while the match runs) stay `no-store`: their handlers set it.
+        cache_control=CacheControlHeader(public=True, max_age=300),
     )
     async def analysis(self, ranking: Ranking, match_id: FromPath[str]) -> Response[Any]:
         try:
@@ -57,5 +63,5 @@ class AnalysisController(Controller):
         return Response(
             content=body,
             media_type=MediaType.JSON,
-            headers={"X-Ludo-Evaluator": evaluator, "Cache-Control": "public, max-age=300"},
+            headers={"X-Ludo-Evaluator": evaluator},
         )

@@ -410,7 +410,7 @@ class PlayerAnalysisController(Controller):
         "face's count and share with a 95% Wilson interval against 1/6, sixes per 100 "
         "rolls, chi-square and p-value. A known player with no analysed match yet: zeros. "
         "A player the ranking service has never seen: 404.",
-        responses=error_responses(404, 422),
+        responses=error_responses("not_found"),
     )
     async def player(self, ranking: Ranking, player_id: FromPath[str]) -> PlayerAnalysis:
         if "\x00" in player_id or len(player_id) > MAX_ID:  # no such player id can exist
@@ -440,7 +440,6 @@ class SiteAnalysisController(Controller):
         description="Every analysed seat's rolls (CPUs too), by the day its match ended. "
         "Pearson's chi-square against a fair die (5 degrees of freedom) and its p-value, "
         "per day and over the window (`total`). Days without a roll are left out.",
-        responses=error_responses(401, 422),
     )
     async def dice(self, ranking: Ranking, days: Days = 14) -> SiteDice:
         return await ranking.reads.read(lambda engine: AnalysisQueries(engine).site_dice(days))
@@ -449,7 +448,6 @@ class SiteAnalysisController(Controller):
         "/luck-gaps",
         operation_id="getLuckGaps",
         summary="Analysed matches with the largest differences of luck between two seats",
-        responses=error_responses(401, 422),
     )
     async def luck_gaps(
         self,

@@ -31,7 +31,6 @@ import msgspec
 from litestar import Controller, Litestar, MediaType, Response, get, post
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import SecurityScheme
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
@@ -64,7 +63,6 @@ from services.shared.background import run_in_background
 from services.shared.database import reachable, service_engine, service_read_route
 from services.shared.errors import (
     HEALTH_RESPONSES,
-    ErrorBody,
     database_unavailable,
     error_responses,
 )
@@ -135,14 +133,6 @@ def _operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRoute
     _require_operator(connection, ranking.settings)
 
 
-_NOT_PERMITTED = ResponseSpec(
-    data_container=ErrorBody,
-    description="The service's database role may not create or rename the rating tables "
-    "(`recompute_not_permitted`): run `ludo ranking recompute` as the migration owner",
-    generate_examples=False,
-)
-
-
 class RankingController(Controller):
     path = "/api/ranking"
     tags = ("ranking",)
@@ -153,7 +143,6 @@ class RankingController(Controller):
         "/leaderboard",
         operation_id="getLeaderboard",
         summary="Players by operator rating, with the player rating the site shows",
-        responses=error_responses(401, 422),
     )
     async def leaderboard(
         self,
@@ -192,7 +181,7 @@ class RankingController(Controller):
         "/players/{player_id:str}",
         operation_id="getPlayerRating",
         summary="A player's ratings in every model and their history in one",
-        responses=error_responses(401, 404, 422),
+        responses=error_responses("not_found"),
     )
     async def player(
         self,
@@ -226,7 +215,6 @@ class RankingController(Controller):
         "/distribution",
         operation_id="getRatingDistribution",
         summary="How many players fall in each rating bucket",
-        responses=error_responses(401, 422),
     )
     async def distribution(
         self,
@@ -247,7 +235,6 @@ class RankingController(Controller):
         "/matches-per-day",
         operation_id="getMatchesPerDay",
         summary="Rated matches per day (UTC)",
-        responses=error_responses(401, 422),
     )
     async def matches_per_day(
         self, ranking: Ranking, days: Annotated[int, QueryParameter(ge=1, le=3650)] = 30
@@ -258,7 +245,6 @@ class RankingController(Controller):
         "/swings",
         operation_id="getLargestSwings",
         summary="The largest rating changes of single matches",
-        responses=error_responses(401, 422),
     )
     async def swings(
         self,
@@ -274,7 +260,6 @@ class RankingController(Controller):
         "/lag",
         operation_id="getConsumerLag",
         summary="How far the consumer is behind the log",
-        responses=error_responses(401),
     )
     async def lag(self, ranking: Ranking) -> Lag:
         return await ranking.queries.lag(ranking.consumer.active)
@@ -286,7 +271,7 @@ class RankingController(Controller):
         description="Builds new tables from scratch and swaps them in; the live tables "
         "serve until then. Returns the hash of all ratings (equal for equal logs).",
         status_code=200,
-        responses={**error_responses(400, 401, 409, 413, 415, 422), 503: _NOT_PERMITTED},
+        responses=error_responses("conflict", "recompute_not_permitted"),
     )
     async def recompute(self, ranking: Ranking) -> RecomputeOut:
         if ranking.recompute_lock.locked():

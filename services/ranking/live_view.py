@@ -37,7 +37,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.ranking.analysis_consumer import CHECKPOINT as ANALYSIS_CHECKPOINT
 from services.ranking.leadership import LeasedFollower
 from services.ranking.queries import Lag, RatingQueries
-from services.shared.errors import error_responses
 from services.shared.eventstore import EventStore
 from services.shared.instance_stats import SEEN_WITHIN
 from services.shared.logging import describe_exception
@@ -374,7 +373,6 @@ def live_handlers(operator_guard: Guard) -> list[ControllerRouterHandler]:
             description="What the operator's dashboard shows live (docs/operations.md, The "
             "live view). A part that cannot be read says why in its `unavailable`; the others "
             "are answered.",
-            responses=error_responses(401, 503),
         )
         async def live(self, request: Request[Any, Any, Any]) -> LiveViewOut:
             # From the app's state: this module is below the service that holds it.

@@ -87,7 +87,6 @@ class OperatorReportsController(Controller):
         "/",
         operation_id="getReportQueue",
         summary="Reports of players: open ones first (oldest first), then decided ones",
-        responses=error_responses(401),
     )
     async def queue(self, ranking: Ranking) -> ReportQueue:
         reports = await ranking.reports.queue()
@@ -103,7 +102,7 @@ class OperatorReportsController(Controller):
         description="One decision per report (409 `already_decided`); `hours` only and "
         "always for `suspend` (422 `bad_hours`); a report never filed is 404.",
         status_code=200,
-        responses=error_responses(400, 401, 404, 409, 413, 415, 422),
+        responses=error_responses("not_found", "already_decided", "bad_hours"),
     )
     async def decide(
         self, ranking: Ranking, report_id: FromPath[str], data: JSONBody[Decision]

@@ -115,7 +115,6 @@ class PublicRatingsController(Controller):
         description="`rating` is the player rating (on mu), rounded. Established players come "
         "first, then provisional ones (few matches: the rating is still uncertain), each "
         "group by rating.",
-        responses=error_responses(422),
     )
     async def leaderboard(
         self,
@@ -147,7 +146,7 @@ class PublicRatingsController(Controller):
         "/players/{player_id:str}",
         operation_id="getPublicPlayerRating",
         summary="A player's rating and their newest rated matches (newest first)",
-        responses=error_responses(404, 422),
+        responses=error_responses("not_found"),
     )
     async def player(
         self,
@@ -208,7 +207,6 @@ class PublicRatingsController(Controller):
         "the order asked, with `completion` null when the player has no ended match (casual "
         "and ranked count; the last 50), and `rating`, the player rating rounded (1500 "
         "before any rated match).",
-        responses=error_responses(400, 422),
     )
     async def reputation(
         self,
@@ -226,7 +224,7 @@ class PublicRatingsController(Controller):
         description="`rated` is false (and `changes` empty) for a match with no rating rows: "
         "casual, unfinished, or not reached by the ranking consumer yet. `provisional` is the "
         "player's state after this match.",
-        responses=error_responses(404, 422),
+        responses=error_responses("invalid", "not_found"),
     )
     async def match(
         self, ranking: Ranking, match_id: FromPath[str], model: ModelParam = DEFAULT_MODEL

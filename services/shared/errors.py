@@ -35,6 +35,7 @@ import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import Example
 
 from domain.cannot_move import CannotMove
 from domain.errors import (
@@ -47,6 +48,7 @@ from domain.errors import (
     Unauthenticated,
     Unavailable,
 )
+from services.shared.error_codes import ERROR_CODES, codes_by_status
 from services.shared.eventstore import ConcurrencyError, IdempotencyKeyReused
 from services.shared.logging import describe_exception
 from services.shared.metrics import Counters, app_metrics
@@ -66,6 +68,7 @@ __all__ = [
     "database_busy",
     "database_error_kind",
     "database_unavailable",
+    "describe_codes",
     "error_responses",
     "exception_handlers",
     "http_error",
@@ -336,9 +339,14 @@ def _key_reused(request: Request[Any, Any, Any], exc: IdempotencyKeyReused) -> R
 _PARAMETER_NAMES = {"from_version": "from", "idempotency_key": "Idempotency-Key"}
 
 
-def _validation(exc: ValidationException) -> Response[Any]:
+def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
     extra = exc.extra if isinstance(exc.extra, list) else []
     if not extra:
+        if request.method in ("GET", "HEAD"):
+            # No body is read: the query string is what could not be read (a key given
+            # several times where one value is taken, say).
+            detail = "query: the query string cannot be read"
+            return _response(422, ErrorBody(error="invalid", detail=detail, field="query"))
         # msgspec could not parse the body at all.
         return _response(400, ErrorBody(error="malformed_json", detail="the body is not JSON"))
     first = extra[0] if isinstance(extra[0], dict) else {}
@@ -358,7 +366,7 @@ def http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[
     """An HTTPException (Litestar's own: unknown route, wrong method, body too large…) as
     our JSON error."""
     if isinstance(exc, ValidationException):
-        return _validation(exc)
+        return _validation(request, exc)
     status = exc.status_code
     if status >= 500:
         return _internal(request, exc)
@@ -402,24 +410,24 @@ HEALTH_RESPONSES = {
 }
 
 
-def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
-    """OpenAPI documentation of the error responses a route can give."""
-    meaning = {
-        400: "Malformed (or too deeply nested) JSON, or a malformed request",
-        401: "Missing or unknown bearer token",
-        403: "The token does not hold the seat (or is not the host)",
-        404: "Unknown id",
-        408: "The request body did not arrive in time (`request_timeout`)",
-        409: "Out of turn, wrong phase, finished, or a concurrent command won (`conflict`)",
-        413: "Body larger than 16 KiB",
-        429: "Too many requests from this address (`too_many_requests`, with Retry-After)",
-        503: "The database is unreachable (`database_unavailable`) or did not answer in "
-        "time (`database_busy`), with Retry-After",
-        415: "Body declared as something other than JSON",
-        422: "Invalid or unknown field (named in `field`), a body for a command that takes "
-        "none, illegal move, reused Idempotency-Key",
-    }
+def error_responses(*codes: str) -> dict[int, ResponseSpec]:
+    """OpenAPI documentation of the error codes a route's handler can answer (from
+    `ERROR_CODES`, grouped by status). Those of the edge (a bad body, no token, the rate
+    limiter...) are added to every route of their kind by `openapi_docs.truthful_errors`."""
     return {
-        s: ResponseSpec(data_container=ErrorBody, description=meaning[s], generate_examples=False)
-        for s in statuses
+        status: ResponseSpec(
+            data_container=ErrorBody,
+            description=describe_codes(group),
+            examples=[
+                Example(summary=code, value={"error": code, "detail": ERROR_CODES[code].meaning})
+                for code in group
+            ],
+            generate_examples=False,
+        )
+        for status, group in codes_by_status(codes).items()
     }
+
+
+def describe_codes(codes: list[str]) -> str:
+    """The description of a status answered with `codes`: one line per code."""
+    return "\n".join(f"- `{code}`: {ERROR_CODES[code].meaning}" for code in codes)

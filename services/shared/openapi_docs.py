@@ -12,11 +12,14 @@ default, are 404), since each would load from a CDN.
 
 Every response under `/schema` (the page, the document, the asset) carries `SCHEMA_CSP`.
 
-`truthful_errors(app)` corrects what Litestar generates by itself: for every route with
-parameters it declares a 400 in its own shape (`{status_code, detail, extra}`), which no
-route of ours answers (a bad query or path value is 422 `invalid` in `ErrorBody`'s shape,
-`services/shared/errors.py`). It drops that 400 and declares the 422 instead, so every
-declared 4xx is an `ErrorBody`.
+`truthful_errors(app)` writes each operation's error answers: every status it can answer
+is `ErrorBody` whose `error` is an enum of the codes it can answer with that status (each
+code's meaning in the description and as an example: `services/shared/error_codes.py`).
+The codes are those its route declares (`error_responses`, what its handler raises) and
+those of the edge for its kind (`edge_codes`: the rate limiter's on every route, a missing
+token's where a token is asked for, a bad query or path value's, a bad body's on routes
+that read one, the database's). Litestar's own 400 (`{status_code, detail, extra}`, which
+no route of ours answers) is dropped.
 """
 
 from __future__ import annotations
@@ -33,15 +36,27 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin
 from litestar.openapi.spec import (
     Components,
+    Example,
     OpenAPIMediaType,
     OpenAPIResponse,
+    OpenAPIType,
     Reference,
+    Schema,
     SecurityScheme,
 )
 
+from services.shared.error_codes import BODY_CODES, ERROR_CODES, codes_by_status
+from services.shared.errors import describe_codes
 from services.shared.pages import PAGE_HEADERS
 
-__all__ = ["REDOC_VERSION", "SCHEMA_CSP", "openapi_config", "truthful_errors"]
+__all__ = [
+    "REDOC_VERSION",
+    "SCHEMA_CSP",
+    "edge_codes",
+    "error_codes_of",
+    "openapi_config",
+    "truthful_errors",
+]
 
 REDOC_VERSION = "2.5.4"
 _REDOC_FILE = "redoc.standalone.js"
@@ -125,6 +140,10 @@ def openapi_config(title: str, security_schemes: Mapping[str, SecurityScheme]) -
 
 
 _ERROR_REF = "#/components/schemas/ErrorBody"
+_BODY_METHODS = ("post", "put", "patch", "delete")
+# Operations whose handlers never reach the database (the rules are pure, the health
+# checks answer their own 503): no `database_unavailable` / `database_busy` for them.
+_NO_DATABASE = frozenset({"rulesOptions", "rulesMoves", "health", "rankingHealth"})
 
 
 def _is_error_body(response: Any) -> bool:
@@ -135,9 +154,63 @@ def _is_error_body(response: Any) -> bool:
     )
 
 
+def _declared_codes(operation_id: str, status: str, response: Any) -> list[str]:
+    """The codes a route declared for `status` (`error_responses`: one example each)."""
+    media = (response.content or {}).get("application/json")
+    examples = (media.examples or {}) if media is not None else {}
+    codes = [
+        str(e.value["error"])
+        for e in examples.values()
+        if isinstance(e, Example) and isinstance(e.value, dict)
+    ]
+    if not codes:  # pragma: no cover - a route declared an error without its codes
+        raise RuntimeError(f"{operation_id}: {status} names no error code (error_responses)")
+    return codes
+
+
+def edge_codes(method: str, operation: Any) -> set[str]:
+    """The codes any operation like `operation` can answer before (or around) its
+    handler: the rate limiter's, a missing token's, a bad query or path value's, a bad
+    body's, an unreachable database's."""
+    codes = {"too_many_requests"}
+    if operation.security:
+        codes.add("unauthorized")
+    parameters = operation.parameters or []
+    if any(getattr(p, "param_in", None) == "query" for p in parameters) or any(
+        getattr(p, "param_in", None) == "path" and _typed(p) for p in parameters
+    ):
+        codes.add("invalid")
+    if method in _BODY_METHODS:
+        codes.update(BODY_CODES)
+    if operation.operation_id not in _NO_DATABASE:
+        codes.update(("database_unavailable", "database_busy"))
+    return codes
+
+
+def _error_response(codes: list[str]) -> OpenAPIResponse:
+    """A status answered with `codes`: `ErrorBody` whose `error` is one of them."""
+    schema = Schema(
+        all_of=[
+            Reference(_ERROR_REF),
+            Schema(
+                type=OpenAPIType.OBJECT,
+                properties={"error": Schema(type=OpenAPIType.STRING, enum=list(codes))},
+            ),
+        ]
+    )
+    examples: dict[str, Example | Reference] = {
+        code: Example(summary=code, value={"error": code, "detail": ERROR_CODES[code].meaning})
+        for code in codes
+    }
+    return OpenAPIResponse(
+        description=describe_codes(codes),
+        content={"application/json": OpenAPIMediaType(schema=schema, examples=examples)},
+    )
+
+
 def truthful_errors(app: Litestar) -> None:
-    """Make every declared 4xx of `app`'s OpenAPI document the `ErrorBody` it really is
-    (see the module docstring). Call once, after the app is built."""
+    """Declare, for every operation of `app`'s OpenAPI document, each error code it can
+    answer and no other (see the module docstring). Call once, after the app is built."""
     document = app.openapi_schema  # built once and cached: edited in place
     for item in (document.paths or {}).values():
         for method in ("get", "put", "post", "delete", "patch", "head", "options"):
@@ -145,36 +218,33 @@ def truthful_errors(app: Litestar) -> None:
             if operation is None or not operation.responses:
                 continue
             responses = operation.responses
-            default_400 = responses.get("400")
-            if default_400 is not None and not _is_error_body(default_400):
-                del responses["400"]
-            parameters = operation.parameters or []
-            has_values = any(getattr(p, "param_in", None) == "query" for p in parameters)
-            has_values |= any(
-                getattr(p, "param_in", None) == "path" and _typed(p) for p in parameters
-            )
-            if has_values and "422" not in responses:
-                responses["422"] = OpenAPIResponse(
-                    description="A query or path value has the wrong type or is out of "
-                    "range (`invalid`, `field` names it)",
-                    content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR_REF))},
-                )
-            # Every route is behind the per-client budgets (services/shared/limits.py), and
-            # every request's head and body must arrive in time: any of them may say so.
-            if "429" not in responses:
-                responses["429"] = OpenAPIResponse(
-                    description="Too many requests from this client (`too_many_requests`); "
-                    "`Retry-After` says when to try again",
-                    content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR_REF))},
-                )
-            if method in ("post", "put", "patch") and "408" not in responses:
-                responses["408"] = OpenAPIResponse(
-                    description="The request body did not arrive in time (`request_timeout`)",
-                    content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR_REF))},
-                )
-            bad = [s for s, r in responses.items() if s.startswith("4") and not _is_error_body(r)]
-            if bad:  # pragma: no cover - a route declared a 4xx of another shape
-                raise RuntimeError(f"{operation.operation_id}: {bad} are not ErrorBody")
+            codes = edge_codes(method, operation)
+            for status in [s for s in responses if s[0] in "45"]:
+                response = responses[status]
+                if _is_error_body(response):
+                    codes.update(_declared_codes(str(operation.operation_id), status, response))
+                    del responses[status]
+                elif status == "400":  # Litestar's own, which no route of ours answers
+                    del responses[status]
+                elif status.startswith("4"):  # pragma: no cover - a 4xx of another shape
+                    raise RuntimeError(f"{operation.operation_id}: {status} is not ErrorBody")
+            for status, group in codes_by_status(codes).items():
+                if str(status) in responses:  # pragma: no cover - a health check's own 503
+                    raise RuntimeError(f"{operation.operation_id}: {status} declared twice")
+                responses[str(status)] = _error_response(group)
+            operation.responses = dict(sorted(responses.items()))
+
+
+def error_codes_of(operation: Mapping[str, Any]) -> dict[str, set[str]]:
+    """The codes an operation of a served document (JSON) declares, by status."""
+    declared: dict[str, set[str]] = {}
+    for status, response in operation.get("responses", {}).items():
+        schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+        for part in schema.get("allOf", []):
+            enum = part.get("properties", {}).get("error", {}).get("enum")
+            if enum is not None:
+                declared[status] = set(enum)
+    return declared
 
 
 def _typed(parameter: Any) -> bool:

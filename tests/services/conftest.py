@@ -3,12 +3,13 @@
 The database fixtures are imported from tests/databases.py (a fresh migrated database per
 test); nothing is copied. `api` drives the app in-process with `AsyncTestClient`; the
 deadline worker is off unless a test asks for `scheduled_api`, and tests may fire
-deadlines themselves with `api.scheduler.run_due()`.
+deadlines themselves with `api.scheduler.run_due()`. Every error answer is held to its
+operation's listing in the OpenAPI document for the whole session (`errors_listed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,21 @@ from tests.databases import (  # noqa: F401 - the database fixtures, re-used by 
     template_name,
 )
 from tests.databases import engine as engine  # noqa: PLC0414 - re-exported fixture
+from tests.services.answered_errors import watch
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="session", autouse=True)
+def errors_listed() -> Iterator[None]:
+    """Every error answer of every service test is listed for its operation in its
+    service's OpenAPI document (tests/services/answered_errors.py): the session fails
+    with those that are not."""
+    with watch() as unlisted:
+        yield
+    assert unlisted == [], "answered, not listed in the OpenAPI document:\n" + "\n".join(
+        sorted(set(unlisted))
+    )
 
 
 class Api:
