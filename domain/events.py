@@ -17,6 +17,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from domain.settings import CpuLevel
+
 __all__ = [
     "EVENT_TYPES",
     "UPCASTERS",
@@ -41,7 +43,6 @@ __all__ = [
     "encode_event",
 ]
 
-CpuLevel = Literal["easy", "normal", "hard"]
 StandInReason = Literal["timeouts", "disconnected", "left"]
 
 
