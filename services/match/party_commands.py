@@ -284,7 +284,7 @@ class PartyCommands:
                 if party_result.duplicate:  # the same key started it before
                     same_request(party_result, request)
                     return await self._started(party_id, party_result)
-                match_result, row = await self._open_match(conn, party_id, state, match, player.id)
+                match_result, row = await self._open_match(conn, match, player.id)
             await self.store.notify(party_result, conn)
             await self.store.notify(match_result, conn)
         self._committed(match, row)
@@ -363,7 +363,7 @@ class PartyCommands:
             side=[self._listing(table.party_id, state)],
             conn=conn,
         )
-        match_result, row = await self._open_match(conn, table.party_id, state, match, actor)
+        match_result, row = await self._open_match(conn, match, actor)
         return Opened((party_result, match_result), match, row)
 
     def committed(self, opened: Opened) -> None:
@@ -401,12 +401,7 @@ class PartyCommands:
         return _MatchStart(opened, server_seed, match_state, match_events)
 
     async def _open_match(
-        self,
-        conn: AsyncConnection,
-        party_id: str,
-        state: pd.PartyState,
-        match: _MatchStart,
-        actor: str,
+        self, conn: AsyncConnection, match: _MatchStart, actor: str
     ) -> tuple[AppendResult, MatchRow]:
         """The match's row, seed and first events, in the caller's transaction."""
         mstream = match_stream(match.opened.match_id)
