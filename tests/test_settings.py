@@ -15,6 +15,7 @@ import pytest
 from domain import events, rules, settings
 from domain.pool import POOL_KINDS
 from services.match import arena_routes, schemas
+from services.shared import arena_schedule
 from services.shared.pages import inline_page
 from tests.paths import ROOT
 
@@ -144,6 +145,31 @@ def test_the_arena_body_takes_exactly_the_domains_values() -> None:
         assert get_args(hints[field]) == values
         assert getattr(arena_routes.ArenaCreate(name="x"), field) == values[0]
         assert settings.CHOICES["arena"]["defaults"][field] == values[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "values", "outside", "said"),
+    [
+        ("seats", settings.ARENA_SEATS, 3, "seats is 2 or 4"),
+        ("minutes", settings.ARENA_MINUTES, 45, "minutes is 20, 30 or 60"),
+        ("turn_limit", settings.ARENA_TURN_LIMITS, 90, "turn_limit is 30 or 60"),
+        ("rules", settings.ARENA_RULES, "ludo-king", "rules is standard or bga"),
+    ],
+)
+def test_the_operators_schedule_takes_exactly_the_arenas_values(
+    field: str, values: tuple[Any, ...], outside: Any, said: str
+) -> None:
+    """`LUDO_ARENA_SCHEDULE` entries: every value of the domain's taken, another refused
+    with a message that lists the domain's values."""
+    base = {"name": "x", "every": "day", "at": "12:00", "seats": 2, "minutes": 20}
+
+    def entry(value: Any) -> str:
+        return json.dumps([{**base, field: value}])
+
+    for value in values:
+        assert getattr(arena_schedule.parse(entry(value))[0], field) == value
+    with pytest.raises(arena_schedule.ScheduleError, match=said):
+        arena_schedule.parse(entry(outside))
 
 
 @pytest.mark.parametrize("page", ["lobby.html", "table.html", "arenas.html"])
