@@ -40,7 +40,7 @@ def make_queries(count: int, seed: int = 0) -> list[bytes]:
     match = 0
     with Progress(count, "making queries") as bar:
         while len(queries) < count:
-            preset = ("standard", "bga")[match % 2]
+            preset = tuple(PRESETS)[match % len(PRESETS)]
             players = 2 + match % 3
             server_seed = hashlib.sha256(f"oracle:{seed}:{match}".encode()).digest()
             record = play_match(PRESETS[preset], ["easy"] * players, server_seed=server_seed)

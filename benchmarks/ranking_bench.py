@@ -114,9 +114,10 @@ class _Matches:
         """(match stream, party id, the party's MatchOpened, the match's events)."""
         from domain import events as ev
         from domain.party import MatchOpened
+        from domain.settings import PARTY_SEATS
 
         rng = self.rng
-        n = rng.choice((2, 3, 4))
+        n = rng.choice(PARTY_SEATS)
         players = rng.sample(self.pool, n)
         order = list(range(n))
         rng.shuffle(order)

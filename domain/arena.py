@@ -66,6 +66,7 @@ import msgspec
 
 from domain.dice import ClientSeedError, check_client_seed
 from domain.outcome import seat_outcomes
+from domain.settings import ARENA_MINUTES, ARENA_RULES, ARENA_SEATS, ARENA_TURN_LIMITS, one_of
 
 __all__ = [
     "ARENA_MINUTES",
@@ -116,11 +117,6 @@ __all__ = [
     "standings",
 ]
 
-ARENA_SEATS: Final = (2, 4)
-ARENA_MINUTES: Final = (20, 30, 60)
-ARENA_TURN_LIMITS: Final = (30, 60)
-# The rules an arena may play: a preset of `domain.rules` (the site's own, or BGA's).
-ARENA_RULES: Final = ("standard", "bga")
 # Points by place (1st, 2nd, ...) for a table of that many seats.
 POINTS: Final[dict[int, tuple[int, ...]]] = {2: (2, 0), 4: (4, 2, 1, 0)}
 # Firsts in a row after which a player's results count double (until one is not first).
@@ -746,13 +742,20 @@ def _decide_create(c: CreateArena, state: ArenaState) -> list[ArenaEvent] | Aren
     if state.created is not None:
         return _no("arena_exists", "this arena exists already")
     if c.seats not in ARENA_SEATS:
-        return _no("bad_seats", "an arena is for 2- or 4-player tables", "seats", 422)
+        return _no(
+            "bad_seats", f"an arena is for tables of {one_of(ARENA_SEATS)} players", "seats", 422
+        )
     if c.minutes not in ARENA_MINUTES:
-        return _no("bad_minutes", "an arena lasts 20, 30 or 60 minutes", "minutes", 422)
+        return _no("bad_minutes", f"an arena lasts {one_of(ARENA_MINUTES)} minutes", "minutes", 422)
     if c.turn_limit not in ARENA_TURN_LIMITS:
-        return _no("bad_turn_limit", "an arena's turn limit is 30 or 60 s", "turn_limit", 422)
+        return _no(
+            "bad_turn_limit",
+            f"an arena's turn limit is {one_of(ARENA_TURN_LIMITS)} s",
+            "turn_limit",
+            422,
+        )
     if c.rules not in ARENA_RULES:
-        return _no("bad_rules", f"rules are one of {', '.join(ARENA_RULES)}", "rules", 422)
+        return _no("bad_rules", f"rules are {one_of(ARENA_RULES)}", "rules", 422)
     if c.scoring not in SCORINGS:
         return _no("bad_scoring", f"a scoring revision of {SCORINGS}", "scoring", 422)
     name = c.name.strip()

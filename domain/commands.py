@@ -15,7 +15,7 @@ from typing import Literal
 import msgspec
 
 from domain.cannot_move import CannotMove
-from domain.events import SeatSpec, StandInReason
+from domain.events import MatchTable, SeatSpec, StandInReason
 from domain.rules import Ruleset
 
 __all__ = [
@@ -47,6 +47,8 @@ class CreateMatch(msgspec.Struct, frozen=True, kw_only=True):
     seats: tuple[SeatSpec, ...]
     seed_hash: str
     first_seat: int = 0
+    # The table's settings when a party opens the match; None: no table (self-play).
+    table: MatchTable | None = None
 
 
 class StartMatch(msgspec.Struct, frozen=True, kw_only=True):

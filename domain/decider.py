@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal, cast
 
+import msgspec
+
 from domain.board import NEST, PIECES, Board, board_for
 from domain.commands import (
     Actor,
@@ -38,6 +40,7 @@ from domain.events import (
     MatchCreated,
     MatchFinished,
     MatchStarted,
+    MatchTable,
     PieceMoved,
     PlayerFinished,
     RollPassed,
@@ -110,6 +113,7 @@ STATE_FIELDS = (
     "sixes",
     "status",
     "stood_in",
+    "table",
     "timed_out_this_turn",
     "timeouts",
     "tries",
@@ -137,6 +141,9 @@ class MatchState:
         self.client_seed = ""
         self.server_seed: str | None = None
         self.first_seat = 0
+        # The table's settings from MatchCreated (v3); None: none recorded there (no
+        # table, or a match stored before the event carried them: its `matches` row).
+        self.table: MatchTable | None = None
         self.pieces: list[list[int]] = []
         self.turn = 0
         self.phase = "roll"
@@ -284,6 +291,7 @@ def _on_match_created(state: MatchState, event: MatchCreated) -> None:
     state.seats = event.seats
     state.seed_hash = event.seed_hash
     state.first_seat = event.first_seat
+    state.table = event.table if isinstance(event.table, MatchTable) else None
     state.turn = event.first_seat
     state.pieces = [[NEST] * PIECES for _ in range(players)]
     state.timeouts = [0] * players
@@ -496,6 +504,7 @@ def _decide_create(command: CreateMatch, state: MatchState) -> list[Event] | Rej
             seats=command.seats,
             seed_hash=seed_hash,
             first_seat=command.first_seat,
+            table=msgspec.UNSET if command.table is None else command.table,
         )
     ]
 

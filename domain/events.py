@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from domain.settings import CpuLevel
+
 __all__ = [
     "EVENT_TYPES",
     "UPCASTERS",
@@ -28,6 +30,7 @@ __all__ = [
     "MatchCreated",
     "MatchFinished",
     "MatchStarted",
+    "MatchTable",
     "PieceMoved",
     "PlayerFinished",
     "RollPassed",
@@ -42,7 +45,6 @@ __all__ = [
     "encode_event",
 ]
 
-CpuLevel = Literal["easy", "normal", "hard"]
 StandInReason = Literal["timeouts", "disconnected", "left"]
 
 
@@ -62,19 +64,38 @@ class _Event(msgspec.Struct, frozen=True, kw_only=True, tag=True, tag_field="typ
     schema_version: ClassVar[int] = 1
 
 
+class MatchTable(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The table a match is played at, as it starts: its party, its turn limit in seconds
+    (None: none), ranked or not, and the CPUs' speed (`domain.settings` says which values a
+    new table may take; a stored event keeps any it was written with, so these are not
+    narrowed to them)."""
+
+    party_id: str
+    turn_limit: int | None = None
+    ranked: bool = False
+    cpu_speed: str = "normal"
+
+
 class MatchCreated(_Event, frozen=True):
     """The match exists: rules pinned in full, seats, the dice commitment, the first seat.
 
     Version 2: `ruleset` also pins the rules' `revision` (domain.rules.REVISIONS). A
     version-1 event was played under revision 1 and is read so (`_match_created_v1`).
+
+    Version 3: `table`, the table's settings (`MatchTable`), for a match a party opens;
+    absent (and left out of the bytes) for one played without a table (self-play, the
+    CLI, the golden files), so such a match's bytes are those of version 2. A version-2
+    event has no `table` (`_match_created_v2`): its settings are in the match's `matches`
+    row only, where the services read them (docs/events.md, "The table's settings").
     """
 
-    schema_version: ClassVar[int] = 2
+    schema_version: ClassVar[int] = 3
 
     ruleset: dict[str, Any]
     seats: tuple[SeatSpec, ...]
     seed_hash: str
     first_seat: int = 0
+    table: MatchTable | msgspec.UnsetType = msgspec.UNSET
 
 
 class MatchStarted(_Event, frozen=True):
@@ -223,9 +244,22 @@ def _match_created_v1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "ruleset": {**ruleset, "revision": 1}}
 
 
+def _match_created_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """MatchCreated v2 -> v3: no `table`. A match stored before the event carried its
+    table's settings has them in its `matches` row alone; the readers take them from there
+    (the stored bytes stay as they are, and no default is made up here)."""
+    if "table" in data:
+        # No code ever wrote this: settings in a v2 would contradict its `matches` row.
+        raise ValueError("MatchCreated v2 has no table")
+    return data
+
+
 # (type, stored version) -> pure function from that version's data to the next version's;
 # see docs/events.md for how to add one.
-UPCASTERS: dict[tuple[str, int], Upcaster] = {("MatchCreated", 1): _match_created_v1}
+UPCASTERS: dict[tuple[str, int], Upcaster] = {
+    ("MatchCreated", 1): _match_created_v1,
+    ("MatchCreated", 2): _match_created_v2,
+}
 
 _encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)

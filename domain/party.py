@@ -24,6 +24,7 @@ import msgspec
 from domain.dice import ClientSeedError, check_client_seed
 from domain.events import CpuLevel, SeatSpec
 from domain.rules import RulesetError, options_to_dict, parse_settings
+from domain.settings import CPU_SPEEDS, MAX_SEATS, MIN_SEATS, TURN_LIMITS, CpuSpeed, one_of
 
 __all__ = [
     "CPU_SPEEDS",
@@ -60,16 +61,9 @@ __all__ = [
     "seat_specs",
 ]
 
-MIN_SEATS = 2
-MAX_SEATS = 4
-TURN_LIMITS: tuple[int | None, ...] = (None, 30, 60)
 NAME_MAX = 32
 
 PartyStatus = Literal["new", "open", "playing", "closed"]
-# How long the CPUs pause before each action (the service's `LUDO_CPU_DELAY`, or a quarter
-# of it when fast): the host's choice for the table, pinned by each match it opens.
-CpuSpeed = Literal["normal", "fast"]
-CPU_SPEEDS: tuple[CpuSpeed, ...] = ("normal", "fast")
 
 # ---------------------------------------------------------------------------------- events
 
@@ -465,7 +459,9 @@ def _check_seed(seed: str) -> PartyRejection | None:
 def _check_limit(limit: int | None) -> PartyRejection | None:
     if limit not in TURN_LIMITS:
         return PartyRejection(
-            "bad_command", f"turn_limit must be none, 30 or 60 seconds, got {limit}", "turn_limit"
+            "bad_command",
+            f"turn_limit must be {one_of(TURN_LIMITS)} seconds, got {limit}",
+            "turn_limit",
         )
     return None
 
@@ -474,7 +470,7 @@ def _check_speed(speed: str | None) -> PartyRejection | None:
     # The request's schema allows only these; a command built in code is checked here.
     if speed is not None and speed not in CPU_SPEEDS:
         return PartyRejection(
-            "bad_command", f"cpu_speed must be normal or fast, got {speed!r}", "cpu_speed"
+            "bad_command", f"cpu_speed must be {one_of(CPU_SPEEDS)}, got {speed!r}", "cpu_speed"
         )
     return None
 
@@ -523,7 +519,7 @@ def _decide_create(c: CreateParty, state: PartyState) -> list[PartyEvent] | Part
     if state.status != "new":
         return PartyRejection("already_created", "the party already exists")
     if not MIN_SEATS <= c.seats <= MAX_SEATS:
-        return PartyRejection("bad_command", "seats must be 2-4", "seats")
+        return PartyRejection("bad_command", f"seats must be {MIN_SEATS}-{MAX_SEATS}", "seats")
     bad = (
         _check_name(c.host_name)
         or _check_seed(c.client_seed)

@@ -1,7 +1,8 @@
 """A quick-play pool (クイック対戦 / Quick play) as a Decider: who waits, and which tables form.
 
-There is one pool per kind of table (`PoolKind`: 2 or 4 seats, casual or ranked; tables of
-the site's own rules with a 30 s turn limit) and one stream per pool (`PoolKind.stream`).
+There is one pool per kind of table (`PoolKind`: seats of `POOL_SEATS`, casual or ranked;
+tables of the site's own rules with a turn limit of `POOL_TURN_LIMIT`, domain/settings.py)
+and one stream per pool (`PoolKind.stream`).
 Entering and leaving are a player's commands. `FormTables` is the pairing pass, which a
 service may run on any instance: the append's expected version turns two passes at once into
 a conflict, never into two seatings. It carries `now` (the domain has no clock) and the ids
@@ -15,8 +16,8 @@ Pairing (`form_tables`) goes longest wait first:
   of waiting, up to ±`WINDOW_MAX` (`rating_window`). A table forms once `seats` players all
   fit one another; the closest ratings are taken first.
 - **casual**: the first `seats` waiting form a table at once. Short of that, once a player
-  who accepts CPUs has waited the time they chose (`cpu_after`: 10 or 30 s), they sit with
-  every other waiting player who accepts CPUs, and CPUs take the empty seats, at the level
+  who accepts CPUs has waited the time they chose (`cpu_after`: of `CPU_WAITS`), they sit
+  with every other waiting player who accepts CPUs, and CPUs take the empty seats, at the level
   that matches the people's mean rating (`cpu_level_for`). "People only" (`cpu_after` None)
   waits for people.
 """
@@ -30,6 +31,7 @@ from typing import Any, ClassVar, Final, Literal
 import msgspec
 
 from domain.events import CpuLevel
+from domain.settings import CPU_WAITS, POOL_SEATS, POOL_TURN_LIMIT, one_of
 from domain.streams import pool_stream
 
 __all__ = [
@@ -63,11 +65,6 @@ __all__ = [
     "waiting_of",
 ]
 
-# Every pooled table plays the site's own rules with this turn limit: a table of strangers
-# never stalls on someone who walked away.
-POOL_TURN_LIMIT: Final = 30
-# What a casual player may choose to wait before CPUs fill the table (None: people only).
-CPU_WAITS: Final[tuple[int | None, ...]] = (10, 30, None)
 
 # The ranked rating window (display rating points either side of one's own).
 WINDOW_START: Final = 50.0
@@ -80,7 +77,7 @@ _LEVEL_FROM: Final[tuple[tuple[float, CpuLevel], ...]] = ((1650.0, "hard"), (140
 
 
 class PoolKind(msgspec.Struct, frozen=True):
-    """Which tables a pool forms: `seats` (2 or 4) and whether they are ranked."""
+    """Which tables a pool forms: `seats` (of `POOL_SEATS`) and whether they are ranked."""
 
     seats: int
     ranked: bool
@@ -96,7 +93,9 @@ class PoolKind(msgspec.Struct, frozen=True):
         return pool_stream(self.seats, self.ranked)
 
 
-POOL_KINDS: Final = tuple(PoolKind(seats, ranked) for seats in (2, 4) for ranked in (False, True))
+POOL_KINDS: Final = tuple(
+    PoolKind(seats, ranked) for seats in POOL_SEATS for ranked in (False, True)
+)
 
 # ---------------------------------------------------------------------------------- events
 
@@ -352,7 +351,8 @@ def _decide_enter(command: EnterPool, state: PoolState) -> list[PoolEvent] | Poo
     if state.kind.ranked and command.cpu_after is not None:
         return PoolRejection("bad_wait", "ranked tables are people only: no CPU wait", "cpu_after")
     if command.cpu_after not in CPU_WAITS:
-        return PoolRejection("bad_wait", "wait 10 or 30 seconds for CPUs, or none", "cpu_after")
+        wait = f"wait {one_of(CPU_WAITS[:-1])} seconds for CPUs, or none"
+        return PoolRejection("bad_wait", wait, "cpu_after")
     return [
         PoolEntered(
             player_id=command.player_id,

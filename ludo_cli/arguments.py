@@ -7,12 +7,12 @@ import argparse
 import json
 from typing import cast
 
-from domain.events import CpuLevel
 from domain.rules import RulesetError, parse_ruleset
+from domain.settings import CPU_LEVELS, MAX_SEATS, MIN_SEATS, CpuLevel
 
 __all__ = ["LEVELS", "cpu_levels", "positive_float", "positive_int", "rules_json", "seats"]
 
-LEVELS: tuple[CpuLevel, ...] = ("easy", "normal", "hard")
+LEVELS: tuple[CpuLevel, ...] = CPU_LEVELS
 
 
 def positive_int(text: str) -> int:
@@ -49,10 +49,10 @@ def cpu_levels(text: str) -> tuple[CpuLevel, ...]:
 
 
 def seats(text: str) -> tuple[CpuLevel, ...]:
-    """2-4 comma-separated CPU levels, one per seat."""
+    """2-4 comma-separated CPU levels, one per seat (a party's seats)."""
     levels = cpu_levels(text)
-    if not 2 <= len(levels) <= 4:
-        raise argparse.ArgumentTypeError(f"need 2-4 seats, got {len(levels)}")
+    if not MIN_SEATS <= len(levels) <= MAX_SEATS:
+        raise argparse.ArgumentTypeError(f"need {MIN_SEATS}-{MAX_SEATS} seats, got {len(levels)}")
     return levels
 
 

@@ -60,6 +60,7 @@ from domain.events import (
     MatchCreated,
     MatchFinished,
     MatchStarted,
+    MatchTable,
     PieceMoved,
     PlayerFinished,
     RollPassed,
@@ -375,6 +376,7 @@ def _command_for(event: Event, state: MatchState, version: int) -> Command:
                 seats=event.seats,
                 seed_hash=event.seed_hash,
                 first_seat=event.first_seat,
+                table=event.table if isinstance(event.table, MatchTable) else None,
             )
         case MatchStarted():
             return StartMatch(client_seeds=event.client_seeds)

@@ -3,7 +3,7 @@ cancel. Thin: each endpoint calls the service's `arenas` and shows its answer.""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, Response, get, post
@@ -11,6 +11,16 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody
 
 from domain.errors import Forbidden, Unauthenticated
+from domain.settings import (
+    ARENA_MINUTES,
+    ARENA_RULES,
+    ARENA_SEATS,
+    ARENA_TURN_LIMITS,
+    ArenaMinutes,
+    ArenaSeats,
+    PresetName,
+    TurnLimit,
+)
 from replays.tournament import TournamentFile, dump_tournament
 from services.match.arena_views import ArenaListOut, ArenaView
 from services.match.guests import Player
@@ -33,10 +43,10 @@ class ArenaCreate(_Body):
     """A private arena: reached only by its link. `starts_in`: seconds from now."""
 
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=60)]
-    seats: Literal[2, 4] = 2
-    rules: Literal["standard", "bga"] = "standard"
-    turn_limit: Literal[30, 60] = 30
-    minutes: Literal[20, 30, 60] = 20
+    seats: ArenaSeats = ARENA_SEATS[0]
+    rules: PresetName = ARENA_RULES[0]
+    turn_limit: TurnLimit = ARENA_TURN_LIMITS[0]
+    minutes: ArenaMinutes = ARENA_MINUTES[0]
     starts_in: Annotated[int, msgspec.Meta(ge=0, le=86400)] = 60
 
 

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.decider import MatchState
 from domain.streams import match_id_of, match_stream
-from services.match.match_reads import MatchReads, MatchRow
+from services.match.match_reads import MatchReads, MatchRow, settings_of
 from services.shared import match_rows
 from services.shared.eventstore import SideWrite
 from services.shared.settings import Settings
@@ -79,8 +79,9 @@ class Deadlines:
             return None
         if state.cpu_controls(state.turn):
             return "cpu", self.settings.cpu_delay
-        if row.turn_limit:
-            return "turn", float(row.turn_limit)
+        limit = settings_of(state, row).turn_limit
+        if limit:
+            return "turn", float(limit)
         return None
 
     def side_write(self, stream: str, state: MatchState, row: MatchRow) -> SideWrite:

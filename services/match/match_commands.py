@@ -51,7 +51,7 @@ from services.match.guests import Player
 from services.match.idempotency import command_id as command_id_of
 from services.match.idempotency import done_meanwhile, metadata, same_request
 from services.match.ids import check_id
-from services.match.match_reads import MatchReads
+from services.match.match_reads import MatchReads, settings_of
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
 
 __all__ = ["MakeCommand", "MatchCommands", "seat_of"]
@@ -119,11 +119,12 @@ class MatchCommands:
 
     async def concede(self, match_id: str, player: Player, key: str | None) -> AppendResult:
         """Give the match up (`Concede`): decided holding the deadline row, as a leave is,
-        with whether the match is ranked from its table settings (`matches`), which its
-        events do not hold."""
-        row = await self.reads.row(match_stream(check_id(match_id, "match")))
+        with whether the match is ranked from its table settings (`settings_of`)."""
+        match_id = check_id(match_id, "match")
+        row = await self.reads.row(match_stream(match_id))
+        ranked = settings_of(await self.reads.state(match_id), row).ranked
         return await self._holding(
-            match_id, player, "concede", key, lambda s: Concede(seat=s, ranked=row.ranked)
+            match_id, player, "concede", key, lambda s: Concede(seat=s, ranked=ranked)
         )
 
     async def _play(

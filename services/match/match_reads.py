@@ -31,10 +31,20 @@ from services.shared import match_rows
 from services.shared.eventstore import EventStore, StoredEvent
 from services.shared.match_rows import NO_ROW, MatchRow
 
-__all__ = ["NO_ROW", "MatchReads", "MatchRow"]
+__all__ = ["NO_ROW", "MatchReads", "MatchRow", "settings_of"]
 
 _STATE_CACHE = 2000
 _ROW_CACHE = 4000  # server seeds and `matches` rows: immutable once written
+
+
+def settings_of(state: MatchState, row: MatchRow) -> MatchRow:
+    """The match's table settings: those its MatchCreated pins (version 3), but the CPUs'
+    speed, which the host may change mid-match and the row holds as it is now; a match
+    stored before the event carried them (or imported: NO_ROW) has only its row."""
+    table = state.table
+    if table is None:
+        return row
+    return MatchRow(table.party_id, table.turn_limit, table.ranked, row.cpu_speed)
 
 
 class MatchReads:

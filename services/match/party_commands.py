@@ -19,7 +19,7 @@ from domain.commands import CreateMatch, Rejection, StartMatch
 from domain.decider import MatchState, decide, fold
 from domain.dice import seed_commitment
 from domain.errors import AppError, NotFound, rejection_error
-from domain.events import CpuLevel, Event
+from domain.events import CpuLevel, Event, MatchTable
 from domain.pool import POOL_TURN_LIMIT, PoolKind, PoolPlayer, TableFormed
 from domain.rules import parse_ruleset
 from domain.streams import match_stream, party_stream
@@ -277,14 +277,14 @@ class PartyCommands:
         async with self.engine.connect() as conn:
             async with conn.begin():
                 # The match's seats before the party's fold moves on (`_append_events`).
-                match = self._match_start(state, opened)
+                match = self._match_start(party_id, state, opened)
                 party_result = await self._append_events(
                     party_id, stream, state, head, decided, player, command_id, request, conn
                 )
                 if party_result.duplicate:  # the same key started it before
                     same_request(party_result, request)
                     return await self._started(party_id, party_result)
-                match_result, row = await self._open_match(conn, party_id, state, match, player.id)
+                match_result, row = await self._open_match(conn, match, player.id)
             await self.store.notify(party_result, conn)
             await self.store.notify(match_result, conn)
         self._committed(match, row)
@@ -352,7 +352,7 @@ class PartyCommands:
             raise rejection_error(start.code, start.reason)
         opened = start[0]
         assert isinstance(opened, pd.MatchOpened)
-        match = self._match_start(state, opened)
+        match = self._match_start(table.party_id, state, opened)
         pd.fold(start, state)
         party_result = await self.store.append(
             party_stream(table.party_id),
@@ -363,15 +363,18 @@ class PartyCommands:
             side=[self._listing(table.party_id, state)],
             conn=conn,
         )
-        match_result, row = await self._open_match(conn, table.party_id, state, match, actor)
+        match_result, row = await self._open_match(conn, match, actor)
         return Opened((party_result, match_result), match, row)
 
     def committed(self, opened: Opened) -> None:
         """After the commit of `open_formed`'s transaction."""
         self._committed(opened.match, opened.row)
 
-    def _match_start(self, state: pd.PartyState, opened: pd.MatchOpened) -> _MatchStart:
-        """The match a party opens: a fresh seed and its first events (created, started)."""
+    def _match_start(
+        self, party_id: str, state: pd.PartyState, opened: pd.MatchOpened
+    ) -> _MatchStart:
+        """The match a party opens: a fresh seed and its first events (created, started,
+        the table's settings pinned in MatchCreated as the party's MatchOpened has them)."""
         server_seed = secrets.token_bytes(32)
         match_state = MatchState()
         match_events: list[Event] = []
@@ -381,6 +384,12 @@ class PartyCommands:
                 seats=pd.seat_specs(state),
                 seed_hash=seed_commitment(server_seed),
                 first_seat=opened.first_seat,
+                table=MatchTable(
+                    party_id=party_id,
+                    turn_limit=opened.turn_limit,
+                    ranked=opened.ranked,
+                    cpu_speed=opened.cpu_speed,
+                ),
             ),
             StartMatch(client_seeds=tuple(s.client_seed for s in state.seats if s is not None)),
         ):
@@ -392,17 +401,15 @@ class PartyCommands:
         return _MatchStart(opened, server_seed, match_state, match_events)
 
     async def _open_match(
-        self,
-        conn: AsyncConnection,
-        party_id: str,
-        state: pd.PartyState,
-        match: _MatchStart,
-        actor: str,
+        self, conn: AsyncConnection, match: _MatchStart, actor: str
     ) -> tuple[AppendResult, MatchRow]:
         """The match's row, seed and first events, in the caller's transaction."""
         mstream = match_stream(match.opened.match_id)
         structlog.contextvars.bind_contextvars(match_id=match.opened.match_id)
-        row = MatchRow(party_id, state.turn_limit, state.ranked, state.cpu_speed)
+        # The row copies the settings MatchCreated pins: the queries' index of them.
+        table = match.state.table
+        assert table is not None  # `_match_start` pinned it
+        row = MatchRow(table.party_id, table.turn_limit, table.ranked, table.cpu_speed)
         await match_rows.insert_match(conn, mstream, match.server_seed, row)
         result = await self.store.append(
             mstream,

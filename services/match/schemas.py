@@ -9,13 +9,15 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from domain.settings import MAX_SEATS, MIN_SEATS, CpuLevel, CpuSpeed, CpuWait, TurnLimit
 from replays.board_view import BoardOut, OptionOut
 
-CpuLevelName = Literal["easy", "normal", "hard"]
-CpuSpeedName = Literal["normal", "fast"]  # domain.party.CpuSpeed
+# Every setting's values are `domain.settings`' own types (one definition, docs/api.md).
+CpuLevelName = CpuLevel
+CpuSpeedName = CpuSpeed
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 ClientSeed = Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[ -~]*$")]
-SeatIndex = Annotated[int, msgspec.Meta(ge=0, le=3)]
+SeatIndex = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEATS - 1)]
 StampId = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 
 
@@ -43,9 +45,9 @@ class NewParty(_Body):
     (docs/rules.md#options-local-rules-and-presets), options only: a match pins the current rules
     revision itself."""
 
-    seats: Annotated[int, msgspec.Meta(ge=2, le=4)] = 4
+    seats: Annotated[int, msgspec.Meta(ge=MIN_SEATS, le=MAX_SEATS)] = MAX_SEATS
     rules: dict[str, Any] | None = None
-    turn_limit: Literal[30, 60] | None = None
+    turn_limit: TurnLimit | None = None
     ranked: bool = False
     client_seed: ClientSeed = ""
     cpu_speed: CpuSpeedName = "normal"
@@ -72,7 +74,7 @@ class ChangeSettings(_Body):
     of it), from the next match on."""
 
     rules: dict[str, Any] | None = None
-    turn_limit: Literal[0, 30, 60] | None = None
+    turn_limit: Literal[0, TurnLimit] | None = None
     ranked: bool | None = None
     stamps: bool | None = None
     cpu_speed: CpuSpeedName | None = None
@@ -349,7 +351,7 @@ class EnterPool(_Body):
     to wait before CPUs fill the table (10 or 30; null: people only; unset: 10); ranked
     pools are people only (unset or null)."""
 
-    cpu_after: Literal[10, 30] | msgspec.UnsetType | None = msgspec.UNSET
+    cpu_after: CpuWait | msgspec.UnsetType | None = msgspec.UNSET
     client_seed: ClientSeed = ""
 
 

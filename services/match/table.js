@@ -154,7 +154,7 @@
     if (group.dataset.lang !== lang) {  // made once per language
       group.dataset.lang = lang;
       group.textContent = "";
-      for (const speed of ["normal", "fast"]) {
+      for (const speed of SETTINGS.party.cpu_speed) {  // the API's (domain/settings.py)
         const input = el("input", { type: "radio", name: box.id, value: speed, "data-speed": speed });
         input.addEventListener("change", async () => {
           if (!input.checked) return;
@@ -534,9 +534,9 @@
         li.appendChild(el("span", { class: "name muted" }, t("empty_seat")));
         if (iAmHost) {
           const select = el("select", { "aria-label": t("level"), "data-level": i });
-          for (const level of ["easy", "normal", "hard"]) {
+          for (const level of SETTINGS.party.cpu_level) {  // the API's (domain/settings.py)
             const o = el("option", { value: level }, cpuName(level));
-            o.selected = level === "normal";
+            o.selected = level === SETTINGS.party.defaults.cpu_level;
             select.appendChild(o);
           }
           const add = el("button", { type: "button", class: "secondary", "data-add-cpu": i }, t("add_cpu"));

@@ -17,7 +17,7 @@ from domain.events import DieRolled
 from domain.rules import ruleset_to_dict
 from replays.board_view import board_view, option_view
 from replays.verify import verify_links
-from services.match.match_reads import MatchRow
+from services.match.match_reads import MatchRow, settings_of
 from services.match.schemas import (
     DeadlineOut,
     EventOut,
@@ -84,7 +84,9 @@ def match_view(
     deadline: tuple[str, str] | None,
 ) -> MatchOut:
     """`GET /api/matches/{id}`: the match as everyone may see it (no seed before the end),
-    with its `matches` row's settings (NO_ROW: an imported match, no party or timer)."""
+    with its table's settings (`settings_of`: its MatchCreated's, or for a match stored
+    before that its `matches` row's; NO_ROW: an imported match, no party or timer)."""
+    row = settings_of(state, row)
     board = state.board
     assert board is not None and state.ruleset is not None
     colours = board.colours

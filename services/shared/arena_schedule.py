@@ -15,7 +15,7 @@ from typing import Annotated, Final, Literal
 
 import msgspec
 
-from domain.arena import ARENA_MINUTES, ARENA_RULES, ARENA_SEATS, ARENA_TURN_LIMITS
+from domain.settings import ARENA_MINUTES, ARENA_RULES, ARENA_SEATS, ARENA_TURN_LIMITS, one_of
 
 __all__ = ["DEFAULT_SCHEDULE", "Schedule", "ScheduleError", "arena_id_for", "occurrences", "parse"]
 
@@ -36,8 +36,8 @@ class Schedule(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     at: str
     seats: int
     minutes: int
-    rules: str = "standard"
-    turn_limit: int = 30
+    rules: str = ARENA_RULES[0]
+    turn_limit: int = ARENA_TURN_LIMITS[0]
     title: dict[str, str] = {}
 
     def start_in(self, day: dt.datetime) -> list[dt.datetime]:
@@ -93,13 +93,13 @@ def parse(raw: str | None) -> tuple[Schedule, ...]:
 def _check(entry: Schedule) -> None:
     where = f"LUDO_ARENA_SCHEDULE entry {entry.name!r}"
     if entry.seats not in ARENA_SEATS:
-        raise ScheduleError(f"{where}: seats is 2 or 4")
+        raise ScheduleError(f"{where}: seats is {one_of(ARENA_SEATS)}")
     if entry.minutes not in ARENA_MINUTES:
-        raise ScheduleError(f"{where}: minutes is 20, 30 or 60")
+        raise ScheduleError(f"{where}: minutes is {one_of(ARENA_MINUTES)}")
     if entry.turn_limit not in ARENA_TURN_LIMITS:
-        raise ScheduleError(f"{where}: turn_limit is 30 or 60")
+        raise ScheduleError(f"{where}: turn_limit is {one_of(ARENA_TURN_LIMITS)}")
     if entry.rules not in ARENA_RULES:
-        raise ScheduleError(f"{where}: rules is one of {', '.join(ARENA_RULES)}")
+        raise ScheduleError(f"{where}: rules is {one_of(ARENA_RULES)}")
     pattern = r"^[0-5][0-9]$" if entry.every == "hour" else r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
     if not re.match(pattern, entry.at):
         shape = '"MM" (minute of the hour)' if entry.every == "hour" else '"HH:MM" (UTC)'

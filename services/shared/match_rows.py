@@ -1,7 +1,9 @@
 """The rows a match keeps beside its event stream, and every SQL statement on them.
 
 - `matches`: the table settings a match needs but its rules do not (its party, turn
-  limit, ranked, the CPUs' speed), one `MatchRow` per match stream, written with `MatchCreated`;
+  limit, ranked, the CPUs' speed), one `MatchRow` per match stream, written with
+  `MatchCreated` (which pins the same settings since its version 3: the row is the queries'
+  index of them, and the only record for matches stored before; docs/events.md);
 - `match_seeds`: the server seed, kept out of the public stream until `SeedRevealed`
   (docs/design.md#fair-dice), written with `MatchCreated` (or by a replay import).
 

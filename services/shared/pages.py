@@ -8,7 +8,9 @@ else. What they share lives once, in files a page names in a comment
 `<style>`), replaced by the file before hashing. NAME is looked up first in the page's
 own package, then here: `page_common.js` (DOM helpers, the message box, operator API
 calls) serves the pages of both services; the match service's site pages share its
-`site.js` and `site.css`.
+`site.js` and `site.css`. One include is made, not read: `settings.js` defines
+`SETTINGS`, every table setting's allowed values and defaults (`domain.settings.CHOICES`),
+so the pages' forms offer exactly what the API takes.
 
 The policy allows exactly the served blocks (`'sha256-…'` of each) and no other script
 or style: an injected `<script>` or `onclick=` would not run even if some text reached
@@ -23,6 +25,11 @@ import functools
 import hashlib
 import re
 from importlib import resources
+from typing import Final
+
+import msgspec
+
+from domain.settings import CHOICES
 
 __all__ = ["PAGE_HEADERS", "inline_html", "inline_page"]
 
@@ -35,6 +42,8 @@ PAGE_HEADERS = {
 
 _BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
 _INCLUDE = re.compile(r"/\*@include ([a-z_]+\.(?:js|css))\*/")
+# Includes made from the domain's values rather than read from a file.
+_MADE: Final = {"settings.js": f"const SETTINGS = {msgspec.json.encode(CHOICES).decode()};"}
 
 
 def _expand(html: str, package: str) -> str:
@@ -43,6 +52,8 @@ def _expand(html: str, package: str) -> str:
     places = [resources.files(package), resources.files(__package__ or "services.shared")]
 
     def read(match: re.Match[str]) -> str:
+        if match.group(1) in _MADE:
+            return _MADE[match.group(1)]
         for place in places:
             candidate = place.joinpath(match.group(1))
             if candidate.is_file():

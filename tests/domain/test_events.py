@@ -10,6 +10,8 @@ import msgspec
 import pytest
 
 import domain.events
+from domain.commands import CreateMatch
+from domain.decider import MatchState, decide, fold
 from domain.events import (
     EVENT_TYPES,
     UPCASTERS,
@@ -18,6 +20,7 @@ from domain.events import (
     MatchCreated,
     MatchFinished,
     MatchStarted,
+    MatchTable,
     PieceMoved,
     PlayerFinished,
     RollPassed,
@@ -217,7 +220,7 @@ class TestMatchCreatedRevision:
 
     def test_a_stored_v1_decodes_to_revision_1(self) -> None:
         """The upcaster adds `revision: 1` to the ruleset and changes nothing else."""
-        assert MatchCreated.schema_version == 2
+        assert MatchCreated.schema_version == 3
         got = decode_event(self.V1, type_name="MatchCreated", schema_version=1)
         assert isinstance(got, MatchCreated)
         assert got.ruleset == {**msgspec.json.decode(self.V1)["ruleset"], "revision": 1}
@@ -247,3 +250,54 @@ class TestMatchCreatedRevision:
         """Bytes that are no v1 MatchCreated are refused as such, not a crash."""
         with pytest.raises((ValueError, msgspec.ValidationError)):
             decode_event(data, type_name="MatchCreated", schema_version=1)
+
+
+class TestMatchCreatedTable:
+    """Version 3: the table's settings (`MatchTable`) in MatchCreated; a v2 has none (its
+    `matches` row holds them) and a match without a table is written as a v2 was."""
+
+    TABLE = MatchTable(party_id="party-1", turn_limit=30, ranked=True, cpu_speed="fast")
+
+    def _created(self, table: MatchTable | None) -> MatchCreated:
+        command = CreateMatch(
+            ruleset=rules(), seats=seat_specs(2, None), seed_hash=SEED_HASH, table=table
+        )
+        events = decide(command, MatchState())
+        assert isinstance(events, list) and isinstance(events[0], MatchCreated)
+        return events[0]
+
+    def test_a_party_match_pins_its_table(self) -> None:
+        """The command's table is the event's, in its bytes, and the folded state's."""
+        created = self._created(self.TABLE)
+        data = encode_event(created)
+        assert b'"table":{"party_id":"party-1","turn_limit":30,"ranked":true,' in data
+        again = decode_event(data, type_name="MatchCreated", schema_version=3)
+        assert again == created
+        assert fold([again]).table == self.TABLE
+
+    def test_no_table_writes_the_bytes_of_a_v2(self) -> None:
+        """Self-play and the golden files: no `table` key at all, the state's table None."""
+        created = self._created(None)
+        assert b"table" not in encode_event(created)
+        assert encode_event(created) == encode_event(start_events(rules())[0])
+        assert fold([created]).table is None
+
+    def test_a_stored_v2_decodes_without_a_table(self) -> None:
+        """A v2 (every match stored before) decodes as it was: its settings are its row's."""
+        v2 = encode_event(start_events(rules())[0])
+        got = decode_event(v2, type_name="MatchCreated", schema_version=2)
+        assert isinstance(got, MatchCreated) and got.table is msgspec.UNSET
+        assert fold([got]).table is None
+
+    def test_a_v2_claiming_a_table_is_refused(self) -> None:
+        """No v2 ever held a table: one that does is refused, not read."""
+        forged = encode_event(self._created(self.TABLE))
+        with pytest.raises(ValueError, match="MatchCreated v2 has no table"):
+            decode_event(forged, type_name="MatchCreated", schema_version=2)
+
+    def test_the_v2_upcaster_is_pure(self) -> None:
+        """The stored form it is given comes back as it was, unchanged."""
+        raw = msgspec.json.decode(encode_event(start_events(rules())[0]))
+        before = msgspec.json.encode(raw)
+        assert UPCASTERS[("MatchCreated", 2)](raw) == raw
+        assert msgspec.json.encode(raw) == before

@@ -18,6 +18,7 @@ from domain.events import (
     MatchConceded,
     MatchCreated,
     MatchFinished,
+    MatchTable,
     PieceMoved,
     SeatSpec,
     SeedRevealed,
@@ -103,6 +104,20 @@ class TestRoundTrip:
         assert {"TurnTimedOut", "SeatStoodIn", "SeatReclaimed"} <= kinds
         verdict = through_file(replay_from_events(MATCH_ID, events, actors=actors))
         assert verdict.ok, verdict.failure
+
+    def test_a_party_matchs_table_settings_verify(self, standard: list[Event]) -> None:
+        """A MatchCreated pinning its table's settings (version 3, as a party's match is
+        created) re-decides to the same event: the file verifies, its settings intact."""
+        created = standard[0]
+        assert isinstance(created, MatchCreated)
+        table = MatchTable(party_id="p-1", turn_limit=60, ranked=True, cpu_speed="fast")
+        events = [msgspec.structs.replace(created, table=table), *standard[1:]]
+        replay = load_replay(dump_replay(replay_from_events(MATCH_ID, events)))
+        assert replay.events[0].schema_version == MatchCreated.schema_version == 3
+        assert '"table":{"party_id":"p-1","turn_limit":60' in replay.events[0].data
+        verdict = verify_replay(replay)
+        assert verdict.ok, verdict.failure
+        assert verdict.events == len(events)
 
     def test_file_keeps_exact_event_bytes_and_actors(self, standard: list[Event]) -> None:
         """Dump then load gives back the same replay, field for field."""
