@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
+from domain.settings import ARENA_MINUTES, ARENA_SEATS, ARENA_TURN_LIMITS, one_of
+
 __all__ = ["BODY_CODES", "ERROR_CODES", "ErrorCode", "codes_by_status"]
 
 
@@ -110,9 +112,9 @@ ERROR_CODES: Final[dict[str, ErrorCode]] = {
     "bad_decision": ErrorCode(422, "not a decision the API takes"),
     "bad_hours": ErrorCode(422, "a suspension's hours out of range"),
     "bad_note": ErrorCode(422, "the note is too long"),
-    "bad_seats": ErrorCode(422, "an arena is for 2- or 4-player tables"),
-    "bad_minutes": ErrorCode(422, "an arena lasts 20, 30 or 60 minutes"),
-    "bad_turn_limit": ErrorCode(422, "an arena's turn limit is 30 or 60 s"),
+    "bad_seats": ErrorCode(422, f"an arena is for tables of {one_of(ARENA_SEATS)} players"),
+    "bad_minutes": ErrorCode(422, f"an arena lasts {one_of(ARENA_MINUTES)} minutes"),
+    "bad_turn_limit": ErrorCode(422, f"an arena's turn limit is {one_of(ARENA_TURN_LIMITS)} s"),
     "bad_rules": ErrorCode(422, "not one of the arena rules"),
     "bad_scoring": ErrorCode(422, "not an arena scoring revision"),
     "bad_name": ErrorCode(422, "a name of the wrong length"),
