@@ -40,10 +40,23 @@ from domain.events import Event, MatchCreated, MatchStarted, PieceMoved, SeatSpe
 from domain.moves import Move, legal_moves
 from domain.rules import REVISIONS, Ruleset, parse_ruleset, ruleset_to_dict
 from domain.selfplay import MatchRecord, play_match
+from tests import suite_plan
+from tests.browser import requires_chromium
 
 E = TypeVar("E", bound=Event)  # one kind of event, for `event_as`
 
 # ------------------------------------------------------------------------------ rulesets
+
+
+def pytest_configure(config: Any) -> None:
+    """In a pytest-xdist worker, its own data folder (its own embedded PostgreSQL):
+    tests/suite_plan.py."""
+    suite_plan.configure_worker()
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """The `browser`, `infra` and `bench` markers and the xdist groups: tests/suite_plan.py."""
+    suite_plan.sort(items, requires_chromium.mark)
 
 
 def pytest_sessionstart(session: Any) -> None:

