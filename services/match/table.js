@@ -1182,7 +1182,9 @@
       const li = el("li", { class: `c-${s.colour}`, "data-seat": i, "data-place": match.placements[i] });
       li.appendChild(el("span", { class: "place" }, placeText(i)));
       li.appendChild(el("span", { class: "mark", "aria-hidden": "true" }, SYMBOL[s.colour]));
-      li.appendChild(el("span", { class: "who" }, `${seatName(i)}${isMe(i) ? t("you_mark") : ""}`));
+      // The colour in words, as the players list says it: the mark beside it is not read out,
+      // and two CPUs of one level would otherwise read alike.
+      li.appendChild(el("span", { class: "who" }, `${who(i)}${isMe(i) ? t("you_mark") : ""}`));
       li.appendChild(el("span", { class: "rating", "data-player": s.player_id || "" }));
       li.appendChild(el("span", { class: "luck", "data-luck-seat": i }));
       list.appendChild(li);

@@ -370,6 +370,10 @@ async def test_a_phone_plays_a_three_player_match_by_tap(site: Site, browser: Br
                                      li.querySelector('.who').getBoundingClientRect().top])"""
         )
         assert all(abs(place - name) < 4 for place, name in lines), lines
+        # Each place says whose it is in words (the colour's mark is not read out): two CPUs
+        # of one level are told apart by their colours' names.
+        names = await page.locator("#placements > li .who").all_inner_texts()
+        assert len(set(names)) == 3, names
         await shot(page, "result-375-ja.png")
         assert tapped > 0 and errors == []
 
