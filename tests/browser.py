@@ -17,7 +17,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Route,
+    async_playwright,
+    expect,
+)
 
 from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.paths import ROOT
@@ -151,6 +159,27 @@ def console_errors(page: Page) -> list[str]:
     page.on("console", on_console)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     return errors
+
+
+@contextlib.asynccontextmanager
+async def page_served(url: str, html: str, csp: str) -> AsyncIterator[tuple[Page, list[str]]]:
+    """A page of a test's own (`html` under its `csp`, from `pages.inline_html`) served at
+    `url` by Playwright's router, no service: the page, once its script set
+    `body[data-ready=true]`, and the console errors it logs."""
+
+    async def serve(route: Route) -> None:
+        await route.fulfill(
+            status=200,
+            body=html,
+            headers={"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": csp},
+        )
+
+    async with new_page() as page:
+        errors = console_errors(page)
+        await page.route(url + "**", serve)
+        await page.goto(url)
+        await expect(page.locator("body[data-ready=true]")).to_be_attached()
+        yield page, errors
 
 
 AXE = ROOT / "tests" / "vendor" / "axe_core" / "axe.min.js"

@@ -17,12 +17,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, Route, expect
+from playwright.async_api import Page, expect
 
 from domain.board import PIECES, SYMBOLS, board_for
 from domain.rules import Ruleset
 from services.shared.pages import inline_html
-from tests.browser import console_errors, new_page, requires_chromium
+from tests.browser import page_served, requires_chromium
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 
@@ -62,21 +62,8 @@ def board_model(kind: str, players: int) -> dict[str, Any]:
 @pytest.fixture
 async def board_page() -> AsyncIterator[tuple[Page, list[str]]]:
     """The board page under its CSP, and the console errors it logs."""
-    html, csp = inline_html(PAGE)
-
-    async def serve(route: Route) -> None:
-        await route.fulfill(
-            status=200,
-            body=html,
-            headers={"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": csp},
-        )
-
-    async with new_page() as page:
-        errors = console_errors(page)
-        await page.route(URL + "**", serve)
-        await page.goto(URL)
-        await expect(page.locator("body[data-ready=true]")).to_be_attached()
-        yield page, errors
+    async with page_served(URL, *inline_html(PAGE)) as opened:
+        yield opened
 
 
 async def create(page: Page, model: dict[str, Any], **options: Any) -> None:
