@@ -20,10 +20,11 @@ from replays.verify import verify_replay
 from tests import paths
 
 HERE = paths.GOLDEN / "replays"
-# expected.json by write_v1.py, expected-v2.json by write_v2.py (the rules revisions).
+# expected.json by write_v1.py, expected-v2.json by write_v2.py (the rules revisions),
+# expected-v3.json by write_v3.py (the table's settings in MatchCreated).
 EXPECTED: dict[str, dict[str, Any]] = {
     stem: entry
-    for name in ("expected.json", "expected-v2.json")
+    for name in ("expected.json", "expected-v2.json", "expected-v3.json")
     for stem, entry in json.loads((HERE / name).read_text()).items()
 }
 FILES = sorted(HERE.glob("*.ludo-replay.json"))
@@ -57,6 +58,22 @@ def test_exporting_the_events_again_gives_the_same_file(path: Path) -> None:
     replay = load_replay(path.read_bytes())
     again = build_replay(replay.match_id, replay.stream_id, replay.events)
     assert dump_replay(again) == path.read_bytes()
+
+
+def test_a_table_reads_back_from_its_match_created() -> None:
+    """A match a party opened (MatchCreated at schema v3) keeps its table's settings in
+    the event: the file's first event reads back with the table it was written with."""
+    for stem, expected in EXPECTED.items():
+        if "table" not in expected:
+            continue
+        replay = load_replay((HERE / f"{stem}.ludo-replay.json").read_bytes())
+        created = replay.events[0].event()
+        assert isinstance(created, MatchCreated)
+        assert replay.events[0].schema_version == 3
+        assert msgspec.to_builtins(created.table) == expected["table"]
+        break
+    else:
+        pytest.fail("no golden replay records a table")
 
 
 class TestRevisions:
