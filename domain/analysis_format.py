@@ -5,6 +5,11 @@ Apart from `domain/analysis.py` because that module is compiled with mypyc (pypr
 `[tool.ludo]`), and a Struct defined in a compiled module loses its class options
 (`frozen`, `kw_only`, `array_like`): these must stay ordinary Python classes, as
 `cannot_move.py`'s. `domain.analysis` re-exports every name here.
+
+Not a `replays.versioned_file.VersionedFile`, as replay and tournament files are: nothing
+reads an analysis back (the service stores and serves these bytes, the command prints
+them), its bytes are one compact line that the golden analyses pin, and `domain/` may not
+import `replays/`.
 """
 
 from __future__ import annotations
