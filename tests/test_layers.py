@@ -257,15 +257,12 @@ RANKING_CAPABILITIES: dict[str, frozenset[str]] = {
 
 
 def test_ranking_capabilities_import_only_what_their_dict_allows() -> None:
-    """In services/ranking each capability imports only the plumbing, shared, the domain, the
-    replays and its allowed siblings; the plumbing imports no capability."""
+    """Each ranking capability imports only plumbing, shared and its allowed siblings."""
     assert _capability_imports("services/ranking", RANKING_CAPABILITIES) == []
 
 
 def test_the_capability_check_sees_a_wrong_import(tmp_path: Path) -> None:
-    """A capability importing a sibling not in its dict (lazily too), a plumbing module
-    importing a capability, a capability importing another service or the app, and a
-    sub-package the dict does not name are each found."""
+    """A sibling not allowed (lazily too), another service, the app, an unlisted folder."""
     service = tmp_path / "services" / "toy"
     for folder in ("a", "b", "c"):
         (service / folder).mkdir(parents=True)
