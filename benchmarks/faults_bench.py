@@ -326,7 +326,7 @@ async def _run(
     outage: float,
     say: Callable[[str], None],
 ) -> dict[str, Any]:
-    from services.ranking.consumer import leader_name
+    from services.ranking.ratings.consumer import leader_name
     from services.shared.database import create_engine
 
     engine = create_engine(pg.url)

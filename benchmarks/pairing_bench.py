@@ -165,7 +165,7 @@ def _quantiles(values: Sequence[float]) -> dict[str, float | None]:
 
 
 # A rating row as the ranking service writes one (openskill, the default model): the
-# player-facing rating is 1500 + 30 (mu - 25) (services/ranking/ratings.py).
+# player-facing rating is 1500 + 30 (mu - 25) (domain/ratings.py).
 _RATING = """
     INSERT INTO ratings (model, player_id, mu, sigma, volatility, rating, provisional,
                          matches, last_match_at, name)

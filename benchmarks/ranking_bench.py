@@ -218,7 +218,7 @@ def _backlog(url: str, config: Config, gen: _Matches) -> dict[str, Any]:
 async def _consume_backlog(engine: Any, config: Config) -> dict[str, Any]:
     from ludo_cli.progress import Progress
     from services.ranking.checkpoints import read_checkpoint
-    from services.ranking.consumer import RankingConsumer, head_cursor
+    from services.ranking.ratings.consumer import RankingConsumer, head_cursor
 
     consumer = RankingConsumer(engine, batch=500)
     head = await head_cursor(engine)
@@ -255,7 +255,7 @@ def _sql(sql: str) -> Any:
 
 
 async def _recompute(engine: Any, config: Config) -> dict[str, Any]:
-    from services.ranking.consumer import ratings_hash, recompute
+    from services.ranking.ratings.consumer import ratings_hash, recompute
 
     live, rows = await ratings_hash(engine)
     _say(config, "recompute from scratch ...")
@@ -279,7 +279,7 @@ async def _recompute(engine: Any, config: Config) -> dict[str, Any]:
 
 async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
     """The consumer as its own task; matches appended at `rate`/s; commit -> visible."""
-    from services.ranking.consumer import RankingConsumer
+    from services.ranking.ratings.consumer import RankingConsumer
     from services.shared.eventstore import EventStore
 
     store = EventStore(engine)
@@ -370,7 +370,7 @@ async def _live(engine: Any, config: Config, gen: _Matches) -> dict[str, Any]:
 
 
 async def _phases(url: str, config: Config, gen: _Matches) -> dict[str, Any]:
-    from services.ranking.consumer import ratings_hash
+    from services.ranking.ratings.consumer import ratings_hash
     from services.shared.database import create_engine
 
     engine = create_engine(url, pool_size=8, max_overflow=4)

@@ -1,5 +1,5 @@
 """How a finished match ended for each seat: its place, and whether its player left. The one
-reading of a match's end: the ratings and the reputation (`services.ranking.consumer`,
+reading of a match's end: the ratings and the reputation (`services.ranking.ratings.consumer`,
 `domain.reputation`) and the arenas' scoring (`domain.arena`, from scoring revision 2)
 all take it from here, so that an arena and the ratings never tell one match two ways.
 

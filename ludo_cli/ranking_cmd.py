@@ -51,7 +51,7 @@ def _run(args: argparse.Namespace, what: str) -> int:
 
 
 async def _main(url: str, settings: Any, what: str) -> int:
-    from services.ranking.consumer import (
+    from services.ranking.ratings.consumer import (
         RankingConsumer,
         RecomputeBusy,
         RecomputeNotPermitted,

@@ -9,7 +9,7 @@
 2. The schema: migrated to the newest revision.
 3. The services, each as its own process: the match service (uvicorn, `--workers` of
    them) and the ranking service (one uvicorn process on `--ranking-port`, PORT + 1 by
-   default; its consumer takes the advisory lock, see services/ranking/consumer.py).
+   default; its consumer takes the advisory lock, see services/ranking/ratings/consumer.py).
    With `--instances N` / `--ranking-instances M`, N match and M ranking processes on
    loopback ports of their own behind HAProxy, which listens on PORT and the ranking
    port (ludo_cli/cluster.py); an instance that dies is started again, as is, under

@@ -39,7 +39,7 @@ from services.match.app import create_app
 from services.match.replay_store import ReplayStore
 from services.ranking.app import create_app as create_ranking_app
 from services.ranking.checkpoints import read_checkpoint
-from services.ranking.consumer import CHECKPOINT, RankingConsumer, ratings_hash
+from services.ranking.ratings.consumer import CHECKPOINT, RankingConsumer, ratings_hash
 from services.shared.database import (
     EmbeddedPostgres,
     create_engine,

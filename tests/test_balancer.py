@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from benchmarks.pairing_bench import PoolGuest
 from benchmarks.resilient import Books, Follower, MatchPlay, check_matches, new_guest
 from ludo_cli.cluster import Cluster, free_port
-from services.ranking.consumer import leader_name
+from services.ranking.ratings.consumer import leader_name
 from services.shared.database import create_engine
 from tests.databases import (  # noqa: F401 - the database fixtures, re-used by import
     anyio_backend,

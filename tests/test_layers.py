@@ -3,6 +3,12 @@ ludo_cli < benchmarks (and migrations, tools); `domain/` and `replays/` import n
 web library; no chain of imports leads from a module back to itself. Read from the source's
 syntax trees, so a lazy import inside a function counts.
 
+Inside `services/`: `shared/` is below both services, and neither service imports the other.
+Inside a service, each capability's sub-package imports only the service's root plumbing,
+`services/shared`, `domain`, `replays` and the sibling capabilities its dict names; the
+plumbing imports no capability; `app.py`, the composition root, imports them all
+(docs/design.md#where-things-go-in-the-ranking-service).
+
 The benchmarks sit above the `ludo` command: they use its argument types, progress bar and
 cluster, while `ludo_cli/main.py` only names `benchmarks.cmd` as an optional subcommand that
 a checkout has and a wheel does not (no import statement, so no cycle)."""
@@ -159,3 +165,125 @@ def test_the_check_sees_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
     assert _a_cycle(_module_graph(tmp_path, ["pkg"])) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
     (package / "c.py").write_text("def f():\n    return 1\n", encoding="utf-8")
     assert _a_cycle(_module_graph(tmp_path, ["pkg"])) == []
+
+
+# ------------------------------------------------------------------------ inside services
+
+
+def _named_imports(root: Path, path: Path) -> Iterator[tuple[int, str]]:
+    """(line, dotted name) of every import in the file, at any depth, relative ones
+    resolved; `from package import name` names `package.name` (a module or not)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    package = list(parts if parts[-1] == "__init__" else parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                yield node.lineno, f"{module}.{alias.name}"
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+# services/<this> must not import services/<that>.
+SERVICES_APART = (
+    ("shared", "match"),
+    ("shared", "ranking"),
+    ("match", "ranking"),
+    ("ranking", "match"),
+)
+
+
+def test_services_import_each_other_only_downward() -> None:
+    """`services/shared` imports neither service, and neither service imports the other."""
+    crossing = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for this, that in SERVICES_APART
+        for path in _modules(f"services/{this}")
+        for line, name in _named_imports(ROOT, path)
+        if _within(name, f"services.{that}")
+    ]
+    assert crossing == []
+
+
+def _capability_imports(
+    service_dir: str, allowed: Mapping[str, frozenset[str]], root: Path = ROOT
+) -> list[str]:
+    """The imports inside `service_dir` that break its layering: a capability (a
+    sub-package) importing a sibling that `allowed[capability]` does not name, `app`, or
+    another service than `services/shared`; a root module other than `app.py` (the
+    plumbing) importing a capability or `app`; a sub-package missing from `allowed`, or
+    named there and missing. `app.py` may import everything."""
+    service = service_dir.replace("/", ".")
+    base = root / service_dir
+    capabilities = {p.parent.name for p in base.glob("*/__init__.py")}
+    wrong = [
+        f"{service_dir}/{c}/: in the folder or the dict, not both"
+        for c in sorted(capabilities ^ set(allowed))
+    ]
+    for path in sorted(base.rglob("*.py")):
+        inner = path.relative_to(base).parts
+        if inner == ("app.py",):
+            continue
+        capability = inner[0] if len(inner) > 1 else None
+        # The capabilities this module may import: none from the plumbing.
+        reachable = {capability, *allowed.get(capability, ())} if capability else set()
+        for line, name in _named_imports(root, path):
+            where = f"{path.relative_to(root)}:{line} imports {name}"
+            if _within(name, "services") and not (
+                _within(name, service) or _within(name, "services.shared")
+            ):
+                wrong.append(where)
+            if not _within(name, service) or name == service:
+                continue
+            first = name[len(service) + 1 :].split(".")[0]
+            if first == "app" or (first in capabilities and first not in reachable):
+                wrong.append(where)
+    return wrong
+
+
+# A capability of the ranking service -> the sibling capabilities it may import.
+RANKING_CAPABILITIES: dict[str, frozenset[str]] = {
+    "ratings": frozenset(),
+    "analysis": frozenset({"ratings"}),
+    "moderation": frozenset(),
+    "dashboard": frozenset({"ratings", "analysis"}),
+}
+
+
+def test_ranking_capabilities_import_only_what_their_dict_allows() -> None:
+    """Each ranking capability imports only plumbing, shared and its allowed siblings."""
+    assert _capability_imports("services/ranking", RANKING_CAPABILITIES) == []
+
+
+def test_the_capability_check_sees_a_wrong_import(tmp_path: Path) -> None:
+    """A sibling not allowed (lazily too), another service, the app, an unlisted folder."""
+    service = tmp_path / "services" / "toy"
+    for folder in ("a", "b", "c"):
+        (service / folder).mkdir(parents=True)
+        (service / folder / "__init__.py").write_text("", encoding="utf-8")
+    (service / "plumbing.py").write_text("from services.toy.a import x\n", encoding="utf-8")
+    (service / "app.py").write_text("from services.toy import a, b, c\n", encoding="utf-8")
+    (service / "a" / "m.py").write_text(
+        "from services.toy import plumbing\n"
+        "from services.shared import y\n"
+        "from ..b import z\n"
+        "def f():\n"
+        "    from services.toy.c.n import w\n"
+        "    import services.other.v\n"
+        "    from services.toy.app import create_app\n",
+        encoding="utf-8",
+    )
+    allowed = {"a": frozenset({"b"}), "b": frozenset()}
+    assert _capability_imports("services/toy", allowed, tmp_path) == [
+        "services/toy/c/: in the folder or the dict, not both",
+        "services/toy/a/m.py:5 imports services.toy.c.n.w",
+        "services/toy/a/m.py:6 imports services.other.v",
+        "services/toy/a/m.py:7 imports services.toy.app.create_app",
+        "services/toy/plumbing.py:1 imports services.toy.a.x",
+    ]

@@ -1,6 +1,6 @@
 """What the site is doing now, over all instances: the play half of the operator's live view.
 `GET /api/operator/now` (operator token, operator_routes.py) answers
-it; the ranking service's live view (`GET /api/ranking/live`, services/ranking/live_view.py)
+it; the ranking service's live view (`GET /api/ranking/live`, services/ranking/dashboard/service.py)
 asks it through `LUDO_MATCH_URL` and shows it on the dashboard beside its own figures.
 
 Read from the match service's own tables and the log, each figure "now" as the site means

@@ -1,23 +1,25 @@
-"""The ranking service as a Litestar app: `create_app(settings, engine=None)`.
+"""The ranking service as a Litestar app: `create_app(settings, engine=None)`, its
+composition root.
 
 The lifespan opens the database (unless an engine is given) and the standby's read route
 (`LUDO_DATABASE_READ_URL`: the public, analysis and dashboard reads go there; docs/
-scaling.md, Reads from a standby), and runs the
-`RankingConsumer` as a background task (`consume=False` leaves it off, for tests that
-drive it themselves). Several instances may run: the consumer's advisory lock lets one
-consume while the others stand by; all of them serve reads.
+scaling.md, Reads from a standby), builds the service's parts over them (`RankingParts`),
+and runs the `RankingConsumer` and the `AnalysisConsumer` as background tasks
+(`consume=False` leaves them off, for tests that drive them themselves). Several instances
+may run: each consumer's lease lets one consume while the others stand by; all of them
+serve reads.
 
 Run it with `uvicorn --factory services.ranking.app:app_from_env`.
 
-API (`/api/ranking`, OpenAPI at `/schema`), operator only (`Authorization: Bearer
-$LUDO_OPERATOR_TOKEN`): leaderboard, a player's ratings and history, rating distribution,
-matches per day, largest swings, consumer lag, and `POST /api/ranking/recompute`.
-Public, no token: `/api/ratings/*` (services/ranking/public.py), the player ratings that
-people see. Every handler reads through the injected `ranking` dependency
-(`RankingService`, services/ranking/service.py: its `queries` hold the SQL), as the
-match service's handlers do. `GET /dashboard` is the operator dashboard (`dashboard.html`: one
-self-contained page, SVG charts drawn by its inline script from these endpoints; it asks
-for the token).
+One folder per capability, each with its routes
+(docs/design.md#where-things-go-in-the-ranking-service): `ratings/` (the operator API under
+`/api/ranking`: leaderboard, a player's ratings and history, distribution, matches per day,
+swings, consumer lag, `POST /api/ranking/recompute`; and the public `/api/ratings/*`, the
+player ratings people see), `analysis/`, `moderation/` (the report queue) and `dashboard/`
+(`GET /dashboard`, the operator's page, and its live view). Operator routes need
+`Authorization: Bearer $LUDO_OPERATOR_TOKEN` (services/ranking/guards.py). OpenAPI at
+`/schema`. Each handler takes only the parts it uses, as dependencies named after them
+(`DEPENDENCIES`).
 """
 
 from __future__ import annotations
@@ -25,288 +27,100 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Any
 
-import msgspec
-from litestar import Controller, Litestar, MediaType, Response, get, post
-from litestar.connection import ASGIConnection
-from litestar.handlers.base import BaseRouteHandler
+from litestar import Litestar, Response, get
+from litestar.di import NamedDependency, Provide
 from litestar.openapi.spec import SecurityScheme
-from litestar.params import FromPath, FromQuery, QueryParameter
-from litestar.response import Redirect
+from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.errors import Conflict, Invalid, NotFound, Unauthenticated, Unavailable
-from services.ranking.analysis_routes import AnalysisController
-from services.ranking.analysis_stats import analysis_handlers
-from services.ranking.consumer import (
-    RecomputeBusy,
-    RecomputeNotPermitted,
-    ratings_hash,
-    recompute,
-)
-from services.ranking.live_view import live_handlers
-from services.ranking.moderation import OperatorReportsController
-from services.ranking.public import PublicRatingsController
-from services.ranking.queries import (
-    Bucket,
-    ChangeOut,
-    DayCount,
-    Lag,
-    RatingOut,
-    RatingQueries,
-    Swing,
-)
-from services.ranking.ratings import DEFAULT_MODEL, MODELS, model_named
-from services.ranking.service import Ranking, RankingService, provide_ranking
+from services.ranking.analysis.consumer import AnalysisConsumer
+from services.ranking.analysis.routes import AnalysisController, analysis_handlers
+from services.ranking.dashboard.routes import LiveController, dashboard, index
+from services.ranking.dashboard.service import LiveView
+from services.ranking.moderation.routes import OperatorReportsController
+from services.ranking.ratings.consumer import CHECKPOINT, RankingConsumer
+from services.ranking.ratings.queries import RatingQueries
+from services.ranking.ratings.routes import PublicRatingsController, RankingController
+from services.ranking.ratings.service import Recomputer
 from services.shared.background import run_in_background
-from services.shared.database import reachable, service_engine, service_read_route
-from services.shared.errors import (
-    HEALTH_RESPONSES,
-    database_unavailable,
-    error_responses,
+from services.shared.database import (
+    ReadRoute,
+    RoutedReads,
+    reachable,
+    service_engine,
+    service_read_route,
 )
-from services.shared.eventstore import Backlog
+from services.shared.errors import HEALTH_RESPONSES, database_unavailable
+from services.shared.eventstore import Backlog, EventStore
 from services.shared.instance_stats import InstanceBeat
-from services.shared.metrics import app_metrics
+from services.shared.metrics import UNCOUNTED, Counters, app_metrics
 from services.shared.openapi_docs import openapi_config
-from services.shared.operator import is_operator
-from services.shared.pages import PAGE_HEADERS, inline_page
+from services.shared.reports import Reports
 from services.shared.service_app import serve_from_env, service_app
 from services.shared.settings import Settings
 
-__all__ = ["app_from_env", "create_app"]
+__all__ = ["DEPENDENCIES", "RankingParts", "app_from_env", "create_app"]
 
 
-# --------------------------------------------------------------------------- responses
+class RankingParts:
+    """The ranking service's parts over one engine and one event store, built once by the
+    lifespan (`app.state.ranking`):
 
+    - `consumer`: follows the log and keeps the ratings (services/ranking/ratings/
+      consumer.py); `analysis`: analyses every finished match (services/ranking/analysis/
+      consumer.py);
+    - `queries`: the ratings reads on the primary (services/ranking/ratings/queries.py);
+    - `reads` / `lagging`: where the reads that tolerate lag go (the standby of
+      `LUDO_DATABASE_READ_URL` while it answers, else the primary: services/shared/
+      database.py `ReadRoute`), and `queries` built over each of its engines;
+    - `reports`: the operator's queue of reports and its decisions (services/shared/
+      reports.py);
+    - `recomputer`: one recompute at a time in this process (services/ranking/ratings/
+      service.py);
+    - `live`: the operator's live view (services/ranking/dashboard/service.py).
 
-class LeaderboardEntry(RatingOut, kw_only=True):
-    """A player on the operator's leaderboard: `rating` is the operator rating (openskill:
-    the conservative ordinal, the list's order); `player_rating` the figure the site shows
-    players (on mu, rounded: the public leaderboard's `rating`)."""
+    No handler sees this object: each takes the parts it uses (`DEPENDENCIES`)."""
 
-    rank: int
-    player_rating: int
-
-
-class Leaderboard(msgspec.Struct, kw_only=True):
-    model: str
-    entries: list[LeaderboardEntry]
-
-
-class PlayerRatings(msgspec.Struct, kw_only=True):
-    player_id: str
-    name: str | None
-    ratings: list[RatingOut]
-    history: list[ChangeOut]
-
-
-class Distribution(msgspec.Struct, kw_only=True):
-    model: str
-    bucket: float
-    buckets: list[Bucket]
-
-
-class RecomputeOut(msgspec.Struct, kw_only=True):
-    hash: str
-    ratings: int
-
-
-# ---------------------------------------------------------------------------- handlers
-
-Model = Annotated[
-    str,
-    QueryParameter(description=f"rating model: {', '.join(MODELS)}"),
-]
-
-
-# Bounds of query values that go into SQL: beyond them PostgreSQL's interval or bigint
-# arithmetic overflows (a 500), and no real question needs them.
-MAX_DAYS = 36_500  # a century
-MAX_OFFSET = 1_000_000_000
-
-
-def _operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """Every `/api/ranking` route is the operator's: it needs the operator token."""
-    ranking: RankingService = connection.app.state.ranking
-    _require_operator(connection, ranking.settings)
-
-
-class RankingController(Controller):
-    path = "/api/ranking"
-    tags = ("ranking",)
-    guards = [_operator_guard]  # noqa: RUF012 - Litestar's class attribute
-    security = [{"operator": []}]  # noqa: RUF012 - Litestar's class attribute
-
-    @get(
-        "/leaderboard",
-        operation_id="getLeaderboard",
-        summary="Players by operator rating, with the player rating the site shows",
-    )
-    async def leaderboard(
+    def __init__(
         self,
-        ranking: Ranking,
-        model: Model = DEFAULT_MODEL,
-        min_matches: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
-        active_days: Annotated[
-            int | None,
-            QueryParameter(ge=1, le=MAX_DAYS, description="played within the last N days"),
-        ] = None,
-        include_provisional: FromQuery[bool] = True,
-        limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
-    ) -> Leaderboard:
-        m = model_named(model)
-        rows = await ranking.lagging(
-            lambda q: q.leaderboard(
-                model,
-                by="rating",
-                min_matches=min_matches,
-                active_days=active_days,
-                include_provisional=include_provisional,
-                limit=limit,
-                offset=offset,
-            )
+        engine: AsyncEngine,
+        settings: Settings,
+        reads: ReadRoute | None = None,
+        counters: Counters = UNCOUNTED,
+    ) -> None:
+        self.engine = engine
+        # `counters`: the app's, where its consumers count their failures.
+        self.store = EventStore(engine, counters=counters)
+        self.consumer = RankingConsumer(engine, self.store, poll=settings.ranking_poll)
+        self.analysis = AnalysisConsumer(engine, self.store, poll=settings.ranking_poll)
+        self.queries = RatingQueries(engine, self.store, CHECKPOINT)
+        self.reads = reads or ReadRoute(engine)
+        self.lagging: RoutedReads[RatingQueries] = self.reads.parts(
+            lambda e: RatingQueries(e, EventStore(e), CHECKPOINT), primary=self.queries
         )
-        entries = [
-            LeaderboardEntry(
-                rank=offset + i + 1, player_rating=m.shown_rating(r.mu), **msgspec.structs.asdict(r)
-            )
-            for i, r in enumerate(rows)
-        ]
-        return Leaderboard(model=model, entries=entries)
-
-    @get(
-        "/players/{player_id:str}",
-        operation_id="getPlayerRating",
-        summary="A player's ratings in every model and their history in one",
-        responses=error_responses("not_found"),
-    )
-    async def player(
-        self,
-        ranking: Ranking,
-        player_id: FromPath[str],
-        model: Model = DEFAULT_MODEL,
-        limit: Annotated[
-            int, QueryParameter(ge=1, le=5000, description="the newest N rated matches")
-        ] = 500,
-    ) -> PlayerRatings:
-        model_named(model)
-        if "\x00" in player_id:  # PostgreSQL text cannot hold NUL: no such player
-            raise NotFound("no rating for this player")
-
-        async def read(q: RatingQueries) -> tuple[list[RatingOut], list[ChangeOut]]:
-            rows = await q.ratings(player_id)
-            return rows, (await q.history(player_id, model, limit) if rows else [])
-
-        # A player rated a moment ago may not be on the standby yet: ask the primary.
-        rows, history = await ranking.lagging(read, complete=lambda got: bool(got[0]))
-        if not rows:
-            raise NotFound("no rating for this player")
-        return PlayerRatings(
-            player_id=player_id,
-            name=rows[0].name,
-            ratings=rows,
-            history=history[::-1],  # oldest first: a chart's order
+        self.reports = Reports(engine, self.store)
+        self.recomputer = Recomputer(engine)
+        self.live = LiveView(
+            engine, self.store, settings, (self.consumer, self.analysis), self.queries
         )
 
-    @get(
-        "/distribution",
-        operation_id="getRatingDistribution",
-        summary="How many players fall in each rating bucket",
-    )
-    async def distribution(
-        self,
-        ranking: Ranking,
-        model: Model = DEFAULT_MODEL,
-        # At least 0.01: a tiny bucket made `rating / bucket` overflow in SQL (500). Every
-        # rating model's values lie well within ±10⁶, so 0.01 keeps the quotient small.
-        bucket: Annotated[float, QueryParameter(ge=0.01, le=10_000)] = 50.0,
-        min_matches: Annotated[int, QueryParameter(ge=0)] = 0,
-    ) -> Distribution:
-        model_named(model)
-        if not math.isfinite(bucket):  # NaN passes the bounds (every comparison is false)
-            raise Invalid("bucket: must be a number from 0.01 to 10000", field="bucket")
-        buckets = await ranking.lagging(lambda q: q.distribution(model, bucket, min_matches))
-        return Distribution(model=model, bucket=bucket, buckets=buckets)
 
-    @get(
-        "/matches-per-day",
-        operation_id="getMatchesPerDay",
-        summary="Rated matches per day (UTC)",
-    )
-    async def matches_per_day(
-        self, ranking: Ranking, days: Annotated[int, QueryParameter(ge=1, le=3650)] = 30
-    ) -> list[DayCount]:
-        return await ranking.lagging(lambda q: q.matches_per_day(days))
+def _part(name: str) -> Provide:
+    """The dependency `name`: that part of the app's `RankingParts`."""
 
-    @get(
-        "/swings",
-        operation_id="getLargestSwings",
-        summary="The largest rating changes of single matches",
-    )
-    async def swings(
-        self,
-        ranking: Ranking,
-        model: Model = DEFAULT_MODEL,
-        days: Annotated[int | None, QueryParameter(ge=1, le=MAX_DAYS)] = None,
-        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 20,
-    ) -> list[Swing]:
-        model_named(model)
-        return await ranking.lagging(lambda q: q.swings(model, days, limit))
+    def provide(scope: Scope) -> Any:
+        # From the ASGI scope, not as `state: State`: for that Litestar builds a new State,
+        # a copy of the app's, on every request (a hundredth of a command's CPU).
+        return getattr(Litestar.from_scope(scope).state.ranking, name)
 
-    @get(
-        "/lag",
-        operation_id="getConsumerLag",
-        summary="How far the consumer is behind the log",
-    )
-    async def lag(self, ranking: Ranking) -> Lag:
-        return await ranking.queries.lag(ranking.consumer.active)
-
-    @post(
-        "/recompute",
-        operation_id="recomputeRatings",
-        summary="Rebuild all ratings from the event log (operator)",
-        description="Builds new tables from scratch and swaps them in; the live tables "
-        "serve until then. Returns the hash of all ratings (equal for equal logs).",
-        status_code=200,
-        responses=error_responses("conflict", "recompute_not_permitted"),
-    )
-    async def recompute(self, ranking: Ranking) -> RecomputeOut:
-        if ranking.recompute_lock.locked():
-            raise Conflict("a recompute is already running")
-        async with ranking.recompute_lock:
-            try:
-                digest = await recompute(ranking.engine)
-            except RecomputeBusy as exc:
-                raise Conflict(str(exc)) from exc
-            except RecomputeNotPermitted as exc:
-                raise Unavailable(str(exc), code="recompute_not_permitted") from exc
-        _, rows = await ratings_hash(ranking.engine)
-        return RecomputeOut(hash=digest, ratings=rows)
+    return Provide(provide, sync_to_thread=False)
 
 
-def _require_operator(request: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> None:
-    if not is_operator(request.headers.get("authorization", ""), settings.operator_token):
-        raise Unauthenticated("send Authorization: Bearer <operator token>")
-
-
-@get("/", include_in_schema=False, sync_to_thread=False)
-def index() -> Redirect:
-    """The ranking service has one page: `/` leads to it."""
-    return Redirect("/dashboard")
-
-
-@get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
-async def dashboard() -> Response[str]:
-    """The operator dashboard: public HTML; its data calls carry the operator token."""
-    html, csp = inline_page("services.ranking", "dashboard.html")
-    return Response(
-        html,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
-    )
+# The dependencies the routes take, each one part.
+PARTS = ("engine", "queries", "lagging", "reads", "consumer", "recomputer", "reports", "live")
+DEPENDENCIES = {name: _part(name) for name in PARTS}
 
 
 @get(
@@ -316,8 +130,8 @@ async def dashboard() -> Response[str]:
     summary="Liveness and database",
     responses=HEALTH_RESPONSES,
 )
-async def healthz(ranking: Ranking) -> Response[dict[str, str]]:
-    if not await reachable(ranking.engine):
+async def healthz(engine: NamedDependency[AsyncEngine]) -> Response[dict[str, str]]:
+    if not await reachable(engine):
         return Response({"status": "database unreachable"}, status_code=503)
     return Response({"status": "ok"})
 
@@ -325,7 +139,7 @@ async def healthz(ranking: Ranking) -> Response[dict[str, str]]:
 # --------------------------------------------------------------------------------- app
 
 
-def _watch(app: Litestar, ranking: RankingService) -> None:
+def _watch(app: Litestar, ranking: RankingParts) -> None:
     """The ranking service's gauges read at each scrape: its pool, which consumers this
     instance leads, and how far each consumer's checkpoint is behind the log (two
     queries per consumer, only when scraped; NaN until a read succeeds)."""
@@ -383,7 +197,7 @@ def create_app(
             app.state.limits.share_in(stack, own)  # the budgets shared by every instance
             reads = service_read_route(stack, settings, own, database_unavailable)
             counters = app_metrics(app).counters
-            ranking = RankingService(own, settings, reads, counters)
+            ranking = RankingParts(own, settings, reads, counters)
             app.state.ranking = ranking
             stack.push_async_callback(ranking.live.close)
             beat = InstanceBeat(own, "ranking", counters)
@@ -403,23 +217,25 @@ def create_app(
             )
         },
     )
-    return service_app(
+    app = service_app(
         settings,
         route_handlers=[
             RankingController,
             PublicRatingsController,
             AnalysisController,
             OperatorReportsController,
-            *analysis_handlers(_operator_guard),
-            *live_handlers(_operator_guard),
+            *analysis_handlers(),
+            LiveController,
             healthz,
             dashboard,
             index,
         ],
-        dependencies={"ranking": provide_ranking},
+        dependencies=DEPENDENCIES,
         lifespan=[lifespan],
         openapi=openapi,
     )
+    app.state.settings = settings  # the operator guard's token (services/ranking/guards.py)
+    return app
 
 
 def app_from_env() -> Litestar:

@@ -1,6 +1,6 @@
 """A follower of the log that one instance at a time runs: the leadership both consumers
-of the global cursor share (the ranking consumer, services/ranking/consumer.py, and the
-analysis consumer, services/ranking/analysis_consumer.py; docs/ranking.md, Leadership).
+of the global cursor share (the ranking consumer, services/ranking/ratings/consumer.py, and the
+analysis consumer, services/ranking/analysis/consumer.py; docs/ranking.md, Leadership).
 
 `LeasedFollower.run()` stands by until its advisory lock (`lock_key`) is ours, then calls
 `step()` until caught up, woken by the store's NOTIFY hints, polling as a fallback.

@@ -116,7 +116,7 @@ reports: Final = sa.Table(
 )
 
 # Match analysis (0011, docs/analysis.md): written by the analysis consumer
-# (services/ranking/analysis_consumer.py) with its checkpoint. `body`: the analysis's bytes
+# (services/ranking/analysis/consumer.py) with its checkpoint. `body`: the analysis's bytes
 # exactly as `domain.analysis.encode` made them; `luck_gap`: the largest difference of
 # luck between two seats. `analysis_seats.faces[i]`: the seat's rolls of i + 1.
 match_analyses: Final = sa.Table(

@@ -7,7 +7,7 @@ its checkouts, how many waited over `metrics.POOL_WAIT` seconds and how long in 
 engine's pool's own, `metrics.TimedPool`) and its live sockets (its app's `Counters`). Its
 own, never the process's: other engines or apps alive in the same process (a test run)
 count nothing in them. The ranking service's live view
-(`services/ranking/live_view.py`) reads the rows seen lately: the instances alive now, each
+(`services/ranking/dashboard/service.py`) reads the rows seen lately: the instances alive now, each
 with its figures, however many there are and behind whatever balancer. The same statement
 deletes rows not seen for a day (instances long gone), so the table stays as small as the
 fleet.

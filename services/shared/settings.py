@@ -115,7 +115,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     operator_token: str | None = None
     ranking_poll: Annotated[float, msgspec.Meta(gt=0)] = 1.0
     ranking_url: str | None = None
-    # The operator's live view (services/ranking/live_view.py): where the ranking service
+    # The operator's live view (services/ranking/dashboard/service.py): where the ranking service
     # asks the match service what the site does now, and the Patroni nodes' REST APIs.
     match_url: str | None = None
     patroni_url: str | None = None

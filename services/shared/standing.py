@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import reputation
 from domain.errors import Invalid
-from services.ranking.ratings import DEFAULT_MODEL, MODELS, Skill
+from domain.ratings import DEFAULT_MODEL, MODELS, Skill
 
 __all__ = [
     "MAX_IDS",

@@ -22,7 +22,7 @@ from sqlalchemy.engine import make_url
 from ludo_cli.cluster import free_port
 from migrations.grants import AppRoleError, app_role_sql
 from services.ranking import tables as ranking_tables
-from services.ranking.consumer import recompute
+from services.ranking.ratings.consumer import recompute
 from services.shared.database import (
     SchemaNotReady,
     create_engine,

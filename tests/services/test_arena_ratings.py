@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from domain import arena as ar
 from services.match.guests import Player
 from services.match.service import MatchService
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from tests.services.conftest import Api
 
 pytestmark = pytest.mark.anyio

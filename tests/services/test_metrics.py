@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.ranking.app import create_app as ranking_app
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.database import create_engine
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings

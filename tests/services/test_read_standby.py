@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain import events as ev
 from services.match.app import create_app as create_match_app
 from services.ranking.app import create_app as create_ranking_app
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.database import (
     LAG_CHECK_SECONDS,
     STANDBY_POOL_SIZE,

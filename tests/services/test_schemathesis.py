@@ -50,7 +50,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from services.ranking.app import create_app as ranking_app
-from services.ranking.consumer import RankingConsumer, ratings_hash
+from services.ranking.ratings.consumer import RankingConsumer, ratings_hash
 from services.shared.database import create_engine
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.match.app import create_app as match_app
 from services.match.ratings_proxy import upstream_path
 from services.ranking.app import create_app as ranking_app
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings, SettingsError
 from tests.services.ranking.finished_matches import write_match

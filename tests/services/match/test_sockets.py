@@ -37,7 +37,7 @@ from services.match.match_socket import (
     result_event,
 )
 from services.match.views import event_view
-from services.ranking.analysis_consumer import AnalysisConsumer
+from services.ranking.analysis.consumer import AnalysisConsumer
 from services.shared.eventstore import ConcurrencyError, EventStore, StoredEvent
 from tests.pg_waits import backend_pid, wait_until_blocked
 from tests.services.conftest import Api

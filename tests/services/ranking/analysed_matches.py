@@ -1,6 +1,6 @@
 """Analysed matches written straight into `match_analyses` and `analysis_seats`, as the
-analysis consumer writes them, for the tests of what reads them (services/ranking/
-analysis_stats.py, its pages). The body is a stand-in: nothing here reads it."""
+analysis consumer writes them, for the tests of what reads them
+(services/ranking/analysis/stats.py, its pages). The body is a stand-in: nothing here reads it."""
 
 from __future__ import annotations
 

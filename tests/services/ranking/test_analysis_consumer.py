@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain import events as ev
 from replays.format import ReplayFile, load_replay
 from services.match.replay_store import ReplayStore
-from services.ranking import analysis_consumer
-from services.ranking.analysis_consumer import NICE, AnalysisConsumer, analyse_match
+from services.ranking.analysis import consumer as analysis_consumer
+from services.ranking.analysis.consumer import NICE, AnalysisConsumer, analyse_match
 from services.ranking.app import create_app
 from services.shared.analysis_hints import analysed, analysis_hint_stream
 from services.shared.eventstore import EventData, EventStore, Notification

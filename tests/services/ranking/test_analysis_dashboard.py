@@ -18,7 +18,7 @@ import pytest
 from playwright.async_api import Page, Route, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.ranking.analysis_stats import chi_square, chi_square_p
+from services.ranking.analysis.stats import chi_square, chi_square_p
 from services.ranking.app import create_app
 from services.shared.settings import Settings
 from tests.browser import console_errors, new_page, requires_chromium, shot, small_targets

@@ -1,4 +1,4 @@
-"""What the match analyses add up to (services/ranking/analysis_stats.py): a player's
+"""What the match analyses add up to (services/ranking/analysis/stats.py): a player's
 averages and dice (public), the site's dice per day and the largest luck gaps (operator),
 on rows written into `match_analyses` and `analysis_seats`; the statistics against known
 values."""
@@ -16,8 +16,8 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
-from services.ranking.analysis_consumer import AnalysisConsumer
-from services.ranking.analysis_stats import (
+from services.ranking.analysis.consumer import AnalysisConsumer
+from services.ranking.analysis.stats import (
     FAIR,
     WINDOW,
     chi_square,
@@ -26,7 +26,7 @@ from services.ranking.analysis_stats import (
     wilson,
 )
 from services.ranking.app import create_app
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.services.conftest import Api

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from migrations.grants import app_role_sql
 from services.ranking.app import create_app
-from services.ranking.consumer import RankingConsumer, ratings_hash
+from services.ranking.ratings.consumer import RankingConsumer, ratings_hash
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests import paths

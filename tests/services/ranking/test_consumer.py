@@ -19,9 +19,10 @@ from domain import arena
 from domain import events as ev
 from domain.chain import GENESIS
 from domain.decider import fold
-from services.ranking import consumer as consumer_module
+from domain.ratings import MODELS
 from services.ranking.checkpoints import read_checkpoint
-from services.ranking.consumer import (
+from services.ranking.ratings import consumer as consumer_module
+from services.ranking.ratings.consumer import (
     CONSUMER_LOCK,
     RankingConsumer,
     match_leavers,
@@ -29,7 +30,6 @@ from services.ranking.consumer import (
     ratings_hash,
     recompute,
 )
-from services.ranking.ratings import MODELS
 from services.shared.eventstore import START, Cursor, EventStore
 from tests.services.ranking.finished_matches import CPU, write_match
 from tests.waiting import wait_until

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from tests.services.ranking.finished_matches import write_match
 from tests.services.shared.test_logging import _logs

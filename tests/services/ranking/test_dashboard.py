@@ -20,7 +20,7 @@ from playwright.async_api import Page, Route, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.ranking.app import create_app
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.browser import (

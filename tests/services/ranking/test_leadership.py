@@ -23,8 +23,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
-from services.ranking.consumer import CHECKPOINT, head_cursor
-from services.ranking.consumer import leader_name as leader
+from services.ranking.ratings.consumer import CHECKPOINT, head_cursor
+from services.ranking.ratings.consumer import leader_name as leader
 from services.shared.eventstore import EventStore
 from tests import paths
 from tests.waiting import wait_until

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ludo_cli.cluster import free_port
 from services.ranking.app import create_app as create_ranking_app
-from services.ranking.live_view import patroni_manager
+from services.ranking.dashboard.service import patroni_manager
 from services.shared.settings import Settings
 from tests.services.match.test_live import Instance, Table
 from tests.waiting import wait_until

@@ -17,7 +17,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.ranking.app import create_app
-from services.ranking.consumer import RankingConsumer
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.services.conftest import Api

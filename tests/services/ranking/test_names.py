@@ -11,7 +11,7 @@ from alembic import command
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.ranking.consumer import RankingConsumer, ratings_hash, recompute
+from services.ranking.ratings.consumer import RankingConsumer, ratings_hash, recompute
 from services.shared.database import alembic_config, migrate
 from services.shared.eventstore import EventStore
 from tests.services.ranking.finished_matches import CPU, write_match

@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.ratings import MODELS, Skill
 from services.ranking.app import create_app
-from services.ranking.consumer import RankingConsumer
-from services.ranking.ratings import MODELS, Skill
+from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.services.ranking.finished_matches import CPU, write_match

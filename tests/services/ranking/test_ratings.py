@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain import events as ev
-from services.ranking.consumer import match_outcome
-from services.ranking.ratings import (
+from domain.ratings import (
     MODELS,
     OPENSKILL_DIRECT,
     UPDATES,
@@ -20,6 +19,7 @@ from services.ranking.ratings import (
     openskill_update,
     rate,
 )
+from services.ranking.ratings.consumer import match_outcome
 
 ALL = list(MODELS)
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import AppError
-from services.ranking.consumer import RankingConsumer, recompute
+from services.ranking.ratings.consumer import RankingConsumer, recompute
 from services.shared.eventstore import EventStore
 from services.shared.reports import Reports
 from services.shared.standing import standing

@@ -1,5 +1,5 @@
-"""The operator's live view: `GET /api/ranking/live`, which the dashboard
-asks every few seconds while it is open.
+"""The operator's live view, the reads behind `GET /api/ranking/live` (services/ranking/
+dashboard/routes.py), which the dashboard asks every few seconds while it is open.
 
 One answer gathers what an operator watches on a live site, each part from where it is known:
 
@@ -27,22 +27,30 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import httpx
-import msgspec
 import sqlalchemy as sa
 import structlog
-from litestar import Controller, Request, get
-from litestar.types import ControllerRouterHandler, Guard
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.ranking.analysis_consumer import CHECKPOINT as ANALYSIS_CHECKPOINT
+from services.ranking.analysis.consumer import CHECKPOINT as ANALYSIS_CHECKPOINT
+from services.ranking.dashboard.schemas import (
+    AbandonmentHour,
+    DatabaseOut,
+    Failover,
+    InstanceOut,
+    LagsOut,
+    LiveViewOut,
+    Manager,
+    Member,
+    Standby,
+)
 from services.ranking.leadership import LeasedFollower
-from services.ranking.queries import Lag, RatingQueries
+from services.ranking.ratings.queries import RatingQueries
 from services.shared.eventstore import EventStore
 from services.shared.instance_stats import SEEN_WITHIN
 from services.shared.logging import describe_exception
 from services.shared.settings import Settings
 
-__all__ = ["LiveView", "LiveViewOut", "live_handlers", "patroni_manager"]
+__all__ = ["LiveView", "patroni_manager"]
 
 _log = structlog.get_logger(__name__)
 
@@ -51,88 +59,6 @@ TIMEOUT: Final = 2.0  # seconds for the match service's and Patroni's answers
 # cluster).
 LEADER_ROLES: Final = ("leader", "primary", "master", "standby_leader")
 HOURS: Final = 24
-
-
-class InstanceOut(msgspec.Struct, kw_only=True):
-    name: str
-    service: str
-    pid: int
-    started_at: str
-    seen_seconds_ago: float
-    figures: dict[str, Any]
-
-
-class AbandonmentHour(msgspec.Struct, kw_only=True):
-    """One hour (UTC, its start): human seats of ranked and casual matches ended in it."""
-
-    hour: str
-    seats: int
-    left: int
-    rate: float
-
-
-class Standby(msgspec.Struct, kw_only=True):
-    name: str
-    state: str
-    sync_state: str
-    replay_lag_seconds: float | None
-    lag_bytes: int | None
-
-
-class Member(msgspec.Struct, kw_only=True):
-    """A node as Patroni sees it (`/cluster`)."""
-
-    name: str
-    role: str
-    state: str
-    timeline: int | None
-    lag_bytes: int | None
-
-
-class Failover(msgspec.Struct, kw_only=True):
-    """The last change of primary (Patroni's `/history`): when the old `timeline` ended,
-    why, and the new leader; `new_timeline` is the one the leader is on now (its member's
-    in `/cluster`), null when no leader reports one after the timeline that ended."""
-
-    at: str | None
-    timeline: int
-    reason: str
-    new_leader: str | None
-    new_timeline: int | None = None
-
-
-class Manager(msgspec.Struct, kw_only=True):
-    """The failover manager's view; `unavailable` says why there is none to show."""
-
-    kind: str
-    members: list[Member] = msgspec.field(default_factory=list)
-    last_failover: Failover | None = None
-    unavailable: str | None = None
-
-
-class DatabaseOut(msgspec.Struct, kw_only=True):
-    """The server this service writes to; `unavailable` says why it could not be read."""
-
-    in_recovery: bool | None = None
-    timeline: int | None = None
-    standbys: list[Standby] = msgspec.field(default_factory=list)
-    manager: Manager | None = None
-    unavailable: str | None = None
-
-
-class LagsOut(msgspec.Struct, kw_only=True):
-    ranking: Lag
-    analysis: Lag
-
-
-class LiveViewOut(msgspec.Struct, kw_only=True):
-    at: str
-    # The match service's `getSiteNow` answer, or {"unavailable": why}.
-    play: dict[str, Any]
-    instances: list[InstanceOut]
-    abandonment: list[AbandonmentHour]
-    lag: LagsOut
-    database: DatabaseOut
 
 
 _INSTANCES: Final = sa.text(
@@ -171,8 +97,9 @@ _STANDBYS: Final = sa.text(
 
 class LiveView:
     """The reads behind `GET /api/ranking/live` (the module's docstring), over the ranking
-    service's engine, store and consumers (`RankingService.live`). `close()` releases its
-    HTTP client."""
+        service's engine, store and consumers (the `live` dependency, built by services/ranking/
+    app.py). `close()` releases its
+        HTTP client."""
 
     def __init__(
         self,
@@ -354,29 +281,3 @@ def patroni_manager(cluster: dict[str, Any], history: list[Any]) -> Manager:
             new_timeline=on if on is not None and on > ended else None,
         )
     return Manager(kind="patroni", members=members, last_failover=last)
-
-
-def live_handlers(operator_guard: Guard) -> list[ControllerRouterHandler]:
-    """`GET /api/ranking/live` behind `operator_guard` (the app's, as every `/api/ranking`
-    route)."""
-
-    class LiveController(Controller):
-        path = "/api/ranking"
-        tags = ("ranking",)
-        guards = [operator_guard]  # noqa: RUF012 - Litestar's class attribute
-        security = [{"operator": []}]  # noqa: RUF012 - Litestar's class attribute
-
-        @get(
-            "/live",
-            operation_id="getLiveView",
-            summary="The site now: play, instances, abandonment per hour, lags, database",
-            description="What the operator's dashboard shows live (docs/operations.md, The "
-            "live view). A part that cannot be read says why in its `unavailable`; the others "
-            "are answered.",
-        )
-        async def live(self, request: Request[Any, Any, Any]) -> LiveViewOut:
-            # From the app's state: this module is below the service that holds it.
-            view: LiveView = request.app.state.ranking.live
-            return await view.read()
-
-    return [LiveController]

@@ -12,54 +12,21 @@ ranked pools until then: `services/shared/standing.py`, reason `suspended`).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, get, post
-from litestar.connection import ASGIConnection
-from litestar.handlers.base import BaseRouteHandler
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from domain.errors import NotFound, Unauthenticated
-from services.ranking.service import Ranking, RankingService
+from domain.errors import NotFound
+from services.ranking.guards import operator_guard
+from services.ranking.moderation.schemas import Decision, QueuedReport, ReportQueue
 from services.shared.errors import error_responses
-from services.shared.operator import is_operator
 from services.shared.reports import ReportOut, Reports
 
 __all__ = ["OperatorReportsController"]
 
 OPERATOR = "operator"  # who decided, in the event: the one operator token's holder
-
-
-class QueuedReport(ReportOut, kw_only=True):
-    """A report in the queue, with the names the reported player and the reporter sat
-    under in its match (its `MatchCreated`; null when the match has none) and the path of
-    the match's dispute report on the match service (`/report/{match_id}`, the operator's
-    page there)."""
-
-    reported_name: str | None
-    reporter_name: str | None
-    dispute_report: str
-
-
-class ReportQueue(msgspec.Struct, kw_only=True):
-    open: int
-    reports: list[QueuedReport]
-
-
-class Decision(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """`dismiss`, `warn`, or `suspend` for `hours` (1 to 8760); an optional `note`."""
-
-    decision: Literal["dismiss", "warn", "suspend"]
-    hours: int | None = None
-    note: Annotated[str, msgspec.Meta(max_length=500)] | None = None
-
-
-def _guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    ranking: RankingService = connection.app.state.ranking
-    header = connection.headers.get("authorization", "")
-    if not is_operator(header, ranking.settings.operator_token):
-        raise Unauthenticated("send Authorization: Bearer <operator token>")
 
 
 async def _queued(reports: Reports, rows: list[ReportOut]) -> list[QueuedReport]:
@@ -80,7 +47,7 @@ async def _queued(reports: Reports, rows: list[ReportOut]) -> list[QueuedReport]
 class OperatorReportsController(Controller):
     path = "/api/operator/reports"
     tags = ("moderation",)
-    guards = [_guard]  # noqa: RUF012 - Litestar's class attribute
+    guards = [operator_guard]  # noqa: RUF012 - Litestar's class attribute
     security = [{"operator": []}]  # noqa: RUF012 - Litestar's class attribute
 
     @get(
@@ -88,11 +55,11 @@ class OperatorReportsController(Controller):
         operation_id="getReportQueue",
         summary="Reports of players: open ones first (oldest first), then decided ones",
     )
-    async def queue(self, ranking: Ranking) -> ReportQueue:
-        reports = await ranking.reports.queue()
+    async def queue(self, reports: NamedDependency[Reports]) -> ReportQueue:
+        rows = await reports.queue()
         return ReportQueue(
-            open=sum(r.decision is None for r in reports),
-            reports=await _queued(ranking.reports, reports),
+            open=sum(r.decision is None for r in rows),
+            reports=await _queued(reports, rows),
         )
 
     @post(
@@ -105,11 +72,11 @@ class OperatorReportsController(Controller):
         responses=error_responses("not_found", "already_decided", "bad_hours"),
     )
     async def decide(
-        self, ranking: Ranking, report_id: FromPath[str], data: JSONBody[Decision]
+        self, reports: NamedDependency[Reports], report_id: FromPath[str], data: JSONBody[Decision]
     ) -> QueuedReport:
         if len(report_id) > 100 or "\x00" in report_id:
             raise NotFound("no such report")
-        decided = await ranking.reports.decide(
+        decided = await reports.decide(
             report_id,
             operator=OPERATOR,
             decision=data.decision,
@@ -117,4 +84,4 @@ class OperatorReportsController(Controller):
             note=data.note,
             now=dt.datetime.now(dt.UTC),
         )
-        return (await _queued(ranking.reports, [decided]))[0]
+        return (await _queued(reports, [decided]))[0]

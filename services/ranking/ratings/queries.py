@@ -1,101 +1,31 @@
 """Every read the ranking service answers with: the rating tables, its checkpoint, and
 (through the event store, the only reader of `events`) the log's head and whether a
-match exists. `RatingQueries` is the ranking service's query part (`RankingService.
-queries`): the operator API (`app.py`) and the public ratings (`public.py`) call it, and
-hold no SQL of their own.
+match exists. `RatingQueries` is the ranking service's query part (the `queries` and
+`lagging` dependencies, services/ranking/app.py): the operator API and the public ratings
+(services/ranking/ratings/routes.py) call it, and hold no SQL of their own.
 
-Its rows are the operator API's response shapes (`RatingOut`, `ChangeOut`, …); the public
-ratings show them rounded and on the player scale (`public.py`). One leaderboard query
+Its rows are the operator API's response shapes (`RatingOut`, `ChangeOut`, …, in
+schemas.py beside it); the public ratings show them rounded and on the player scale. One
+leaderboard query
 serves both leaderboards (`leaderboard`, ordered `by` the operator's displayed rating or
 by the players' view: established first, then by mu).
 """
 
 from __future__ import annotations
 
-from datetime import date, datetime
 from typing import Any, Final, Literal, NamedTuple
 
-import msgspec
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.ratings import DEFAULT_MODEL
 from domain.streams import match_id_of
 from services.ranking.checkpoints import read_checkpoint
-from services.ranking.ratings import DEFAULT_MODEL
+from services.ranking.ratings.schemas import Bucket, ChangeOut, DayCount, Lag, RatingOut, Swing
 from services.shared.eventstore import Cursor, EventStore
 from services.shared.standing import Completion, completions
 
-__all__ = [
-    "Bucket",
-    "ChangeOut",
-    "DayCount",
-    "Lag",
-    "MatchChange",
-    "RatingOut",
-    "RatingQueries",
-    "Swing",
-]
-
-
-class RatingOut(msgspec.Struct, kw_only=True):
-    player_id: str
-    name: str | None
-    model: str
-    rating: float
-    mu: float
-    sigma: float
-    provisional: bool
-    matches: int
-    last_match_at: datetime
-
-
-class ChangeOut(msgspec.Struct, kw_only=True):
-    match_id: str
-    model: str
-    place: int
-    players: int
-    left_match: bool
-    rating_before: float
-    rating_after: float
-    delta: float
-    mu_before: float
-    mu_after: float
-    sigma_before: float
-    sigma_after: float
-    finished_at: datetime
-    library: str
-    params: dict[str, Any]
-
-
-class Bucket(msgspec.Struct, kw_only=True):
-    low: float
-    high: float
-    players: int
-
-
-class DayCount(msgspec.Struct, kw_only=True):
-    day: date
-    matches: int
-
-
-class Swing(msgspec.Struct, kw_only=True):
-    player_id: str
-    name: str | None
-    match_id: str
-    model: str
-    rating_before: float
-    rating_after: float
-    delta: float
-    finished_at: datetime
-
-
-class Lag(msgspec.Struct, kw_only=True):
-    checkpoint_tx: int
-    checkpoint_position: int
-    head_position: int
-    events_behind: int
-    seconds_behind: float
-    consuming_here: bool
+__all__ = ["MatchChange", "RatingQueries"]
 
 
 class MatchChange(NamedTuple):

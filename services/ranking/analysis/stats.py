@@ -17,8 +17,8 @@ services/ranking/tables.py), never from the analyses' bodies:
   of its replay on the match site.
 
 The statistics (`wilson`, `chi_square`, `chi_square_p`) are pure Python: the p-value is the
-regularized upper incomplete gamma function Q(k/2, x/2). `analysis_handlers(guard)` gives
-the app both controllers, the operator's behind the app's operator guard.
+regularized upper incomplete gamma function Q(k/2, x/2). `AnalysisQueries` holds the reads;
+the routes are in services/ranking/analysis/routes.py, the shapes in schemas.py beside it.
 """
 
 from __future__ import annotations
@@ -26,24 +26,27 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Annotated, Any, Final
+from typing import Any, Final
 
 import msgspec
 import sqlalchemy as sa
-from litestar import Controller, Router, get
-from litestar.params import FromPath, QueryParameter
-from litestar.types import ControllerRouterHandler, Guard
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.errors import NotFound
-from services.ranking.service import Ranking
-from services.shared.errors import error_responses
+from services.ranking.analysis.schemas import (
+    DayDice,
+    Dice,
+    FaceShare,
+    GapSeat,
+    LuckGap,
+    PlayerAnalysis,
+    PlayerDice,
+    SiteDice,
+)
 
 __all__ = [
     "FAIR",
     "WINDOW",
     "AnalysisQueries",
-    "analysis_handlers",
     "chi_square",
     "chi_square_p",
     "regularized_gamma_q",
@@ -54,8 +57,6 @@ WINDOW: Final = 50  # a player's averages: their last 50 analysed matches
 FAIR: Final = 1 / 6  # each face's share under a fair die
 Z95: Final = 1.959963984540054  # the normal quantile of 0.975: a two-sided 95% interval
 FACES: Final = 6
-MAX_DAYS: Final = 3650  # as /matches-per-day: ten years of days is the longest question
-MAX_ID: Final = 200  # as public.py: no player id is longer
 
 
 # ------------------------------------------------------------------------- statistics
@@ -122,92 +123,6 @@ def chi_square_p(statistic: float, dof: int = FACES - 1) -> float:
     return regularized_gamma_q(dof / 2, statistic / 2)
 
 
-# -------------------------------------------------------------------------- responses
-
-
-class Dice(msgspec.Struct, kw_only=True):
-    """Rolls of each face (`faces[i]`: rolls of i + 1); `chi_square` against a fair die and
-    its `p_value` (5 degrees of freedom), both null without a roll."""
-
-    rolls: int
-    faces: list[int]
-    chi_square: float | None
-    p_value: float | None
-
-
-class DayDice(Dice, kw_only=True):
-    day: date
-
-
-class FaceShare(msgspec.Struct, kw_only=True):
-    """A face's share of the rolls with its 95% Wilson interval (`low`, `high`); no roll:
-    share 0 and the interval [0, 1]."""
-
-    face: int
-    count: int
-    share: float
-    low: float
-    high: float
-
-
-class PlayerDice(Dice, kw_only=True):
-    """Over every analysed match of the player (`matches`)."""
-
-    matches: int
-    sixes_per_100: float
-    expected: float
-    shares: list[FaceShare]
-
-
-class PlayerAnalysis(msgspec.Struct, kw_only=True):
-    """`matches`: analysed matches in the window (the last `window`, newest first);
-    `luck`: the mean of the seat's luck per match (a chance to place first: 0.02 is two
-    points); `error_rate`: Σ own_error / Σ choices; `best_share`: Σ best_choices / Σ
-    choices (both 0 without a choice); `dice`: over all their analysed rolls."""
-
-    player_id: str
-    window: int
-    matches: int
-    luck: float
-    choices: int
-    error_rate: float
-    best_share: float
-    dice: PlayerDice
-
-
-class SiteDice(msgspec.Struct, kw_only=True):
-    """Every seat's rolls (CPUs too) per UTC day from `since` to `until` (today), the
-    days with rolls only, oldest first; `total` over the whole window."""
-
-    days: int
-    since: date
-    until: date
-    expected: float
-    total: Dice
-    per_day: list[DayDice]
-
-
-class GapSeat(msgspec.Struct, kw_only=True):
-    seat: int
-    player_id: str | None
-    name: str
-    luck: float
-    place: int | None
-
-
-class LuckGap(msgspec.Struct, kw_only=True):
-    """An analysed match: `luck_gap` the largest difference of luck between two of its
-    seats, `replay` the path of its replay on the match site."""
-
-    match_id: str
-    ended_at: datetime
-    players: int
-    luck_gap: float
-    evaluator: str
-    replay: str
-    seats: list[GapSeat]
-
-
 def _dice(faces: Sequence[int]) -> Dice:
     statistic = chi_square(faces)
     return Dice(
@@ -247,7 +162,7 @@ def _faces(row: Any) -> list[int]:
 
 class AnalysisQueries:
     """The reads of this module over one of the ranking service's engines (the standby's
-    when it has one: `RankingService.reads`)."""
+    when it has one: the `reads` dependency)."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -389,81 +304,3 @@ class AnalysisQueries:
             )
             for m in matches
         ]
-
-
-# --------------------------------------------------------------------------- handlers
-
-Days = Annotated[int, QueryParameter(ge=1, le=MAX_DAYS, description="the last N days (UTC)")]
-
-
-class PlayerAnalysisController(Controller):
-    path = "/api/ratings"
-    tags = ("ratings",)
-
-    @get(
-        "/players/{player_id:str}/analysis",
-        operation_id="getPlayerAnalysis",
-        summary="A player's luck, errors and dice from the analyses of their matches",
-        description=f"Averages over the player's last {WINDOW} analysed matches (`luck`: "
-        "the mean luck per match, in chances to place first; `error_rate`: Σ own_error / "
-        "Σ choices; `best_share`), and their dice over all their analysed rolls: each "
-        "face's count and share with a 95% Wilson interval against 1/6, sixes per 100 "
-        "rolls, chi-square and p-value. A known player with no analysed match yet: zeros. "
-        "A player the ranking service has never seen: 404.",
-        responses=error_responses("not_found"),
-    )
-    async def player(self, ranking: Ranking, player_id: FromPath[str]) -> PlayerAnalysis:
-        if "\x00" in player_id or len(player_id) > MAX_ID:  # no such player id can exist
-            raise NotFound("no such player")
-
-        async def read(engine: AsyncEngine) -> tuple[PlayerAnalysis, bool]:
-            queries = AnalysisQueries(engine)
-            analysis = await queries.player(player_id)
-            return analysis, analysis.dice.matches > 0 or await queries.known(player_id)
-
-        # From the standby; a player it does not know yet is asked of the primary.
-        analysis, known = await ranking.reads.read(read, complete=lambda got: got[1])
-        if not known:
-            raise NotFound("no such player")
-        return analysis
-
-
-class SiteAnalysisController(Controller):
-    path = "/"
-    tags = ("ranking",)
-    security = [{"operator": []}]  # noqa: RUF012 - Litestar's class attribute
-
-    @get(
-        "/dice",
-        operation_id="getSiteDice",
-        summary="The site's rolls per face per UTC day, with a chi-square test of each",
-        description="Every analysed seat's rolls (CPUs too), by the day its match ended. "
-        "Pearson's chi-square against a fair die (5 degrees of freedom) and its p-value, "
-        "per day and over the window (`total`). Days without a roll are left out.",
-    )
-    async def dice(self, ranking: Ranking, days: Days = 14) -> SiteDice:
-        return await ranking.reads.read(lambda engine: AnalysisQueries(engine).site_dice(days))
-
-    @get(
-        "/luck-gaps",
-        operation_id="getLuckGaps",
-        summary="Analysed matches with the largest differences of luck between two seats",
-    )
-    async def luck_gaps(
-        self,
-        ranking: Ranking,
-        days: Days = 7,
-        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 20,
-    ) -> list[LuckGap]:
-        return await ranking.reads.read(
-            lambda engine: AnalysisQueries(engine).luck_gaps(days, limit)
-        )
-
-
-def analysis_handlers(operator_guard: Guard) -> list[ControllerRouterHandler]:
-    """The public player analysis, and the operator's reads under `/api/ranking` behind
-    `operator_guard` (the app's, as every `/api/ranking` route)."""
-    return [
-        PlayerAnalysisController,
-        Router("/api/ranking", route_handlers=[SiteAnalysisController], guards=[operator_guard]),
-    ]

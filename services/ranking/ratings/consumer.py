@@ -39,7 +39,7 @@ What counts (docs/design.md#the-ranking-service, docs/rules.md#the-end-of-a-matc
   `disconnected`, with no `SeatReclaimed` after it, is placed last (after every seat whose
   player stayed; several such players share that last place: `domain.outcome`, the
   reading the arenas score with too), and their mu never rises from that match
-  (`services.ranking.ratings.rate_match`).
+  (`domain.ratings.rate_match`).
 - Fewer than two distinct rated players: nothing is rated (the checkpoint still moves).
 
 `recompute()` rebuilds everything from the log into new tables and swaps them in, as a
@@ -64,12 +64,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain import events as ev
 from domain.decider import MatchState, apply
 from domain.outcome import seat_outcomes
+from domain.ratings import MODELS, Skill, rate_match
 from domain.reputation import left_seats
 from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking import tables
 from services.ranking.checkpoints import read_checkpoint, write_checkpoint
 from services.ranking.leadership import LEASE, LeasedFollower
-from services.ranking.ratings import MODELS, Skill, rate_match
 from services.shared import match_rows
 from services.shared.database import untimed
 from services.shared.eventstore import START, Cursor, EventData, EventStore

@@ -2,7 +2,7 @@
 (docs/design.md#the-ranking-service).
 
 A rated match is a list of `Entry(player_id, place, left)` (CPU seats already removed,
-leavers already placed last and flagged; see `services.ranking.consumer.match_outcome`).
+leavers already placed last and flagged; see `services.ranking.ratings.consumer.match_outcome`).
 Equal places are a draw between those players. Every model maps the players' current
 `Skill`s and the entries to new `Skill`s; the same inputs in the same order always give
 bit-identical outputs, which is what makes `ludo ranking recompute` reproduce the live
@@ -353,6 +353,8 @@ def glicko2_update(skills: Sequence[Skill], places: Sequence[int]) -> list[Skill
 
 # --------------------------------------------------------------------------------- models
 
+# The built-in models' `library` names the module they were first written in: every rating
+# change records it, and a recompute must write the rows it replaces, so it stays.
 MODELS: Final[dict[str, Model]] = {
     "openskill": Model(
         name="openskill",

@@ -52,8 +52,8 @@ from domain import events as ev
 from domain.analysis import Analyser, Analysis, encode
 from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
 from services.ranking.checkpoints import read_checkpoint, write_checkpoint
-from services.ranking.consumer import finish_page, is_ranked
 from services.ranking.leadership import LEASE, LeasedFollower
+from services.ranking.ratings.consumer import finish_page, is_ranked
 from services.shared import match_rows
 from services.shared.analysis_hints import hint_analysed
 from services.shared.eventstore import EventStore, Notification

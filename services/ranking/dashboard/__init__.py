@@ -1,0 +1,1 @@
+"""The operator dashboard: its page and the live view it polls."""

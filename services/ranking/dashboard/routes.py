@@ -1,0 +1,55 @@
+"""The operator dashboard's routes: the page (`GET /dashboard`, `/` leads to it) and its
+live view (`GET /api/ranking/live`, behind the operator guard). The page is one
+self-contained HTML file, `dashboard.html`, loaded by `inline_page` (services/shared/
+pages.py); its inline script draws SVG charts from the `/api/ranking` endpoints and asks
+for the token. The live view's reads are the `live` dependency (services/ranking/dashboard/
+service.py), provided by services/ranking/app.py.
+"""
+
+from __future__ import annotations
+
+from litestar import Controller, MediaType, Response, get
+from litestar.di import NamedDependency
+from litestar.response import Redirect
+
+from services.ranking.dashboard.schemas import LiveViewOut
+from services.ranking.dashboard.service import LiveView
+from services.ranking.guards import operator_guard
+from services.shared.pages import PAGE_HEADERS, inline_page
+
+__all__ = ["LiveController", "dashboard", "index"]
+
+
+class LiveController(Controller):
+    path = "/api/ranking"
+    tags = ("ranking",)
+    guards = [operator_guard]  # noqa: RUF012 - Litestar's class attribute
+    security = [{"operator": []}]  # noqa: RUF012 - Litestar's class attribute
+
+    @get(
+        "/live",
+        operation_id="getLiveView",
+        summary="The site now: play, instances, abandonment per hour, lags, database",
+        description="What the operator's dashboard shows live (docs/operations.md, The "
+        "live view). A part that cannot be read says why in its `unavailable`; the others "
+        "are answered.",
+    )
+    async def live(self, live: NamedDependency[LiveView]) -> LiveViewOut:
+        return await live.read()
+
+
+@get("/", include_in_schema=False, sync_to_thread=False)
+def index() -> Redirect:
+    """The ranking service has one page: `/` leads to it."""
+    return Redirect("/dashboard")
+
+
+@get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
+async def dashboard() -> Response[str]:
+    """The operator dashboard: public HTML; its data calls carry the operator token."""
+    html, csp = inline_page("services.ranking", "dashboard.html")
+    return Response(
+        html,
+        media_type=MediaType.HTML,
+        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
+    )
