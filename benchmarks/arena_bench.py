@@ -431,7 +431,7 @@ async def _verified_standings(
     from domain.errors import AppError
     from replays.tournament import arena_events, dump_tournament, load_tournament, standing_lines
     from replays.tournament_verify import verify_tournament
-    from services.match.tournament_export import tournament_from_store
+    from services.match.replays.tournament_export import tournament_from_store
     from services.shared.database import create_engine
     from services.shared.eventstore import EventStore
 

@@ -21,31 +21,17 @@ from litestar.openapi.spec import SecurityScheme
 from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.arena_routes import TournamentsController
-from services.match.arena_socket import arena_socket
+from services.match.arenas.routes import TournamentsController
+from services.match.arenas.socket import arena_socket
 from services.match.live_hub import LiveHub
-from services.match.lobby_socket import lobby_socket
-from services.match.match_socket import match_socket
-from services.match.matches import MatchesController, RulesController
-from services.match.moderation import (
+from services.match.lobby.socket import lobby_socket
+from services.match.moderation.operator_routes import OperatorNowController
+from services.match.moderation.routes import (
     MyStandingController,
     ReportsController,
     ReputationController,
 )
-from services.match.operator_routes import OperatorNowController
-from services.match.parties import PartiesController
-from services.match.party_socket import party_socket
-from services.match.players import PlayersController
-from services.match.pools import PoolsController
-from services.match.ratings_proxy import ratings_proxy, ratings_proxy_lifespan
-from services.match.replays_web import (
-    ReplaysController,
-    dispute_report_page,
-    replay_viewer_page,
-)
-from services.match.scheduler import Scheduler
-from services.match.service import MatchService
-from services.match.site import (
+from services.match.pages.routes import (
     arena_page,
     arenas_page,
     healthz,
@@ -57,6 +43,16 @@ from services.match.site import (
     player_page,
     rules_page,
 )
+from services.match.parties.routes import PartiesController
+from services.match.parties.socket import party_socket
+from services.match.play.routes import MatchesController, RulesController
+from services.match.play.scheduler import Scheduler
+from services.match.play.socket import match_socket
+from services.match.players.routes import PlayersController
+from services.match.pools.routes import PoolsController
+from services.match.ratings.routes import ratings_proxy, ratings_proxy_lifespan
+from services.match.replays.routes import ReplaysController, dispute_report_page, replay_viewer_page
+from services.match.service import MatchService
 from services.shared.background import run_in_background
 from services.shared.database import service_engine, service_read_route
 from services.shared.errors import database_unavailable

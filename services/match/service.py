@@ -28,18 +28,18 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import AppError
-from services.match.arenas import Arenas
-from services.match.deadlines import Deadlines
+from services.match.arenas.service import Arenas
 from services.match.guests import Guests
-from services.match.lobby_presence import LobbyPresence
-from services.match.match_commands import MakeCommand, MatchCommands
-from services.match.match_reads import MatchReads
-from services.match.pairing import Pools
-from services.match.party_commands import PartyCommands
-from services.match.presence import Presence
-from services.match.replay_store import ReplayStore
-from services.match.site_now import SiteNow
-from services.match.stamps import Stamps
+from services.match.moderation.site_now import SiteNow
+from services.match.parties.service import PartyCommands
+from services.match.play.deadlines import Deadlines
+from services.match.play.presence import Presence
+from services.match.play.reads import MatchReads
+from services.match.play.service import MakeCommand, MatchCommands
+from services.match.play.stamps import Stamps
+from services.match.players.lobby_presence import LobbyPresence
+from services.match.pools.service import Pools
+from services.match.replays.service import ReplayStore
 from services.shared.arena_schedule import parse as parse_schedule
 from services.shared.database import ReadRoute
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore

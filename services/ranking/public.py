@@ -8,7 +8,7 @@ under `/api/ranking/*`. The rows come from the ranking service's queries
 one query, in the players' order), on the standby when the service has one
 (`RankingService.lagging`: they may be seconds old; docs/scaling.md, Reads from a
 standby); this module only shows them. The match service
-proxies these routes for its pages (services/match/ratings_proxy.py).
+proxies these routes for its pages (services/match/ratings/routes.py).
 """
 
 from __future__ import annotations

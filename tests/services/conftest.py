@@ -19,7 +19,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.app import create_app
-from services.match.scheduler import Scheduler
+from services.match.play.scheduler import Scheduler
 from services.shared.settings import Settings
 from tests.databases import (  # noqa: F401 - the database fixtures, re-used by import
     anyio_backend,

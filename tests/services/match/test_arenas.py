@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from domain.streams import tournament_stream
 from replays.tournament import load_tournament
 from replays.tournament_verify import verify_tournament
-from services.match.arenas import Arenas
+from services.match.arenas.service import Arenas
 from services.match.service import MatchService
 from tests.services.conftest import Api
 

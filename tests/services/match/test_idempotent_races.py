@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import party as pd
 from services.match.app import create_app
-from services.match.match_reads import MatchReads
+from services.match.play.reads import MatchReads
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.pg_waits import backend_pid, wait_until_blocked

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from domain import events as ev
 from domain.decider import MatchState
-from services.match.match_reads import NO_ROW, MatchRow, settings_of
+from services.match.play.reads import NO_ROW, MatchRow, settings_of
 from services.shared import match_rows
 from services.shared.eventstore import EventData, EventStore
 from tests.conftest import rules, start_events

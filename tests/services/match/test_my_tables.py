@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from services.match.my_tables import holding, tables_of
+from services.match.parties.my_tables import holding, tables_of
 from tests.services.conftest import Api
 
 pytestmark = pytest.mark.anyio

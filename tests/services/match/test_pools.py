@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from domain import pool as pl
-from services.match.pairing import KINDS, Pools
+from services.match.pools.service import KINDS, Pools
 from services.match.service import MatchService
 from tests.services.conftest import Api
 from tests.services.match.test_live import Instance, _client, _settings

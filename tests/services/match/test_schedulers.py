@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.decider import fold
-from services.match.scheduler import Scheduler
+from services.match.play.scheduler import Scheduler
 from services.match.service import MatchService
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings

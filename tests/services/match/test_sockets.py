@@ -28,15 +28,15 @@ import websockets
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.guests import Player
-from services.match.match_commands import MatchCommands
-from services.match.match_socket import (
+from services.match.play.service import MatchCommands
+from services.match.play.socket import (
     BATCH_EVENTS,
     _Session,
     batch_frames,
     event_message,
     result_event,
 )
-from services.match.views import event_view
+from services.match.play.views import event_view
 from services.ranking.analysis_consumer import AnalysisConsumer
 from services.shared.eventstore import ConcurrencyError, EventStore, StoredEvent
 from tests.pg_waits import backend_pid, wait_until_blocked

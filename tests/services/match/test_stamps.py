@@ -1,4 +1,4 @@
-"""Quick-chat stamps at a match (services/match/stamps.py): `POST` and `GET
+"""Quick-chat stamps at a match (services/match/play/stamps.py): `POST` and `GET
 /api/matches/{id}/stamps`, every refusal a 4xx that appends nothing, the host's switch,
 the match socket's `stamp` message and frames, who is connected, and a match's replay
 unchanged by the stamps beside it.

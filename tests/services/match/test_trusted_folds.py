@@ -1,5 +1,5 @@
 """Match commands decided on a trusted cached fold, without reading the stream first
-(services/match/match_reads.py): one round trip per command on the instance that keeps
+(services/match/play/reads.py): one round trip per command on the instance that keeps
 the match, and a stale fold (another instance appended, its hint not heard yet) caught by
 the append and decided again on a fresh read, never forking the chain.
 
