@@ -159,3 +159,93 @@ def test_the_check_sees_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
     assert _a_cycle(_module_graph(tmp_path, ["pkg"])) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
     (package / "c.py").write_text("def f():\n    return 1\n", encoding="utf-8")
     assert _a_cycle(_module_graph(tmp_path, ["pkg"])) == []
+
+
+# ------------------------------------------------------------ inside the match service
+
+MATCH = ROOT / "services" / "match"
+# A capability of the match service (a folder of services/match/) -> the sibling
+# capabilities it may import (docs/design.md#where-things-go). Besides these, a capability
+# imports only the plumbing at services/match/'s root, services/shared/, domain/ and replays/.
+MATCH_CAPABILITIES: dict[str, frozenset[str]] = {
+    "play": frozenset(),
+    "parties": frozenset({"play"}),
+    "players": frozenset({"parties"}),
+    "pools": frozenset({"parties", "players"}),
+    "replays": frozenset({"play"}),
+    "arenas": frozenset({"play", "parties", "players", "pools", "replays"}),
+    "lobby": frozenset({"play", "parties", "players", "pools"}),
+    "moderation": frozenset({"play", "players"}),
+    "pages": frozenset({"play", "parties", "arenas"}),
+    "ratings": frozenset(),
+}
+# The composition root: the modules that build the parts and the app, and import them all.
+MATCH_ROOTS = frozenset({"app", "parts"})
+
+
+def _match_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, what of services/match it imports: a capability's or a root module's name)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module == "services.match":
+                names = [f"services.match.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["services", "match"] and len(parts) > 2:
+                yield node.lineno, parts[2]
+
+
+def _match_misplaced_imports(match: Path) -> list[str]:
+    """Each import inside `match` (a services/match/ tree) that crosses a line it may not."""
+    capabilities = {p.name for p in match.iterdir() if (p / "__init__.py").is_file()}
+    wrong = []
+    for path in sorted(match.rglob("*.py")):
+        where = path.relative_to(match).parts
+        owner = where[0] if len(where) > 1 else None  # None: the plumbing at the root
+        if owner is None and path.stem in MATCH_ROOTS:
+            continue
+        allowed = set() if owner is None else {owner, *MATCH_CAPABILITIES.get(owner, ())}
+        for line, name in _match_imports(path):
+            if name in capabilities and name not in allowed:
+                wrong.append(f"{'/'.join(where)}:{line} imports {name}")
+    return wrong
+
+
+def test_match_capabilities_import_only_what_they_may() -> None:
+    """Within services/match, a capability imports only the sibling capabilities
+    `MATCH_CAPABILITIES` allows it, the plumbing imports none, and every capability is listed."""
+    capabilities = {p.name for p in MATCH.iterdir() if (p / "__init__.py").is_file()}
+    assert capabilities == set(MATCH_CAPABILITIES)
+    assert _match_misplaced_imports(MATCH) == []
+
+
+def test_match_capabilities_allow_no_cycle() -> None:
+    """The allowed sideways imports between the match service's capabilities go one way."""
+    graph = {name: set(allowed) for name, allowed in MATCH_CAPABILITIES.items()}
+    assert _a_cycle(graph) == []
+
+
+def test_the_match_check_sees_a_sideways_import(tmp_path: Path) -> None:
+    """An import of a capability not allowed, or from the plumbing, is named; the composition
+    root may import any."""
+    for folder in ("play", "parties"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "play" / "routes.py").write_text(
+        "def f():\n    from services.match.parties.service import PartyCommands\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "parties" / "routes.py").write_text(
+        "from services.match.play import reads\n", encoding="utf-8"
+    )
+    (tmp_path / "sockets.py").write_text("import services.match.play.reads\n", encoding="utf-8")
+    (tmp_path / "app.py").write_text("import services.match.parties.routes\n", encoding="utf-8")
+    assert _match_misplaced_imports(tmp_path) == [
+        "play/routes.py:2 imports parties",
+        "sockets.py:1 imports play",
+    ]

@@ -12,17 +12,22 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.params import HeaderParameter
 
 from domain.errors import Unauthenticated
-from services.match.guests import Player
-from services.match.service import MatchService
+from services.match.guests import Guests, Player
 from services.shared.limits import Limits, client_key
 from services.shared.operator import is_operator
+from services.shared.settings import Settings
 
-Service = NamedDependency[MatchService]
-
+__all__ = [
+    "BEARER",
+    "OPERATOR",
+    "CurrentPlayer",
+    "IdempotencyKey",
+    "current_player",
+    "operator_guard",
+    "provide_player",
+]
 
 CurrentPlayer = NamedDependency[Player]
-
-
 IdempotencyKey = Annotated[
     str | None,
     HeaderParameter(
@@ -33,11 +38,12 @@ IdempotencyKey = Annotated[
     ),
 ]
 
-
 BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
-async def current_player(request: Request[Any, Any, Any], service: Service) -> Player:
+async def current_player(
+    request: Request[Any, Any, Any], guests: NamedDependency[Guests]
+) -> Player:
     """The guest whose token the request carries; 401 without a valid one."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
@@ -48,7 +54,7 @@ async def current_player(request: Request[Any, Any, Any], service: Service) -> P
     limits: Limits = request.app.state.limits
     client = client_key(request.scope)
     limits.check_auth(client)
-    player = await service.guests.for_token(token)
+    player = await guests.for_token(token)
     if player is None:
         limits.auth_failed(client)
         raise Unauthenticated("unknown token")
@@ -65,7 +71,7 @@ OPERATOR: list[dict[str, list[str]]] = [{"operator": []}]
 def operator_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """The match service's operator routes: `Authorization: Bearer $LUDO_OPERATOR_TOKEN`,
     checked exactly as the ranking API does (401 without it; refused when it is unset)."""
-    service: MatchService = connection.app.state.service
+    settings: Settings = connection.app.state.parts.settings
     authorization = connection.headers.get("authorization", "")
-    if not is_operator(authorization, service.settings.operator_token):
+    if not is_operator(authorization, settings.operator_token):
         raise Unauthenticated("send Authorization: Bearer <operator token>")

@@ -58,7 +58,7 @@ class Api:
 
     @property
     def scheduler(self) -> Scheduler:
-        scheduler: Scheduler = self.client.app.state.scheduler
+        scheduler: Scheduler = self.client.app.state.parts.scheduler
         return scheduler
 
     async def call(self, method: str, url: str, **kwargs: Any) -> Any:

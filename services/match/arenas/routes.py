@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, MediaType, Request, Response, get, post
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody
 
@@ -18,21 +19,24 @@ from services.match.arenas.schemas import (
     ArenaListOut,
     ArenaView,
 )
-from services.match.callers import BEARER, CurrentPlayer, Service, current_player, provide_player
-from services.match.guests import Player
+from services.match.arenas.service import Arenas
+from services.match.callers import BEARER, CurrentPlayer, current_player, provide_player
+from services.match.guests import Guests, Player
 from services.match.ids import check_id
 from services.match.replays.tournament_export import tournament_from_store
 from services.shared.errors import error_responses
+from services.shared.eventstore import EventStore
 from services.shared.operator import is_operator
+from services.shared.settings import Settings
 
 __all__ = ["TournamentsController"]
 
 
-async def _caller(request: Request[Any, Any, Any], service: Service) -> Player | None:
+async def _caller(request: Request[Any, Any, Any], guests: Guests) -> Player | None:
     """The guest a request names, if it sends a token (a wrong one is a 401)."""
     if not request.headers.get("authorization"):
         return None
-    return await current_player(request, service)
+    return await current_player(request, guests)
 
 
 class TournamentsController(Controller):
@@ -45,8 +49,8 @@ class TournamentsController(Controller):
         operation_id="listTournaments",
         summary="The public arenas: upcoming, live and the last finished",
     )
-    async def listing(self, service: Service) -> ArenaListOut:
-        return await service.arenas.listing()
+    async def listing(self, arenas: NamedDependency[Arenas]) -> ArenaListOut:
+        return await arenas.listing()
 
     @post(
         "/",
@@ -57,20 +61,20 @@ class TournamentsController(Controller):
         responses=error_responses("bad_name"),
     )
     async def create(
-        self, data: JSONBody[ArenaCreate], service: Service, player: CurrentPlayer
+        self, data: JSONBody[ArenaCreate], arenas: NamedDependency[Arenas], player: CurrentPlayer
     ) -> ArenaView:
-        state = await service.arenas.create(
+        state = await arenas.create(
             name=data.name,
             seats=data.seats,
             rules=data.rules,
             turn_limit=data.turn_limit,
             minutes=data.minutes,
-            starts_at=service.arenas.clock() + data.starts_in,
+            starts_at=arenas.clock() + data.starts_in,
             private=True,
             creator_id=player.id,
         )
         assert state.created is not None
-        return await service.arenas.view(state.created.arena_id, player.id)
+        return await arenas.view(state.created.arena_id, player.id)
 
     @get(
         "/{arena_id:str}",
@@ -79,11 +83,15 @@ class TournamentsController(Controller):
         responses=error_responses("unauthorized", "not_found"),
     )
     async def read(
-        self, arena_id: FromPath[str], request: Request[Any, Any, Any], service: Service
+        self,
+        arena_id: FromPath[str],
+        request: Request[Any, Any, Any],
+        guests: NamedDependency[Guests],
+        arenas: NamedDependency[Arenas],
     ) -> ArenaView:
         arena_id = check_id(arena_id, "arena")
-        caller = await _caller(request, service)
-        return await service.arenas.view(arena_id, caller.id if caller else None)
+        caller = await _caller(request, guests)
+        return await arenas.view(arena_id, caller.id if caller else None)
 
     @post(
         "/{arena_id:str}/join",
@@ -105,12 +113,12 @@ class TournamentsController(Controller):
         self,
         arena_id: FromPath[str],
         data: JSONBody[ArenaJoin],
-        service: Service,
+        arenas: NamedDependency[Arenas],
         player: CurrentPlayer,
     ) -> ArenaView:
         arena_id = check_id(arena_id, "arena")
-        await service.arenas.join(player, arena_id, data.client_seed)
-        return await service.arenas.view(arena_id, player.id)
+        await arenas.join(player, arena_id, data.client_seed)
+        return await arenas.view(arena_id, player.id)
 
     @post(
         "/{arena_id:str}/pause",
@@ -123,11 +131,11 @@ class TournamentsController(Controller):
         ),
     )
     async def pause(
-        self, arena_id: FromPath[str], service: Service, player: CurrentPlayer
+        self, arena_id: FromPath[str], arenas: NamedDependency[Arenas], player: CurrentPlayer
     ) -> ArenaView:
         arena_id = check_id(arena_id, "arena")
-        await service.arenas.pause(player, arena_id)
-        return await service.arenas.view(arena_id, player.id)
+        await arenas.pause(player, arena_id)
+        return await arenas.view(arena_id, player.id)
 
     @post(
         "/{arena_id:str}/continue",
@@ -147,11 +155,11 @@ class TournamentsController(Controller):
         ),
     )
     async def resume(
-        self, arena_id: FromPath[str], service: Service, player: CurrentPlayer
+        self, arena_id: FromPath[str], arenas: NamedDependency[Arenas], player: CurrentPlayer
     ) -> ArenaView:
         arena_id = check_id(arena_id, "arena")
-        await service.arenas.resume(player, arena_id)
-        return await service.arenas.view(arena_id, player.id)
+        await arenas.resume(player, arena_id)
+        return await arenas.view(arena_id, player.id)
 
     @post(
         "/{arena_id:str}/cancel",
@@ -168,23 +176,25 @@ class TournamentsController(Controller):
         arena_id: FromPath[str],
         data: JSONBody[ArenaCancel],
         request: Request[Any, Any, Any],
-        service: Service,
+        settings: NamedDependency[Settings],
+        guests: NamedDependency[Guests],
+        arenas: NamedDependency[Arenas],
     ) -> ArenaView:
         arena_id = check_id(arena_id, "arena")
-        state = await service.arenas.state(arena_id)
+        state = await arenas.state(arena_id)
         authorization = request.headers.get("authorization", "")
-        if is_operator(authorization, service.settings.operator_token):
+        if is_operator(authorization, settings.operator_token):
             by = "operator"
         else:
-            caller = await _caller(request, service)
+            caller = await _caller(request, guests)
             if caller is None:
                 raise Unauthenticated("send Authorization: Bearer <operator or guest token>")
             assert state.created is not None
             if caller.id != state.created.creator_id:
                 raise Forbidden("only an operator or the arena's creator may cancel it")
             by = caller.id
-        await service.arenas.cancel(arena_id, data.reason, by)
-        return await service.arenas.view(arena_id, None if by == "operator" else by)
+        await arenas.cancel(arena_id, data.reason, by)
+        return await arenas.view(arena_id, None if by == "operator" else by)
 
     @get(
         "/{arena_id:str}/export",
@@ -205,9 +215,11 @@ class TournamentsController(Controller):
             **error_responses("not_found", "arena_running"),
         },
     )
-    async def export(self, arena_id: FromPath[str], service: Service) -> Response[bytes]:
+    async def export(
+        self, arena_id: FromPath[str], store: NamedDependency[EventStore]
+    ) -> Response[bytes]:
         arena_id = check_id(arena_id, "arena")
-        exported = await tournament_from_store(service.store, arena_id, exported_by="match-service")
+        exported = await tournament_from_store(store, arena_id, exported_by="match-service")
         return Response(
             dump_tournament(exported),
             media_type=MediaType.JSON,

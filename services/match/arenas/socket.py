@@ -37,11 +37,12 @@ from litestar.params import FromPath
 from domain import arena as ar
 from domain.streams import tournament_stream
 from services.match.arenas.schemas import ArenaView
+from services.match.arenas.service import Arenas
 from services.match.arenas.views import you_in
-from services.match.guests import Player
+from services.match.guests import Guests, Player
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
-from services.match.service import MatchService
+from services.match.players.lobby_presence import LobbyPresence
 from services.match.sockets import Channel, hello_player, open_socket, ping_or_hello, serve
 from services.shared.background import first_of
 from services.shared.limits import client_key
@@ -67,16 +68,18 @@ class _Loaded(msgspec.Struct, frozen=True):
 async def arena_socket(
     socket: WebSocket[Any, Any, Any],
     arena_id: FromPath[str],
-    service: NamedDependency[MatchService],
+    guests: NamedDependency[Guests],
+    lobby: NamedDependency[LobbyPresence],
+    arenas: NamedDependency[Arenas],
+    hub: NamedDependency[LiveHub],
 ) -> None:
     """The arena now and after each change (module docstring)."""
-    hub: LiveHub = socket.app.state.hub
     limits = socket.app.state.limits
     client = client_key(socket.scope)
 
     async def opening() -> str:
         checked_id = check_id(arena_id, "arena")
-        await service.arenas.state(checked_id)  # 404 for an unknown arena
+        await arenas.state(checked_id)  # 404 for an unknown arena
         return checked_id
 
     opened = await open_socket(socket, "tournament", opening)
@@ -95,8 +98,8 @@ async def arena_socket(
     async def load() -> _Loaded:
         # The view is built from one state of the fold, synchronously (`arena_view`):
         # `you` is read from it later, never from the fold as it is by then.
-        view = await service.arenas.view(arena_id)
-        state = await service.arenas.state(arena_id)
+        view = await arenas.view(arena_id)
+        state = await arenas.state(arena_id)
         assert state.created is not None
         return _Loaded(view, state.created.creator_id)
 
@@ -123,7 +126,7 @@ async def arena_socket(
             if (
                 you is not None
                 and you.match_id is not None
-                and service.arenas.paired_lately(arena_id, you.match_id, since - _RECENT)
+                and arenas.paired_lately(arena_id, you.match_id, since - _RECENT)
             ):
                 await channel.send_all(paired(you.match_id, you.party_id))
         same = msgspec.json.encode(msgspec.structs.replace(view, now=""))
@@ -159,7 +162,7 @@ async def arena_socket(
         # follower per stream and process, no read of its own): not after the view's
         # re-read, which reads every player's rating and completion.
         stream = tournament_stream(arena_id)
-        start = (await service.arenas.state(arena_id)).version
+        start = (await arenas.state(arena_id)).version
         async with contextlib.aclosing(hub.follow(stream, start)) as batches:
             async for batch in batches:
                 if player is None:
@@ -182,8 +185,8 @@ async def arena_socket(
     async def hello(token: str) -> None:
         nonlocal player
         if player is None:
-            player = await hello_player(service.guests, limits, client, token)
-            await service.lobby.hold(player.id)
+            player = await hello_player(guests, limits, client, token)
+            await lobby.hold(player.id)
         nonlocal shown
         async with sending:
             await channel.send(msgspec.json.encode({"type": "hello", "player_id": player.id}))
@@ -194,4 +197,4 @@ async def arena_socket(
         await serve(channel, pump, ping_or_hello(hello, channel.counters), "tournament")
     finally:
         if player is not None:
-            service.lobby.release(player.id)
+            lobby.release(player.id)

@@ -32,19 +32,23 @@ from typing import Any, Final
 import msgspec
 from litestar import WebSocket, websocket
 from litestar.di import NamedDependency
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.streams import MATCH_PREFIX, PARTY_PREFIX, POOL_PREFIX
-from services.match.guests import Player
+from services.match.guests import Guests, Player
 from services.match.live_hub import LiveHub
 from services.match.parties.schemas import PartiesFrame
+from services.match.parties.service import PartyCommands
 from services.match.parties.views import party_list_view
 from services.match.play.live_matches import live_matches
+from services.match.play.reads import MatchReads
 from services.match.play.schemas import MatchesFrame
+from services.match.players.lobby_presence import LobbyPresence
 from services.match.pools.routes import entry_view, pools_view
-from services.match.pools.service import KINDS, PoolsSnapshot
-from services.match.service import MatchService
+from services.match.pools.service import KINDS, Pools, PoolsSnapshot
 from services.match.sockets import Channel, hello_player, ping_or_hello, serve
 from services.shared.background import first_of
+from services.shared.eventstore import EventStore
 from services.shared.limits import client_key
 
 __all__ = ["LOBBY_INTERVAL", "MATCHES_INTERVAL", "POOLS_INTERVAL", "lobby_socket"]
@@ -116,10 +120,17 @@ class _Guest:
 
 @websocket("/ws/lobby")
 async def lobby_socket(
-    socket: WebSocket[Any, Any, Any], service: NamedDependency[MatchService]
+    socket: WebSocket[Any, Any, Any],
+    engine: NamedDependency[AsyncEngine],
+    store: NamedDependency[EventStore],
+    guests: NamedDependency[Guests],
+    matches: NamedDependency[MatchReads],
+    parties: NamedDependency[PartyCommands],
+    lobby: NamedDependency[LobbyPresence],
+    pools: NamedDependency[Pools],
+    hub: NamedDependency[LiveHub],
 ) -> None:
     """The open parties and quick play, now and after each change (module docstring)."""
-    hub: LiveHub = socket.app.state.hub
     limits = socket.app.state.limits
     client = client_key(socket.scope)
     await socket.accept()
@@ -128,8 +139,8 @@ async def lobby_socket(
     sending = asyncio.Lock()  # the pools pump and a hello both send the guest's frames
 
     async def listing() -> bytes:
-        parties = party_list_view(await service.parties.list_open()).parties
-        return msgspec.json.encode(PartiesFrame(parties=parties))
+        listed = party_list_view(await parties.list_open()).parties
+        return msgspec.json.encode(PartiesFrame(parties=listed))
 
     async def parties_pump() -> None:
         sent = b""
@@ -141,7 +152,7 @@ async def lobby_socket(
                     sent = frame
 
     async def pools_pump() -> None:
-        snapshots = hub.view(POOL_PREFIX, service.pools.snapshot, POOLS_INTERVAL)
+        snapshots = hub.view(POOL_PREFIX, pools.snapshot, POOLS_INTERVAL)
         async with contextlib.aclosing(snapshots) as values:
             async for snapshot in values:
                 async with sending:
@@ -149,7 +160,7 @@ async def lobby_socket(
                     await channel.send_all(guest.frames())
 
     async def live_listing() -> bytes:
-        live = await live_matches(service.engine, service.store, service.matches)
+        live = await live_matches(engine, store, matches)
         return msgspec.json.encode(MatchesFrame(matches=live))
 
     async def matches_pump() -> None:
@@ -168,8 +179,8 @@ async def lobby_socket(
 
     async def hello(token: str) -> None:
         if guest.player is None:
-            player = await hello_player(service.guests, limits, client, token)
-            await service.lobby.hold(player.id)
+            player = await hello_player(guests, limits, client, token)
+            await lobby.hold(player.id)
             hub.wake_view(POOL_PREFIX)  # one more online
             guest.player, guest.since = player, time.time()
         async with sending:
@@ -181,4 +192,4 @@ async def lobby_socket(
         await serve(channel, pump, ping_or_hello(hello, channel.counters), "lobby")
     finally:
         if guest.player is not None:
-            service.lobby.release(guest.player.id)
+            lobby.release(guest.player.id)

@@ -5,9 +5,11 @@
 from __future__ import annotations
 
 from litestar import Controller, get
+from litestar.di import NamedDependency
 
-from services.match.callers import Service, operator_guard
+from services.match.callers import operator_guard
 from services.match.moderation.schemas import SiteNowOut
+from services.match.moderation.site_now import SiteNow
 
 __all__ = ["OperatorNowController"]
 
@@ -28,5 +30,5 @@ class OperatorNowController(Controller):
         "running now. The ranking service's live view (`getLiveView`) shows it on the "
         "dashboard.",
     )
-    async def now(self, service: Service) -> SiteNowOut:
-        return await service.site_now.read()
+    async def now(self, site_now: NamedDependency[SiteNow]) -> SiteNowOut:
+        return await site_now.read()

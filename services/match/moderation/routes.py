@@ -14,12 +14,16 @@ import datetime as dt
 from typing import Annotated
 
 from litestar import Controller, get, post
+from litestar.di import NamedDependency
 from litestar.params import JSONBody, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.callers import BEARER, CurrentPlayer, Service, provide_player
+from services.match.callers import BEARER, CurrentPlayer, provide_player
 from services.match.ids import check_id
 from services.match.moderation.schemas import NewReport, RankedBlockOut, ReportFiledOut, StandingOut
+from services.match.play.reads import MatchReads
 from services.shared.errors import error_responses
+from services.shared.reports import Reports
 from services.shared.standing import (
     Reputations,
     completion_out,
@@ -55,12 +59,16 @@ class ReportsController(Controller):
         ),
     )
     async def report(
-        self, data: JSONBody[NewReport], service: Service, player: CurrentPlayer
+        self,
+        data: JSONBody[NewReport],
+        matches: NamedDependency[MatchReads],
+        reports: NamedDependency[Reports],
+        player: CurrentPlayer,
     ) -> ReportFiledOut:
         match_id = check_id(data.match_id, "match")  # not a UUID: 404, as any unknown id
-        state = await service.matches.state(match_id)  # 404 if no such match
+        state = await matches.state(match_id)  # 404 if no such match
         seated = {s.player_id for s in state.seats if s.player_id is not None and s.cpu is None}
-        rid = await service.reports.file(
+        rid = await reports.file(
             reporter=player.id,
             reported=data.player_id,
             match_id=match_id,
@@ -88,9 +96,14 @@ class MyStandingController(Controller):
         dependencies={"player": provide_player},
         security=BEARER,
     )
-    async def standing(self, service: Service, player: CurrentPlayer) -> StandingOut:
+    async def standing(
+        self,
+        engine: NamedDependency[AsyncEngine],
+        reports: NamedDependency[Reports],
+        player: CurrentPlayer,
+    ) -> StandingOut:
         now = dt.datetime.now(dt.UTC)
-        got = await standing(service.engine, player.id, now)
+        got = await standing(engine, player.id, now)
         completion = completion_out(got.completion)
         block = (
             None
@@ -102,7 +115,7 @@ class MyStandingController(Controller):
             rating=round(got.rating),
             completion=completion,
             ranked_block=block,
-            warnings=await service.reports.warnings(player.id, now),
+            warnings=await reports.warnings(player.id, now),
         )
 
 
@@ -124,10 +137,10 @@ class ReputationController(Controller):
     )
     async def reputation(
         self,
-        service: Service,
+        engine: NamedDependency[AsyncEngine],
         ids: Annotated[
             str,
             QueryParameter(min_length=1, max_length=4_000, description="player ids: a,b,c"),
         ],
     ) -> Reputations:
-        return await reputations(service.engine, ids)
+        return await reputations(engine, ids)

@@ -13,27 +13,31 @@
 
 Every page is one self-contained HTML file served under the hash-based CSP of
 `services.shared.pages`; the replay viewer and dispute report (services/match/
-replays/routes.py) are served the same way through `stream_page`. The pages read through the
-service's parts (`MatchService.parties`, `.matches`, `.guests`), never the store. An
+replays/routes.py) are served the same way (`services/match/page_response.py`). The pages
+read through the parts they name (`parties`, `matches`, `arenas`, `guests`), never the store. An
 unknown or malformed id is the site's 404 page (`not_found.html`), as is any unknown path
 a browser asks for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from typing import Any
 
 from litestar import MediaType, Request, Response, get
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import AppError, NotFound
-from services.match.callers import Service
+from services.match.arenas.service import Arenas
+from services.match.guests import Guests
 from services.match.ids import check_id
+from services.match.page_response import page, stream_page
+from services.match.parties.service import PartyCommands
+from services.match.play.reads import MatchReads
 from services.shared.database import reachable
 from services.shared.errors import HEALTH_RESPONSES, http_error
-from services.shared.pages import PAGE_HEADERS, inline_page
 
 __all__ = [
     "arena_page",
@@ -43,33 +47,10 @@ __all__ = [
     "leaderboard_page",
     "match_page",
     "not_found",
-    "page",
     "party_page",
     "player_page",
     "rules_page",
-    "stream_page",
 ]
-
-
-def page(name: str, status: int = 200) -> Response[str]:
-    """The page `name` of this package under its CSP."""
-    html, csp = inline_page("services.match", name)
-    return Response(
-        html,
-        status_code=status,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
-    )
-
-
-async def stream_page(found: Awaitable[object], name: str) -> Response[str]:
-    """The page `name` when `found`, the service's read of the party or match it shows,
-    finds it; else (an unknown or malformed id: `NotFound`) the 404 page."""
-    try:
-        await found
-    except NotFound:
-        return page("not_found.html", status=404)
-    return page(name)
 
 
 def not_found(request: Request[Any, Any, Any], exc: NotFoundException) -> Response[Any]:
@@ -89,15 +70,19 @@ def index() -> Response[str]:
 
 
 @get("/party/{party_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def party_page(party_id: FromPath[str], service: Service) -> Response[str]:
+async def party_page(
+    party_id: FromPath[str], parties: NamedDependency[PartyCommands]
+) -> Response[str]:
     """A party's table: seats, then its match live, the result and もう一度."""
-    return await stream_page(service.parties.load(party_id), "table.html")
+    return await stream_page(parties.load(party_id), "table.html")
 
 
 @get("/match/{match_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def match_page(match_id: FromPath[str], service: Service) -> Response[str]:
+async def match_page(
+    match_id: FromPath[str], matches: NamedDependency[MatchReads]
+) -> Response[str]:
     """One match live (read-only unless this device's guest holds a seat)."""
-    return await stream_page(service.matches.state(match_id), "table.html")
+    return await stream_page(matches.state(match_id), "table.html")
 
 
 @get("/leaderboard", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
@@ -119,22 +104,22 @@ def arenas_page() -> Response[str]:
 
 
 @get("/tournament/{arena_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def arena_page(arena_id: FromPath[str], service: Service) -> Response[str]:
+async def arena_page(arena_id: FromPath[str], arenas: NamedDependency[Arenas]) -> Response[str]:
     """One arena live: its clock, standings, matches, the player's own state; an unknown
     or malformed id is the 404 page."""
     try:
         known = check_id(arena_id, "arena")
     except NotFound:
         return page("not_found.html", status=404)
-    return await stream_page(service.arenas.state(known), "arenas.html")
+    return await stream_page(arenas.state(known), "arenas.html")
 
 
 @get("/players/{player_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def player_page(player_id: FromPath[str], service: Service) -> Response[str]:
+async def player_page(player_id: FromPath[str], guests: NamedDependency[Guests]) -> Response[str]:
     """One player's rating and its history (the page asks the ranking service); an
     unknown or malformed id is the 404 page."""
     try:
-        known = await service.guests.exists(check_id(player_id, "player"))
+        known = await guests.exists(check_id(player_id, "player"))
     except AppError:
         known = False
     return page("ratings.html") if known else page("not_found.html", status=404)
@@ -147,8 +132,8 @@ async def player_page(player_id: FromPath[str], service: Service) -> Response[st
     summary="Liveness and database check",
     responses=HEALTH_RESPONSES,
 )
-async def healthz(service: Service) -> Response[dict[str, str]]:
+async def healthz(engine: NamedDependency[AsyncEngine]) -> Response[dict[str, str]]:
     """200 when the service can reach its database, 503 otherwise."""
-    if not await reachable(service.engine):
+    if not await reachable(engine):
         return Response({"status": "database unreachable"}, status_code=503)
     return Response({"status": "ok"})

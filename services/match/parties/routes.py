@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import structlog
 from litestar import Controller, get, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain import party as pd
-from services.match.callers import BEARER, CurrentPlayer, IdempotencyKey, Service, provide_player
+from services.match.callers import BEARER, CurrentPlayer, IdempotencyKey, provide_player
 from services.match.parties.schemas import (
     AddCpu,
     ChangeSettings,
@@ -17,6 +18,7 @@ from services.match.parties.schemas import (
     PartyOut,
     StartOut,
 )
+from services.match.parties.service import PartyCommands
 from services.match.parties.views import party_list_view, party_view
 from services.shared.errors import error_responses
 
@@ -44,11 +46,11 @@ class PartiesController(Controller):
     async def create(
         self,
         data: JSONBody[NewParty],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> PartyOut:
-        party_id, state = await service.parties.create(
+        party_id, state = await parties.create(
             player,
             seats=data.seats,
             rules=data.rules,
@@ -65,8 +67,8 @@ class PartiesController(Controller):
         operation_id="listParties",
         summary="Open tables, newest first",
     )
-    async def list_open(self, service: Service) -> PartyListOut:
-        return party_list_view(await service.parties.list_open())
+    async def list_open(self, parties: NamedDependency[PartyCommands]) -> PartyListOut:
+        return party_list_view(await parties.list_open())
 
     @get(
         "/{party_id:str}",
@@ -74,25 +76,27 @@ class PartiesController(Controller):
         summary="A table",
         responses=error_responses("not_found"),
     )
-    async def read(self, party_id: FromPath[str], service: Service) -> PartyOut:
+    async def read(
+        self, party_id: FromPath[str], parties: NamedDependency[PartyCommands]
+    ) -> PartyOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
-        return party_view(party_id, await service.parties.load(party_id))
+        return party_view(party_id, await parties.load(party_id))
 
     async def _command(
         self,
-        service: Service,
+        parties: PartyCommands,
         party_id: FromPath[str],
         player: CurrentPlayer,
         key: str | None,
         command: pd.PartyCommand,
     ) -> PartyOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
-        state = await service.parties.command(party_id, command, player, key)
+        state = await parties.command(party_id, command, player, key)
         return party_view(party_id, state)
 
     async def _start(
         self,
-        service: Service,
+        parties: PartyCommands,
         party_id: str,
         player: CurrentPlayer,
         key: str | None,
@@ -100,7 +104,7 @@ class PartiesController(Controller):
         rematch: bool,
     ) -> StartOut:
         structlog.contextvars.bind_contextvars(party_id=party_id)
-        state, match_id = await service.parties.start(party_id, player, key, rematch=rematch)
+        state, match_id = await parties.start(party_id, player, key, rematch=rematch)
         return StartOut(party=party_view(party_id, state), match_id=match_id)
 
     @post(
@@ -121,7 +125,7 @@ class PartiesController(Controller):
     async def join(
         self,
         party_id: FromPath[str],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         data: JSONBody[JoinParty | None] = None,
         idempotency_key: IdempotencyKey = None,
@@ -130,7 +134,7 @@ class PartiesController(Controller):
         command = pd.JoinParty(
             player_id=player.id, name=player.name, seat=body.seat, client_seed=body.client_seed
         )
-        return await self._command(service, party_id, player, idempotency_key, command)
+        return await self._command(parties, party_id, player, idempotency_key, command)
 
     @post(
         "/{party_id:str}/leave",
@@ -143,12 +147,12 @@ class PartiesController(Controller):
     async def leave(
         self,
         party_id: FromPath[str],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> PartyOut:
         command = pd.LeaveParty(player_id=player.id)
-        return await self._command(service, party_id, player, idempotency_key, command)
+        return await self._command(parties, party_id, player, idempotency_key, command)
 
     @post(
         "/{party_id:str}/cpus",
@@ -162,12 +166,12 @@ class PartiesController(Controller):
         self,
         party_id: FromPath[str],
         data: JSONBody[AddCpu],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> PartyOut:
         command = pd.AddCpu(player_id=player.id, level=data.level, seat=data.seat)
-        return await self._command(service, party_id, player, idempotency_key, command)
+        return await self._command(parties, party_id, player, idempotency_key, command)
 
     @post(
         "/{party_id:str}/cpus/{seat:int}/remove",
@@ -181,12 +185,12 @@ class PartiesController(Controller):
         self,
         party_id: FromPath[str],
         seat: FromPath[int],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> PartyOut:
         command = pd.RemoveCpu(player_id=player.id, seat=seat)
-        return await self._command(service, party_id, player, idempotency_key, command)
+        return await self._command(parties, party_id, player, idempotency_key, command)
 
     @post(
         "/{party_id:str}/settings",
@@ -201,7 +205,7 @@ class PartiesController(Controller):
         self,
         party_id: FromPath[str],
         data: JSONBody[ChangeSettings],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> PartyOut:
@@ -213,7 +217,7 @@ class PartiesController(Controller):
             stamps=data.stamps,
             cpu_speed=data.cpu_speed,
         )
-        return await self._command(service, party_id, player, idempotency_key, command)
+        return await self._command(parties, party_id, player, idempotency_key, command)
 
     @post(
         "/{party_id:str}/start",
@@ -226,11 +230,11 @@ class PartiesController(Controller):
     async def start(
         self,
         party_id: FromPath[str],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
-        return await self._start(service, party_id, player, idempotency_key, rematch=False)
+        return await self._start(parties, party_id, player, idempotency_key, rematch=False)
 
     @post(
         "/{party_id:str}/rematch",
@@ -245,8 +249,8 @@ class PartiesController(Controller):
     async def rematch(
         self,
         party_id: FromPath[str],
-        service: Service,
+        parties: NamedDependency[PartyCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> StartOut:
-        return await self._start(service, party_id, player, idempotency_key, rematch=True)
+        return await self._start(parties, party_id, player, idempotency_key, rematch=True)

@@ -21,8 +21,8 @@ from domain.streams import party_stream
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
 from services.match.parties.schemas import PartyFrame
+from services.match.parties.service import PartyCommands
 from services.match.parties.views import party_view
-from services.match.service import MatchService
 from services.match.sockets import Channel, open_socket, ping_only, serve
 
 __all__ = ["party_socket"]
@@ -32,14 +32,14 @@ __all__ = ["party_socket"]
 async def party_socket(
     socket: WebSocket[Any, Any, Any],
     party_id: FromPath[str],
-    service: NamedDependency[MatchService],
+    parties: NamedDependency[PartyCommands],
+    hub: NamedDependency[LiveHub],
 ) -> None:
     """The party, now and after each change."""
-    hub: LiveHub = socket.app.state.hub
 
     async def opening() -> tuple[str, pd.PartyState]:
         checked_id = check_id(party_id, "party")
-        return checked_id, await service.parties.load(checked_id)  # 404 for an unknown party
+        return checked_id, await parties.load(checked_id)  # 404 for an unknown party
 
     opened = await open_socket(socket, "party", opening)
     if opened is None:

@@ -7,17 +7,21 @@ from typing import Annotated, Any
 
 import structlog
 from litestar import Controller, get, post
+from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import Invalid
 from domain.notation import NotationError, answer_query
 from domain.rules import PRESETS, option_values, options_to_dict
 from domain.streams import match_stream
-from services.match.callers import BEARER, CurrentPlayer, IdempotencyKey, Service, provide_player
+from services.match.callers import BEARER, CurrentPlayer, IdempotencyKey, provide_player
 from services.match.ids import check_id
+from services.match.play.deadlines import Deadlines
 from services.match.play.live_matches import live_matches
 from services.match.play.player_commands import PLAYER_COMMANDS, PlayerCommand
+from services.match.play.reads import MatchReads
 from services.match.play.schemas import (
     CommandOut,
     EventsOut,
@@ -32,7 +36,8 @@ from services.match.play.schemas import (
     StampOut,
     StampsOut,
 )
-from services.match.play.stamps import stamp_out
+from services.match.play.service import MatchCommands
+from services.match.play.stamps import Stamps, stamp_out
 from services.match.play.views import (
     event_view,
     fairness_view,
@@ -41,7 +46,7 @@ from services.match.play.views import (
     result_events,
 )
 from services.shared.errors import error_responses
-from services.shared.eventstore import AppendResult
+from services.shared.eventstore import AppendResult, EventStore
 
 __all__ = ["MatchesController", "RulesController"]
 
@@ -77,11 +82,11 @@ def _command_route(command: PlayerCommand) -> HTTPRouteHandler:
             self: Controller,
             match_id: FromPath[str],
             data: JSONBody[MovePiece],
-            service: Service,
+            commands: NamedDependency[MatchCommands],
             player: CurrentPlayer,
             idempotency_key: IdempotencyKey = None,
         ) -> CommandOut:
-            run = command.run(service.commands, match_id, player, idempotency_key, data.piece)
+            run = command.run(commands, match_id, player, idempotency_key, data.piece)
             return _command_out(await run)
 
         return route(with_piece)
@@ -89,11 +94,11 @@ def _command_route(command: PlayerCommand) -> HTTPRouteHandler:
     async def without_body(
         self: Controller,
         match_id: FromPath[str],
-        service: Service,
+        commands: NamedDependency[MatchCommands],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> CommandOut:
-        run = command.run(service.commands, match_id, player, idempotency_key, None)
+        run = command.run(commands, match_id, player, idempotency_key, None)
         return _command_out(await run)
 
     return route(without_body)
@@ -112,10 +117,13 @@ class MatchesController(Controller):
         "each match's seats with how far their pieces have come, ranked or not, whose "
         "turn, when it began, and `href`, its page (`/match/{id}`: anyone may watch).",
     )
-    async def live(self, service: Service) -> LiveMatchesOut:
-        return LiveMatchesOut(
-            matches=await live_matches(service.engine, service.store, service.matches)
-        )
+    async def live(
+        self,
+        engine: NamedDependency[AsyncEngine],
+        store: NamedDependency[EventStore],
+        matches: NamedDependency[MatchReads],
+    ) -> LiveMatchesOut:
+        return LiveMatchesOut(matches=await live_matches(engine, store, matches))
 
     @get(
         "/{match_id:str}",
@@ -123,12 +131,17 @@ class MatchesController(Controller):
         summary="Public state of a match",
         responses=error_responses("not_found"),
     )
-    async def read(self, match_id: FromPath[str], service: Service) -> MatchOut:
+    async def read(
+        self,
+        match_id: FromPath[str],
+        matches: NamedDependency[MatchReads],
+        deadlines: NamedDependency[Deadlines],
+    ) -> MatchOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        state = await service.matches.state(match_id)
+        state = await matches.state(match_id)
         match_id = check_id(match_id, "match")
-        row = await service.matches.row(match_stream(match_id))
-        return match_view(match_id, state, row, await service.deadlines.due(match_id))
+        row = await matches.row(match_stream(match_id))
+        return match_view(match_id, state, row, await deadlines.due(match_id))
 
     @get(
         "/{match_id:str}/moves",
@@ -136,9 +149,11 @@ class MatchesController(Controller):
         summary="Legal moves of the seat to act for the die it rolled",
         responses=error_responses("not_found"),
     )
-    async def moves(self, match_id: FromPath[str], service: Service) -> MovesOut:
+    async def moves(
+        self, match_id: FromPath[str], matches: NamedDependency[MatchReads]
+    ) -> MovesOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        return moves_view(await service.matches.state(match_id))
+        return moves_view(await matches.state(match_id))
 
     @get(
         "/{match_id:str}/events",
@@ -149,11 +164,11 @@ class MatchesController(Controller):
     async def events(
         self,
         match_id: FromPath[str],
-        service: Service,
+        matches: NamedDependency[MatchReads],
         from_version: Annotated[int, QueryParameter(name="from", ge=0)] = 0,
     ) -> EventsOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        stored = await service.matches.events(match_id)
+        stored = await matches.events(match_id)
         # Versions run from 0 with no gap: the match's version is its count of events.
         return EventsOut(events=[event_view(e) for e in stored[from_version:]], version=len(stored))
 
@@ -172,12 +187,12 @@ class MatchesController(Controller):
     async def log(
         self,
         match_id: FromPath[str],
-        service: Service,
+        matches: NamedDependency[MatchReads],
         before: Annotated[int | None, QueryParameter(ge=0)] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=MAX_LOG_PAGE)] = LOG_PAGE,
     ) -> LogOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        stored, version = await service.matches.log_page(match_id, before, limit)
+        stored, version = await matches.log_page(match_id, before, limit)
         # Empty only for `before=0`, where nothing is older either.
         first = stored[0].version if stored else 0
         return LogOut(
@@ -192,9 +207,11 @@ class MatchesController(Controller):
         summary="Dice commitment, every roll, and the seed after the end",
         responses=error_responses("not_found"),
     )
-    async def fairness(self, match_id: FromPath[str], service: Service) -> FairnessOut:
+    async def fairness(
+        self, match_id: FromPath[str], matches: NamedDependency[MatchReads]
+    ) -> FairnessOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        return fairness_view(await service.matches.events(match_id))
+        return fairness_view(await matches.events(match_id))
 
     @post(
         "/{match_id:str}/stamps",
@@ -220,12 +237,12 @@ class MatchesController(Controller):
         self,
         match_id: FromPath[str],
         data: JSONBody[SendStamp],
-        service: Service,
+        stamps: NamedDependency[Stamps],
         player: CurrentPlayer,
         idempotency_key: IdempotencyKey = None,
     ) -> StampOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        result = await service.stamps.send(match_id, player, data.stamp, idempotency_key)
+        result = await stamps.send(match_id, player, data.stamp, idempotency_key)
         return stamp_out(result.events[0])
 
     @get(
@@ -234,9 +251,9 @@ class MatchesController(Controller):
         summary="Every quick-chat stamp sent at the match, in order",
         responses=error_responses("not_found"),
     )
-    async def stamps(self, match_id: FromPath[str], service: Service) -> StampsOut:
+    async def stamps(self, match_id: FromPath[str], stamps: NamedDependency[Stamps]) -> StampsOut:
         structlog.contextvars.bind_contextvars(match_id=match_id)
-        stored = await service.stamps.read(match_id)
+        stored = await stamps.read(match_id)
         return StampsOut(stamps=[stamp_out(e) for e in stored], version=len(stored))
 
     # POST /{match_id}/roll, /move, /reclaim, /leave, /concede: one route per player command.

@@ -28,8 +28,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import AppError
 from domain.streams import match_id_of
-from services.match.service import MatchService
-from services.shared.eventstore import AppendResult, ConcurrencyError
+from services.match.play.deadlines import Deadlines
+from services.match.play.presence import Presence
+from services.match.play.service import MatchCommands
+from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
 from services.shared.logging import describe_exception
 
 __all__ = ["Scheduler"]
@@ -59,11 +61,23 @@ _CLAIM_GRACE = sa.text(
 
 
 class Scheduler:
-    """Fires due deadlines for `service`; `run()` loops, `run_due()` fires what is due now."""
+    """Fires due deadlines through `commands` and expired grace periods through `presence`;
+    `run()` loops, `run_due()` fires what is due now."""
 
-    def __init__(self, service: MatchService, engine: AsyncEngine, poll: float) -> None:
-        self.service = service
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        store: EventStore,
+        commands: MatchCommands,
+        deadlines: Deadlines,
+        presence: Presence,
+        poll: float,
+    ) -> None:
         self.engine = engine
+        self.store = store
+        self.commands = commands
+        self.deadlines = deadlines
+        self.presence = presence
         self.poll = poll
 
     async def fire_one(self) -> bool:
@@ -75,12 +89,12 @@ class Scheduler:
                 return False
             structlog.contextvars.bind_contextvars(match_id=match_id_of(row.stream_id))
             try:
-                result = await self.service.commands.fire_deadline(
+                result = await self.commands.fire_deadline(
                     conn, row.stream_id, row.expected_version, row.kind
                 )
             except ConcurrencyError:
                 # The match moved on since the row was written: derive it again.
-                await self.service.deadlines.refresh(conn, row.stream_id)
+                await self.deadlines.refresh(conn, row.stream_id)
             except AppError as error:
                 # Nothing sensible to fire (e.g. the match is over): drop the row.
                 _log.warning("deadline_dropped", kind=row.kind, error=error.code)
@@ -89,7 +103,7 @@ class Scheduler:
                     {"s": row.stream_id},
                 )
         if result is not None:
-            await self.service.store.notify(result)
+            await self.store.notify(result)
         structlog.contextvars.unbind_contextvars("match_id")
         return True
 
@@ -101,12 +115,12 @@ class Scheduler:
             if row is None:
                 return False
             try:
-                result = await self.service.presence.fire_grace(conn, row.stream_id, row.seat)
+                result = await self.presence.fire_grace(conn, row.stream_id, row.seat)
             except (ConcurrencyError, AppError) as error:
                 # The match moved on while we decided: the next poll looks again.
                 _log.info("grace_retry", error=type(error).__name__)
         if result is not None:
-            await self.service.store.notify(result)
+            await self.store.notify(result)
         return True
 
     async def run_due(self, limit: int = 100_000) -> int:

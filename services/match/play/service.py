@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -53,8 +54,9 @@ from services.match.ids import check_id
 from services.match.play.deadlines import Deadlines
 from services.match.play.reads import MatchReads, settings_of
 from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+from services.shared.metrics import UNCOUNTED, Counters
 
-__all__ = ["MakeCommand", "MatchCommands", "seat_of"]
+__all__ = ["CountedCommands", "MakeCommand", "MatchCommands", "seat_of"]
 
 _log = structlog.get_logger(__name__)
 _debug = logging.getLogger(__name__)  # its level, which structlog's lines follow
@@ -72,7 +74,12 @@ def seat_of(state: MatchState, player: Player) -> int | None:
 
 class MatchCommands:
     def __init__(
-        self, engine: AsyncEngine, store: EventStore, reads: MatchReads, deadlines: Deadlines
+        self,
+        engine: AsyncEngine,
+        store: EventStore,
+        reads: MatchReads,
+        deadlines: Deadlines,
+        on_appended: Callable[[AppendResult], None] | None = None,
     ) -> None:
         self.engine = engine
         self.store = store
@@ -80,7 +87,7 @@ class MatchCommands:
         self.deadlines = deadlines
         # Told of every append this instance committed on its own (the live hub offers
         # the events to the stream's sockets without reading them back).
-        self.on_appended: Callable[[AppendResult], None] | None = None
+        self.on_appended = on_appended
 
     # ------------------------------------------------------------------ a player's commands
 
@@ -359,3 +366,37 @@ def _own_seat(state: MatchState, player: Player) -> int:
     if seat is None:
         raise Forbidden("your token holds no seat in this match", code="not_your_seat")
     return seat
+
+
+class CountedCommands(MatchCommands):
+    """`MatchCommands` whose one path (`execute`: requests, sockets, the scheduler) counts
+    each command's outcome in `ludo_match_commands_total` (its app's `counters`)."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        store: EventStore,
+        reads: MatchReads,
+        deadlines: Deadlines,
+        on_appended: Callable[[AppendResult], None] | None = None,
+        counters: Counters = UNCOUNTED,
+    ) -> None:
+        super().__init__(engine, store, reads, deadlines, on_appended)
+        self.counters = counters
+
+    async def execute(
+        self, match_id: str, make: MakeCommand, *, actor: str, **options: Any
+    ) -> AppendResult:
+        try:
+            result = await super().execute(match_id, make, actor=actor, **options)
+        except AppError:
+            self.counters.command(actor, "rejected")
+            raise
+        except ConcurrencyError:
+            self.counters.command(actor, "conflict")
+            raise
+        except Exception:
+            self.counters.command(actor, "failed")
+            raise
+        self.counters.command(actor, "duplicate" if result.duplicate else "appended")
+        return result

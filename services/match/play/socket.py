@@ -44,29 +44,31 @@ import contextlib
 import math
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import msgspec
 import structlog
 from litestar import WebSocket, websocket
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.decider import MatchState, apply, current_legal_moves
 from domain.errors import Invalid
 from domain.streams import match_stream, stamps_stream
 from replays.board_view import OptionOut
-from services.match.guests import Player
+from services.match.guests import Guests, Player
 from services.match.ids import check_id
 from services.match.live_hub import LiveHub
+from services.match.play.deadlines import Deadlines
 from services.match.play.player_commands import PLAYER_COMMANDS
-from services.match.play.presence import presence_hint_stream
-from services.match.play.reads import MatchRow
+from services.match.play.presence import Presence, presence_hint_stream
+from services.match.play.reads import MatchReads, MatchRow
 from services.match.play.schemas import MatchOut
-from services.match.play.stamps import stamp_out
+from services.match.play.service import MatchCommands
+from services.match.play.stamps import Stamps, stamp_out
 from services.match.play.views import match_view, option_view
 from services.match.schemas import SeatIndex, StampId
-from services.match.service import MatchService
 from services.match.sockets import (
     PONG,
     BadMessage,
@@ -78,13 +80,15 @@ from services.match.sockets import (
     parse_message,
     reply_error,
     serve,
+    socket_counters,
 )
 from services.shared.analysis_hints import analysed, analysis_hint_stream
 from services.shared.background import first_of
 from services.shared.errors import ErrorBody
-from services.shared.eventstore import StoredEvent
+from services.shared.eventstore import EventStore, StoredEvent
 from services.shared.limits import Limits, client_key
 from services.shared.logging import describe_exception
+from services.shared.metrics import Counters
 
 __all__ = [
     "BATCH_EVENTS",
@@ -225,9 +229,15 @@ class MatchFeed:
     not make the socket read the whole stream."""
 
     def __init__(
-        self, service: MatchService, match_id: str, state: MatchState, row: MatchRow
+        self,
+        store: EventStore,
+        deadlines: Deadlines,
+        match_id: str,
+        state: MatchState,
+        row: MatchRow,
     ) -> None:
-        self.service = service
+        self.store = store
+        self.deadlines = deadlines
         self.match_id = match_id
         self.state = state
         self.row = row
@@ -251,7 +261,7 @@ class MatchFeed:
         """Fold the stored events before version `upto` (`last`: re-read the last one
         folded, for its time)."""
         start = upto - 1 if last else self.state.version
-        for stored in await self.service.store.read_stream(
+        for stored in await self.store.read_stream(
             match_stream(self.match_id), start, limit=upto - start
         ):
             if stored.version == self.state.version:
@@ -265,7 +275,7 @@ class MatchFeed:
     def frame(self) -> bytes:
         state, row = self.state, self.row
         deadline = None
-        timing = self.service.deadlines.timing(state, row)
+        timing = self.deadlines.timing(state, row)
         if timing is not None and self.last_at is not None:
             # The deadline row was written with the same now() as the last event.
             kind, seconds = timing
@@ -322,11 +332,28 @@ def stamp_frames(batch: list[StoredEvent]) -> list[bytes]:
     ]
 
 
+class _SessionParts(NamedTuple):
+    """The parts a socket's client messages go to."""
+
+    guests: Guests
+    commands: MatchCommands
+    presence: Presence
+    stamps: Stamps
+
+
 class _Session:
     """The client messages of one match socket: who said hello, and their commands."""
 
-    def __init__(self, service: MatchService, match_id: str, limits: Limits, client: str) -> None:
-        self.service = service
+    def __init__(
+        self,
+        parts: _SessionParts,
+        match_id: str,
+        limits: Limits,
+        client: str,
+        counters: Counters,
+    ) -> None:
+        self.parts = parts
+        self.counters = counters
         self.match_id = match_id
         self.limits = limits
         self.client = client
@@ -347,16 +374,16 @@ class _Session:
                 return await self._stamp(message, key)
             return await self._command(message, key)
         except BadMessage as error:
-            return reply_error(error, error.reply_to, what, self.service.counters)
+            return reply_error(error, error.reply_to, what, self.counters)
         except Exception as error:
-            return reply_error(error, key, what, self.service.counters)
+            return reply_error(error, key, what, self.counters)
 
     async def _hello(self, token: str) -> bytes:
         """Presence in the seat (None: a spectator). Once in a seat, a repeated hello
         changes nothing."""
         if self.seat is None:
-            player = await hello_player(self.service.guests, self.limits, self.client, token)
-            self.seat = await self.service.presence.connected(self.match_id, player)
+            player = await hello_player(self.parts.guests, self.limits, self.client, token)
+            self.seat = await self.parts.presence.connected(self.match_id, player)
             self.player = player
         return msgspec.json.encode({"type": "hello", "seat": self.seat})
 
@@ -368,7 +395,7 @@ class _Session:
         piece = message.piece if isinstance(message, MoveMessage) else None
         command = PLAYER_COMMANDS[action]
         result = await command.run(
-            self.service.commands, self.match_id, self.player, message.id, piece
+            self.parts.commands, self.match_id, self.player, message.id, piece
         )
         frame = ResultFrame(
             id=message.id,
@@ -383,9 +410,7 @@ class _Session:
         if self.player is None:
             body = ErrorBody(error="unauthorized", detail="say hello with your token first")
             return error_frame(401, body, reply_to=key)
-        result = await self.service.stamps.send(
-            self.match_id, self.player, message.stamp, message.id
-        )
+        result = await self.parts.stamps.send(self.match_id, self.player, message.stamp, message.id)
         return msgspec.json.encode(
             {
                 "type": "stamped",
@@ -401,7 +426,7 @@ class _Session:
             # stopping), and a cancel inside the write would leave its pooled connection
             # unreturned and the close unrecorded (no grace period, no line for disputes).
             write = asyncio.ensure_future(
-                self.service.presence.disconnected(self.match_id, self.seat)
+                self.parts.presence.disconnected(self.match_id, self.seat)
             )
             try:
                 await asyncio.shield(write)
@@ -421,7 +446,15 @@ def _log_failed_disconnect(write: asyncio.Future[None]) -> None:
 async def match_socket(
     socket: WebSocket[Any, Any, Any],
     match_id: FromPath[str],
-    service: NamedDependency[MatchService],
+    engine: NamedDependency[AsyncEngine],
+    store: NamedDependency[EventStore],
+    guests: NamedDependency[Guests],
+    matches: NamedDependency[MatchReads],
+    deadlines: NamedDependency[Deadlines],
+    hub: NamedDependency[LiveHub],
+    commands: NamedDependency[MatchCommands],
+    presence: NamedDependency[Presence],
+    stamps: NamedDependency[Stamps],
     from_text: Annotated[str | None, QueryParameter(name="from")] = None,
     stamps_text: Annotated[str | None, QueryParameter(name="stamps")] = None,
     tail_text: Annotated[str | None, QueryParameter(name="tail")] = None,
@@ -432,7 +465,6 @@ async def match_socket(
     (a CPU stand-in hands the seat back, and closing the last socket starts the reconnect
     grace period) and to send commands; the token goes in a message, not the URL, so it
     never lands in access logs."""
-    hub: LiveHub = socket.app.state.hub
 
     async def opening() -> tuple[int, int | None, int | None, str, MatchState, MatchRow]:
         # The query first, then the id: the order the refusals were always named in.
@@ -440,8 +472,8 @@ async def match_socket(
         stamps_from = _stamps_from(stamps_text)
         tail = _tail(tail_text)
         checked_id = check_id(match_id, "match")
-        state = await service.matches.state(checked_id)  # 404 for an unknown match
-        row = await service.matches.row(match_stream(checked_id))
+        state = await matches.state(checked_id)  # 404 for an unknown match
+        row = await matches.row(match_stream(checked_id))
         return from_version, stamps_from, tail, checked_id, state, row
 
     opened = await open_socket(socket, "match", opening)
@@ -451,8 +483,14 @@ async def match_socket(
     structlog.contextvars.bind_contextvars(match_id=match_id)
     channel = Channel(socket)
     head = state.version  # the feed advances `state` in place from here on
-    feed = MatchFeed(service, match_id, state, row)
-    session = _Session(service, match_id, socket.app.state.limits, client_key(socket.scope))
+    feed = MatchFeed(store, deadlines, match_id, state, row)
+    session = _Session(
+        _SessionParts(guests, commands, presence, stamps),
+        match_id,
+        socket.app.state.limits,
+        client_key(socket.scope),
+        socket_counters(socket),
+    )
 
     over = asyncio.Event()  # the match is over: its analysis is coming
 
@@ -463,7 +501,7 @@ async def match_socket(
         stream = stamps_stream(match_id)
         start = stamps_from
         if start is None:
-            start = await service.store.stream_version(stream)
+            start = await store.stream_version(stream)
         async with contextlib.aclosing(hub.follow(stream, start)) as batches:
             async for batch in batches:
                 if batch:
@@ -475,7 +513,7 @@ async def match_socket(
         # poll, so an idle match costs the database nothing (the hub wakes every view
         # when its listener reconnects, the one time hints may have been missed).
         hint = presence_hint_stream(match_id)
-        load = partial(service.presence.seats_connected, match_id)
+        load = partial(presence.seats_connected, match_id)
         views = hub.view(hint, load, min_interval=0.25, poll_seconds=math.inf)
         sent = None
         async with contextlib.aclosing(views) as values:
@@ -490,7 +528,7 @@ async def match_socket(
         # Once the match is over: one shared re-read per analysis hint of the match (no
         # poll), until the analysis is written; then `ready` once, and nothing more.
         await over.wait()
-        load = partial(analysed, service.engine, match_id)
+        load = partial(analysed, engine, match_id)
         views = hub.view(analysis_hint_stream(match_id), load, 0.1, poll_seconds=math.inf)
         async with contextlib.aclosing(views) as values:
             async for ready in values:

@@ -14,8 +14,9 @@ socket's `{"type": "stamp"}` message (`play/socket.py`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
+from domain import party as pd
 from domain import stamps as ds
 from domain.chain import GENESIS
 from domain.errors import AppError, Conflict, Forbidden, Invalid
@@ -25,7 +26,6 @@ from services.match.guests import Player
 from services.match.idempotency import command_id as command_id_of
 from services.match.idempotency import done_meanwhile, metadata
 from services.match.ids import check_id
-from services.match.parties.service import PartyCommands
 from services.match.play.reads import MatchReads
 from services.match.play.schemas import StampOut
 from services.match.play.service import seat_of
@@ -72,16 +72,17 @@ class Stamps:
         self,
         store: EventStore,
         reads: MatchReads,
-        parties: PartyCommands,
+        load_party: Callable[[str], Awaitable[pd.PartyState]],
         clock: Callable[[], float] = time.time,
+        on_appended: Callable[[AppendResult], None] | None = None,
     ) -> None:
         self.store = store
         self.reads = reads
-        self.parties = parties
+        self.load_party = load_party  # a party's state (its `stamps` switch)
         self.clock = clock
         # Told of every append this instance committed (the live hub offers the stamp to
         # the match's sockets here without reading it back), as `MatchCommands`'.
-        self.on_appended: Callable[[AppendResult], None] | None = None
+        self.on_appended = on_appended
 
     async def read(self, match_id: str) -> list[StoredEvent]:
         """Every stamp of the match, in order (404 for an unknown match)."""
@@ -102,7 +103,7 @@ class Stamps:
         row = await self.reads.row(match_stream(match_id))
         if not row.party_id:
             return True
-        return (await self.parties.load(row.party_id)).stamps
+        return (await self.load_party(row.party_id)).stamps
 
     async def send(
         self, match_id: str, player: Player, stamp: str, key: str | None

@@ -1,6 +1,5 @@
-"""Who sends a request: guest players (create one, who am I), and what every controller
-takes from a request: the bearer player (`Authorization: Bearer <token>`), the service, and
-the `Idempotency-Key` header."""
+"""Guest players: create one, who am I, a new name, my tables (what every route takes from a
+request, the bearer player, is in `services/match/callers.py`)."""
 
 from __future__ import annotations
 
@@ -8,12 +7,16 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, Request, get, post, put
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.callers import BEARER, CurrentPlayer, Service, provide_player
+from services.match.callers import BEARER, CurrentPlayer, provide_player
+from services.match.guests import Guests
 from services.match.parties.my_tables import tables_of
 from services.match.parties.schemas import TablesOut
 from services.match.players.schemas import NewGuest, NewPlayer, PlayerOut
+from services.shared.eventstore import EventStore
 
 __all__ = ["PlayersController"]
 
@@ -31,9 +34,9 @@ class PlayersController(Controller):
         "animal and a number), to change later with `renameMe`.",
         status_code=201,
     )
-    async def create(self, data: JSONBody[NewGuest], service: Service) -> PlayerOut:
+    async def create(self, data: JSONBody[NewGuest], guests: NamedDependency[Guests]) -> PlayerOut:
         name = None if isinstance(data.name, msgspec.UnsetType) else data.name
-        player, token = await service.guests.create(name, data.lang)
+        player, token = await guests.create(name, data.lang)
         return PlayerOut(id=player.id, name=player.name, token=token)
 
     @put(
@@ -49,11 +52,11 @@ class PlayersController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[NewPlayer],
-        service: Service,
+        guests: NamedDependency[Guests],
         player: CurrentPlayer,
     ) -> PlayerOut:
         token = request.headers.get("authorization", "").partition(" ")[2].strip()
-        renamed = await service.guests.rename(player, token, data.name)
+        renamed = await guests.rename(player, token, data.name)
         return PlayerOut(id=renamed.id, name=renamed.name)
 
     @get(
@@ -77,5 +80,10 @@ class PlayersController(Controller):
         dependencies={"player": provide_player},
         security=BEARER,
     )
-    async def my_tables(self, player: CurrentPlayer, service: Service) -> TablesOut:
-        return TablesOut(tables=await tables_of(service.engine, service.store, player.id))
+    async def my_tables(
+        self,
+        player: CurrentPlayer,
+        engine: NamedDependency[AsyncEngine],
+        store: NamedDependency[EventStore],
+    ) -> TablesOut:
+        return TablesOut(tables=await tables_of(engine, store, player.id))

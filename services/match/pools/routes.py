@@ -6,12 +6,13 @@ import time
 
 import msgspec
 from litestar import Controller, delete, get, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain import pool as pl
-from services.match.callers import BEARER, CurrentPlayer, Service, provide_player
+from services.match.callers import BEARER, CurrentPlayer, provide_player
 from services.match.pools.schemas import EnterPool, PoolCountOut, PoolEntryOut, PoolsOut
-from services.match.pools.service import KINDS, PoolsSnapshot, kind_named
+from services.match.pools.service import KINDS, Pools, PoolsSnapshot, kind_named
 from services.shared.errors import error_responses
 
 __all__ = ["PoolsController", "entry_view", "pools_view"]
@@ -53,8 +54,8 @@ class PoolsController(Controller):
     dependencies = {"player": provide_player}  # noqa: RUF012 - Litestar's declaration style
 
     @get("/", operation_id="listPools", summary="Guests online and how many wait in each pool")
-    async def counts(self, service: Service) -> PoolsOut:
-        return pools_view(await service.pools.snapshot())
+    async def counts(self, pools: NamedDependency[Pools]) -> PoolsOut:
+        return pools_view(await pools.snapshot())
 
     @post(
         "/{pool:str}/entry",
@@ -70,7 +71,7 @@ class PoolsController(Controller):
         self,
         pool: FromPath[str],
         data: JSONBody[EnterPool],
-        service: Service,
+        pools: NamedDependency[Pools],
         player: CurrentPlayer,
     ) -> PoolEntryOut:
         kind = kind_named(pool)
@@ -79,7 +80,7 @@ class PoolsController(Controller):
             cpu_after = None if kind.ranked else pl.CPU_WAITS[0]
         else:
             cpu_after = data.cpu_after
-        entry, waiting = await service.pools.enter(player, pool, cpu_after, data.client_seed)
+        entry, waiting = await pools.enter(player, pool, cpu_after, data.client_seed)
         return entry_view(kind, entry, waiting, time.time())
 
     @delete(
@@ -89,5 +90,7 @@ class PoolsController(Controller):
         security=BEARER,
         responses=error_responses("not_found", "not_waiting"),
     )
-    async def leave(self, pool: FromPath[str], service: Service, player: CurrentPlayer) -> None:
-        await service.pools.leave(player, pool)
+    async def leave(
+        self, pool: FromPath[str], pools: NamedDependency[Pools], player: CurrentPlayer
+    ) -> None:
+        await pools.leave(player, pool)

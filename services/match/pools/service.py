@@ -103,6 +103,7 @@ class Pools:
         parties: PartyCommands,
         presence: LobbyPresence,
         settings: Settings,
+        busy_elsewhere: Callable[[str], str | None] = lambda _player_id: None,
     ) -> None:
         self.engine = engine
         self.store = store
@@ -121,9 +122,9 @@ class Pools:
         self._stale = set(pl.POOL_KINDS)
         self._idle_passes = 0
         self.passes = 0  # pairing passes run (diagnostics)
-        # Where else a player plays without a table (an arena between matches): set by
-        # the service (the arenas), None-returning when nowhere.
-        self.busy_elsewhere: Callable[[str], str | None] = lambda _player_id: None
+        # Where else a player plays without a table (an arena between matches): the
+        # arenas' answer, None when nowhere.
+        self.busy_elsewhere = busy_elsewhere
 
     # ---------------------------------------------------------------------------- reads
 

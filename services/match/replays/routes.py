@@ -4,7 +4,7 @@ show them: the public replay viewer `/replay/{id}` and the operator's dispute re
 `/report/{id}`.
 
 The routes only check the id and pass what the service's replays
-(`MatchService.replays`, services/match/replays/service.py) read (the event store, and for
+(the `replays` part, services/match/replays/service.py) read (the event store, and for
 the report `seat_connections`, the log of live connections) to the pure projections of
 `replays/` (`replays.viewer`, `replays.report`, built on the same walk
 as `ludo replay show`); nothing is written.
@@ -22,6 +22,7 @@ from typing import Annotated, TypeVar
 
 import structlog
 from litestar import Controller, MediaType, Response, get
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, QueryParameter
 
@@ -30,10 +31,12 @@ from replays.format import ReplayFile, dump_replay
 from replays.report import ReportOut, report_view
 from replays.verify import Verdict
 from replays.viewer import StepsOut, steps_view
-from services.match.callers import OPERATOR, Service, operator_guard
+from services.match.callers import OPERATOR, operator_guard
 from services.match.ids import check_id
-from services.match.pages.routes import stream_page
-from services.match.replays.service import ReplayNotFound
+from services.match.page_response import stream_page
+from services.match.play.reads import MatchReads
+from services.match.play.stamps import Stamps
+from services.match.replays.service import ReplayNotFound, ReplayStore
 from services.shared.errors import error_responses
 
 __all__ = [
@@ -90,9 +93,11 @@ class ReplaysController(Controller):
             **error_responses("not_found"),
         },
     )
-    async def replay(self, match_id: FromPath[str], service: Service) -> Response[bytes]:
+    async def replay(
+        self, match_id: FromPath[str], replays: NamedDependency[ReplayStore]
+    ) -> Response[bytes]:
         match_id = _match_id(match_id)
-        replay = await _found(service.replays.export(match_id))
+        replay = await _found(replays.export(match_id))
         return Response(
             dump_replay(replay),
             media_type=MediaType.JSON,
@@ -110,8 +115,10 @@ class ReplaysController(Controller):
         "audited up to its last event (its dice against the seed the server keeps).",
         responses=error_responses("not_found"),
     )
-    async def audit(self, match_id: FromPath[str], service: Service) -> Verdict:
-        return await _found(service.replays.audit(_match_id(match_id)))
+    async def audit(
+        self, match_id: FromPath[str], replays: NamedDependency[ReplayStore]
+    ) -> Verdict:
+        return await _found(replays.audit(_match_id(match_id)))
 
     @get(
         "/{match_id:str}/steps",
@@ -129,18 +136,19 @@ class ReplaysController(Controller):
     async def steps(
         self,
         match_id: FromPath[str],
-        service: Service,
+        stamps: NamedDependency[Stamps],
+        replays: NamedDependency[ReplayStore],
         from_version: Annotated[int, QueryParameter(name="from", ge=0)] = 0,
         limit: Annotated[int | None, QueryParameter(ge=1, le=MAX_STEPS_PAGE)] = None,
     ) -> StepsOut:
         match_id = _match_id(match_id)
-        walked = await _found(service.replays.walked(match_id))
+        walked = await _found(replays.walked(match_id))
         if from_version >= len(walked.steps):  # a match has one step at least
             raise Invalid(
                 f"from: the match has {len(walked.steps)} steps, got {from_version}", field="from"
             )
-        stamps = await service.stamps.log(match_id)
-        return steps_view(walked, start=from_version, limit=limit, stamps=stamps)
+        sent = await stamps.log(match_id)
+        return steps_view(walked, start=from_version, limit=limit, stamps=sent)
 
     @get(
         "/{match_id:str}/report",
@@ -155,24 +163,33 @@ class ReplaysController(Controller):
         security=OPERATOR,
         responses=error_responses("not_found"),
     )
-    async def report(self, match_id: FromPath[str], service: Service) -> ReportOut:
+    async def report(
+        self,
+        match_id: FromPath[str],
+        stamps: NamedDependency[Stamps],
+        replays: NamedDependency[ReplayStore],
+    ) -> ReportOut:
         match_id = _match_id(match_id)
-        walked = await _found(service.replays.walked(match_id))
-        connections = await service.replays.connection_log(match_id)
-        return report_view(walked, connections, await service.stamps.log(match_id))
+        walked = await _found(replays.walked(match_id))
+        connections = await replays.connection_log(match_id)
+        return report_view(walked, connections, await stamps.log(match_id))
 
 
 # -------------------------------------------------------------------------------- pages
 
 
 @get("/replay/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
-async def replay_viewer_page(match_id: FromPath[str], service: Service) -> Response[str]:
+async def replay_viewer_page(
+    match_id: FromPath[str], matches: NamedDependency[MatchReads]
+) -> Response[str]:
     """The public replay viewer of a match (`replay_viewer.html`)."""
-    return await stream_page(service.matches.state(match_id), "replay_viewer.html")
+    return await stream_page(matches.state(match_id), "replay_viewer.html")
 
 
 @get("/report/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
-async def dispute_report_page(match_id: FromPath[str], service: Service) -> Response[str]:
+async def dispute_report_page(
+    match_id: FromPath[str], matches: NamedDependency[MatchReads]
+) -> Response[str]:
     """The operator's dispute report of a match (`dispute_report.html`; it asks for the
     operator token and sends it to `getDisputeReport`)."""
-    return await stream_page(service.matches.state(match_id), "dispute_report.html")
+    return await stream_page(matches.state(match_id), "dispute_report.html")

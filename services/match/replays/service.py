@@ -5,7 +5,7 @@ viewer's and the report's projections) lives there; `ReplayStore` only reads and
 PostgreSQL, through `services.shared.eventstore.EventStore` (the events, the match
 streams), `services.shared.match_rows` (the kept seeds) and the `seat_connections`
 table. `ludo replay export|import|audit` and the match service's replay routes
-(`replays/routes.py`, through `MatchService.replays`) both use it.
+(`replays/routes.py`, through the `replays` part) both use it.
 
 Export, audit and the viewer's walk read from the standby when the service has one
 (`reads`, services/shared/database.py `ReadRoute`), but only a match whose end is there:
@@ -124,7 +124,7 @@ async def _kept_seed(store: EventStore, stream: str) -> bytes | None:
 
 
 class ReplayStore:
-    """Replays of the matches of one event store (`MatchService.replays`, and the
+    """Replays of the matches of one event store (`MatchParts.replays`, and the
     `ludo replay` commands): export, import, audit, the walk the viewer and the report
     show, and the seats' connections."""
 

@@ -55,7 +55,7 @@ async def test_a_started_match_pins_its_tables_settings_in_match_created(api: Ap
             sa.text("UPDATE matches SET turn_limit = NULL, ranked = false WHERE stream_id = :s"),
             {"s": f"match-{match_id}"},
         )
-    api.client.app.state.service.matches.forget_row(f"match-{match_id}")
+    api.client.app.state.parts.matches.forget_row(f"match-{match_id}")
     match = await api.match(match_id)
     assert (match["turn_limit"], match["ranked"], match["party_id"]) == (60, True, party_id)
 
