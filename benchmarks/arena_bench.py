@@ -7,7 +7,7 @@ instance behind HAProxy (`scratch_cluster`, benchmarks/common.py), and N players
 
 The arena: 20 minutes is the shortest an arena lasts (`domain.arena.ARENA_MINUTES`), so the
 bench creates a public 20-minute arena whose clock started `20 - --minutes-left` minutes
-ago, in-process, through the service's own `Arenas.create` (a `MatchService` on the
+ago, in-process, through the service's own `Arenas.create` (a `MatchParts` on the
 scratch database, nothing of it running): the public API creates only private arenas that
 start now or later. The instances' runners find it at their next pass.
 
@@ -431,7 +431,7 @@ async def _verified_standings(
     from domain.errors import AppError
     from replays.tournament import arena_events, dump_tournament, load_tournament, standing_lines
     from replays.tournament_verify import verify_tournament
-    from services.match.tournament_export import tournament_from_store
+    from services.match.replays.tournament_export import tournament_from_store
     from services.shared.database import create_engine
     from services.shared.eventstore import EventStore
 
@@ -561,10 +561,10 @@ async def _create_arena(
     database_url: str, home: str, seats: int, rules: str, minutes_left: float
 ) -> str:
     """A public 20-minute arena whose clock has `minutes_left` to run, through
-    `Arenas.create` of a `MatchService` in this process (module docstring)."""
+    `Arenas.create` of a `MatchParts` in this process (module docstring)."""
     from pathlib import Path
 
-    from services.match.service import MatchService
+    from services.match.parts import MatchParts
     from services.shared.database import create_engine
     from services.shared.eventstore import EventStore
     from services.shared.settings import Settings
@@ -572,7 +572,7 @@ async def _create_arena(
     engine = create_engine(database_url)
     store = EventStore(engine)
     try:
-        service = MatchService(engine, store, Settings(data_dir=Path(home), arena_schedule="[]"))
+        service = MatchParts(engine, store, Settings(data_dir=Path(home), arena_schedule="[]"))
         starts_at = time.time() - 60 * (ARENA_MINUTES - minutes_left)
         state = await service.arenas.create(
             name=f"bench: {seats}-player arena",

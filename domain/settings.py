@@ -4,7 +4,7 @@ and a quick-play pool's (docs/api.md "Table settings").
 Each option is a `Literal` type here, and its tuple of values is read off that type, so the
 two cannot drift: the Deciders (`domain.party`, `domain.arena`, `domain.pool`) judge
 commands by the tuples, the request bodies (`services/match/schemas.py`,
-`services/match/arena_routes.py`) are typed with the Literals (msgspec refuses anything
+`services/match/arenas/routes.py`) are typed with the Literals (msgspec refuses anything
 else with a 422 naming the field), the operator's schedule checks its entries by the
 tuples, and the pages get `CHOICES` embedded (`services.shared.pages`), so their forms
 offer exactly these values. `tests/test_settings.py` holds every other file to that.

@@ -291,7 +291,7 @@ def with_store(work: Any) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from replays.format import dump_replay
-    from services.match.replay_store import ReplayNotFound, ReplayStore
+    from services.match.replays.service import ReplayNotFound, ReplayStore
 
     async def work(store: Any) -> int:
         try:
@@ -315,7 +315,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from replays.verify import verify_replay
-    from services.match.replay_store import ImportRefused, ReplayStore
+    from services.match.replays.service import ImportRefused, ReplayStore
 
     replay = _read(args.file)
     # Checked offline first: a file that cannot be imported needs no database (import_replay
@@ -342,7 +342,7 @@ def _import(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     from ludo_cli.progress import Progress
-    from services.match.replay_store import ReplayNotFound, ReplayStore
+    from services.match.replays.service import ReplayNotFound, ReplayStore
 
     if not args.all and not args.match_ids:
         raise UsageError("name matches to audit, or pass --all")

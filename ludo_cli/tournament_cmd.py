@@ -76,7 +76,11 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from replays.tournament import dump_tournament
-    from services.match.tournament_export import ArenaNotFound, ArenaRunning, tournament_from_store
+    from services.match.replays.tournament_export import (
+        ArenaNotFound,
+        ArenaRunning,
+        tournament_from_store,
+    )
 
     async def work(store: Any) -> int:
         try:

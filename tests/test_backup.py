@@ -36,7 +36,7 @@ from sqlalchemy.engine import make_url
 
 from replays.verify import verify_replay
 from services.match.app import create_app
-from services.match.replay_store import ReplayStore
+from services.match.replays.service import ReplayStore
 from services.ranking.app import create_app as create_ranking_app
 from services.ranking.checkpoints import read_checkpoint
 from services.ranking.ratings.consumer import CHECKPOINT, RankingConsumer, ratings_hash

@@ -212,13 +212,17 @@ def test_services_import_each_other_only_downward() -> None:
 
 
 def _capability_imports(
-    service_dir: str, allowed: Mapping[str, frozenset[str]], root: Path = ROOT
+    service_dir: str,
+    allowed: Mapping[str, frozenset[str]],
+    root: Path = ROOT,
+    roots: frozenset[str] = frozenset({"app"}),
 ) -> list[str]:
     """The imports inside `service_dir` that break its layering: a capability (a
     sub-package) importing a sibling that `allowed[capability]` does not name, `app`, or
     another service than `services/shared`; a root module other than `app.py` (the
     plumbing) importing a capability or `app`; a sub-package missing from `allowed`, or
-    named there and missing. `app.py` may import everything."""
+    named there and missing. The composition root (`roots`: `app.py`, and the module
+    that builds the parts where there is one) may import everything."""
     service = service_dir.replace("/", ".")
     base = root / service_dir
     capabilities = {p.parent.name for p in base.glob("*/__init__.py")}
@@ -228,7 +232,7 @@ def _capability_imports(
     ]
     for path in sorted(base.rglob("*.py")):
         inner = path.relative_to(base).parts
-        if inner == ("app.py",):
+        if len(inner) == 1 and path.stem in roots:
             continue
         capability = inner[0] if len(inner) > 1 else None
         # The capabilities this module may import: none from the plumbing.
@@ -242,7 +246,7 @@ def _capability_imports(
             if not _within(name, service) or name == service:
                 continue
             first = name[len(service) + 1 :].split(".")[0]
-            if first == "app" or (first in capabilities and first not in reachable):
+            if first in roots or (first in capabilities and first not in reachable):
                 wrong.append(where)
     return wrong
 
@@ -286,4 +290,35 @@ def test_the_capability_check_sees_a_wrong_import(tmp_path: Path) -> None:
         "services/toy/a/m.py:6 imports services.other.v",
         "services/toy/a/m.py:7 imports services.toy.app.create_app",
         "services/toy/plumbing.py:1 imports services.toy.a.x",
+
+# A capability of the match service (a folder of services/match/) -> the sibling
+# capabilities it may import (docs/design.md#where-things-go). Besides these, a capability
+# imports only the plumbing at services/match/'s root, services/shared/, domain/ and replays/.
+MATCH_CAPABILITIES: dict[str, frozenset[str]] = {
+    "play": frozenset(),
+    "parties": frozenset({"play"}),
+    "players": frozenset({"parties"}),
+    "pools": frozenset({"parties", "players"}),
+    "replays": frozenset({"play"}),
+    "arenas": frozenset({"play", "parties", "players", "pools", "replays"}),
+    "lobby": frozenset({"play", "parties", "players", "pools"}),
+    "moderation": frozenset({"play", "players"}),
+    "pages": frozenset({"play", "parties", "arenas"}),
+    "ratings": frozenset(),
+}
+# The match service's composition root: the modules that build the parts and the app.
+MATCH_ROOTS = frozenset({"app", "parts"})
+
+
+def test_match_capabilities_import_only_what_their_dict_allows() -> None:
+    """Each match capability imports only plumbing, shared and its allowed siblings."""
+    assert _capability_imports("services/match", MATCH_CAPABILITIES, roots=MATCH_ROOTS) == []
+
+
+@pytest.mark.parametrize(
+    "allowed", [MATCH_CAPABILITIES, RANKING_CAPABILITIES], ids=["match", "ranking"]
+)
+def test_capabilities_allow_no_cycle(allowed: Mapping[str, frozenset[str]]) -> None:
+    """The allowed sideways imports between a service's capabilities go one way."""
+    assert _a_cycle({name: set(siblings) for name, siblings in allowed.items()}) == []
     ]

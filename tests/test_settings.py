@@ -14,7 +14,9 @@ import pytest
 
 from domain import events, rules, settings
 from domain.pool import POOL_KINDS
-from services.match import arena_routes, schemas
+from services.match.arenas.schemas import ArenaCreate
+from services.match.parties.schemas import AddCpu, ChangeSettings, NewParty
+from services.match.pools.schemas import EnterPool, PoolName
 from services.shared import arena_schedule
 from services.shared.pages import inline_page
 from tests.paths import ROOT
@@ -55,7 +57,7 @@ ALLOWED = {
     # A board is drawn for 2 to 4 players: the rules' geometry, below any table setting.
     ("domain/board.py", "PARTY_SEATS"),
     # The pool entry body's description, in the OpenAPI document (kept as published).
-    ("services/match/schemas.py", "CPU_WAITS"),
+    ("services/match/pools/schemas.py", "CPU_WAITS"),
 }
 
 
@@ -103,7 +105,7 @@ def test_each_tuple_is_read_off_its_literal() -> None:
     assert (*get_args(settings.CpuWait), None) == settings.CPU_WAITS
     assert events.CpuLevel is settings.CpuLevel
     assert settings.POOL_TURN_LIMIT in settings.TIMED_TURN_LIMITS
-    assert [k.name for k in POOL_KINDS] == list(get_args(schemas.PoolName))
+    assert [k.name for k in POOL_KINDS] == list(get_args(PoolName))
 
 
 def _accepts(struct: type[msgspec.Struct], field: str, value: Any) -> bool:
@@ -117,12 +119,12 @@ def _accepts(struct: type[msgspec.Struct], field: str, value: Any) -> bool:
 @pytest.mark.parametrize(
     ("struct", "field", "values", "outside"),
     [
-        (schemas.NewParty, "seats", settings.PARTY_SEATS, (1, 5)),
-        (schemas.NewParty, "turn_limit", settings.TURN_LIMITS, (0, 45, 90)),
-        (schemas.ChangeSettings, "turn_limit", (0, *settings.TURN_LIMITS), (45, 90)),
-        (schemas.NewParty, "cpu_speed", settings.CPU_SPEEDS, ("slow",)),
-        (schemas.AddCpu, "level", settings.CPU_LEVELS, ("expert",)),
-        (schemas.EnterPool, "cpu_after", settings.CPU_WAITS, (0, 60)),
+        (NewParty, "seats", settings.PARTY_SEATS, (1, 5)),
+        (NewParty, "turn_limit", settings.TURN_LIMITS, (0, 45, 90)),
+        (ChangeSettings, "turn_limit", (0, *settings.TURN_LIMITS), (45, 90)),
+        (NewParty, "cpu_speed", settings.CPU_SPEEDS, ("slow",)),
+        (AddCpu, "level", settings.CPU_LEVELS, ("expert",)),
+        (EnterPool, "cpu_after", settings.CPU_WAITS, (0, 60)),
     ],
 )
 def test_the_request_bodies_take_exactly_the_domains_values(
@@ -135,7 +137,7 @@ def test_the_request_bodies_take_exactly_the_domains_values(
 
 def test_the_arena_body_takes_exactly_the_domains_values() -> None:
     """The arena's create body: each field's Literal is the domain's, its default the first."""
-    hints = get_type_hints(arena_routes.ArenaCreate, include_extras=False)
+    hints = get_type_hints(ArenaCreate, include_extras=False)
     for field, values in (
         ("seats", settings.ARENA_SEATS),
         ("rules", settings.ARENA_RULES),
@@ -143,7 +145,7 @@ def test_the_arena_body_takes_exactly_the_domains_values() -> None:
         ("minutes", settings.ARENA_MINUTES),
     ):
         assert get_args(hints[field]) == values
-        assert getattr(arena_routes.ArenaCreate(name="x"), field) == values[0]
+        assert getattr(ArenaCreate(name="x"), field) == values[0]
         assert settings.CHOICES["arena"]["defaults"][field] == values[0]
 
 

@@ -18,7 +18,7 @@ depends_on: str | Sequence[str] | None = None
 
 UPGRADE = [
     # One row per WebSocket of a seated player that said hello (`connected`) and per such
-    # socket that closed (`disconnected`), written by MatchService.connected/disconnected
+    # socket that closed (`disconnected`), written by Presence.connected/disconnected
     # in the same transaction as their `seat_presence` update. The dispute report merges
     # them with the match's events. Rows are only ever inserted.
     """

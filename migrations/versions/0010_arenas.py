@@ -4,7 +4,7 @@
 the same statement as the arena's events (a side write of each append): the list pages
 (`/tournaments`), and which arenas the runner of each instance still has work in
 (`done` false: not cancelled, or still has a match running; not ended and scored).
-`summary` is the list's JSON of the arena (`services/match/arena_views.py`).
+`summary` is the list's JSON of the arena (`services/match/arenas/views.py`).
 
 Revision ID: 0010
 Revises: 0009

@@ -1,10 +1,14 @@
-"""The match service as a Litestar app: `create_app(settings, engine=None)`.
+"""The match service as a Litestar app: `create_app(settings, engine=None)`, its composition
+root, the one module that imports every capability (docs/design.md#where-things-go).
 
 Everything the handlers need is injected: the lifespan builds the engine (unless one is
-given), the standby's read route (`LUDO_DATABASE_READ_URL`), the event store, the
-`MatchService` and, when `LUDO_SCHEDULER` is on, the deadline
-worker task; handlers receive the service through the `service` dependency. No module-level
-state. Run it with `uvicorn --factory services.match.app:app_from_env`.
+given), the standby's read route (`LUDO_DATABASE_READ_URL`), the event store and the parts
+(`MatchParts`: each built once, the live hub among them), and starts the background tasks
+(the deadline scheduler when `LUDO_SCHEDULER` is on, the pairing and the arenas' runner
+when `LUDO_PAIRING` is). A route or socket names the parts it needs as parameters, each a
+Litestar dependency of the same name (`parties`, `matches`, `commands`, ...: `PARTS`),
+never the whole. No module-level state. Run it with
+`uvicorn --factory services.match.app:app_from_env`.
 """
 
 from __future__ import annotations
@@ -21,31 +25,17 @@ from litestar.openapi.spec import SecurityScheme
 from litestar.types import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.arena_routes import TournamentsController
-from services.match.arena_socket import arena_socket
+from services.match.arenas.routes import TournamentsController
+from services.match.arenas.socket import arena_socket
 from services.match.live_hub import LiveHub
-from services.match.lobby_socket import lobby_socket
-from services.match.match_socket import match_socket
-from services.match.matches import MatchesController, RulesController
-from services.match.moderation import (
+from services.match.lobby.socket import lobby_socket
+from services.match.moderation.operator_routes import OperatorNowController
+from services.match.moderation.routes import (
     MyStandingController,
     ReportsController,
     ReputationController,
 )
-from services.match.operator_routes import OperatorNowController
-from services.match.parties import PartiesController
-from services.match.party_socket import party_socket
-from services.match.players import PlayersController
-from services.match.pools import PoolsController
-from services.match.ratings_proxy import ratings_proxy, ratings_proxy_lifespan
-from services.match.replays_web import (
-    ReplaysController,
-    dispute_report_page,
-    replay_viewer_page,
-)
-from services.match.scheduler import Scheduler
-from services.match.service import MatchService
-from services.match.site import (
+from services.match.pages.routes import (
     arena_page,
     arenas_page,
     healthz,
@@ -57,10 +47,19 @@ from services.match.site import (
     player_page,
     rules_page,
 )
+from services.match.parties.routes import PartiesController
+from services.match.parties.socket import party_socket
+from services.match.parts import MatchParts
+from services.match.play.routes import MatchesController, RulesController
+from services.match.play.socket import match_socket
+from services.match.players.routes import PlayersController
+from services.match.pools.routes import PoolsController
+from services.match.ratings.routes import ratings_proxy, ratings_proxy_lifespan
+from services.match.replays.routes import ReplaysController, dispute_report_page, replay_viewer_page
 from services.shared.background import run_in_background
 from services.shared.database import service_engine, service_read_route
 from services.shared.errors import database_unavailable
-from services.shared.eventstore import EventStore, Notification
+from services.shared.eventstore import EventStore
 from services.shared.instance_stats import InstanceBeat
 from services.shared.metrics import app_metrics
 from services.shared.openapi_docs import openapi_config
@@ -72,11 +71,37 @@ __all__ = ["app_from_env", "create_app"]
 _log = structlog.get_logger("services.match")
 
 
-def _service(scope: Scope) -> MatchService:
-    # From the ASGI scope, not as `state: State`: for that Litestar builds a new State,
-    # a copy of the app's, on every request (a hundredth of a command's CPU).
-    service: MatchService = Litestar.from_scope(scope).state.service
-    return service
+# The parts a handler may name, each a dependency of the same name (`MatchParts`' attributes).
+PARTS = (
+    "engine",
+    "store",
+    "settings",
+    "guests",
+    "matches",
+    "deadlines",
+    "parties",
+    "lobby",
+    "pools",
+    "arenas",
+    "hub",
+    "commands",
+    "presence",
+    "stamps",
+    "replays",
+    "reports",
+    "site_now",
+)
+
+
+def _provide(name: str) -> Provide:
+    """The dependency `name`: that part of the app's `MatchParts`."""
+
+    def part(scope: Scope) -> Any:
+        # From the ASGI scope, not as `state: State`: for that Litestar builds a new State,
+        # a copy of the app's, on every request (a hundredth of a command's CPU).
+        return getattr(Litestar.from_scope(scope).state.parts, name)
+
+    return Provide(part, sync_to_thread=False)
 
 
 def _watch(app: Litestar, engine: AsyncEngine, hub: LiveHub) -> None:
@@ -115,35 +140,19 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
             )
             stack.push_async_callback(store.close)
             reads = service_read_route(stack, settings, own, database_unavailable)
-            service = MatchService(own, store, settings, reads, counters)
-            app.state.service = service
-            matches = service.matches
-
-            def heard(note: Notification) -> None:
-                matches.heard(note.stream_id, note.version)
-                service.pools.heard(note.stream_id)
-                service.arenas.heard(note.stream_id)
-
-            hub = LiveHub(
-                store,
-                on_hint=heard,
-                on_listening=matches.listening,
-            )
-            service.commands.on_appended = hub.committed
-            service.stamps.on_appended = hub.committed
-            await hub.start()
-            stack.push_async_callback(hub.stop)
-            app.state.hub = hub
-            _watch(app, own, hub)
-            app.state.scheduler = Scheduler(service, own, settings.scheduler_poll)
+            parts = MatchParts(own, store, settings, reads, counters)
+            app.state.parts = parts
+            await parts.hub.start()
+            stack.push_async_callback(parts.hub.stop)
+            _watch(app, own, parts.hub)
             if settings.scheduler:
-                run_in_background(stack, app.state.scheduler.run(), "ludo-scheduler")
-            run_in_background(stack, service.lobby.run(), "ludo-lobby-heartbeat")
+                run_in_background(stack, parts.scheduler.run(), "ludo-scheduler")
+            run_in_background(stack, parts.lobby.run(), "ludo-lobby-heartbeat")
             beat = InstanceBeat(own, "match", counters)
             run_in_background(stack, beat.run(), "ludo-instance-beat")
             if settings.pairing:
-                run_in_background(stack, service.pools.run(), "ludo-pairing")
-                run_in_background(stack, service.arenas.run(), "ludo-arenas")
+                run_in_background(stack, parts.pools.run(), "ludo-pairing")
+                run_in_background(stack, parts.arenas.run(), "ludo-arenas")
             yield
 
     openapi = openapi_config(
@@ -187,7 +196,7 @@ def create_app(settings: Settings, engine: AsyncEngine | None = None) -> Litesta
     return service_app(
         settings,
         route_handlers=handlers,
-        dependencies={"service": Provide(_service, sync_to_thread=False)},
+        dependencies={name: _provide(name) for name in PARTS},
         lifespan=[lifespan, ratings_proxy_lifespan(settings)],
         openapi=openapi,
         errors={NotFoundException: not_found},

@@ -17,7 +17,7 @@ Two kinds of feeds: `follow(stream_id, from_version)` (the match and party socke
 the events of one stream; `view(prefix, load, min_interval)` (the lobby socket), the
 latest value of `load()`, re-read when some stream whose id starts with `prefix` changed.
 
-The sockets themselves: `match_socket.py`, `party_socket.py` (with the lobby), and what
+The sockets themselves: `play/socket.py`, `parties/socket.py` (with the lobby), and what
 they share, `sockets.py`.
 """
 

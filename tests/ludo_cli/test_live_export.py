@@ -12,7 +12,7 @@ import pytest
 from domain.events import DieRolled, Event, TurnEnded
 from ludo_cli.main import main
 from replays.format import dump_replay, load_replay, replay_from_events
-from services.match.replay_store import ReplayStore
+from services.match.replays.service import ReplayStore
 from services.shared.eventstore import EventStore
 from tests.services.match.test_replay_store import MATCH_ID, a_match, store_match
 

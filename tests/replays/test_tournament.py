@@ -23,7 +23,7 @@ from replays.tournament import (
     load_tournament,
 )
 from replays.tournament_verify import TournamentVerdict, verify_tournament
-from services.match.tournament_export import tournament_from_store
+from services.match.replays.tournament_export import tournament_from_store
 from services.shared.database import create_engine
 from services.shared.eventstore import EventStore
 from tests import paths

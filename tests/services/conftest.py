@@ -19,7 +19,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.app import create_app
-from services.match.scheduler import Scheduler
+from services.match.play.scheduler import Scheduler
 from services.shared.settings import Settings
 from tests.databases import (  # noqa: F401 - the database fixtures, re-used by import
     anyio_backend,
@@ -58,7 +58,7 @@ class Api:
 
     @property
     def scheduler(self) -> Scheduler:
-        scheduler: Scheduler = self.client.app.state.scheduler
+        scheduler: Scheduler = self.client.app.state.parts.scheduler
         return scheduler
 
     async def call(self, method: str, url: str, **kwargs: Any) -> Any:

@@ -15,15 +15,15 @@ import sqlalchemy as sa
 
 from domain import arena as ar
 from services.match.guests import Player
-from services.match.service import MatchService
+from services.match.parts import MatchParts
 from services.ranking.ratings.consumer import RankingConsumer
 from tests.services.conftest import Api
 
 pytestmark = pytest.mark.anyio
 
 
-def _service(api: Api) -> MatchService:
-    service: MatchService = api.client.app.state.service
+def _service(api: Api) -> MatchParts:
+    service: MatchParts = api.client.app.state.parts
     return service
 
 

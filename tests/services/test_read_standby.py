@@ -189,7 +189,7 @@ async def test_a_replay_is_never_cut_by_the_standby_lag(
     try:
         await _append_match(store, cut, end=True)
         async with _match(pair, primary, tmp_path) as client:
-            route: ReadRoute = client.app.state.service.reads
+            route: ReadRoute = client.app.state.parts.reads
             for path in ("replay", "audit", "steps"):
                 answer = await client.get(f"/api/matches/{ended[6:]}/{path}")
                 assert answer.status_code == 200, answer.text

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ludo_cli.main import main
 from services.match.app import create_app
-from services.match.service import MatchService
+from services.match.parts import MatchParts
 from services.ranking.app import create_app as create_ranking_app
 from services.shared.database import libpq_url, session_url, untimed
 from services.shared.settings import Settings
@@ -70,7 +70,7 @@ async def timed(database_url: str, engine: AsyncEngine, tmp_path: Path) -> Async
 
 
 def service_engine(api: Api) -> AsyncEngine:
-    service: MatchService = api.client.app.state.service
+    service: MatchParts = api.client.app.state.parts
     return service.engine
 
 

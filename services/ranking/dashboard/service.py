@@ -4,8 +4,9 @@ dashboard/routes.py), which the dashboard asks every few seconds while it is ope
 One answer gathers what an operator watches on a live site, each part from where it is known:
 
 - `play`: matches and players now, the arenas running: the match service's
-  `GET /api/operator/now` (services/match/site_now.py), asked through `LUDO_MATCH_URL` with
-  the operator token (the ranking service names no table of the match service);
+  `GET /api/operator/now` (services/match/moderation/site_now.py), asked through
+  `LUDO_MATCH_URL` with the operator token (the ranking service names no table of the
+  match service);
 - `instances`: every instance of either service seen lately, with its pool (size, in use,
   waits) and sockets: the rows they write themselves (services/shared/instance_stats.py);
 - `abandonment`: per hour of the last 24, the ended matches' human seats and how many of

@@ -10,7 +10,7 @@ or an abandonment never raises it; domain/ratings.py), rounded to the nearest in
 queries.py: the leaderboard is the operator's one query, in the players' order), on the
 standby when the service has one (the `lagging` dependency: they may be seconds old;
 docs/scaling.md, Reads from a standby); the routes only show them. The match service
-proxies the public routes for its pages (services/match/ratings_proxy.py).
+proxies the public routes for its pages (services/match/ratings/routes.py).
 
 Handlers take the narrow parts they use as dependencies, provided by the composition root
 (services/ranking/app.py): `lagging`, `queries`, `reads`, `consumer`, `recomputer`.

@@ -29,7 +29,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.match.service import MatchService
+from services.match.parts import MatchParts
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from services.shared.standing import standing
@@ -92,7 +92,7 @@ async def new_arena(
     """An arena of two seats created through the service, its clock running out in
     `ends_in` seconds (negative: over already; more than its length: upcoming)."""
     settings = Settings(data_dir=Path("unused"), arena_schedule="[]")
-    service = MatchService(engine, store, settings)
+    service = MatchParts(engine, store, settings)
     state = await service.arenas.create(
         name=name,
         seats=2,

@@ -1,4 +1,4 @@
-"""The arena socket (`services/match/arena_socket.py`, docs/arenas.md) of a live arena: one
+"""The arena socket (`services/match/arenas/socket.py`, docs/arenas.md) of a live arena: one
 instance of the match service running the arena runner, four guests who join, say hello
 at once, are paired, play their matches out and are paired again. Every arena frame any
 of them received tells one moment of the arena (its `you` agrees with its standings and
@@ -17,7 +17,7 @@ import msgspec
 import pytest
 import websockets
 
-from services.match.arena_socket import ARENA_INTERVAL, ARENA_RESEND
+from services.match.arenas.socket import ARENA_INTERVAL, ARENA_RESEND
 from tests import paths
 from tests.services.match.test_arena_live import _auth, _guest, play_to_end
 from tests.services.match.test_live import Instance, _client, _settings

@@ -19,15 +19,15 @@ import sqlalchemy as sa
 from domain.streams import tournament_stream
 from replays.tournament import load_tournament
 from replays.tournament_verify import verify_tournament
-from services.match.arenas import Arenas
-from services.match.service import MatchService
+from services.match.arenas.service import Arenas
+from services.match.parts import MatchParts
 from tests.services.conftest import Api
 
 pytestmark = pytest.mark.anyio
 
 
-def _service(api: Api) -> MatchService:
-    service: MatchService = api.client.app.state.service
+def _service(api: Api) -> MatchParts:
+    service: MatchParts = api.client.app.state.parts
     return service
 
 

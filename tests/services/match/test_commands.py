@@ -61,7 +61,7 @@ async def test_two_moves_at_once_exactly_one_lands(api: Api) -> None:
 async def test_service_level_race_gives_conflict(api: Api) -> None:
     """Two executions decided on the same version: the second append raises conflict (409)."""
     match_id, players, _ = await api.duel()
-    service = api.client.app.state.service
+    service = api.client.app.state.parts
     from services.match.guests import Player  # noqa: PLC0415
 
     me = Player(players[0]["id"], "alice")

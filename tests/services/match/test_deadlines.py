@@ -82,7 +82,7 @@ async def test_three_timeouts_stand_in_then_reclaim(api: Api) -> None:
         await api.scheduler.run_due()
     # A socket's hello (`Presence.connected`): a stand-in the player earned stays.
     version = await api.version(match_id)
-    presence = api.client.app.state.service.presence
+    presence = api.client.app.state.parts.presence
     assert await presence.connected(match_id, Player(players[0]["id"], "alice")) == 0
     state = await api.match(match_id)
     assert (state["seats"][0]["stood_in"], state["version"]) == ("timeouts", version)

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import party as pd
 from services.match.app import create_app
-from services.match.match_reads import MatchReads
+from services.match.play.reads import MatchReads
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.pg_waits import backend_pid, wait_until_blocked
@@ -52,8 +52,8 @@ async def served(database_url: str, engine: AsyncEngine, tmp_path: Path) -> Asyn
     with Instance(settings, app=app) as instance:
         async with httpx.AsyncClient(base_url=instance.http, timeout=30) as client:
             api = Served(client, engine)  # type: ignore[arg-type]
-            api.store = app.state.service.store
-            api.reads = app.state.service.matches
+            api.store = app.state.parts.store
+            api.reads = app.state.parts.matches
             yield api
 
 

@@ -1,4 +1,4 @@
-"""`GET /api/matches/live` (`listLiveMatches`, services/match/live_matches.py) on real
+"""`GET /api/matches/live` (`listLiveMatches`, services/match/play/live_matches.py) on real
 PostgreSQL: the matches being played now, to watch from the lobby — who plays, ranked or
 not, how far along — and none that is over, still forming, or in a private arena."""
 

@@ -1,4 +1,4 @@
-"""The lobby socket `/ws/lobby` (services/match/lobby_socket.py) over a real loopback
+"""The lobby socket `/ws/lobby` (services/match/lobby/socket.py) over a real loopback
 connection: the online count it shows counts its own reader once, before and after the
 reader says hello, and the live matches come and go as they start and end."""
 

@@ -19,11 +19,11 @@ from benchmarks.long_match import long_match, store_match
 from domain.decider import MatchState, apply, fold
 from domain.events import Event, SeatSpec
 from services.match.app import create_app
-from services.match.match_reads import NO_ROW
-from services.match.match_socket import MAX_TAIL
-from services.match.matches import LOG_PAGE, MAX_LOG_PAGE
-from services.match.replays_web import MAX_STEPS_PAGE
-from services.match.views import match_view, moves_view
+from services.match.play.reads import NO_ROW
+from services.match.play.routes import LOG_PAGE, MAX_LOG_PAGE
+from services.match.play.socket import MAX_TAIL
+from services.match.play.views import match_view, moves_view
+from services.match.replays.routes import MAX_STEPS_PAGE
 from services.shared.settings import Settings
 from tests.services.conftest import Api
 from tests.services.match.test_live import Instance, _client, _settings

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from domain import events as ev
 from domain.decider import MatchState
-from services.match.match_reads import NO_ROW, MatchRow, settings_of
+from services.match.play.reads import NO_ROW, MatchRow, settings_of
 from services.shared import match_rows
 from services.shared.eventstore import EventData, EventStore
 from tests.conftest import rules, start_events
@@ -55,7 +55,7 @@ async def test_a_started_match_pins_its_tables_settings_in_match_created(api: Ap
             sa.text("UPDATE matches SET turn_limit = NULL, ranked = false WHERE stream_id = :s"),
             {"s": f"match-{match_id}"},
         )
-    api.client.app.state.service.matches.forget_row(f"match-{match_id}")
+    api.client.app.state.parts.matches.forget_row(f"match-{match_id}")
     match = await api.match(match_id)
     assert (match["turn_limit"], match["ranked"], match["party_id"]) == (60, True, party_id)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from services.match.my_tables import holding, tables_of
+from services.match.parties.my_tables import holding, tables_of
 from tests.services.conftest import Api
 
 pytestmark = pytest.mark.anyio
@@ -85,7 +85,7 @@ async def test_a_running_match_comes_first_then_open_parties_then_finished(api: 
 async def test_holding_is_the_running_match_else_an_open_party(api: Api) -> None:
     """`tables_of` drops a finished match once it is older than the window, and `holding`
     (the pool service's `seated_elsewhere`) names a running match before an open party."""
-    service = api.client.app.state.service
+    service = api.client.app.state.parts
     match_id, (alice, bob), party_id = await api.duel()
     waiting = await api.party(alice, seats=2)
     found = await tables_of(service.engine, service.store, alice["id"])

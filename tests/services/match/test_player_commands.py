@@ -13,10 +13,10 @@ import pytest
 
 from domain.chain import GENESIS, event_hash
 from replays.format import ReplayFile, load_replay
-from services.match import match_socket
 from services.match.app import create_app
-from services.match.player_commands import PLAYER_COMMANDS
-from services.match.views import fairness_view
+from services.match.play import socket as match_socket
+from services.match.play.player_commands import PLAYER_COMMANDS
+from services.match.play.views import fairness_view
 from services.shared.eventstore import StoredEvent
 from services.shared.settings import Settings
 from tests.paths import GOLDEN

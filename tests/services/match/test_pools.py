@@ -18,8 +18,8 @@ import pytest
 import sqlalchemy as sa
 
 from domain import pool as pl
-from services.match.pairing import KINDS, Pools
-from services.match.service import MatchService
+from services.match.parts import MatchParts
+from services.match.pools.service import KINDS, Pools
 from tests.services.conftest import Api
 from tests.services.match.test_live import Instance, _client, _settings
 from tests.services.match.test_sockets import _socket
@@ -28,8 +28,8 @@ from tests.waiting import wait_until
 pytestmark = pytest.mark.anyio
 
 
-def _service(api: Api) -> MatchService:
-    service: MatchService = api.client.app.state.service
+def _service(api: Api) -> MatchParts:
+    service: MatchParts = api.client.app.state.parts
     return service
 
 

@@ -16,7 +16,7 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.app import create_app as match_app
-from services.match.ratings_proxy import upstream_path
+from services.match.ratings.routes import upstream_path
 from services.ranking.app import create_app as ranking_app
 from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore

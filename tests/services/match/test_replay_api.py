@@ -22,7 +22,7 @@ from replays.format import load_replay
 from replays.verify import verify_replay
 from services.match.app import create_app
 from services.match.guests import Player
-from services.match.service import MatchService
+from services.match.parts import MatchParts
 from services.shared.settings import Settings
 from tests.services.conftest import Api
 
@@ -42,8 +42,8 @@ async def op_api(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Api]:
         yield Api(client, engine)
 
 
-def service_of(api: Api) -> MatchService:
-    service: MatchService = api.client.app.state.service
+def service_of(api: Api) -> MatchParts:
+    service: MatchParts = api.client.app.state.parts
     return service
 
 

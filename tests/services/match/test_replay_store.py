@@ -18,12 +18,7 @@ from domain.events import DieRolled, Event, encode_event
 from domain.rules import parse_ruleset
 from replays.format import dump_replay, load_replay, replay_from_events
 from replays.verify import verify_replay
-from services.match.replay_store import (
-    ImportRefused,
-    ReplayNotFound,
-    ReplayStore,
-    stream_of,
-)
+from services.match.replays.service import ImportRefused, ReplayNotFound, ReplayStore, stream_of
 from services.shared.eventstore import EventStore
 from tests import paths
 from tests.replays.scripted import scripted_match, server_seed

@@ -10,8 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.decider import fold
-from services.match.scheduler import Scheduler
-from services.match.service import MatchService
+from services.match.parts import MatchParts
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
 from tests.services.conftest import Api
@@ -43,11 +42,9 @@ async def test_three_scheduler_instances_play_cpu_matches_once_each(
     """Three schedulers (each with its own service and state cache, as separate instances
     have) race over the same deadlines; every match ends with a valid, unbroken stream."""
     matches = [await _cpu_only_match(api) for _ in range(3)]
-    settings = Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False)
+    settings = Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False, scheduler_poll=0.001)
     store = EventStore(engine)
-    schedulers = [
-        Scheduler(MatchService(engine, store, settings), engine, poll=0.001) for _ in range(3)
-    ]
+    schedulers = [MatchParts(engine, store, settings).scheduler for _ in range(3)]
     async with anyio.create_task_group() as group:
         for scheduler in schedulers:
             group.start_soon(scheduler.run)

@@ -1,11 +1,12 @@
-"""`cpu_only`, the rule behind the live view's CPU-only matches (services/match/site_now.py):
-the domain's fold of a match's seat events says whether only CPUs play it now. The counts
-over HTTP are in tests/services/ranking/test_live_view.py."""
+"""`cpu_only`, the rule behind the live view's CPU-only matches
+(services/match/moderation/site_now.py): the domain's fold of a match's seat events says
+whether only CPUs play it now. The counts over HTTP are in
+tests/services/ranking/test_live_view.py."""
 
 from __future__ import annotations
 
 from domain import events as ev
-from services.match.site_now import cpu_only
+from services.match.moderation.site_now import cpu_only
 
 
 def created(*seats: str | None) -> ev.MatchCreated:

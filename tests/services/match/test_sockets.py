@@ -28,15 +28,16 @@ import websockets
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.match.guests import Player
-from services.match.match_commands import MatchCommands
-from services.match.match_socket import (
+from services.match.play.service import MatchCommands
+from services.match.play.socket import (
     BATCH_EVENTS,
     _Session,
+    _SessionParts,
     batch_frames,
     event_message,
     result_event,
 )
-from services.match.views import event_view
+from services.match.play.views import event_view
 from services.ranking.analysis.consumer import AnalysisConsumer
 from services.shared.eventstore import ConcurrencyError, EventStore, StoredEvent
 from tests.pg_waits import backend_pid, wait_until_blocked
@@ -657,8 +658,9 @@ async def test_a_socket_cancelled_as_it_records_its_close_still_records_it(api: 
     """A seat's socket whose task is cancelled (the server stopping) while it writes its
     close finishes the write: the seat counts no connection and its grace period starts."""
     match_id, players, _ = await api.duel()
-    service = api.client.app.state.service
-    session = _Session(service, match_id, api.client.app.state.limits, "test")
+    service = api.client.app.state.parts
+    parts = _SessionParts(service.guests, service.commands, service.presence, service.stamps)
+    session = _Session(parts, match_id, api.client.app.state.limits, "test", service.counters)
     session.player = Player(players[0]["id"], "alice")
     session.seat = await service.presence.connected(match_id, session.player)
     assert session.seat == 0

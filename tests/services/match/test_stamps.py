@@ -1,4 +1,4 @@
-"""Quick-chat stamps at a match (services/match/stamps.py): `POST` and `GET
+"""Quick-chat stamps at a match (services/match/play/stamps.py): `POST` and `GET
 /api/matches/{id}/stamps`, every refusal a 4xx that appends nothing, the host's switch,
 the match socket's `stamp` message and frames, who is connected, and a match's replay
 unchanged by the stamps beside it.
@@ -38,7 +38,7 @@ class Clock:
 
 def clocked(api: Api) -> Clock:
     clock = Clock()
-    api.client.app.state.service.stamps.clock = clock
+    api.client.app.state.parts.stamps.clock = clock
     return clock
 
 
@@ -178,7 +178,7 @@ async def test_a_matchs_replay_is_the_same_with_and_without_stamps(api: Api) -> 
     clock = clocked(api)
     match_id, players, _ = await api.duel()
     await api.play_to_end(match_id, players)
-    replays = api.client.app.state.service.replays
+    replays = api.client.app.state.parts.replays
 
     async def exported() -> bytes:
         replay = await replays.export(match_id)

@@ -10,8 +10,12 @@ from domain.arena import ArenaCancelled, TablesPaired
 from domain.streams import match_stream
 from replays.tournament import dump_tournament, load_tournament
 from replays.tournament_verify import verify_tournament
-from services.match.replay_store import ReplayStore
-from services.match.tournament_export import ArenaNotFound, ArenaRunning, tournament_from_store
+from services.match.replays.service import ReplayStore
+from services.match.replays.tournament_export import (
+    ArenaNotFound,
+    ArenaRunning,
+    tournament_from_store,
+)
 from services.shared.eventstore import EventStore
 from tests.arena_fixtures import STARTS_AT, ArenaRecord, build_arena, store_arena
 

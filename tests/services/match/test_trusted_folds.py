@@ -1,9 +1,9 @@
 """Match commands decided on a trusted cached fold, without reading the stream first
-(services/match/match_reads.py): one round trip per command on the instance that keeps
+(services/match/play/reads.py): one round trip per command on the instance that keeps
 the match, and a stale fold (another instance appended, its hint not heard yet) caught by
 the append and decided again on a fresh read, never forking the chain.
 
-Two `MatchService`s on one database stand for two instances. No live hub runs, so no hint
+Two `MatchParts` on one database stand for two instances. No live hub runs, so no hint
 is ever heard: the worst case of a late hint."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from domain import party as pd
 from domain.decider import current_legal_moves, fold
 from domain.streams import match_stream
 from services.match.guests import Player
-from services.match.service import MatchService
+from services.match.parts import MatchParts
 from services.shared.eventstore import AppendResult, EventStore
 from services.shared.settings import Settings
 
@@ -48,7 +48,7 @@ class Table:
     async def playing(self) -> bool:
         return fold(await self.judge.read_events(self.stream)).status == "playing"
 
-    async def act(self, service: MatchService) -> AppendResult:
+    async def act(self, service: MatchParts) -> AppendResult:
         """The seat to act plays on `service`: its first legal move, or a roll."""
         state = fold(await self.judge.read_events(self.stream))
         player = next(p for p in self.players if p.id == state.seats[state.turn].player_id)
@@ -59,15 +59,15 @@ class Table:
 
 
 @pytest.fixture
-async def instances(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[list[MatchService]]:
+async def instances(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[list[MatchParts]]:
     settings = Settings(data_dir=tmp_path, cpu_delay=0, scheduler=False)
-    services = [MatchService(engine, Counting(engine), settings) for _ in range(2)]
+    services = [MatchParts(engine, Counting(engine), settings) for _ in range(2)]
     for service in services:
         service.matches.listening(True)  # as the live hub reports; no hint will come
     yield services
 
 
-async def _table(a: MatchService) -> Table:
+async def _table(a: MatchParts) -> Table:
     alice, _ = await a.guests.create("alice")
     bob, _ = await a.guests.create("bob")
     party_id, _ = await a.parties.create(
@@ -78,13 +78,13 @@ async def _table(a: MatchService) -> Table:
     return Table(a.engine, match_id, [alice, bob])
 
 
-def _reads(service: MatchService) -> int:
+def _reads(service: MatchParts) -> int:
     store = service.store
     assert isinstance(store, Counting)
     return store.reads
 
 
-async def _assert_one_chain(a: MatchService, stream: str) -> None:
+async def _assert_one_chain(a: MatchParts, stream: str) -> None:
     """The stream is one hash chain over versions 0, 1, … (`ChainBroken` otherwise)."""
     stored = await a.store.read_stream(stream)
     assert [e.version for e in stored] == list(range(len(stored)))
@@ -92,7 +92,7 @@ async def _assert_one_chain(a: MatchService, stream: str) -> None:
 
 
 async def test_commands_on_the_keeping_instance_read_nothing_first(
-    instances: list[MatchService],
+    instances: list[MatchParts],
 ) -> None:
     """After its first command, the instance that appended the match's last event decides
     the next ones on its own fold: no read before deciding."""
@@ -107,7 +107,7 @@ async def test_commands_on_the_keeping_instance_read_nothing_first(
     await _assert_one_chain(a, table.stream)
 
 
-async def test_without_the_listener_every_command_reads(instances: list[MatchService]) -> None:
+async def test_without_the_listener_every_command_reads(instances: list[MatchParts]) -> None:
     """With no listener up (hints could be missed), a command always reads the stream."""
     a, _ = instances
     a.matches.listening(False)
@@ -119,7 +119,7 @@ async def test_without_the_listener_every_command_reads(instances: list[MatchSer
 
 
 async def test_a_stale_fold_is_decided_again_on_a_fresh_read(
-    instances: list[MatchService],
+    instances: list[MatchParts],
 ) -> None:
     """Another instance appends; this one's fold, still trusted, is stale. Each command
     decided on it is refused or loses at the append, is decided again on one fresh read,

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
 from replays.format import ReplayFile, load_replay
-from services.match.replay_store import ReplayStore
+from services.match.replays.service import ReplayStore
 from services.ranking.analysis import consumer as analysis_consumer
 from services.ranking.analysis.consumer import NICE, AnalysisConsumer, analyse_match
 from services.ranking.app import create_app

@@ -18,7 +18,7 @@ from domain.errors import (
     Unavailable,
     rejection_error,
 )
-from services.match.replay_store import ImportRefused, ReplayNotFound
+from services.match.replays.service import ImportRefused, ReplayNotFound
 from services.shared.errors import (
     ErrorBody,
     TimedOut,

@@ -173,7 +173,7 @@ async def test_unknown_tokens_in_hello_are_limited_too(database_url: str, tmp_pa
     with Instance(settings) as server:
         async with httpx.AsyncClient(base_url=server.http, timeout=30) as http:
             table = await Table(http).open()
-        engine = cast(Litestar, server.server.config.app).state.service.engine
+        engine = cast(Litestar, server.server.config.app).state.parts.engine
         with _token_queries(engine) as queries:
             async with websockets.connect(server.ws(table.match_id), max_size=None) as ws:
                 errors = []

@@ -1,0 +1,1 @@
+"""Arena tournaments: routes, socket, the arenas service and its runner, the views."""

@@ -1,0 +1,1 @@
+"""Moderation: reports, standing, reputation; the operator's routes and live view."""

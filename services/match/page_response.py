@@ -1,0 +1,35 @@
+"""One of the site's HTML pages as a response, under its CSP: `page`, and `stream_page`
+for a page about one party, match or arena (the 404 page when there is none). The HTML
+files are in this package (`services.match`), whichever capability serves them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+
+from litestar import MediaType, Response
+
+from domain.errors import NotFound
+from services.shared.pages import PAGE_HEADERS, inline_page
+
+__all__ = ["page", "stream_page"]
+
+
+def page(name: str, status: int = 200) -> Response[str]:
+    """The page `name` of this package under its CSP."""
+    html, csp = inline_page("services.match", name)
+    return Response(
+        html,
+        status_code=status,
+        media_type=MediaType.HTML,
+        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
+    )
+
+
+async def stream_page(found: Awaitable[object], name: str) -> Response[str]:
+    """The page `name` when `found`, the service's read of the party or match it shows,
+    finds it; else (an unknown or malformed id: `NotFound`) the 404 page."""
+    try:
+        await found
+    except NotFound:
+        return page("not_found.html", status=404)
+    return page(name)

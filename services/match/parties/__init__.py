@@ -1,0 +1,2 @@
+"""Parties: their routes and socket, party commands and a match's start, the tables a guest
+sits at."""

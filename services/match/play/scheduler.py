@@ -1,0 +1,145 @@
+"""The deadline worker: fires due `turn_deadlines` rows, exactly once across instances.
+
+Each instance runs `Scheduler.run()`. A firing is one transaction: claim the earliest due
+row with `FOR UPDATE SKIP LOCKED` (other instances skip it), then execute through
+`MatchCommands.fire_deadline`, which appends with the row's `expected_version` and rewrites
+the row from the new state in the same transaction. A row whose version is stale (the
+match moved on) is recomputed instead of fired, so a deadline fires at most once, and a
+crash before the commit leaves the row for the next poll, so it fires at least once.
+
+- kind `cpu`: the CPU (a CPU seat, a stand-in, or the rest of a timed-out turn) does ONE
+  action (roll or move); the next row follows after `LUDO_CPU_DELAY`, so people can follow.
+- kind `turn`: the human's time is up: `TimeOut` (three in a row: `SeatStoodIn`), then the
+  CPU plays the rest of the turn through `cpu` rows.
+
+It also fires `seat_presence.grace_due`: a player whose last live connection closed and who
+has not come back within `LUDO_RECONNECT_GRACE` gets a CPU stand-in (`SeatStoodIn`,
+reason `disconnected`) until they return (the match socket, services/match/play/socket.py,
+reclaims on reconnect: the one stand-in a reconnection ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import sqlalchemy as sa
+import structlog
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import AppError
+from domain.streams import match_id_of
+from services.match.play.deadlines import Deadlines
+from services.match.play.presence import Presence
+from services.match.play.service import MatchCommands
+from services.shared.eventstore import AppendResult, ConcurrencyError, EventStore
+from services.shared.logging import describe_exception
+
+__all__ = ["Scheduler"]
+
+_log = structlog.get_logger(__name__)
+
+_CLAIM = sa.text(
+    """
+    SELECT stream_id, expected_version, kind FROM turn_deadlines
+    WHERE due_at <= now()
+    ORDER BY due_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+    """
+)
+
+
+_CLAIM_GRACE = sa.text(
+    """
+    SELECT stream_id, seat FROM seat_presence
+    WHERE grace_due <= now()
+    ORDER BY grace_due
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+    """
+)
+
+
+class Scheduler:
+    """Fires due deadlines through `commands` and expired grace periods through `presence`;
+    `run()` loops, `run_due()` fires what is due now."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        store: EventStore,
+        commands: MatchCommands,
+        deadlines: Deadlines,
+        presence: Presence,
+        poll: float,
+    ) -> None:
+        self.engine = engine
+        self.store = store
+        self.commands = commands
+        self.deadlines = deadlines
+        self.presence = presence
+        self.poll = poll
+
+    async def fire_one(self) -> bool:
+        """Claim and fire one due deadline; False when none is due (or all are claimed)."""
+        result: AppendResult | None = None
+        async with self.engine.connect() as conn, conn.begin():
+            row = (await conn.execute(_CLAIM)).one_or_none()
+            if row is None:
+                return False
+            structlog.contextvars.bind_contextvars(match_id=match_id_of(row.stream_id))
+            try:
+                result = await self.commands.fire_deadline(
+                    conn, row.stream_id, row.expected_version, row.kind
+                )
+            except ConcurrencyError:
+                # The match moved on since the row was written: derive it again.
+                await self.deadlines.refresh(conn, row.stream_id)
+            except AppError as error:
+                # Nothing sensible to fire (e.g. the match is over): drop the row.
+                _log.warning("deadline_dropped", kind=row.kind, error=error.code)
+                await conn.execute(
+                    sa.text("DELETE FROM turn_deadlines WHERE stream_id = :s"),
+                    {"s": row.stream_id},
+                )
+        if result is not None:
+            await self.store.notify(result)
+        structlog.contextvars.unbind_contextvars("match_id")
+        return True
+
+    async def fire_grace_one(self) -> bool:
+        """Claim one seat whose reconnect grace has run out and stand a CPU in for it."""
+        result: AppendResult | None = None
+        async with self.engine.connect() as conn, conn.begin():
+            row = (await conn.execute(_CLAIM_GRACE)).one_or_none()
+            if row is None:
+                return False
+            try:
+                result = await self.presence.fire_grace(conn, row.stream_id, row.seat)
+            except (ConcurrencyError, AppError) as error:
+                # The match moved on while we decided: the next poll looks again.
+                _log.info("grace_retry", error=type(error).__name__)
+        if result is not None:
+            await self.store.notify(result)
+        return True
+
+    async def run_due(self, limit: int = 100_000) -> int:
+        """Fire deadlines and expired grace periods until none is due; returns how many."""
+        count = 0
+        while count < limit and await self.fire_one():
+            count += 1
+        while count < limit and await self.fire_grace_one():
+            count += 1
+        return count
+
+    async def run(self) -> None:
+        """Forever: fire what is due, then sleep `poll` seconds."""
+        _log.info("scheduler_started", poll=self.poll)
+        while True:
+            try:
+                await self.run_due(limit=1000)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                _log.error("scheduler_failed", **describe_exception(exc))
+            await asyncio.sleep(self.poll)

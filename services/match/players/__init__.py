@@ -1,0 +1,1 @@
+"""Players: creating a guest, who am I, my tables; who holds a lobby open."""

@@ -1,0 +1,1 @@
+"""Quick play: the pools' routes and the pairing service."""

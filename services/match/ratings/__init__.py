@@ -1,0 +1,1 @@
+"""`/api/ratings/*`, forwarded to the ranking service."""

@@ -1,0 +1,1 @@
+"""Replays on the web: the replay routes and pages, the replay store, tournament export."""
