@@ -2,13 +2,39 @@
 
 No Playwright-managed browser download: the system's /usr/bin/chromium (`.ci/run`
 installs it, and Debian's fonts-noto-cjk: Japanese pages are measured in Japanese type).
-Tests import `requires_chromium` (a skip marker), `new_page`, `console_errors`, `shot`,
-`axe_violations` (axe-core, vendored in tests/vendor/) and `small_targets` (targets
-smaller than 44×44 CSS px).
+Tests import `requires_chromium` (a skip marker), `new_page`, `launched`, `person`,
+`console_errors`, `shot`, `axe_violations` (axe-core, vendored in tests/vendor/) and
+`small_targets` (targets smaller than 44×44 CSS px).
+
+One Chromium for a run of page tests, a fresh context for each test. Starting Playwright's
+driver and Chromium costs about 1.7 s of CPU (0.7 s the driver, 1 s the browser) against
+tens of milliseconds for a context, and some 140 tests are page tests. A context is a test's
+own profile (cookies, storage, cache, locale, viewport, touch), so sharing the browser keeps
+the tests apart; what each test opened is closed after it (`launched` closes the contexts
+made in its block).
+
+A Playwright object belongs to the event loop that started it, and the anyio plugin gives
+each test a loop of its own, closed after it, unless something still holds the plugin's
+runner. So `hold_loop` (tests/conftest.py, before a test's setup) takes a lease on the
+runner for a `browser` test, and `release_loop` (after its teardown) gives it back, closing
+the browser first, once the next test of the worker is not a page test: consecutive page
+tests (tests/suite_plan.py sorts them together) run on one loop, with one driver and one
+Chromium, launched when the first of them asks. Chosen over the alternatives because:
+
+- a session-wide loop (a session-scoped async fixture) would run every later async test of
+  the worker on the page tests' loop: a task one service test leaves behind, or an error it
+  raises late, would land in an unrelated test; the lease ends with the page tests;
+- one Chromium per worker reached per test with `connect_over_cdp` or `connect` still starts
+  a driver per test (0.7 s of CPU, nearly half the cost), and a Chromium started by hand
+  lacks the switches Playwright's launch gives it (no timer throttling in background pages).
+
+Outside such a run (no lease held: a test not marked `browser`, or a script) `launched` and
+`new_page` start a Chromium of their own, as before.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
@@ -17,11 +43,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from anyio.abc import TestRunner
+from anyio.pytest_plugin import get_runner
 from playwright.async_api import (
     Browser,
     BrowserContext,
     ConsoleMessage,
+    Error,
     Page,
+    Playwright,
     Route,
     async_playwright,
     expect,
@@ -36,38 +66,108 @@ requires_chromium = pytest.mark.skipif(
 )
 
 
-@contextlib.asynccontextmanager
-async def new_page(locale: str | None = None) -> AsyncIterator[Page]:
-    """A fresh headless Chromium with one 1280×1000 page (15 s default timeout), in the
-    browser language `locale` (e.g. "ja-JP") when given."""
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            if locale is None:
-                page = await browser.new_page(viewport={"width": 1280, "height": 1000})
-            else:
-                context = await browser.new_context(
-                    viewport={"width": 1280, "height": 1000}, locale=locale
-                )
-                page = await context.new_page()
-            page.set_default_timeout(15_000)
-            yield page
-        finally:
-            await browser.close()
+class _Run:
+    """The run of page tests in progress on this worker: the lease on the anyio runner that
+    keeps its loop open, and the driver and Chromium started on that loop."""
+
+    lease: contextlib.ExitStack | None = None
+    runner: TestRunner | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    playwright: Playwright | None = None
+    browser: Browser | None = None
 
 
-LOOPBACK = ("127.0.0.1", "localhost")
+def hold_loop(item: pytest.Item) -> None:
+    """Before a `browser` test's setup: keep the anyio runner's loop open past the test
+    (module docstring), unless a run of page tests already does."""
+    if _Run.lease is None and item.get_closest_marker("browser") is not None:
+        lease = contextlib.ExitStack()
+        # The backend tests/databases.py's `anyio_backend` names for every async test.
+        _Run.runner = runner = lease.enter_context(get_runner("asyncio", {}))
+        _Run.loop = runner.run_fixture(_running_loop, {})
+        _Run.lease = lease
+
+
+def release_loop(nextitem: pytest.Item | None) -> None:
+    """After a test's teardown: when the next test is not a page test, close the run's
+    Chromium and driver and let the loop close."""
+    lease, runner = _Run.lease, _Run.runner
+    if lease is None or runner is None:
+        return
+    if nextitem is not None and nextitem.get_closest_marker("browser") is not None:
+        return
+    try:
+        runner.run_fixture(_stop, {})
+    finally:
+        _Run.lease = _Run.runner = _Run.loop = None
+        lease.close()
+
+
+async def _running_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+async def _stop() -> None:
+    browser, playwright = _Run.browser, _Run.playwright
+    _Run.browser = _Run.playwright = None
+    try:
+        if browser is not None:
+            with contextlib.suppress(Error):  # already gone if Chromium crashed
+                await browser.close()
+    finally:
+        if playwright is not None:
+            await playwright.stop()
+
+
+async def _shared() -> Browser | None:
+    """The run's Chromium (launched on first use, or again if it died), or None outside a
+    run of page tests."""
+    if _Run.loop is None or _Run.loop is not asyncio.get_running_loop():
+        return None
+    if _Run.playwright is None:
+        _Run.playwright = await async_playwright().start()
+    if _Run.browser is None or not _Run.browser.is_connected():
+        _Run.browser = await _Run.playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+    return _Run.browser
 
 
 @contextlib.asynccontextmanager
 async def launched() -> AsyncIterator[Browser]:
-    """Debian's Chromium, headless, closed afterwards."""
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
+    """Debian's Chromium, headless: the run's own (module docstring), whose contexts made
+    in the block are closed after it, or else one of its own, closed afterwards."""
+    shared = await _shared()
+    if shared is None:
+        async with async_playwright() as pw:
+            chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                yield chromium
+            finally:
+                await chromium.close()
+        return
+    before = set(shared.contexts)
+    try:
+        yield shared
+    finally:
+        for context in list(shared.contexts):
+            if context not in before:
+                with contextlib.suppress(Error):  # a crashed browser has no context to close
+                    await context.close()
+
+
+@contextlib.asynccontextmanager
+async def new_page(locale: str | None = None) -> AsyncIterator[Page]:
+    """A page of 1280×1000 (15 s default timeout) in a fresh context of headless Chromium,
+    in the browser language `locale` (e.g. "ja-JP") when given."""
+    async with launched() as browser:
+        context = await browser.new_context(viewport={"width": 1280, "height": 1000}, locale=locale)
+        page = await context.new_page()
+        page.set_default_timeout(15_000)
+        yield page
+
+
+LOOPBACK = ("127.0.0.1", "localhost")
 
 
 # Answers a page asks for knowing they may not be there yet, and says so in words: a

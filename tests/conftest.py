@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import msgspec
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -40,7 +41,7 @@ from domain.events import Event, MatchCreated, MatchStarted, PieceMoved, SeatSpe
 from domain.moves import Move, legal_moves
 from domain.rules import REVISIONS, Ruleset, parse_ruleset, ruleset_to_dict
 from domain.selfplay import MatchRecord, play_match
-from tests import suite_plan
+from tests import browser, suite_plan
 from tests.browser import requires_chromium
 
 E = TypeVar("E", bound=Event)  # one kind of event, for `event_as`
@@ -57,6 +58,22 @@ def pytest_configure(config: Any) -> None:
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """The `browser`, `infra` and `bench` markers and the xdist groups: tests/suite_plan.py."""
     suite_plan.sort(items, requires_chromium.mark)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A page test keeps its event loop, and so its Chromium, for the page tests after it
+    (tests/browser.py)."""
+    browser.hold_loop(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """After the last of a run of page tests, their Chromium closes (tests/browser.py)."""
+    try:
+        return (yield)
+    finally:
+        browser.release_loop(nextitem)
 
 
 def pytest_sessionstart(session: Any) -> None:

@@ -290,6 +290,8 @@ def test_the_capability_check_sees_a_wrong_import(tmp_path: Path) -> None:
         "services/toy/a/m.py:6 imports services.other.v",
         "services/toy/a/m.py:7 imports services.toy.app.create_app",
         "services/toy/plumbing.py:1 imports services.toy.a.x",
+    ]
+
 
 # A capability of the match service (a folder of services/match/) -> the sibling
 # capabilities it may import (docs/design.md#where-things-go). Besides these, a capability
@@ -321,4 +323,3 @@ def test_match_capabilities_import_only_what_their_dict_allows() -> None:
 def test_capabilities_allow_no_cycle(allowed: Mapping[str, frozenset[str]]) -> None:
     """The allowed sideways imports between a service's capabilities go one way."""
     assert _a_cycle({name: set(siblings) for name, siblings in allowed.items()}) == []
-    ]

@@ -1,5 +1,7 @@
 """The match service's `/api/ratings/*` proxy, with the ranking service running (served by
-uvicorn on a real socket) and without it."""
+uvicorn on a real socket) and without it. The two services with the proxy between them
+(`both`) are started once for the module, on a database of its own: its tests only read,
+and one writes the match the others never look at."""
 
 from __future__ import annotations
 
@@ -19,8 +21,10 @@ from services.match.app import create_app as match_app
 from services.match.ratings.routes import upstream_path
 from services.ranking.app import create_app as ranking_app
 from services.ranking.ratings.consumer import RankingConsumer
+from services.shared.database import create_engine
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings, SettingsError
+from tests.databases import migrated_database
 from tests.services.ranking.finished_matches import write_match
 
 pytestmark = pytest.mark.anyio
@@ -59,21 +63,41 @@ async def _match_client(
         yield client
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def shared_url(server_url: str, template_name: str) -> Iterator[str]:
+    """The module's database, migrated, dropped after its last test."""
+    with migrated_database(server_url, template_name) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+async def shared_engine(shared_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(shared_url, pool_size=4, max_overflow=4)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture(scope="module")
 async def both(
-    database_url: str, engine: AsyncEngine, tmp_path: Path
+    shared_url: str, shared_engine: AsyncEngine, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[AsyncTestClient[Any]]:
-    with _ranking_server(database_url, tmp_path) as url:
-        async with _match_client(engine, tmp_path, url) as client:
+    """The ranking service under uvicorn and the match app proxying to it, once for the
+    module (a start of both costs more than most of its tests)."""
+    tmp_path = tmp_path_factory.mktemp("ratings-proxy")
+    with _ranking_server(shared_url, tmp_path) as url:
+        async with _match_client(shared_engine, tmp_path, url) as client:
             yield client
 
 
 async def test_reads_pass_through_with_status_and_body(
-    both: AsyncTestClient[Any], engine: AsyncEngine, pg_store: EventStore
+    both: AsyncTestClient[Any], shared_engine: AsyncEngine
 ) -> None:
     """Leaderboard, player and match answers (and their 404/422 errors) arrive unchanged."""
-    stream = await write_match(engine, pg_store, ["ann", "ben"], [1, 2])
-    await RankingConsumer(engine, pg_store).catch_up()
+    store = EventStore(shared_engine)
+    stream = await write_match(shared_engine, store, ["ann", "ben"], [1, 2])
+    await RankingConsumer(shared_engine, store).catch_up()
     board = await both.get("/api/ratings/leaderboard?model=elo&limit=1")
     assert board.status_code == 200 and board.headers["content-type"].startswith("application/json")
     assert board.json()["model"] == "elo"
