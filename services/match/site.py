@@ -11,12 +11,12 @@
   private one created), one arena live (docs/arenas.md);
 - `/healthz`.
 
-Every page is one self-contained HTML file served under the hash-based CSP of
-`services.shared.pages`; the replay viewer and dispute report (services/match/
-replays_web.py) are served the same way through `stream_page`. The pages read through the
-service's parts (`MatchService.parties`, `.matches`, `.guests`), never the store. An
-unknown or malformed id is the site's 404 page (`not_found.html`), as is any unknown path
-a browser asks for.
+Every page is a shell of web/pages/ (its script an ES module of web/js/) served under the
+nonce-based CSP of `services.shared.pages`; the replay viewer and dispute report
+(services/match/replays_web.py) are served the same way through `stream_page`. The pages
+read through the service's parts (`MatchService.parties`, `.matches`, `.guests`), never
+the store. An unknown or malformed id is the site's 404 page (`not_found.html`), as is
+any unknown path a browser asks for (not under `/static/`: a missing file is JSON 404).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from services.match.ids import check_id
 from services.match.players import Service
 from services.shared.database import reachable
 from services.shared.errors import HEALTH_RESPONSES, http_error
-from services.shared.pages import PAGE_HEADERS, inline_page
+from services.shared.pages import page_response
 
 __all__ = [
     "arena_page",
@@ -52,14 +52,8 @@ __all__ = [
 
 
 def page(name: str, status: int = 200) -> Response[str]:
-    """The page `name` of this package under its CSP."""
-    html, csp = inline_page("services.match", name)
-    return Response(
-        html,
-        status_code=status,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
-    )
+    """The page `name` (web/pages/) under its CSP."""
+    return page_response(name, status)
 
 
 async def stream_page(found: Awaitable[object], name: str) -> Response[str]:
@@ -77,7 +71,7 @@ def not_found(request: Request[Any, Any, Any], exc: NotFoundException) -> Respon
     error for everything else (the API, sockets, tools)."""
     path = request.url.path
     wants_page = "text/html" in request.headers.get("accept", "")
-    if wants_page and not path.startswith(("/api/", "/ws/", "/schema")):
+    if wants_page and not path.startswith(("/api/", "/ws/", "/schema", "/static/")):
         return page("not_found.html", status=404)
     return http_error(request, exc)
 

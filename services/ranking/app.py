@@ -15,9 +15,9 @@ matches per day, largest swings, consumer lag, and `POST /api/ranking/recompute`
 Public, no token: `/api/ratings/*` (services/ranking/public.py), the player ratings that
 people see. Every handler reads through the injected `ranking` dependency
 (`RankingService`, services/ranking/service.py: its `queries` hold the SQL), as the
-match service's handlers do. `GET /dashboard` is the operator dashboard (`dashboard.html`: one
-self-contained page, SVG charts drawn by its inline script from these endpoints; it asks
-for the token).
+match service's handlers do. `GET /dashboard` is the operator dashboard (web/pages/dashboard.html:
+SVG charts drawn by its module, web/js/dashboard.js, from these endpoints; it asks for the
+token).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from services.shared.instance_stats import InstanceBeat
 from services.shared.metrics import app_metrics
 from services.shared.openapi_docs import openapi_config
 from services.shared.operator import is_operator
-from services.shared.pages import PAGE_HEADERS, inline_page
+from services.shared.pages import page_response
 from services.shared.service_app import serve_from_env, service_app
 from services.shared.settings import Settings
 
@@ -301,12 +301,7 @@ def index() -> Redirect:
 @get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
 async def dashboard() -> Response[str]:
     """The operator dashboard: public HTML; its data calls carry the operator token."""
-    html, csp = inline_page("services.ranking", "dashboard.html")
-    return Response(
-        html,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
-    )
+    return page_response("dashboard.html")
 
 
 @get(
