@@ -130,7 +130,9 @@ def _index() -> dict[str, tuple[bytes, str, str]]:
                 found[path] = (body, kind, etag)
 
     for top in _SERVED:
-        walk(web.FILES.joinpath(top), top)
+        folder = web.FILES.joinpath(top)
+        if folder.is_dir():  # a folder with nothing to serve yet is not in a checkout
+            walk(folder, top)
     return found
 
 
