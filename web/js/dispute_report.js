@@ -2,6 +2,7 @@
 import { $, OPERATOR_KEY, AuthError, el, message, keyboardScroll, operatorJson } from "./lib/page_common.js";
 import { t, siteHeader } from "./lib/site.js";
 import { matchWords } from "./lib/replay_words.js";
+import "./lib/dispute_words.js";  // its words, added to site.js's (mergeWords)
 
 const matchId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
 let report = null;
