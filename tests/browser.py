@@ -58,6 +58,7 @@ from playwright.async_api import (
 )
 
 from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS
+from services.shared.pages import static_file
 from tests.paths import ROOT
 
 requires_chromium = pytest.mark.skipif(
@@ -263,11 +264,21 @@ def console_errors(page: Page) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def page_served(url: str, html: str, csp: str) -> AsyncIterator[tuple[Page, list[str]]]:
-    """A page of a test's own (`html` under its `csp`, from `pages.inline_html`) served at
-    `url` by Playwright's router, no service: the page, once its script set
+    """A page of a test's own (`html` under its `csp`, from `pages.shell_html`) served at
+    `url` by Playwright's router, with the front-end files under `url` + `static/` as the
+    services serve them (`pages.static_file`), no service: the page, once its script set
     `body[data-ready=true]`, and the console errors it logs."""
 
     async def serve(route: Route) -> None:
+        path = urlsplit(route.request.url).path
+        if path.startswith("/static/"):
+            found = static_file(path.removeprefix("/static/"))
+            if found is None:
+                await route.fulfill(status=404, body="")
+                return
+            body, kind, _etag = found
+            await route.fulfill(status=200, body=body, headers={"Content-Type": kind})
+            return
         await route.fulfill(
             status=200,
             body=html,

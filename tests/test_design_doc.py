@@ -35,7 +35,7 @@ TEXT = DOC.read_text(encoding="utf-8")
 GOLDEN_REPLAYS = sorted((paths.GOLDEN / "replays").glob("*.ludo-replay.json"))
 
 # The folders a path named in the doc may start with.
-_TOP = "domain|replays|services|ludo_cli|migrations|tests|benchmarks|tools|deploy|docs"
+_TOP = "domain|replays|services|ludo_cli|migrations|tests|benchmarks|tools|deploy|docs|web"
 _PATH = re.compile(rf"(?<![\w./-])((?:{_TOP})/[\w./-]*)")
 # A file named alone in backticks (`match_reads.py`): it exists somewhere in the tree.
 _BARE_FILE = re.compile(r"`([a-z_]+\.(?:py|html|js|css|md))`")

@@ -28,8 +28,9 @@ ROOT = paths.ROOT
 # A folder -> the project's folders it may import (itself included).
 ALLOWED: dict[str, frozenset[str]] = {
     "domain": frozenset({"domain"}),
+    "web": frozenset({"web"}),
     "replays": frozenset({"domain", "replays"}),
-    "services": frozenset({"domain", "replays", "services"}),
+    "services": frozenset({"domain", "replays", "services", "web"}),
     "migrations": frozenset({"domain", "replays", "services", "migrations"}),
     "ludo_cli": frozenset({"domain", "replays", "services", "ludo_cli"}),
     "tools": frozenset({"domain", "replays", "services", "ludo_cli", "tools"}),

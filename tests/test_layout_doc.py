@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE_FOLDERS = ("domain", "replays", "services", "ludo_cli", "migrations", "tools", "benchmarks")
 # Every other file in these (assets, data, configuration) is on some line, alone or in a
 # pattern or a folder.
-LISTED_FOLDERS = (*SOURCE_FOLDERS, "deploy")
+LISTED_FOLDERS = (*SOURCE_FOLDERS, "deploy", "web")
 # The top-level files that say how the product is built, run and checked.
 TOP_LEVEL = ("setup.py", "pyproject.toml", "compose.yaml", "Dockerfile", ".ci/run")
 # The folders the block has a heading for (a check that it was read at all).
@@ -40,7 +40,7 @@ REQUIRED_FOLDERS = frozenset(
     }
 )
 # What a build or a run leaves behind, not part of the tree.
-LEFTOVERS = ("__pycache__",)
+LEFTOVERS = ("__pycache__", "node_modules")  # node_modules: `npm ci --prefix web`
 LEFTOVER_SUFFIXES = (".pyc", ".so", ".pyd")
 
 

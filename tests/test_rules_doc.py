@@ -24,7 +24,7 @@ from domain.rules import (
 from tests import paths
 
 DOC = paths.ROOT / "docs" / "rules.md"
-SITE_WORDS = paths.ROOT / "services" / "match" / "site.js"
+SITE_WORDS = paths.ROOT / "web" / "js" / "lib" / "site.js"
 _CODE = re.compile(r"`([^`]*)`")
 
 
@@ -73,7 +73,7 @@ def _site_words() -> dict[str, dict[str, tuple[str, dict[str, str]]]]:
     """Per language, per option: the site's name for it and its values' labels, from the
     words tables of site.js (`opt`)."""
     text = SITE_WORDS.read_text()
-    ja_at, en_at = text.index("\n    ja: {"), text.index("\n    en: {")
+    ja_at, en_at = text.index("\n  ja: {"), text.index("\n  en: {")
     blocks = {"ja": text[ja_at:en_at], "en": text[en_at:]}
     words: dict[str, dict[str, tuple[str, dict[str, str]]]] = {}
     for language, block in blocks.items():

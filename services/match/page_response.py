@@ -1,28 +1,23 @@
-"""One of the site's HTML pages as a response, under its CSP: `page`, and `stream_page`
-for a page about one party, match or arena (the 404 page when there is none). The HTML
-files are in this package (`services.match`), whichever capability serves them."""
+"""One of the site's pages as a response, under its CSP: `page`, and `stream_page` for a
+page about one party, match or arena (the 404 page when there is none). The pages are
+shells of web/pages/ (`services.shared.pages.page_response`), whichever capability serves
+them."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 
-from litestar import MediaType, Response
+from litestar import Response
 
 from domain.errors import NotFound
-from services.shared.pages import PAGE_HEADERS, inline_page
+from services.shared.pages import page_response
 
 __all__ = ["page", "stream_page"]
 
 
 def page(name: str, status: int = 200) -> Response[str]:
-    """The page `name` of this package under its CSP."""
-    html, csp = inline_page("services.match", name)
-    return Response(
-        html,
-        status_code=status,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
-    )
+    """The page `name` (web/pages/) under its CSP."""
+    return page_response(name, status)
 
 
 async def stream_page(found: Awaitable[object], name: str) -> Response[str]:

@@ -285,6 +285,12 @@ def limits_middleware(app: ASGIApp, limits: Limits) -> ASGIApp:
         if kind not in (ScopeType.HTTP, ScopeType.WEBSOCKET):
             await app(scope, receive, send)
             return
+        if kind == ScopeType.HTTP and scope.get("path", "").startswith("/static/"):
+            # The pages' files (services/shared/pages.py): read from memory, never the
+            # database, a dozen per page load; a budget's shared count would cost each one
+            # a database round trip and spend the budget the API and sockets need.
+            await app(scope, receive, send)
+            return
         client = client_key(scope)
         new_guest = (
             kind == ScopeType.HTTP

@@ -1,88 +1,160 @@
-"""Self-contained HTML pages of both services, each served under a CSP that names its
-inline blocks by hash.
+"""The pages of both services and the front-end files they load, from the `web` folder
+(web/__init__.py).
 
-The pages (the replay viewer and dispute report of the match service, the operator
-dashboard of the ranking service) carry their script and style inline and load nothing
-else. What they share lives once, in files a page names in a comment
-`/*@include NAME.js*/` inside its `<script>` (or `/*@include NAME.css*/` inside its
-`<style>`), replaced by the file before hashing. NAME is looked up first in the page's
-own package, then here: `page_common.js` (DOM helpers, the message box, operator API
-calls) serves the pages of both services; the match service's site pages share its
-`site.js` and `site.css`. One include is made, not read: `settings.js` defines
-`SETTINGS`, every table setting's allowed values and defaults (`domain.settings.CHOICES`),
-so the pages' forms offer exactly what the API takes.
+A page is a shell, `web/pages/<page>.html`: markup, its stylesheets and one
+`<script type="module">`, its entry module, which imports the modules it needs
+(`web/js/lib/`). `page_response(name)` serves a shell under a Content-Security-Policy
+whose `script-src` is a nonce made for that response, with `'strict-dynamic'` so that
+the entry's imports load; styles come only from this origin (`'self'`). No inline script
+runs: an injected `<script>` or `onclick=` carries no nonce, so it would not run even if
+some text reached the page unescaped. The dashboard holds the operator token in session
+storage, which is why it gets the same policy as the public pages.
 
-The policy allows exactly the served blocks (`'sha256-…'` of each) and no other script
-or style: an injected `<script>` or `onclick=` would not run even if some text reached
-the page unescaped. The dashboard holds the operator token in session storage, which is
-why it gets the same policy as the public pages rather than `'unsafe-inline'`.
+Data reaches a page as JSON data blocks, which the browser does not execute: a shell's
+empty `<script type="application/json" id="settings">` is filled with
+`domain.settings.CHOICES` (every table setting's allowed values and defaults, defined once
+there), so the pages' forms offer exactly what the API takes.
+
+`static_file` answers `GET /static/{path}` of both services: only the files of web/js,
+web/css and web/i18n (an index made once, so no other path can be named), with their
+content type, `X-Content-Type-Options: nosniff`, an ETag of their content and
+`Cache-Control: no-cache` (a browser may keep a file but asks each time whether it
+changed: code is never stale after a deploy). Anything else is the JSON 404.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
-import re
-from importlib import resources
-from typing import Final
+import secrets
+from typing import Any, Final
 
 import msgspec
+from litestar import MediaType, Request, Response, get
+from litestar.datastructures import CacheControlHeader
+from litestar.params import FromPath
 
+import web
+from domain.errors import NotFound
 from domain.settings import CHOICES
 
-__all__ = ["PAGE_HEADERS", "inline_html", "inline_page"]
+__all__ = [
+    "PAGE_HEADERS",
+    "page_csp",
+    "page_response",
+    "shell_html",
+    "static_file",
+    "static_route",
+]
 
-# Headers every page response carries besides its CSP. (`Cache-Control: no-store` comes
-# from the apps' `cache_control`, set for every response of both services.)
+# Headers every page and static response carries besides its CSP. (`Cache-Control:
+# no-store` comes from the apps' `cache_control`, set for every response of both services;
+# the static files say `no-cache` instead.)
 PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
 
-_BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
-_INCLUDE = re.compile(r"/\*@include ([a-z_]+\.(?:js|css))\*/")
-# Includes made from the domain's values rather than read from a file.
-_MADE: Final = {"settings.js": f"const SETTINGS = {msgspec.json.encode(CHOICES).decode()};"}
+# The folders of web/ that are served, and the content type of each kind of file.
+_SERVED: Final = ("js", "css", "i18n")
+_TYPES: Final = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+}
+_SETTINGS_BLOCK: Final = '<script type="application/json" id="settings"></script>'
 
 
-def _expand(html: str, package: str) -> str:
-    """`html` with each `/*@include NAME*/` replaced by the file NAME of `package`, or of
-    this package when `package` has none."""
-    places = [resources.files(package), resources.files(__package__ or "services.shared")]
-
-    def read(match: re.Match[str]) -> str:
-        if match.group(1) in _MADE:
-            return _MADE[match.group(1)]
-        for place in places:
-            candidate = place.joinpath(match.group(1))
-            if candidate.is_file():
-                return candidate.read_text("utf-8").strip()
-        raise FileNotFoundError(f"{match.group(0)}: no {match.group(1)} in {package} or here")
-
-    return _INCLUDE.sub(read, html)
+def page_csp(nonce: str) -> str:
+    """The policy of a page whose entry module carries `nonce`."""
+    return (
+        f"default-src 'none'; script-src 'nonce-{nonce}' 'strict-dynamic'; "
+        "style-src 'self'; connect-src 'self'; img-src data:; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors 'none'"
+    )
 
 
-def _digest(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+def _data(value: object) -> str:
+    """`value` as JSON that cannot end the data block it is put in."""
+    return msgspec.json.encode(value).decode().replace("</", "<\\/")
+
+
+def _filled(source: str) -> str:
+    """The shell `source` with its data blocks filled."""
+    return source.replace(
+        _SETTINGS_BLOCK,
+        f'<script type="application/json" id="settings">{_data(CHOICES)}</script>',
+    )
 
 
 @functools.cache
-def inline_page(package: str, name: str) -> tuple[str, str]:
-    """The page `name` of `package` and the CSP that allows exactly its inline script
-    and style blocks (read and hashed once per process)."""
-    return inline_html(resources.files(package).joinpath(name).read_text("utf-8"), package)
+def _shell(name: str) -> str:
+    return _filled(web.FILES.joinpath("pages", name).read_text("utf-8"))
 
 
-def inline_html(source: str, package: str = "services.shared") -> tuple[str, str]:
-    """The page `source` with its includes expanded (from `package`, then this package),
-    and the CSP that allows exactly its inline script and style blocks."""
-    html = _expand(source, package)
-    blocks = _BLOCK.findall(html)
-    scripts = " ".join(_digest(body) for kind, body in blocks if kind == "script") or "'none'"
-    styles = " ".join(_digest(body) for kind, body in blocks if kind == "style") or "'none'"
-    csp = (
-        f"default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; "
-        "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+def shell_html(source: str) -> tuple[str, str]:
+    """The shell `source` with its data blocks filled and a fresh nonce on each of its
+    `<script` tags, and the CSP that allows exactly those scripts (and what they import)."""
+    nonce = secrets.token_urlsafe(18)
+    html = _filled(source).replace("<script ", f'<script nonce="{nonce}" ')
+    return html, page_csp(nonce)
+
+
+def page_response(name: str, status: int = 200) -> Response[str]:
+    """The page `name` (`web/pages/<name>`) under its CSP, with a nonce of its own."""
+    nonce = secrets.token_urlsafe(18)
+    html = _shell(name).replace("<script ", f'<script nonce="{nonce}" ')
+    return Response(
+        html,
+        status_code=status,
+        media_type=MediaType.HTML,
+        headers={"Content-Security-Policy": page_csp(nonce), **PAGE_HEADERS},
     )
-    return html, csp
+
+
+@functools.cache
+def _index() -> dict[str, tuple[bytes, str, str]]:
+    """Every served file: its path under /static -> its bytes, content type and ETag."""
+    found: dict[str, tuple[bytes, str, str]] = {}
+
+    def walk(folder: object, prefix: str) -> None:
+        for entry in folder.iterdir():  # type: ignore[attr-defined]
+            path = f"{prefix}/{entry.name}"
+            if entry.is_dir():
+                walk(entry, path)
+                continue
+            kind = _TYPES.get("." + entry.name.rsplit(".", 1)[-1])
+            if kind is not None:
+                body = entry.read_bytes()
+                etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+                found[path] = (body, kind, etag)
+
+    for top in _SERVED:
+        folder = web.FILES.joinpath(top)
+        if folder.is_dir():  # a folder with nothing to serve yet is not in a checkout
+            walk(folder, top)
+    return found
+
+
+def static_file(path: str) -> tuple[bytes, str, str] | None:
+    """The served file at `path` (e.g. `js/lobby.js`): bytes, content type, ETag; None
+    for any path that is not one of them."""
+    return _index().get(path.lstrip("/"))
+
+
+@get(
+    "/static/{path:path}",
+    include_in_schema=False,
+    cache_control=CacheControlHeader(no_cache=True),
+    sync_to_thread=False,
+)
+def static_route(path: FromPath[str], request: Request[Any, Any, Any]) -> Response[bytes]:
+    """A front-end file (web/js, web/css, web/i18n); 304 when the browser's copy is current."""
+    found = static_file(path)
+    if found is None:
+        raise NotFound("no such file")
+    body, kind, etag = found
+    headers = {"ETag": etag, **PAGE_HEADERS}
+    if request.headers.get("if-none-match") == etag:
+        return Response(b"", status_code=304, headers=headers, media_type=kind)
+    return Response(body, media_type=kind, headers=headers)

@@ -5,7 +5,9 @@ Both services answer the same way at the edge: request bodies checked and capped
 (`MAX_BODY`, the 413 their operations declare), errors as the JSON of
 `services.shared.errors`, per-client budgets (`Limits`), one log line per request, each
 request timed into the Prometheus metrics and `GET /metrics` (`services.shared.metrics`),
-and no response kept by a browser or proxy. Written once here so the two cannot drift."""
+the front-end files at `GET /static/{path}` (`services.shared.pages`), and no response
+kept by a browser or proxy (the front-end files: none kept unchecked). Written once here
+so the two cannot drift."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from services.shared.limits import Limits, limits_middleware
 from services.shared.logging import configure_logging
 from services.shared.metrics import AppMetrics, metrics_endpoint
 from services.shared.openapi_docs import truthful_errors
+from services.shared.pages import static_route
 from services.shared.request_middleware import request_middleware
 from services.shared.serving import settle_heap
 from services.shared.settings import Settings
@@ -46,7 +49,7 @@ def service_app(
     edge both services share (`errors`: handlers beside the shared ones)."""
     limits = Limits(settings)  # per-client budgets (services/shared/limits.py)
     app = Litestar(
-        route_handlers=[*route_handlers, metrics_endpoint],
+        route_handlers=[*route_handlers, metrics_endpoint, static_route],
         dependencies=dict(dependencies),
         exception_handlers={**exception_handlers, **(errors or {})},
         lifespan=list(lifespan),

@@ -11,12 +11,12 @@
   private one created), one arena live (docs/arenas.md);
 - `/healthz`.
 
-Every page is one self-contained HTML file served under the hash-based CSP of
-`services.shared.pages`; the replay viewer and dispute report (services/match/
+Every page is a shell of web/pages/ (its script an ES module of web/js/) served under the
+nonce-based CSP of `services.shared.pages`; the replay viewer and dispute report (services/match/
 replays/routes.py) are served the same way (`services/match/page_response.py`). The pages
 read through the parts they name (`parties`, `matches`, `arenas`, `guests`), never the store. An
 unknown or malformed id is the site's 404 page (`not_found.html`), as is any unknown path
-a browser asks for.
+a browser asks for (not under `/static/`: a missing file is JSON 404).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def not_found(request: Request[Any, Any, Any], exc: NotFoundException) -> Respon
     error for everything else (the API, sockets, tools)."""
     path = request.url.path
     wants_page = "text/html" in request.headers.get("accept", "")
-    if wants_page and not path.startswith(("/api/", "/ws/", "/schema")):
+    if wants_page and not path.startswith(("/api/", "/ws/", "/schema", "/static/")):
         return page("not_found.html", status=404)
     return http_error(request, exc)
 

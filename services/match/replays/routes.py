@@ -9,10 +9,10 @@ the report `seat_connections`, the log of live connections) to the pure projecti
 `replays/` (`replays.viewer`, `replays.report`, built on the same walk
 as `ludo replay show`); nothing is written.
 
-The pages are self-contained HTML files next to this module (`replay_viewer.html`,
-`dispute_report.html`): inline script and style only, no external request. They are
-served under a Content-Security-Policy that allows exactly their inline blocks (by
-SHA-256 hash) and `connect-src 'self'`.
+The pages are shells of web/pages/ (`replay_viewer.html`, `dispute_report.html`) whose
+modules and styles this service serves under `/static/` (services/shared/pages.py): no
+external request, no inline script, a nonce-based Content-Security-Policy and
+`connect-src 'self'`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The operator dashboard's routes: the page (`GET /dashboard`, `/` leads to it) and its
-live view (`GET /api/ranking/live`, behind the operator guard). The page is one
-self-contained HTML file, `dashboard.html`, loaded by `inline_page` (services/shared/
-pages.py); its inline script draws SVG charts from the `/api/ranking` endpoints and asks
-for the token. The live view's reads are the `live` dependency (services/ranking/dashboard/
+live view (`GET /api/ranking/live`, behind the operator guard). The page is a shell,
+web/pages/dashboard.html (served by services/shared/pages.py); its module,
+web/js/dashboard.js, draws SVG charts from the `/api/ranking` endpoints and asks for the
+token. The live view's reads are the `live` dependency (services/ranking/dashboard/
 service.py), provided by services/ranking/app.py.
 """
 
@@ -15,7 +15,7 @@ from litestar.response import Redirect
 from services.ranking.dashboard.schemas import LiveViewOut
 from services.ranking.dashboard.service import LiveView
 from services.ranking.guards import operator_guard
-from services.shared.pages import PAGE_HEADERS, inline_page
+from services.shared.pages import page_response
 
 __all__ = ["LiveController", "dashboard", "index"]
 
@@ -47,9 +47,4 @@ def index() -> Redirect:
 @get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
 async def dashboard() -> Response[str]:
     """The operator dashboard: public HTML; its data calls carry the operator token."""
-    html, csp = inline_page("services.ranking", "dashboard.html")
-    return Response(
-        html,
-        media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": csp, **PAGE_HEADERS},
-    )
+    return page_response("dashboard.html")

@@ -1,5 +1,5 @@
 """The site's words as the pages have them, read from the JavaScript files themselves (no
-build step, no JavaScript engine): site.js's WORDS and a page's own words file, whose
+build step, no JavaScript engine): web/js/lib/site.js's WORDS and a page's own words module, whose
 `mergeWords({...})` adds to them (replay_words.js, dispute_words.js). Each is an object
 literal of bare or double-quoted keys, double-quoted strings, `//` comments and trailing
 commas, which `js_object` reads as JSON."""
@@ -12,7 +12,8 @@ from typing import Any
 
 from tests.paths import ROOT
 
-MATCH = ROOT / "services" / "match"
+LIB = ROOT / "web" / "js" / "lib"
+JS = ROOT / "web" / "js"
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
@@ -43,16 +44,16 @@ def js_object(text: str) -> dict[str, Any]:
 
 def _between(text: str, start: str, end: str) -> str:
     """The text from the `{` that ends `start` to the `}` of the first line `end` after it,
-    the object's last line, two spaces in."""
+    the object's last line, at the module's top level."""
     head = text.index(start) + len(start) - 1
-    return text[head : text.index(f"\n  {end}", head) + 4]
+    return text[head : text.index(f"\n{end}", head) + 2]
 
 
 def site_words() -> dict[str, Any]:
     """site.js's WORDS: {"ja": {...}, "en": {...}}."""
-    return js_object(_between((MATCH / "site.js").read_text("utf-8"), "const WORDS = {", "};"))
+    return js_object(_between((LIB / "site.js").read_text("utf-8"), "const WORDS = {", "};"))
 
 
 def page_words(name: str) -> dict[str, Any]:
-    """The words the file `name` (services/match) adds with `mergeWords({...})`."""
-    return js_object(_between((MATCH / name).read_text("utf-8"), "mergeWords({", "});"))
+    """The words the module `name` (web/js/lib) adds with `mergeWords({...})`."""
+    return js_object(_between((LIB / name).read_text("utf-8"), "mergeWords({", "});"))

@@ -1,12 +1,12 @@
-"""services/match/analysis_words.js, the wording of a match's analysis for a player, in a
+"""web/js/lib/analysis_words.js, the wording of a match's analysis for a player, in a
 real browser: `chanceSplit` (a seat's chance from the start to the end of the analysis and
 what moved it, in whole points that add up, none beyond ±100) and `chanceWords` (its line,
 its parts and the sentences that explain them, in English and Japanese).
 
-A tiny page carries page_common.js, site.js and analysis_words.js through the services'
-include mechanism and CSP (`pages.inline_html`), served by Playwright's router: no service,
-no database. The analyses are the stored shape (docs/analysis.md) with only what the split
-reads; many of them go to the page in one call and the properties are checked here.
+A tiny page imports site.js and analysis_words.js under the services' CSP
+(`pages.shell_html`), served by Playwright's router: no service, no database. The analyses
+are the stored shape (docs/analysis.md) with only what the split reads; many of them go
+to the page in one call and the properties are checked here.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
-from services.shared.pages import inline_html
+from services.shared.pages import shell_html
 from tests.browser import page_served, requires_chromium
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
@@ -28,19 +28,15 @@ URL = "http://words.test/"
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>words</title></head>
 <body><div id="out"></div>
-<script>
-"use strict";
-(() => {
-  /*@include page_common.js*/
-  /*@include site.js*/
-  /*@include analysis_words.js*/
-  window.splitAll = (cases) => cases.map(([a, seat]) => chanceSplit(a, seat));
-  window.wordsOf = (a, seat, you, language) => {
-    if (lang !== language) switchLanguage();
-    return chanceWords(chanceSplit(a, seat), you);
-  };
-  document.body.dataset.ready = "true";
-})();
+<script type="module">
+import { lang, switchLanguage } from "/static/js/lib/site.js";
+import { chanceSplit, chanceWords } from "/static/js/lib/analysis_words.js";
+window.splitAll = (cases) => cases.map(([a, seat]) => chanceSplit(a, seat));
+window.wordsOf = (a, seat, you, language) => {
+  if (lang !== language) switchLanguage();
+  return chanceWords(chanceSplit(a, seat), you);
+};
+document.body.dataset.ready = "true";
 </script></body></html>
 """
 
@@ -48,7 +44,7 @@ PAGE = """<!doctype html>
 @pytest.fixture
 async def words_page() -> AsyncIterator[tuple[Page, list[str]]]:
     """The page under its CSP, and the console errors it logs."""
-    async with page_served(URL, *inline_html(PAGE, "services.match")) as opened:
+    async with page_served(URL, *shell_html(PAGE)) as opened:
         yield opened
 
 

@@ -375,7 +375,7 @@ async def test_pages_are_served_under_a_strict_csp(api: Api) -> None:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
         csp = r.headers["content-security-policy"]
         assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp
-        assert "script-src 'sha256-" in csp and "connect-src 'self'" in csp
+        assert "script-src 'nonce-" in csp and "connect-src 'self'" in csp
         # No external resource: the only URL is the SVG namespace.
         assert set(re.findall(r"https?://[^\s\"'`]+", r.text)) <= {"http://www.w3.org/2000/svg"}
         for bad in ("nope", str(uuid.uuid4())):

@@ -27,12 +27,12 @@ LOCAL_RULES = "article:not([hidden]) #local-rules-{lang} table"
 
 
 async def test_the_rules_page_is_served_under_its_csp(api: Api) -> None:
-    """GET /rules is the rules page: HTML under a hash-based CSP, never cached."""
+    """GET /rules is the rules page: HTML under a nonce-based CSP, never cached."""
     r = await api.call("GET", "/rules")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/html")
     csp = r.headers["content-security-policy"]
-    assert "script-src 'sha256-" in csp and "style-src 'sha256-" in csp
+    assert "script-src 'nonce-" in csp and "style-src 'self'" in csp
     assert "default-src 'none'" in csp and "unsafe" not in csp
     assert r.headers["cache-control"] == "no-store"
     assert "ルドーのルール・遊び方" in r.text and "Three sixes end the turn" in r.text

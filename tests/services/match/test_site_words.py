@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.services.match.site_words import MATCH, page_words, site_words
+from tests.paths import ROOT
+from tests.services.match.site_words import JS, page_words, site_words
 from tests.words import check_named, check_same_words, latin_words
 
 WORDS_FILES = [
@@ -57,7 +58,8 @@ def test_the_dispute_reports_japanese_holds_no_english_words() -> None:
 def test_every_key_the_dispute_report_names_is_in_the_table() -> None:
     """Every key the dispute report names (data-t, t("…"), and the tables its t(`…${…}`)
     picks from) is in both languages of site.js, replay_words.js and dispute_words.js."""
-    page = (MATCH / "dispute_report.html").read_text("utf-8")
+    page = (ROOT / "web" / "pages" / "dispute_report.html").read_text("utf-8")
+    page += (JS / "dispute_report.js").read_text("utf-8")
     table = merged(site_words(), page_words("replay_words.js"), page_words("dispute_words.js"))
     texts = set(re.findall(r'data-t="([\w.]+)"', page)) | set(re.findall(r'\bt\("([\w.]+)"', page))
     tables = set(re.findall(r"\bt\(`([\w.]+)\.\$\{", page))

@@ -9,11 +9,11 @@ import re
 from domain.stamps import PHRASES, STICKERS
 from tests import paths
 
-MATCH = paths.ROOT / "services" / "match"
+JS = paths.ROOT / "web" / "js"
 
 
 def _ids(name: str) -> list[str]:
-    text = (MATCH / "table.js").read_text()
+    text = (JS / "table.js").read_text()
     found = re.search(rf"const {name} = \[([^\]]*)\]", text)
     assert found is not None, name
     return re.findall(r'"([a-z_]+)"', found.group(1))
@@ -27,7 +27,7 @@ def test_the_palette_offers_the_domains_stamps_in_its_order() -> None:
 
 def test_every_stamp_has_words_in_japanese_and_english() -> None:
     """site.js words every stamp id in both languages (one `stamp:` table per language)."""
-    text = (MATCH / "site.js").read_text()
+    text = (JS / "lib" / "site.js").read_text()
     tables = re.findall(r"\bstamp: \{(.*?)\}", text, flags=re.S)
     assert len(tables) == 2
     for table in tables:

@@ -1,6 +1,6 @@
-"""The operator dashboard's words, read from the page file itself (no browser): the WORDS
-table of services/ranking/dashboard.html (its JSON block `#words`) in Japanese and English,
-and the keys the page names."""
+"""The operator dashboard's words, read from the page's files (no browser): the WORDS
+table of web/pages/dashboard.html (its JSON block `#words`) in Japanese and English, and
+the keys the page and its module (web/js/dashboard.js) name."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 from tests.paths import ROOT
 from tests.words import check_named, check_same_words, latin_words
 
-PAGE = (ROOT / "services" / "ranking" / "dashboard.html").read_text("utf-8")
+PAGE = (ROOT / "web" / "pages" / "dashboard.html").read_text("utf-8")
+SCRIPT = (ROOT / "web" / "js" / "dashboard.js").read_text("utf-8")
 # What the Japanese texts may spell in Latin letters: the names of things (settings, the
 # HTTP status, the CPU seats, the Enter key, the switch's "English", a doc's path, the
 # rating models as the model menu names them).
@@ -43,8 +44,8 @@ def test_the_japanese_texts_hold_no_english_words() -> None:
 def test_every_key_the_page_names_is_in_the_table() -> None:
     """Every key the page names (data-t, t(), tn()) is in both languages, in the right shape."""
     table = words()
-    script = PAGE.split('<script type="application/json" id="words">')[1]
-    plain = set(re.findall(r'data-t="([\w.]+)"', PAGE)) | set(
+    script = SCRIPT
+    plain = set(re.findall(r'data-t="([\w.]+)"', PAGE + SCRIPT)) | set(
         re.findall(r'\bt\("([\w.]+)"', script)
     )
     plural = set(re.findall(r'\btn\("([\w.]+)"', script))

@@ -1,8 +1,8 @@
-"""services/shared/board.js in a real browser (Debian's Chromium driven by Playwright).
+"""web/js/lib/board.js in a real browser (Debian's Chromium driven by Playwright).
 
-A tiny page carries board.js and board.css through the same include mechanism and the
-same hash-based CSP as the services' pages (`pages.inline_html`), served by Playwright's
-router: no service, no database. The board models are the server's (`domain.board`), in
+A tiny page imports board.js and links board.css as the services' pages do, under the
+same nonce-based CSP (`pages.shell_html`), served by Playwright's router: no service, no
+database. The board models are the server's (`domain.board`), in
 the shape of getReplaySteps' `board` (docs/api.md).
 
 With LUDO_BOARD_SCREENSHOTS=DIR the shapes are photographed into DIR
@@ -21,7 +21,7 @@ from playwright.async_api import Page, expect
 
 from domain.board import PIECES, SYMBOLS, board_for
 from domain.rules import Ruleset
-from services.shared.pages import inline_html
+from services.shared.pages import shell_html
 from tests.browser import page_served, requires_chromium
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
@@ -29,19 +29,16 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
 URL = "http://board.test/"
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>board</title>
-<style>
-  body { margin: 0; padding: 8px; font: 14px system-ui, sans-serif; }
-  #wrap { max-width: 760px; margin: 0 auto; }
-  /*@include board.css*/
-</style></head>
+<link rel="stylesheet" href="/static/css/board.css"></head>
 <body><div id="wrap"><svg id="board"></svg></div>
-<script>
-"use strict";
-(() => {
-  /*@include board.js*/
-  window.LudoBoard = LudoBoard;
-  document.body.dataset.ready = "true";
-})();
+<script type="module">
+import { LudoBoard } from "/static/js/lib/board.js";
+// The page's own layout, set from script: the CSP takes no inline style.
+const font = "14px system-ui, sans-serif";
+Object.assign(document.body.style, { margin: "0", padding: "8px", font });
+Object.assign(document.querySelector("#wrap").style, { maxWidth: "760px", margin: "0 auto" });
+window.LudoBoard = LudoBoard;
+document.body.dataset.ready = "true";
 </script></body></html>
 """
 SHAPES = [("cross", 2), ("cross", 3), ("cross", 4), ("by_players", 2), ("by_players", 3),
@@ -62,7 +59,7 @@ def board_model(kind: str, players: int) -> dict[str, Any]:
 @pytest.fixture
 async def board_page() -> AsyncIterator[tuple[Page, list[str]]]:
     """The board page under its CSP, and the console errors it logs."""
-    async with page_served(URL, *inline_html(PAGE)) as opened:
+    async with page_served(URL, *shell_html(PAGE)) as opened:
         yield opened
 
 

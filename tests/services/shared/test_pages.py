@@ -1,55 +1,164 @@
-"""The services' self-contained pages: shared script inlined once, CSP naming each block."""
+"""The services' pages are shells of web/pages/ whose only scripts are ES modules allowed by
+a per-response nonce, and `/static/{path}` serves exactly the front-end files of web/."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
+from collections.abc import Iterator
 
 import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
 
-from services.shared.pages import inline_page
+import web
+from services.shared.errors import exception_handlers
+from services.shared.pages import page_response, shell_html, static_file, static_route
+from tests.browser import page_served, requires_chromium
+from tests.paths import ROOT
 
-PAGES = [
-    ("services.match", "replay_viewer.html"),
-    ("services.match", "dispute_report.html"),
-    ("services.ranking", "dashboard.html"),
-    ("services.match", "lobby.html"),
-    ("services.match", "table.html"),
-    ("services.match", "ratings.html"),
-    ("services.match", "not_found.html"),
-    ("services.match", "rules.html"),
-]
-
-
-@pytest.mark.parametrize(("package", "name"), PAGES)
-def test_the_shared_script_is_inlined_once(package: str, name: str) -> None:
-    """Each page carries page_common.js exactly once, in place of its include marker."""
-    html, _csp = inline_page(package, name)
-    assert "/*@include" not in html
-    assert html.count("async function operatorJson(") == 1
-    assert html.count("function el(") == 1 and html.count("function message(") == 1
+PAGES = sorted(p.name for p in (ROOT / "web" / "pages").glob("*.html"))
+SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.DOTALL)
+IMPORT = re.compile(r"""^import\s[^;]*?from\s+"([^"]+)";""", re.MULTILINE | re.DOTALL)
 
 
-@pytest.mark.parametrize(("package", "name"), PAGES)
-def test_the_csp_allows_exactly_the_served_blocks(package: str, name: str) -> None:
-    """The policy's hashes are those of the blocks as served (after the include)."""
-    html, csp = inline_page(package, name)
-    policy = dict(part.strip().split(" ", 1) for part in csp.split(";"))
-    for kind in ("script", "style"):
-        bodies = re.findall(rf"<{kind}>(.*?)</{kind}>", html, re.DOTALL)
-        hashes = {
-            "'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'"
-            for b in bodies
-        }
-        assert bodies and set(policy[f"{kind}-src"].split()) == hashes
-    assert policy["default-src"] == "'none'" and "unsafe" not in csp
+def test_every_page_is_here() -> None:
+    """The nine pages of both services are shells in web/pages/."""
+    match = ["lobby", "table", "rules", "arenas", "ratings", "replay_viewer", "dispute_report"]
+    assert sorted(f"{p}.html" for p in [*match, "not_found", "dashboard"]) == PAGES
 
 
-def test_the_board_is_inlined_into_the_replay_viewer() -> None:
-    """board.js in the viewer's script and board.css in its style, once each."""
-    html, _csp = inline_page("services.match", "replay_viewer.html")
-    script = re.findall(r"<script>(.*?)</script>", html, re.DOTALL)
-    style = re.findall(r"<style>(.*?)</style>", html, re.DOTALL)
-    assert sum(b.count("const LudoBoard = ") for b in script) == 1
-    assert sum(b.count("---- board.css") for b in style) == 1
+@pytest.mark.parametrize("name", PAGES)
+def test_a_page_runs_one_module_and_no_inline_script(name: str) -> None:
+    """A shell's only script is its entry module (a served file, carrying the response's
+    nonce); any other <script> is a JSON data block; no <style> block."""
+    response = page_response(name)
+    html = str(response.content)
+    nonce = re.search(r"'nonce-([^']+)'", response.headers["Content-Security-Policy"])
+    assert nonce is not None
+    modules = []
+    for attrs, body in SCRIPT.findall(html):
+        assert f'nonce="{nonce.group(1)}"' in attrs
+        if 'type="module"' in attrs:
+            src = re.search(r'src="/static/([^"]+)"', attrs)
+            assert src is not None and body == "" and static_file(src.group(1)) is not None
+            modules.append(src.group(1))
+        else:
+            assert 'type="application/json"' in attrs
+    assert modules == [f"js/{name.removesuffix('.html')}.js"]
+    assert "<style" not in html and " style=" not in html and " on" + "click=" not in html
+    for href in re.findall(r'<link rel="stylesheet" href="/static/([^"]+)">', html):
+        assert static_file(href) is not None, href
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_the_csp_is_strict_and_its_nonce_new_each_time(name: str) -> None:
+    """No 'unsafe-*', scripts only by this response's nonce (and what they import), styles
+    only from this origin; two responses never share a nonce."""
+    first, second = page_response(name), page_response(name)
+    policies = [r.headers["Content-Security-Policy"] for r in (first, second)]
+    for csp in policies:
+        policy = dict(part.strip().split(" ", 1) for part in csp.split(";"))
+        assert policy["default-src"] == "'none'" and "unsafe" not in csp
+        assert re.fullmatch(r"'nonce-[\w-]{20,}' 'strict-dynamic'", policy["script-src"])
+        assert policy["style-src"] == "'self'"
+    assert policies[0] != policies[1]
+
+
+def _module_files() -> Iterator[str]:
+    for path in sorted((ROOT / "web" / "js").rglob("*.js")):
+        yield path.relative_to(ROOT / "web").as_posix()
+
+
+@pytest.mark.parametrize("name", list(_module_files()))
+def test_every_import_is_a_served_module(name: str) -> None:
+    """Each `import … from "…"` of a module names a file that /static serves."""
+    text = (ROOT / "web" / name).read_text("utf-8")
+    folder = name.rsplit("/", 1)[0]
+    for target in IMPORT.findall(text):
+        assert target.startswith(("./", "../")), target
+        parts = folder.split("/") + target.split("/")
+        resolved: list[str] = []
+        for part in parts:
+            if part == "..":
+                resolved.pop()
+            elif part != ".":
+                resolved.append(part)
+        assert static_file("/".join(resolved)) is not None, (name, target)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient[Litestar]]:
+    """The static route with the services' error answers."""
+    app = Litestar(route_handlers=[static_route], exception_handlers=exception_handlers)
+    with TestClient(app) as c:
+        yield c
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("js/lobby.js", "text/javascript"),
+        ("js/lib/board.js", "text/javascript"),
+        ("css/site.css", "text/css"),
+    ],
+)
+def test_a_front_end_file_is_served_typed_and_revalidated(
+    client: TestClient[Litestar], path: str, kind: str
+) -> None:
+    """The file's bytes, its content type, nosniff, an ETag of its content and `no-cache`
+    (kept, but checked on every use: never stale after a deploy); 304 when unchanged."""
+    r = client.get(f"/static/{path}")
+    assert r.status_code == 200 and r.content == web.FILES.joinpath(path).read_bytes()
+    assert r.headers["content-type"].startswith(kind)
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["cache-control"] == "no-cache"
+    again = client.get(f"/static/{path}", headers={"If-None-Match": r.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/js/nope.js",
+        "/static/pages/lobby.html",
+        "/static/__init__.py",
+        "/static/js/../__init__.py",
+        "/static/js/%2e%2e/%2e%2e/pyproject.toml",
+        "/static/..%2f..%2fpyproject.toml",
+        "/static//etc/passwd",
+        "/static/js/lib",
+        "/static/package.json",
+        "/static/eslint.config.js",
+    ],
+)
+def test_nothing_else_is_served(client: TestClient[Litestar], path: str) -> None:
+    """Any other path, a folder or one that climbs out of web/, is the JSON 404."""
+    r = client.get(path)
+    assert r.status_code == 404
+    assert r.json()["error"] == "not_found"
+
+
+INJECTED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>injected</title></head>
+<body><p id="p" onclick="window.clicked = true">text</p>
+<script>window.injected = true;</script>
+<script type="module">
+import { el } from "/static/js/lib/page_common.js";
+document.body.append(el("span", { id: "made" }, "made"));
+document.body.dataset.ready = "true";
+</script></body></html>
+"""
+
+
+@requires_chromium
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_an_injected_inline_script_does_not_run() -> None:
+    """Under a page's CSP the nonced module and its imports run, while a <script> or an
+    onclick= that reached the page without the nonce is refused."""
+    async with page_served("http://inject.test/", *shell_html(INJECTED)) as (page, errors):
+        assert await page.locator("#made").count() == 1
+        await page.click("#p")
+        assert await page.evaluate("[window.injected, window.clicked]") == [None, None]
+        refused = [e for e in errors if "Content Security Policy" in e]
+        assert len(refused) >= 2, errors

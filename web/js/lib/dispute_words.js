@@ -1,0 +1,60 @@
+// ---- dispute_words.js: the dispute report's own words (web/pages/dispute_report.html),
+// added to site.js's WORDS after replay_words.js, whose words the report reuses for
+// what the replay viewer says too (events, who decided, marks, legal moves). Japanese
+// follows the site's (the dashboard's 運営トークン, ログイン and 調査レポート).
+import { mergeWords } from "./site.js";
+mergeWords({
+  ja: {
+    dispute: {
+      page_title: "ルドーの調査レポート", title: "調査レポート",
+      token: "運営トークン", sign_in: "ログイン", sign_out: "ログアウト",
+      loading: "調査レポートを読み込んでいます…",
+      wrong_token: "運営トークンが違うか、入っていません。LUDO_OPERATOR_TOKEN を入れてログインしてください。",
+      load_failed: "調査レポートを読み込めませんでした: {why}",
+      signed_out: "ログアウトしました。",
+      per_seat: "席ごとのまとめ",
+      col: { seat: "席", player: "プレイヤー", place: "順位", turns: "手番",
+             mean: "平均（秒/手番）", max: "最長（秒/手番）", timeouts: "時間切れ",
+             stand_ins: "CPUが代わり", reclaims: "席に戻った", connects: "接続", disconnects: "切断" },
+      span_ended: "開始 {start}、終了 {end}。", span_playing: "開始 {start}、まだ対局中です。",
+      times_note: "時刻はUTCです。手番の時間は、前の手番が終わってから、その手番が終わるまでです。",
+      timeline: "手番ごとの経過",
+      only_flagged: "時間切れ・CPUの代わり・席に戻る・接続の変化があった手番だけ",
+      before: "最初の手番の前", after: "終了のあと", no_turns: "まだ手番はありません。",
+      turn_n: "{n}手番目", turn_span: "{from} → {to}（{s}秒）", turn_playing: "{from} → （対局中）",
+      timeouts: "時間切れ{n}回", timeouts_one: "時間切れ1回",
+      stand_in: "CPUが代わり（{why}）", sep: "、",
+      stand_in_reason: { timeouts: "3回続けて時間切れ", disconnected: "接続が戻らない", left: "抜けた" },
+      connected: "{who}: 接続しました", disconnected: "{who}: 接続が切れました",
+      kinds: { connected: "接続", disconnected: "切断" },
+      passed: { no_legal_move: "動かせる手はありません", three_sixes: "3回目の6なので動かしません" },
+    },
+  },
+  en: {
+    dispute: {
+      page_title: "Ludo: dispute report", title: "Dispute report",
+      token: "Operator token", sign_in: "Sign in", sign_out: "Sign out",
+      loading: "Loading the report…",
+      wrong_token: "Wrong or missing operator token: sign in with LUDO_OPERATOR_TOKEN.",
+      load_failed: "Could not load the report: {why}",
+      signed_out: "Signed out.",
+      per_seat: "Per seat",
+      col: { seat: "Seat", player: "Player", place: "Place", turns: "Turns",
+             mean: "Mean s/turn", max: "Max s/turn", timeouts: "Timeouts",
+             stand_ins: "Stand-ins", reclaims: "Reclaims", connects: "Connects", disconnects: "Disconnects" },
+      span_ended: "Started {start}; ended {end}.", span_playing: "Started {start}; still being played.",
+      times_note: "Times are UTC; a turn lasts from the end of the previous one to its own end.",
+      timeline: "Timeline, turn by turn",
+      only_flagged: "only turns with a timeout, stand-in, reclaim or connection change",
+      before: "Before the first turn", after: "After the end", no_turns: "No turn has been played yet.",
+      turn_n: "Turn {n}", turn_span: "{from} → {to}, {s} s", turn_playing: "{from} → (playing)",
+      timeouts: "{n} timeouts", timeouts_one: "1 timeout",
+      stand_in: "stand-in ({why})", sep: ", ",
+      stand_in_reason: { timeouts: "three timeouts", disconnected: "did not come back", left: "left" },
+      connected: "{who}: live connection opened", disconnected: "{who}: live connection closed",
+      kinds: { connected: "connected", disconnected: "disconnected" },
+      passed: { no_legal_move: "no legal move", three_sixes: "a third six: not played" },
+    },
+  },
+});
+// ---- end of dispute_words.js
