@@ -162,3 +162,25 @@ async def test_an_injected_inline_script_does_not_run() -> None:
         assert await page.evaluate("[window.injected, window.clicked]") == [None, None]
         refused = [e for e in errors if "Content Security Policy" in e]
         assert len(refused) >= 2, errors
+
+
+@requires_chromium
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["rules.html", "not_found.html"])
+async def test_the_first_paint_comes_after_the_words(name: str) -> None:
+    """The shell's Japanese is never painted for an English reader: the first contentful
+    paint comes after the modules' first pass (the `ludo-shown` mark), and the page then
+    speaks English."""
+    source = (ROOT / "web" / "pages" / name).read_text("utf-8")
+    async with page_served("http://first-paint.test/", *shell_html(source)) as (page, errors):
+        times = await page.evaluate(
+            """() => [performance.getEntriesByName("ludo-shown")[0]?.startTime ?? null,
+                      performance.getEntriesByName("first-contentful-paint")[0]?.startTime
+                        ?? null]"""
+        )
+        shown, painted = times
+        assert shown is not None and painted is not None, times
+        assert painted >= shown, times
+        assert await page.evaluate("document.documentElement.lang") == "en"
+        assert "Ludo" in await page.locator("header.site").inner_text()
+        assert errors == []

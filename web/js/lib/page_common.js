@@ -16,6 +16,14 @@ export function pickLanguage() {
   }
   return "en";
 }
+// The page is painted once its modules have run their first pass (the page's words put in,
+// the article of its language shown): until then the stylesheets keep <body> hidden
+// (`html:not([data-shown])`). A module's graph runs in one go, so this microtask, queued
+// while this module runs, comes after the page's own module has run and before any paint:
+// an English reader never sees the shell's Japanese for a frame. (The mark lets a test see
+// that the first paint came after it.)
+queueMicrotask(() => { document.documentElement.dataset.shown = ""; performance.mark("ludo-shown"); });
+
 export const OPERATOR_KEY = "ludo.operatorToken";  // sessionStorage: this tab only
 export class AuthError extends Error {}
 
