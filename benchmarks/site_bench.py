@@ -5,9 +5,9 @@ The match service runs under uvicorn in a subprocess on a scratch database (as f
 guest opens a 2-seat table with one CPU and starts it; nobody rolls, so the table stays
 at the guest's roll.
 
-- **Page weight**: every page of the site as served (HTML with its inline script and
-  style: each page is one self-contained file), uncompressed, with the script and style
-  shares; target ≤ 150 KB.
+- **Page weight**: every page of the site as a browser loads it, uncompressed: the HTML
+  shell, its ES modules (the entry module and every module it imports, each once) and its
+  stylesheets, with the script and style shares; target ≤ 150 KB.
 - **Time to a playable table**: Debian's Chromium (headless, the system's
   /usr/bin/chromium) navigates to the table N times; each time the figure is the page's
   own `performance.mark("ludo:playable")` (set when the board is drawn and the roll
@@ -45,6 +45,7 @@ import re
 import statistics
 import sys
 from typing import Any
+from urllib.parse import urljoin
 
 import msgspec
 
@@ -163,6 +164,12 @@ def _set_table(base: str) -> dict[str, str]:
     }
 
 
+# What a shell loads: its entry module and stylesheets, and what a module imports.
+_MODULE_SRC = re.compile(r'<script\b[^>]*\bsrc="([^"]+)"')
+_STYLESHEET = re.compile(r'<link\b[^>]*rel="stylesheet"[^>]*href="([^"]+)"')
+_IMPORT = re.compile(r"""^\s*import\s[^;]*?from\s+"([^"]+)";""", re.MULTILINE | re.DOTALL)
+
+
 def _weights(base: str, table: dict[str, str]) -> list[dict[str, Any]]:
     import httpx
 
@@ -177,15 +184,29 @@ def _weights(base: str, table: dict[str, str]) -> list[dict[str, Any]]:
         for name, path in pages.items():
             html = http.get(path).raise_for_status().content
             text = html.decode()
-            script = sum(len(b.encode()) for b in re.findall(r"<script>(.*?)</script>", text, re.S))
-            style = sum(len(b.encode()) for b in re.findall(r"<style>(.*?)</style>", text, re.S))
+            # The module graph, each module once (a browser fetches a module once per page).
+            modules: dict[str, int] = {}
+            todo = [urljoin(path, src) for src in _MODULE_SRC.findall(text)]
+            while todo:
+                url = todo.pop()
+                if url in modules:
+                    continue
+                body = http.get(url).raise_for_status().content
+                modules[url] = len(body)
+                todo += [urljoin(url, spec) for spec in _IMPORT.findall(body.decode())]
+            style = sum(
+                len(http.get(urljoin(path, href)).raise_for_status().content)
+                for href in _STYLESHEET.findall(text)
+            )
+            script = sum(modules.values())
+            total = len(html) + script + style
             out.append(
                 {
                     "page": name,
-                    "bytes": len(html),
+                    "bytes": total,
                     "script": script,
                     "style": style,
-                    "kb": round(len(html) / 1024, 1),
+                    "kb": round(total / 1024, 1),
                 }
             )
     return out

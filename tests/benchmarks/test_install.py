@@ -20,7 +20,7 @@ from tests.paths import ROOT
 # What a wheel is built from: the build files and every top-level package of the repository,
 # the benches included (the package list, not the copy, must leave them out).
 _BUILD_FILES = ("pyproject.toml", "setup.py", "README.md")
-_PACKAGES = ("domain", "replays", "services", "ludo_cli", "migrations", "benchmarks")
+_PACKAGES = ("domain", "replays", "services", "ludo_cli", "migrations", "web", "benchmarks")
 
 
 def _top_level(names: list[str]) -> set[str]:
@@ -44,13 +44,14 @@ def test_setuptools_packages_leave_the_benchmarks_out() -> None:
         warnings.simplefilter("ignore")  # `[tool.setuptools]` in pyproject.toml is "beta"
         dist = pyproject.apply_configuration(setuptools.Distribution(), ROOT / "pyproject.toml")
     top = {package.split(".")[0] for package in dist.packages}
-    assert top == {"domain", "replays", "services", "ludo_cli", "migrations"}
+    assert top == {"domain", "replays", "services", "ludo_cli", "migrations", "web"}
     assert "benchmarks" not in top
 
 
 @pytest.mark.slow
 def test_the_wheel_ships_no_benchmarks(tmp_path: Path) -> None:
-    """A wheel built as `pip install .` builds it holds the product's modules, no bench."""
+    """A wheel built as `pip install .` builds it holds the product's modules and its front
+    end (the pages' shells, modules and styles), no bench."""
     source = tmp_path / "source"
     source.mkdir()
     for name in _BUILD_FILES:
@@ -66,6 +67,13 @@ def test_the_wheel_ships_no_benchmarks(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("ludo_backend-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "ludo_cli/main.py" in names
+    for served in (
+        "web/pages/lobby.html",
+        "web/js/lobby.js",
+        "web/js/lib/site.js",
+        "web/css/site.css",
+    ):
+        assert served in names
     assert "benchmarks" not in _top_level(names)
 
 
