@@ -1427,9 +1427,14 @@ async function start() {
     // the box has changed size, when it no longer looks like the end.
     if (log.scrollTop !== followedTo) {
       following = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+      // A scroll within a second of the reader's gesture, or of the scroll before it, is
+      // the reader's: a fling (or a smooth wheel scroll on a busy phone) keeps moving the box
+      // after the finger or the wheel has stopped, and reaches the top later than that.
+      const byHand = Date.now() - scrolledByHand < 1000;
+      if (byHand) scrolledByHand = Date.now();
       // The reader scrolled up to the top: the earlier lines come by themselves. Not when
       // the box scrolled to show the button that has the focus (it is pressed for that).
-      if (log.scrollTop < 40 && Date.now() - scrolledByHand < 1000) loadOlder();
+      if (log.scrollTop < 40 && byHand) loadOlder();
     }
   }, { passive: true });
   let scrolledByHand = 0;  // when the reader last turned a wheel, swiped or pressed a key there

@@ -201,6 +201,33 @@ async def test_the_log_reaches_the_first_event_and_says_nothing_more_is_earlier(
         assert errors == []
 
 
+# A fling: one wheel turn, then the box keeps scrolling up by itself, a step every 0.4 s,
+# reaching the top 2 s after the wheel (as a phone's momentum, or a busy page's smooth
+# scroll, does). The steps are the behaviour simulated, not a wait for the page.
+FLING = """async (box) => {
+  box.dispatchEvent(new WheelEvent("wheel", {deltaY: -100, bubbles: true}));
+  const from = box.scrollTop;
+  for (let i = 1; i <= 5; i++) {
+    await new Promise((done) => setTimeout(done, 400));
+    box.scrollTop = Math.round(from * (1 - i / 5));
+  }
+}"""
+
+
+async def test_a_fling_to_the_top_loads_the_earlier_lines(site: LongSite, browser: Browser) -> None:
+    """The reader's scroll that reaches the top of the log more than a second after their
+    gesture, still moving (a fling), loads the earlier lines as a quick one does."""
+    events, seed = long_match(300)
+    match_id = await site.store(events, seed)
+    async with person(browser) as (page, errors):
+        await page.goto(f"{site.url}/match/{match_id}")
+        await expect(page.locator("body[data-ready=true]")).to_be_attached()
+        assert await page.locator("#log-older li").count() == 0
+        await page.locator("#log").evaluate(FLING)
+        await expect(page.locator("#log-older li")).to_have_count(TAIL)
+        assert errors == []
+
+
 async def test_a_spectator_of_a_long_match_in_play_follows_it_exactly_through_a_long_drop(
     site: LongSite, browser: Browser
 ) -> None:
