@@ -6,25 +6,28 @@ them."""
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from typing import Any
 
-from litestar import Response
+from litestar import Request, Response
 
 from domain.errors import NotFound
-from services.shared.pages import page_response
+from services.shared.pages import page_response, reader_language
 
 __all__ = ["page", "stream_page"]
 
 
-def page(name: str, status: int = 200) -> Response[str]:
-    """The page `name` (web/pages/) under its CSP."""
-    return page_response(name, status)
+def page(request: Request[Any, Any, Any], name: str, status: int = 200) -> Response[str]:
+    """The page `name` (web/pages/) under its CSP, in the language of `request`'s reader."""
+    return page_response(name, reader_language(request), status)
 
 
-async def stream_page(found: Awaitable[object], name: str) -> Response[str]:
+async def stream_page(
+    request: Request[Any, Any, Any], found: Awaitable[object], name: str
+) -> Response[str]:
     """The page `name` when `found`, the service's read of the party or match it shows,
     finds it; else (an unknown or malformed id: `NotFound`) the 404 page."""
     try:
         await found
     except NotFound:
-        return page("not_found.html", status=404)
-    return page(name)
+        return page(request, "not_found.html", status=404)
+    return page(request, name)

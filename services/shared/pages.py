@@ -13,20 +13,26 @@ storage, which is why it gets the same policy as the public pages.
 Data reaches a page as JSON data blocks, which the browser does not execute: a shell's
 empty `<script type="application/json" id="settings">` is filled with
 `domain.settings.CHOICES` (every table setting's allowed values and defaults, defined once
-there), so the pages' forms offer exactly what the API takes.
+there), so the pages' forms offer exactly what the API takes; its
+`<script type="application/json" id="words" data-sections="…">` with the page's words in
+the reader's language (services/shared/words.py), which also becomes the shell's
+`<html lang>` and, where the catalogue names one, its `<title>`.
 
 `static_file` answers `GET /static/{path}` of both services: only the files of web/js,
 web/css and web/i18n (an index made once, so no other path can be named), with their
 content type, `X-Content-Type-Options: nosniff`, an ETag of their content and
 `Cache-Control: no-cache` (a browser may keep a file but asks each time whether it
-changed: code is never stale after a deploy). Anything else is the JSON 404.
+changed: code is never stale after a deploy), and each section of each catalogue as
+`i18n/<lang>/<section>.json` (a language switch fetches them). Anything else is the JSON 404.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import secrets
+from html import escape
 from typing import Any, Final
 
 import msgspec
@@ -37,11 +43,20 @@ from litestar.params import FromPath
 import web
 from domain.errors import NotFound
 from domain.settings import CHOICES
+from services.shared.words import (
+    DEFAULT_LANGUAGE,
+    LANGUAGE_COOKIE,
+    catalogue,
+    choose_language,
+    page_words,
+    section_files,
+)
 
 __all__ = [
     "PAGE_HEADERS",
     "page_csp",
     "page_response",
+    "reader_language",
     "shell_html",
     "static_file",
     "static_route",
@@ -63,6 +78,11 @@ _TYPES: Final = {
     ".json": "application/json",
 }
 _SETTINGS_BLOCK: Final = '<script type="application/json" id="settings"></script>'
+_WORDS_BLOCK: Final = re.compile(
+    r'<script type="application/json" id="words" data-sections="([a-z_ ]+)"></script>'
+)
+_HTML_LANG: Final = re.compile(r'<html lang="[a-z]+">')
+_TITLE: Final = re.compile(r"<title>[^<]*</title>")
 
 
 def page_csp(nonce: str) -> str:
@@ -79,36 +99,66 @@ def _data(value: object) -> str:
     return msgspec.json.encode(value).decode().replace("</", "<\\/")
 
 
-def _filled(source: str) -> str:
-    """The shell `source` with its data blocks filled."""
-    return source.replace(
+def _filled(source: str, lang: str, page: str | None = None) -> str:
+    """The shell `source` with its data blocks filled, in `lang` (the title of `page`,
+    web/pages/<page>.html, from the catalogue's `meta.titles` when it has one)."""
+
+    def words(found: re.Match[str]) -> str:
+        sections = tuple(found.group(1).split())
+        return (
+            f'<script type="application/json" id="words" data-sections="{found.group(1)}">'
+            f"{_data(page_words(lang, sections))}</script>"
+        )
+
+    html = source.replace(
         _SETTINGS_BLOCK,
         f'<script type="application/json" id="settings">{_data(CHOICES)}</script>',
     )
+    html = _WORDS_BLOCK.sub(words, html)
+    html = _HTML_LANG.sub(f'<html lang="{lang}">', html, count=1)
+    title = catalogue(lang)["meta"]["titles"].get(page) if page else None
+    if title:
+        html = _TITLE.sub(f"<title>{escape(title)}</title>", html, count=1)
+    return html
 
 
 @functools.cache
-def _shell(name: str) -> str:
-    return _filled(web.FILES.joinpath("pages", name).read_text("utf-8"))
+def _shell(name: str, lang: str) -> str:
+    source = web.FILES.joinpath("pages", name).read_text("utf-8")
+    return _filled(source, lang, name.removesuffix(".html"))
 
 
-def shell_html(source: str) -> tuple[str, str]:
-    """The shell `source` with its data blocks filled and a fresh nonce on each of its
-    `<script` tags, and the CSP that allows exactly those scripts (and what they import)."""
+def shell_html(source: str, lang: str = DEFAULT_LANGUAGE) -> tuple[str, str]:
+    """The shell `source` with its data blocks filled in `lang` and a fresh nonce on each
+    of its `<script` tags, and the CSP that allows exactly those scripts (and what they
+    import)."""
     nonce = secrets.token_urlsafe(18)
-    html = _filled(source).replace("<script ", f'<script nonce="{nonce}" ')
+    html = _filled(source, lang).replace("<script ", f'<script nonce="{nonce}" ')
     return html, page_csp(nonce)
 
 
-def page_response(name: str, status: int = 200) -> Response[str]:
-    """The page `name` (`web/pages/<name>`) under its CSP, with a nonce of its own."""
+def reader_language(request: Request[Any, Any, Any]) -> str:
+    """The language a page is served in to the reader of `request` (words.py)."""
+    return choose_language(
+        request.cookies.get(LANGUAGE_COOKIE), request.headers.get("accept-language")
+    )
+
+
+def page_response(name: str, lang: str = DEFAULT_LANGUAGE, status: int = 200) -> Response[str]:
+    """The page `name` (`web/pages/<name>`) in `lang` under its CSP, with a nonce of its
+    own."""
     nonce = secrets.token_urlsafe(18)
-    html = _shell(name).replace("<script ", f'<script nonce="{nonce}" ')
+    html = _shell(name, lang).replace("<script ", f'<script nonce="{nonce}" ')
     return Response(
         html,
         status_code=status,
         media_type=MediaType.HTML,
-        headers={"Content-Security-Policy": page_csp(nonce), **PAGE_HEADERS},
+        headers={
+            "Content-Security-Policy": page_csp(nonce),
+            # The page's words depend on these two (`reader_language`).
+            "Vary": "Cookie, Accept-Language",
+            **PAGE_HEADERS,
+        },
     )
 
 
@@ -133,6 +183,8 @@ def _index() -> dict[str, tuple[bytes, str, str]]:
         folder = web.FILES.joinpath(top)
         if folder.is_dir():  # a folder with nothing to serve yet is not in a checkout
             walk(folder, top)
+    for path, body in section_files().items():
+        found[path] = (body, _TYPES[".json"], '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
     return found
 
 

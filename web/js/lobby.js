@@ -1,80 +1,9 @@
 // The lobby page's script (web/pages/lobby.html).
 import { $, el, message } from "./lib/page_common.js";
-import { WORDS, mergeWords, lang, t, guest, ApiError, serverNow, errorText, newKey, api, ensureGuest, liveSocket, siteHeader, connectionStatus, optionValueText, rulesSummary, seatLabel, seatWho, onCompletionRates, completionTag, loadCompletionRates } from "./lib/site.js";
+import { WORDS, lang, t, guest, ApiError, serverNow, errorText, newKey, api, ensureGuest, liveSocket, siteHeader, connectionStatus, optionValueText, rulesSummary, seatLabel, seatWho, onCompletionRates, completionTag, loadCompletionRates } from "./lib/site.js";
 import { SETTINGS } from "./lib/settings.js";
 
-// The lobby's own words (quick play, "your tables", the party form's fold),
-// added to site.js's WORDS here so that the other pages do not carry them.
-mergeWords({
-  ja: {
-    quick_play: "クイック対戦", quick_intro: "知らない人とすぐ遊べます。ルールはこのサイトの初期値、手番の制限時間は30秒です。",
-    cpu_wait: "CPUを入れるまで", people_only: "人だけ", quick_enter: "対戦相手を探す", quick_leave: "待つのをやめる",
-    quick_entering: "参加しています…", quick_leaving: "待つのをやめています…", quick_left: "待つのをやめました。",
-    quick_waiting: "待ち時間 {time} — {others}", quick_seated: "卓がそろいました。移動します…",
-    quick_others_none: "このプールにほかの人はまだいません", quick_others_one: "このプールでほかに1人が待っています",
-    quick_others: "このプールでほかに{n}人が待っています",
-    quick_waiting_in: "{pool}で相手を待っています。",
-    quick_window: "レート{low}〜{high}の相手を受け付けています（待つほど広がります）。",
-    quick_window_pm: "あなたのレートの±{w}の相手を受け付けています（待つほど広がります）。",
-    quick_cpu_after: "{s}秒たっても人がそろわなければ、空いた席にCPUが入ります。", quick_people_only: "人がそろうまで待ちます（CPUは入りません）。",
-    quick_ranked_note: "ランク戦はレートの近い人と組みます。受け付けるレートの幅は、待つほど広がります。",
-    pool_name: "{n}人・{mode}", online_n: "オンライン {n}人", pool_waiting: "{pool}: {n}人待ち",
-    pool_waiting_you: "{pool}: {n}人待ち（あなたを含む）",
-    play_cpus: "CPUとすぐ遊ぶ",
-    arenas_text: "時間を区切った大会です。終わるまでならいつでも参加でき、対局が終わるたびに次の相手と組まれます。",
-    arenas_go: "アリーナを見る",
-    your_tables: "あなたの卓", your_tables_hint: "座っている卓に1回で戻れます。",
-    table_open: "メンバー募集中（{taken}/{n}人）", table_playing: "対局中", table_finished: "対局が終わりました（もう一度遊べます）",
-    return: "戻る", return_to: "{table}に戻る",
-    return_title: "あなたの対局が進んでいます", return_match: "対局に戻る", return_match_to: "{table}の対局に戻る",
-    live_matches: "観戦できる対局", live_matches_hint: "いま進んでいる対局です。誰でも観戦できます（操作はできません）。この一覧は自動で更新されます。",
-    no_live: "いま進んでいる対局はありません。", live_started: "{m}分前に開始", live_started_now: "始まったばかり",
-    live_goal: "ゴール{n}/4", return_vs: "相手: {names}", live_watch_label: "{who}の対局を観戦する", live_sep: "・",
-    rules_fold: "ローカルルール: {what}（{n}項目）", rules_fold_changed: "ローカルルール: {preset}から{k}項目を変更",
-    pool_errors: {
-      already_waiting: "もう別のプールで待っています。", not_waiting: "いまは待っていません。",
-      seated_elsewhere: "座っている卓があります。「あなたの卓」から戻るか、卓を離れてから探してください。",
-      ranked_paused: "ランク戦は{until}まで参加できません（24時間で3回途中で抜けたため）",
-      ranked_suspended: "ランク戦は{until}まで参加できません（運営による停止）",
-      bad_wait: "CPUを入れるまでの時間を選び直してください。",
-    },
-    pool_mode: { casual: "カジュアル", ranked: "ランク戦" },
-  },
-  en: {
-    quick_play: "Quick play", quick_intro: "Play people you do not know, at once: this site's default rules, 30 s a turn.",
-    cpu_wait: "CPUs join after", people_only: "People only", quick_enter: "Find opponents", quick_leave: "Stop waiting",
-    quick_entering: "Entering…", quick_leaving: "Leaving…", quick_left: "You stopped waiting.",
-    quick_waiting: "Waiting {time} — {others}", quick_seated: "Your table is ready. Taking you there…",
-    quick_others_none: "nobody else in this pool yet", quick_others_one: "1 other waiting in this pool",
-    quick_others: "{n} others waiting in this pool",
-    quick_waiting_in: "Waiting for opponents: {pool}.",
-    quick_window: "Accepting ratings {low}–{high}, widening as you wait.",
-    quick_window_pm: "Accepting ratings within ±{w} of yours, widening as you wait.",
-    quick_cpu_after: "If the seats are not filled within {s} s, CPUs take the empty ones.", quick_people_only: "Waiting for people only (no CPUs).",
-    quick_ranked_note: "Ranked play pairs you with players of a similar rating; the accepted range widens the longer you wait.",
-    pool_name: "{n} players, {mode}", online_n: "{n} online", pool_waiting: "{pool}: {n} waiting",
-    pool_waiting_you: "{pool}: {n} waiting (you included)",
-    play_cpus: "Play the CPUs now",
-    arenas_text: "Tournaments against the clock: join any time before the end, and be paired again each time your match ends.",
-    arenas_go: "See the arenas",
-    your_tables: "Your tables", your_tables_hint: "Back to a table you sit at in one press.",
-    table_open: "Waiting for players ({taken}/{n})", table_playing: "Match in play", table_finished: "Match over (you can play again)",
-    return: "Return", return_to: "Return to {table}",
-    return_title: "Your match is in play", return_match: "Return to your match", return_match_to: "Return to your match at {table}",
-    live_matches: "Live matches", live_matches_hint: "Matches being played now: anyone may watch (read-only). This list updates by itself.",
-    no_live: "No match is being played right now.", live_started: "started {m} min ago", live_started_now: "just started",
-    live_goal: "{n}/4 home", return_vs: "Against {names}", live_watch_label: "Watch {who}", live_sep: " · ",
-    rules_fold: "Local rules: {what} ({n} rules)", rules_fold_changed: "Local rules: {preset}, {k} changed",
-    pool_errors: {
-      already_waiting: "You are already waiting in a pool.", not_waiting: "You are not waiting.",
-      seated_elsewhere: "You sit at a table: return to it from “Your tables”, or leave it, first.",
-      ranked_paused: "Ranked play is closed to you until {until} (you left 3 matches within 24 hours)",
-      ranked_suspended: "Ranked play is closed to you until {until} (suspended by an operator)",
-      bad_wait: "Choose again when CPUs may join.",
-    },
-    pool_mode: { casual: "casual", ranked: "ranked" },
-  },
-});
+// The lobby's own words are its catalogue section (web/i18n/<lang>.json `lobby`).
 let options = null;  // GET /api/rules/options
 let parties = [];
 
@@ -441,7 +370,7 @@ function poolErrorText(err) {
     return t(suspended ? "pool_errors.ranked_suspended" : "pool_errors.ranked_paused",
              { until: untilText(body.until) });
   }
-  const known = WORDS[lang].pool_errors[err.code];
+  const known = WORDS.pool_errors[err.code];
   return known || errorText(err);
 }
 

@@ -59,70 +59,76 @@ def not_found(request: Request[Any, Any, Any], exc: NotFoundException) -> Respon
     path = request.url.path
     wants_page = "text/html" in request.headers.get("accept", "")
     if wants_page and not path.startswith(("/api/", "/ws/", "/schema", "/static/")):
-        return page("not_found.html", status=404)
+        return page(request, "not_found.html", status=404)
     return http_error(request, exc)
 
 
 @get("/", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
-def index() -> Response[str]:
+def index(request: Request[Any, Any, Any]) -> Response[str]:
     """The lobby."""
-    return page("lobby.html")
+    return page(request, "lobby.html")
 
 
 @get("/party/{party_id:str}", media_type=MediaType.HTML, include_in_schema=False)
 async def party_page(
-    party_id: FromPath[str], parties: NamedDependency[PartyCommands]
+    party_id: FromPath[str],
+    parties: NamedDependency[PartyCommands],
+    request: Request[Any, Any, Any],
 ) -> Response[str]:
     """A party's table: seats, then its match live, the result and もう一度."""
-    return await stream_page(parties.load(party_id), "table.html")
+    return await stream_page(request, parties.load(party_id), "table.html")
 
 
 @get("/match/{match_id:str}", media_type=MediaType.HTML, include_in_schema=False)
 async def match_page(
-    match_id: FromPath[str], matches: NamedDependency[MatchReads]
+    match_id: FromPath[str], matches: NamedDependency[MatchReads], request: Request[Any, Any, Any]
 ) -> Response[str]:
     """One match live (read-only unless this device's guest holds a seat)."""
-    return await stream_page(matches.state(match_id), "table.html")
+    return await stream_page(request, matches.state(match_id), "table.html")
 
 
 @get("/leaderboard", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
-def leaderboard_page() -> Response[str]:
+def leaderboard_page(request: Request[Any, Any, Any]) -> Response[str]:
     """The public leaderboard (player ratings of ranked play)."""
-    return page("ratings.html")
+    return page(request, "ratings.html")
 
 
 @get("/rules", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
-def rules_page() -> Response[str]:
+def rules_page(request: Request[Any, Any, Any]) -> Response[str]:
     """The rules of Ludo and how to play, with this site's defaults and local rules."""
-    return page("rules.html")
+    return page(request, "rules.html")
 
 
 @get("/tournaments", media_type=MediaType.HTML, include_in_schema=False, sync_to_thread=False)
-def arenas_page() -> Response[str]:
+def arenas_page(request: Request[Any, Any, Any]) -> Response[str]:
     """The arenas: upcoming, live and finished, and the form of a private arena."""
-    return page("arenas.html")
+    return page(request, "arenas.html")
 
 
 @get("/tournament/{arena_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def arena_page(arena_id: FromPath[str], arenas: NamedDependency[Arenas]) -> Response[str]:
+async def arena_page(
+    arena_id: FromPath[str], arenas: NamedDependency[Arenas], request: Request[Any, Any, Any]
+) -> Response[str]:
     """One arena live: its clock, standings, matches, the player's own state; an unknown
     or malformed id is the 404 page."""
     try:
         known = check_id(arena_id, "arena")
     except NotFound:
-        return page("not_found.html", status=404)
-    return await stream_page(arenas.state(known), "arenas.html")
+        return page(request, "not_found.html", status=404)
+    return await stream_page(request, arenas.state(known), "arenas.html")
 
 
 @get("/players/{player_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-async def player_page(player_id: FromPath[str], guests: NamedDependency[Guests]) -> Response[str]:
+async def player_page(
+    player_id: FromPath[str], guests: NamedDependency[Guests], request: Request[Any, Any, Any]
+) -> Response[str]:
     """One player's rating and its history (the page asks the ranking service); an
     unknown or malformed id is the 404 page."""
     try:
         known = await guests.exists(check_id(player_id, "player"))
     except AppError:
         known = False
-    return page("ratings.html") if known else page("not_found.html", status=404)
+    return page(request, "ratings.html") if known else page(request, "not_found.html", status=404)
 
 
 @get(

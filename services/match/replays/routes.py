@@ -18,10 +18,10 @@ external request, no inline script, a nonce-based Content-Security-Policy and
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import structlog
-from litestar import Controller, MediaType, Response, get
+from litestar import Controller, MediaType, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, QueryParameter
@@ -180,16 +180,16 @@ class ReplaysController(Controller):
 
 @get("/replay/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
 async def replay_viewer_page(
-    match_id: FromPath[str], matches: NamedDependency[MatchReads]
+    match_id: FromPath[str], matches: NamedDependency[MatchReads], request: Request[Any, Any, Any]
 ) -> Response[str]:
     """The public replay viewer of a match (`replay_viewer.html`)."""
-    return await stream_page(matches.state(match_id), "replay_viewer.html")
+    return await stream_page(request, matches.state(match_id), "replay_viewer.html")
 
 
 @get("/report/{match_id:str}", include_in_schema=False, media_type=MediaType.HTML)
 async def dispute_report_page(
-    match_id: FromPath[str], matches: NamedDependency[MatchReads]
+    match_id: FromPath[str], matches: NamedDependency[MatchReads], request: Request[Any, Any, Any]
 ) -> Response[str]:
     """The operator's dispute report of a match (`dispute_report.html`; it asks for the
     operator token and sends it to `getDisputeReport`)."""
-    return await stream_page(matches.state(match_id), "dispute_report.html")
+    return await stream_page(request, matches.state(match_id), "dispute_report.html")

@@ -8,14 +8,16 @@ service.py), provided by services/ranking/app.py.
 
 from __future__ import annotations
 
-from litestar import Controller, MediaType, Response, get
+from typing import Any
+
+from litestar import Controller, MediaType, Request, Response, get
 from litestar.di import NamedDependency
 from litestar.response import Redirect
 
 from services.ranking.dashboard.schemas import LiveViewOut
 from services.ranking.dashboard.service import LiveView
 from services.ranking.guards import operator_guard
-from services.shared.pages import page_response
+from services.shared.pages import page_response, reader_language
 
 __all__ = ["LiveController", "dashboard", "index"]
 
@@ -45,6 +47,6 @@ def index() -> Redirect:
 
 
 @get("/dashboard", tags=["service"], include_in_schema=False, media_type=MediaType.HTML)
-async def dashboard() -> Response[str]:
+async def dashboard(request: Request[Any, Any, Any]) -> Response[str]:
     """The operator dashboard: public HTML; its data calls carry the operator token."""
-    return page_response("dashboard.html")
+    return page_response("dashboard.html", reader_language(request))

@@ -1,20 +1,99 @@
 // ---- page_common.js: shared by the pages of both services (the match site, the
 // ranking service's dashboard), imported by their modules.
+import { wording, plural, merge } from "./words.js";
+
 export const $ = (sel) => document.querySelector(sel);
 
-// The page's language, Japanese or English: the one chosen on this device before
-// (`ludo.lang`, which the pages' language switch keeps), else the browser's first
-// known language, else English.
-export const LANG_KEY = "ludo.lang";
-export function pickLanguage() {
-  const saved = localStorage.getItem(LANG_KEY);
-  if (saved === "ja" || saved === "en") return saved;
-  const wanted = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || "en"];
-  for (const tag of wanted) {
-    const base = String(tag).toLowerCase().split("-")[0];
-    if (base === "ja" || base === "en") return base;
+// ------------------------------------------------------------------ the page's words
+// The server fills the shell's #words block (services/shared/words.py) with the page's
+// words in the reader's language: {lang, languages: [{code, name, menu}], words}.
+// `t` and `tn` say them; `setLanguage` fetches the same sections of another catalogue.
+const served = JSON.parse($("#words").textContent);
+const SECTIONS = $("#words").dataset.sections.split(" ");
+export const LANGUAGES = served.languages;
+export let lang = served.lang;
+// "Language" in a language (its catalogue's `meta.language_menu`).
+const menuLabel = () => (LANGUAGES.find((l) => l.code === lang) || {}).menu || "Language";
+// The words of the page in `lang`: one object, replaced in place by a switch, so that a
+// module holding it reads the new words.
+export const WORDS = served.words;
+export const LANGUAGE_COOKIE = "ludo_lang";
+// A device that chose before the cookie kept its choice in localStorage (`ludo.lang`):
+// carried over once, then forgotten.
+const kept = localStorage.getItem("ludo.lang");
+if (kept) {
+  localStorage.removeItem("ludo.lang");
+  const chosen = document.cookie.split("; ").some((c) => c.startsWith(`${LANGUAGE_COOKIE}=`));
+  if (!chosen && kept !== lang && served.languages.some((l) => l.code === kept)) {
+    queueMicrotask(() => setLanguage(kept).catch((err) => console.error(err)));
   }
-  return "en";
+}
+
+// A key with no word is an error a test sees (console.error), said once per key.
+const reported = new Set();
+function missing(key) {
+  if (reported.has(`${lang}:${key}`)) return;
+  reported.add(`${lang}:${key}`);
+  console.error(`no word for "${key}" in ${lang}`);
+}
+// t("ev.moved", {who: "…"}): the text of `key` in the page's language, {names} filled in.
+export const t = (key, vars) => wording(WORDS, key, vars, missing);
+// tn("dice.days", 3): the plural form of `key` for n (words.js `plural`).
+export const tn = (key, n, vars, type) => plural(WORDS, lang, key, n, vars, type, missing);
+
+// Every element with data-t="key" gets that text (data-t-attr="placeholder" puts it
+// there; data-t-html puts the word's own markup: the rules' articles, from the catalogue).
+export function translate(root) {
+  for (const node of (root || document).querySelectorAll("[data-t]")) {
+    const attr = node.dataset.tAttr;
+    if (attr) node.setAttribute(attr, t(node.dataset.t));
+    else if ("tHtml" in node.dataset) node.innerHTML = t(node.dataset.t);
+    else node.textContent = t(node.dataset.t);
+  }
+}
+
+// Switches the page to `code`: fetches its catalogue's sections of this page, says
+// every data-t again, then tells the page ("languagechange") to draw what it drew. The
+// choice is kept in the `ludo_lang` cookie, which the server reads for the next page.
+export async function setLanguage(code) {
+  const sections = await Promise.all(SECTIONS.map(async (section) => {
+    const res = await fetch(`/static/i18n/${code}/${section}.json`);
+    if (!res.ok) throw new Error(`/static/i18n/${code}/${section}.json: HTTP ${res.status}`);
+    return res.json();
+  }));
+  for (const key of Object.keys(WORDS)) delete WORDS[key];
+  for (const table of sections) merge(WORDS, table);
+  lang = code;
+  document.cookie = `${LANGUAGE_COOKIE}=${code}; path=/; max-age=31536000; samesite=lax`;
+  document.documentElement.lang = code;
+  translate();
+  document.dispatchEvent(new CustomEvent("languagechange"));
+}
+
+// The language menu: a <select> of every language by its own name (each marked with its
+// language, so a screen reader says it right: WCAG 3.1.2), labelled in the page's.
+export function languageMenu() {
+  const label = el("label", { class: "language-menu" });
+  const caption = el("span", { class: "visually-hidden" }, menuLabel());
+  const select = el("select", { id: "lang", "aria-label": menuLabel() });
+  for (const { code, name } of LANGUAGES) {
+    const option = el("option", { value: code, lang: code }, name);
+    if (code === lang) option.selected = true;
+    select.append(option);
+  }
+  select.addEventListener("change", () => {
+    select.disabled = true;
+    setLanguage(select.value).catch((err) => {
+      console.error(err);
+      select.value = lang;
+    }).finally(() => { select.disabled = false; });
+  });
+  document.addEventListener("languagechange", () => {
+    caption.textContent = menuLabel();
+    select.setAttribute("aria-label", menuLabel());
+  });
+  label.append(caption, select);
+  return label;
 }
 // The page is painted once its modules have run their first pass (the page's words put in,
 // the article of its language shown): until then the stylesheets keep <body> hidden
