@@ -3,6 +3,7 @@ a per-response nonce, and `/static/{path}` serves exactly the front-end files of
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -13,9 +14,11 @@ from litestar.testing import TestClient
 import web
 from services.shared.errors import exception_handlers
 from services.shared.pages import page_response, shell_html, static_file, static_route
+from services.shared.words import catalogue
 from tests.browser import page_served, requires_chromium
 from tests.paths import ROOT
 
+LANGS = ["en", "hi", "ja"]
 PAGES = sorted(p.name for p in (ROOT / "web" / "pages").glob("*.html"))
 SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.DOTALL)
 IMPORT = re.compile(r"""^import\s[^;]*?from\s+"([^"]+)";""", re.MULTILINE | re.DOTALL)
@@ -114,6 +117,31 @@ def test_a_front_end_file_is_served_typed_and_revalidated(
     assert r.headers["cache-control"] == "no-cache"
     again = client.get(f"/static/{path}", headers={"If-None-Match": r.headers["etag"]})
     assert again.status_code == 304 and again.content == b""
+
+
+def test_a_catalogues_section_is_served_as_a_file(client: TestClient[Litestar]) -> None:
+    """`/static/i18n/<lang>/<section>.json`: one section of a catalogue (what a language
+    switch fetches); an unknown language or section is the JSON 404."""
+    r = client.get("/static/i18n/hi/lobby.json")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    assert r.json() == catalogue("hi")["lobby"]
+    assert client.get("/static/i18n/xx/lobby.json").status_code == 404
+    assert client.get("/static/i18n/hi/nope.json").status_code == 404
+
+
+def test_a_page_comes_in_the_readers_language() -> None:
+    """The shell's `<html lang>`, its title and its words block are the language's, and the
+    response says it varies with the cookie and Accept-Language."""
+    response = page_response("lobby.html", "hi")
+    html = str(response.content)
+    assert '<html lang="hi">' in html
+    assert f"<title>{catalogue('hi')['meta']['titles']['lobby']}</title>" in html
+    block = re.search(r'<script [^>]*id="words" data-sections="([a-z ]+)">(.*?)</script>', html)
+    assert block is not None
+    served = json.loads(block.group(2))
+    assert served["lang"] == "hi" and [lang["code"] for lang in served["languages"]] == LANGS
+    assert served["words"] == catalogue("hi")["common"] | catalogue("hi")["lobby"]
+    assert response.headers["Vary"] == "Cookie, Accept-Language"
 
 
 @pytest.mark.parametrize(

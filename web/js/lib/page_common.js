@@ -38,7 +38,7 @@ function missing(key) {
 }
 // t("ev.moved", {who: "…"}): the text of `key` in the page's language, {names} filled in.
 export const t = (key, vars) => wording(WORDS, key, vars, missing);
-// tn("dice.days", 3): the plural form of `key` for n (words.js `plural`).
+// tn(key, n): the plural form of `key` for the number n (words.js `plural`).
 export const tn = (key, n, vars, type) => plural(WORDS, lang, key, n, vars, type, missing);
 
 // Every element with data-t="key" gets that text (data-t-attr="placeholder" puts it
