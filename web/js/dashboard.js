@@ -72,6 +72,9 @@ const signed = (x) => (x > 0 ? "+" : "") + fmt(x);
 const when = (iso) => iso ? new Date(iso).toISOString().replace("T", " ").slice(0, 16) : "";
 const who = (id, name) => name ? `${name} (${id})` : id;
 const seconds = (x, d = 1) => t("seconds", { s: fmt(x, d) });
+// Sentences one after another: a space between them, but none after a full-width stop
+// (Japanese writes 。 with no space; English's "." and Hindi's "।" take one).
+const sentences = (parts) => parts.reduce((text, part) => (text ? text + (/[。！？]$/.test(text) ? "" : " ") + part : part), "");
 function emptySvg(svg, text) {
   clear(svg);
   svg.appendChild(svgEl("text", { x: W / 2, y: H / 2, "text-anchor": "middle",
@@ -283,7 +286,7 @@ function renderDatabase(db) {
       reason: f.reason ? t("db.failover_reason", { reason: f.reason }) : "" }));
   } else if (m) parts.push(t("db.no_failover"));
   else parts.push(t("db.no_manager"));
-  words.textContent = parts.join(t("db.sentence_join"));  // Japanese: no space after 。
+  words.textContent = sentences(parts);
   if (m && m.members) {
     return rows(body, m.members, (n) => [[n.name], [n.role], [n.state],
       [n.lag_bytes == null ? "" : bytes(n.lag_bytes), true]], t("db.no_member"), 4);

@@ -1,15 +1,16 @@
-"""The operator dashboard's words, read from the page's files (no browser): the WORDS
-table of web/pages/dashboard.html (its JSON block `#words`) in Japanese and English, and
-the keys the page and its module (web/js/dashboard.js) name."""
+"""The operator dashboard's words, read from the files (no browser): its section of the
+catalogues (web/i18n/<lang>.json `dashboard`, which the server puts in the page's `#words`
+block) in Japanese, English and Hindi, and the keys the page and its module
+(web/js/dashboard.js) name."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from services.shared.words import catalogue
 from tests.paths import ROOT
-from tests.words import check_named, check_same_words, latin_words
+from tests.words import check_named, check_same_words, latin_words, leaves
 
 PAGE = (ROOT / "web" / "pages" / "dashboard.html").read_text("utf-8")
 SCRIPT = (ROOT / "web" / "js" / "dashboard.js").read_text("utf-8")
@@ -20,19 +21,34 @@ NAMES = {"API", "CPU", "English", "Enter", "HTTP", "LUDO", "OPERATOR", "PATRONI"
 NAMES |= {"TOKEN", "URL", "UTC", "docs", "analysis", "openskill", "elo", "glicko"}
 # Intl.PluralRules' categories, which name a plural entry's forms (tn() in the page).
 PLURAL_FORMS = ("zero", "one", "two", "few", "many", "other")
-WORDS_BLOCK = re.compile(r'<script type="application/json" id="words">(.*?)</script>', re.DOTALL)
 
 
-def words() -> dict[str, Any]:
-    found = WORDS_BLOCK.findall(PAGE)
-    assert len(found) == 1, "one #words block"
-    table: dict[str, Any] = json.loads(found[0])
-    return table
+def words(languages: tuple[str, ...] = ("ja", "en")) -> dict[str, Any]:
+    """The dashboard's section of each catalogue of `languages`, by language."""
+    return {lang: catalogue(lang)["dashboard"] for lang in languages}
+
+
+def test_the_page_names_its_section() -> None:
+    """The shell's words block asks for the dashboard's section and nothing else."""
+    block = '<script type="application/json" id="words" data-sections="dashboard"></script>'
+    assert PAGE.count(block) == 1
 
 
 def test_japanese_and_english_have_the_same_words() -> None:
     """ja and en hold exactly the same keys, each a text with the same {names} to fill in."""
     check_same_words(words(), PLURAL_FORMS)
+
+
+def test_hindi_has_the_same_words_as_english() -> None:
+    """hi holds exactly en's keys, each a text with the same {names} (a plural entry's
+    forms aside: Hindi's are its own)."""
+    hi, en = (leaves(table) for table in words(("hi", "en")).values())
+    single = {key for key in en if key.rsplit(".", 1)[-1] not in PLURAL_FORMS}
+    assert single <= set(hi), sorted(single - set(hi))
+    for key in single:
+        assert isinstance(hi[key], str) and hi[key].strip(), key
+        names = [set(re.findall(r"\{(\w+)\}", text[key])) for text in (hi, en)]
+        assert names[0] == names[1], key
 
 
 def test_the_japanese_texts_hold_no_english_words() -> None:
@@ -42,8 +58,9 @@ def test_the_japanese_texts_hold_no_english_words() -> None:
 
 
 def test_every_key_the_page_names_is_in_the_table() -> None:
-    """Every key the page names (data-t, t(), tn()) is in both languages, in the right shape."""
-    table = words()
+    """Every key the page names (data-t, t(), tn()) is in every language, in the right
+    shape."""
+    table = words(("ja", "en", "hi"))
     script = SCRIPT
     plain = set(re.findall(r'data-t="([\w.]+)"', PAGE + SCRIPT)) | set(
         re.findall(r'\bt\("([\w.]+)"', script)
