@@ -693,6 +693,10 @@ async def test_viewer_speaks_hindi_to_a_hindi_browser(
     await go_to(page, roll["version"])
     await expect(page.locator("#options li.chosen .chosen-mark")).to_have_text(viewer["chosen"])
     assert await page.title() == hi["meta"]["titles"]["replay_viewer"]
+    # On a phone the Hindi page is no wider than the screen, its targets 44 px.
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    assert await small_targets(page) == []
     assert errors == []
 
 
@@ -956,6 +960,8 @@ async def test_report_page_speaks_hindi_to_a_hindi_browser(
         words["connected"].split("{who}")[1]
     )
     assert await page.title() == catalogue("hi")["meta"]["titles"]["dispute_report"]
+    await page.set_viewport_size({"width": 375, "height": 812})
+    assert await within_the_screen(page) and await small_targets(page) == []
     assert errors == []
 
 

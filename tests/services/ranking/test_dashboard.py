@@ -350,6 +350,8 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
         await expect(page.locator("#reports tbody")).to_have_text("No reports.")
         await expect(page.locator("#history-title")).to_contain_text("Operator rating history: ")
         assert await page.title() == "Ludo ranking: operator dashboard"
+        # The header (title, menu, controls) still fits the phone in English.
+        assert await sideways(page) <= 0 and await small_targets(page) == []
         # The live view's next refresh (every 5 s) is worded in English too.
         before = await page.locator("#live-state").text_content()
         assert before and before.startswith("Updated ")
