@@ -5,8 +5,9 @@
   inline script. services/shared/pages.py serves a shell under a CSP whose script-src is
   a nonce made per response (`'strict-dynamic'`, so the entry's imports load too).
 - `js/<page>.js`: each page's entry module; `js/lib/*.js` the modules pages share (DOM
-  helpers, the site's words and API calls, the board, the wording of replays, disputes
-  and analyses, the report-a-player dialog, the settings' data).
+  helpers, the site's words and API calls, the board, the wording of replays (the replay
+  viewer's and the dispute report's) and analyses, the report-a-player dialog, the
+  settings' data).
 - `css/*.css`: the stylesheets.
 - `i18n/*.json`: the message catalogues, one per language.
 

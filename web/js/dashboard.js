@@ -1,32 +1,17 @@
 // The dashboard page's script (web/pages/dashboard.html).
-import { $, LANG_KEY, pickLanguage, OPERATOR_KEY, AuthError, el, message, keyboardScroll, operatorJson } from "./lib/page_common.js";
+import { $, OPERATOR_KEY, AuthError, el, message, keyboardScroll, operatorJson, WORDS, t, tn, translate,
+         languageMenu } from "./lib/page_common.js";
+import { lookup } from "./lib/words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const W = 560, H = 260, PAD = { l: 48, r: 12, t: 12, b: 34 };
 let selected = null;
 
 // ------------------------------------------------------------------ words
-// Japanese or English, as on the match site's pages (web/js/lib/site.js): the
-// choice kept on this device (`ludo.lang`), else the browser's first known language.
-// The words are the JSON block #words (not executed, so outside the CSP's hashes).
-const WORDS = JSON.parse($("#words").textContent);
-let lang = pickLanguage();
-
-const lookup = (key) => key.split(".").reduce((node, part) => (node == null ? node : node[part]), WORDS[lang]);
-const fill = (text, vars) =>
-  text.replace(/\{(\w+)\}/g, (_, name) => (vars && name in vars ? String(vars[name]) : `{${name}}`));
-// t("db.primary_timeline", {timeline: 3}): the text of `key`, {names} filled in.
-function t(key, vars) {
-  const text = lookup(key);
-  return typeof text === "string" ? fill(text, vars) : key;
-}
-// The form of `key` for the number n ({n} filled in): its entries are named by
-// Intl.PluralRules' categories ("one", "other"; with ordinal, "two" and "few" too).
-function tn(key, n, vars, type = "cardinal") {
-  const forms = lookup(key) || {};
-  const text = forms[new Intl.PluralRules(lang, { type }).select(n)] ?? forms.other;
-  return typeof text === "string" ? fill(text, { n, ...vars }) : key;
-}
+// The page's words are its catalogue section (web/i18n/<lang>.json `dashboard`), put in
+// its #words block by the server in the reader's language (the `ludo_lang` cookie the
+// match site's pages set too, else the browser's); page_common.js says them (`t`, `tn`)
+// and its language menu, in the header, switches them in place.
 
 // What each view shows, kept as the function that draws it from the data it holds:
 // a language switch draws every view again in place, without asking the API again.
@@ -39,28 +24,12 @@ function show(view, draw) {
 function say(words, kind) {
   show("#message", () => message(words ? words() : "", kind));
 }
-
-// Every element with a data-t key gets its text (with data-t-attr, in that attribute).
-function translate() {
-  for (const node of document.querySelectorAll("[data-t]")) {
-    const attr = node.dataset.tAttr;
-    if (attr) node.setAttribute(attr, t(node.dataset.t));
-    else node.textContent = t(node.dataset.t);
-  }
-}
-function showLanguage() {
-  document.documentElement.lang = lang;
-  // The button names the other language in that language: marked so, a screen reader
-  // pronounces it right (WCAG 3.1.2).
-  $("#lang").setAttribute("lang", lang === "ja" ? "en" : "ja");
-  translate();
+// page_common.js has said every data-t in the new language: the views follow.
+document.addEventListener("languagechange", () => {
   for (const draw of drawn.values()) draw();
-}
-$("#lang").addEventListener("click", () => {
-  lang = lang === "ja" ? "en" : "ja";
-  localStorage.setItem(LANG_KEY, lang);
-  showLanguage();
 });
+// The language menu ends the header (page_common.js: every language by its own name).
+$("header").append(languageMenu());
 
 // A path under /api/ranking, or a whole /api/... path (the report queue).
 const api = (path) => operatorJson(path.startsWith("/api/") ? path : "/api/ranking" + path);
@@ -103,6 +72,9 @@ const signed = (x) => (x > 0 ? "+" : "") + fmt(x);
 const when = (iso) => iso ? new Date(iso).toISOString().replace("T", " ").slice(0, 16) : "";
 const who = (id, name) => name ? `${name} (${id})` : id;
 const seconds = (x, d = 1) => t("seconds", { s: fmt(x, d) });
+// Sentences one after another: a space between them, but none after a full-width stop
+// (Japanese writes 。 with no space; English's "." and Hindi's "।" take one).
+const sentences = (parts) => parts.reduce((text, part) => (text ? text + (/[。！？]$/.test(text) ? "" : " ") + part : part), "");
 function emptySvg(svg, text) {
   clear(svg);
   svg.appendChild(svgEl("text", { x: W / 2, y: H / 2, "text-anchor": "middle",
@@ -314,7 +286,7 @@ function renderDatabase(db) {
       reason: f.reason ? t("db.failover_reason", { reason: f.reason }) : "" }));
   } else if (m) parts.push(t("db.no_failover"));
   else parts.push(t("db.no_manager"));
-  words.textContent = parts.join(lang === "ja" ? "" : " ");  // Japanese: no space after 。
+  words.textContent = sentences(parts);
   if (m && m.members) {
     return rows(body, m.members, (n) => [[n.name], [n.role], [n.state],
       [n.lag_bytes == null ? "" : bytes(n.lag_bytes), true]], t("db.no_member"), 4);
@@ -667,7 +639,7 @@ function drawReports(data) {
     row.appendChild(cell("reports.filed", when(r.filed_at)));
     row.appendChild(playerCell("reports.reported", r.reported_id, r.reported_name, site));
     row.appendChild(playerCell("reports.by", r.reporter_id, r.reporter_name, site));
-    const reason = lookup(`reports.reasons.${r.reason}`);
+    const reason = lookup(WORDS, `reports.reasons.${r.reason}`);
     row.appendChild(cell("reports.reason", typeof reason === "string" ? reason : r.reason));
     const match = cell("reports.match");
     const link = el("a", { href: site + r.dispute_report, target: "_blank", rel: "noopener",
@@ -766,7 +738,8 @@ drawn.set("#luck-gaps", () => {
   clear($("#luck-gaps tbody"));
   emptyRow($("#luck-gaps tbody"), 4, t("loading"));
 });
-showLanguage();
+translate();
+for (const draw of drawn.values()) draw();
 keyboardScroll();
 if (sessionStorage.getItem(OPERATOR_KEY)) loadAll().catch(failed);
 else showLogin();

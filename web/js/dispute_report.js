@@ -1,12 +1,12 @@
 // The dispute report page's script (web/pages/dispute_report.html).
 import { $, OPERATOR_KEY, AuthError, el, message, keyboardScroll, operatorJson } from "./lib/page_common.js";
+import * as site from "./lib/site.js";
 import { t, siteHeader } from "./lib/site.js";
 import { matchWords } from "./lib/replay_words.js";
-import "./lib/dispute_words.js";  // its words, added to site.js's (mergeWords)
 
 const matchId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
 let report = null;
-const { seatName, colourName, who, eventText, stampText, optionText } = matchWords(() => report);
+const { seatName, colourName, who, eventText, stampText, optionText } = matchWords(() => report, site);
 
 function time(iso) {
   if (!iso) return "";

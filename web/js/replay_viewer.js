@@ -1,6 +1,7 @@
 // The replay viewer page's script (web/pages/replay_viewer.html).
 import { $, el, message, keyboardScroll } from "./lib/page_common.js";
-import { lang, t, errorText, api, siteHeader, boardLabels } from "./lib/site.js";
+import * as site from "./lib/site.js";
+import { t, errorText, api, siteHeader, boardLabels } from "./lib/site.js";
 import { matchWords } from "./lib/replay_words.js";
 import { pointsText, chanceSplit, chanceWords } from "./lib/analysis_words.js";
 import { watchSeats } from "./lib/report_player.js";
@@ -108,7 +109,7 @@ function svg(parent, tag, attrs, text) {
   parent.appendChild(node);
   return node;
 }
-const { seatName, colourName, who, eventText: stepText, stampText, optionText } = matchWords(() => model);
+const { seatName, colourName, who, eventText: stepText, stampText, optionText } = matchWords(() => model, site);
 function time(iso) {
   if (!iso) return "";
   const d = new Date(iso);
@@ -509,7 +510,7 @@ function swingMoments() {
 
 function swingText(moment) {
   const { swing, changes } = moment;
-  const dice = swing.dice.join(lang === "ja" ? "・" : ", ");
+  const dice = swing.dice.join(t("viewer.an.dice_join"));
   const caught = swing.captured.map((s) => t("viewer.an.captured", { who: who(s) })).join("");
   const turn = t("viewer.an.turn", { dice, captured: caught });
   const said = changes.map((c) => t("viewer.an.swing_change", { who: who(c.seat), change: points(c.change) }));

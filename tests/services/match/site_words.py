@@ -16,7 +16,6 @@ JS = ROOT / "web" / "js"
 # The shared modules of web/js/lib and the catalogue section holding their words.
 SECTIONS = {
     "replay_words.js": "replay",
-    "dispute_words.js": "dispute",
     "report_player.js": "report_player",
     "analysis_words.js": "analysis",
 }

@@ -163,7 +163,7 @@ async def test_the_end_card_says_the_chance_from_start_to_end_and_what_moved_it(
         assert await page.evaluate("scrollY") == 0
         await page.locator("#result").scroll_into_view_if_needed()
         await shot(page, "end-analysis-375-en.png", full_page=False)
-        await page.click("#lang")
+        await page.select_option("#lang", "ja")
         await check_chance_line(page, analysis, 0, LINE_JA, PARTS_JA)
         await expect(note).to_contain_text("内訳を足すと確率の変化になります")
         await expect(link).to_have_text("リプレイで分析を見る")
@@ -173,7 +173,7 @@ async def test_the_end_card_says_the_chance_from_start_to_end_and_what_moved_it(
         await check_chance_line(page, analysis, 0, LINE_JA, PARTS_JA)
         assert await axe_violations(page) == []
         await shot(page, "end-analysis-1280-ja.png", full_page=False)
-        await page.click("#lang")
+        await page.select_option("#lang", "en")
         await check_chance_line(page, analysis, 0, LINE_EN, PARTS_EN)
         assert await small_targets(page) == []
         assert await axe_violations(page) == []
@@ -351,7 +351,7 @@ async def test_the_replay_draws_the_chances_marks_the_swings_and_values_the_opti
         assert await small_targets(page) == []
         assert await axe_violations(page) == []
         await shot(page, "replay-analysis-375-en.png")
-        await page.click("#lang")
+        await page.select_option("#lang", "ja")
         await expect(page.locator("#analysis-title")).to_have_text("対局の分析")
         await expect(last).to_contain_text("の番（")
         await expect(page.locator("#chances-now")).to_contain_text(

@@ -4,9 +4,11 @@ what moved it, in whole points that add up, none beyond ±100) and `chanceWords`
 its parts and the sentences that explain them, in English and Japanese).
 
 A tiny page imports site.js and analysis_words.js under the services' CSP
-(`pages.shell_html`), served by Playwright's router: no service, no database. The analyses
-are the stored shape (docs/analysis.md) with only what the split reads; many of them go
-to the page in one call and the properties are checked here.
+(`pages.shell_html`, which fills its words block with the sections `common` and `analysis`
+of a catalogue: English first, another language fetched as a reader's switch does),
+served by Playwright's router: no service, no database. The analyses are the stored
+shape (docs/analysis.md) with only what the split reads; many of them go to the page in
+one call and the properties are checked here.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ URL = "http://words.test/"
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>words</title></head>
 <body><div id="out"></div>
+<script type="application/json" id="words" data-sections="common analysis"></script>
 <script type="module">
-import { lang, switchLanguage } from "/static/js/lib/site.js";
+import { lang, setLanguage } from "/static/js/lib/site.js";
 import { chanceSplit, chanceWords } from "/static/js/lib/analysis_words.js";
 window.splitAll = (cases) => cases.map(([a, seat]) => chanceSplit(a, seat));
-window.wordsOf = (a, seat, you, language) => {
-  if (lang !== language) switchLanguage();
+window.wordsOf = async (a, seat, you, language) => {
+  if (lang !== language) await setLanguage(language);
   return chanceWords(chanceSplit(a, seat), you);
 };
 document.body.dataset.ready = "true";

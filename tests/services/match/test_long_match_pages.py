@@ -23,9 +23,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from benchmarks.long_match import long_match, store_match
 from domain.events import Event, SeatSpec
 from services.shared.database import create_engine
+from services.shared.words import catalogue
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import Site, running_site
-from tests.services.match.site_words import page_words, site_words
+from tests.services.match.site_words import site_words
 from tests.services.match.test_table import RECORD_ANNOUNCEMENTS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
@@ -310,7 +311,7 @@ new MutationObserver((changes, seen) => {
 
 
 def _replay_words(lang: str) -> dict[str, Any]:
-    words: dict[str, Any] = page_words("replay_words.js")[lang]["viewer"]
+    words: dict[str, Any] = catalogue(lang)["replay"]["viewer"]
     return words
 
 

@@ -23,6 +23,7 @@ from websockets.sync.client import connect
 
 from domain.dice import die_for_roll
 from services.shared.settings import Settings
+from services.shared.words import catalogue, page_words
 from tests.browser import (
     axe_violations,
     console_errors,
@@ -34,7 +35,6 @@ from tests.browser import (
     small_targets,
 )
 from tests.databases import migrated_database
-from tests.services.match.site_words import page_words, site_words
 from tests.services.match.test_live import Instance
 from tests.services.match.test_site_a11y import axe_at_both_sizes
 from tests.waiting import wait_until_sync
@@ -173,6 +173,13 @@ async def browser_page() -> AsyncIterator[tuple[Page, list[str]]]:
 async def ja_page() -> AsyncIterator[tuple[Page, list[str]]]:
     """A Chromium page of a ja-JP browser and the console errors it logs."""
     async with new_page(locale="ja-JP") as page:
+        yield page, console_errors(page)
+
+
+@pytest.fixture
+async def hi_page() -> AsyncIterator[tuple[Page, list[str]]]:
+    """A Chromium page of a hi-IN browser and the console errors it logs."""
+    async with new_page(locale="hi-IN") as page:
         yield page, console_errors(page)
 
 
@@ -330,6 +337,12 @@ async def go_to(page: Page, index: int) -> None:
     )
 
 
+async def language_cookie(page: Page) -> str | None:
+    """The page's `ludo_lang` cookie (the language a switch chose), None without one."""
+    cookies = await page.context.cookies()
+    return next((c["value"] for c in cookies if c["name"] == "ludo_lang"), None)
+
+
 async def test_viewer_steps_through_a_finished_cpu_match(
     site: Site, cpu_match: str, browser_page: tuple[Page, list[str]]
 ) -> None:
@@ -354,7 +367,7 @@ async def test_viewer_steps_through_a_finished_cpu_match(
     await expect(page.locator("header.site nav a")).to_have_text(
         ["Lobby", "Arenas", "Ratings", "Rules"]
     )
-    await expect(page.locator("#lang")).to_have_text("日本語")
+    await expect(page.locator("#lang")).to_have_value("en")
     # Every event of the list in English, worded from the step's fields.
     texts = await page.locator("#events li").all_inner_texts()
     for step, text in zip(steps[: len(texts)], texts, strict=True):
@@ -472,14 +485,15 @@ async def test_a_redraw_before_the_hashchange_keeps_the_step_the_address_names(
     alone, so the viewer goes where the address says.
 
     The viewer redraws its step on its own (the words of another language, an analysis
-    asked again on a timer, a range read, a resize). Pinned by switching the language
-    from `popstate`, which comes after the address changed and before `hashchange`."""
+    asked again on a timer, a range read, a resize). Pinned by the redraw of a language
+    switch (its `languagechange` event, which the page answers at once) sent from
+    `popstate`, which comes after the address changed and before `hashchange`."""
     page, errors = browser_page
     n = len(site.steps(cpu_match)["steps"])
     await page.goto(f"{site.instance.http}/replay/{cpu_match}")
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
-    redraw_first = """addEventListener(
-        "popstate", () => document.querySelector("#lang").click(), { once: true })"""
+    redraw_first = """addEventListener("popstate",
+        () => document.dispatchEvent(new CustomEvent("languagechange")), { once: true })"""
     await page.click("#next")
     await page.click("#first")
     await expect(page.locator("#counter")).to_have_text(f"1 / {n}")
@@ -621,9 +635,9 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
         await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_JA"], full_page=True)
 
     # The switch: English at once, at the same step, and still after a reload.
-    await page.click("#lang")
+    await page.select_option("#lang", "en")
     await expect(page.locator("html")).to_have_attribute("lang", "en")
-    await expect(page.locator("#lang")).to_have_text("日本語")
+    await expect(page.locator("#lang")).to_have_value("en")
     await expect(page.locator("#step-title")).to_have_text("Step through the match")
     await expect(page.locator("#counter")).to_have_text(f"{roll['version'] + 1} / {len(steps)}")
     await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
@@ -633,7 +647,7 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
         f"{rolls} of {rolls} dice match the revealed seed ✓"
     )
     await expect(page.locator("#audit")).to_contain_text("every check holds")
-    assert await page.evaluate("() => localStorage.getItem('ludo.lang')") == "en"
+    assert await language_cookie(page) == "en"
     await page.reload()
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
     await expect(page.locator("#step-title")).to_have_text("Step through the match")
@@ -642,12 +656,47 @@ async def test_viewer_speaks_japanese_and_switches_to_english(
     )
     await expect(page.locator("#event-text")).to_have_text(shown(model, roll, "en"))
     # On a phone the Japanese page is no wider than the screen either.
-    await page.click("#lang")
+    await page.select_option("#lang", "ja")
     await expect(page.locator("#step-title")).to_have_text("対局を1手ずつ見る")
     await page.set_viewport_size({"width": 375, "height": 800})
     assert await page.evaluate("() => document.documentElement.scrollWidth") <= 375
     if os.environ.get("LUDO_REPLAY_SCREENSHOT_PHONE"):
         await page.screenshot(path=os.environ["LUDO_REPLAY_SCREENSHOT_PHONE"], full_page=True)
+    assert errors == []
+
+
+async def test_viewer_speaks_hindi_to_a_hindi_browser(
+    site: Site, normal_cpu_match: str, hi_page: tuple[Page, list[str]]
+) -> None:
+    """A hi-IN browser gets the viewer in Hindi (its catalogue's words, the menu on हिन्दी),
+    with no key missing a word (page_common.js would log it) and no other error."""
+    page, errors = hi_page
+    hi = catalogue("hi")
+    viewer = hi["replay"]["viewer"]
+    steps = site.steps(normal_cpu_match)["steps"]
+    rolls = sum(1 for s in steps if s["type"] == "DieRolled")
+    await page.goto(f"{site.instance.http}/replay/{normal_cpu_match}")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("html")).to_have_attribute("lang", "hi")
+    await expect(page.locator("#lang")).to_have_value("hi")
+    await expect(page.locator("header.site nav a").first).to_have_text(hi["common"]["lobby"])
+    await expect(page.locator("h1")).to_have_text(viewer["title"])
+    await expect(page.locator("#step-title")).to_have_text(viewer["step_through"])
+    await expect(page.locator("#status")).to_have_text(viewer["finished"])
+    await expect(page.locator("#fairness h2")).to_have_text(viewer["fair"])
+    await expect(page.locator("#fair-summary")).to_have_text(
+        viewer["dice_summary"].format(good=rolls, total=rolls) + " ✓"
+    )
+    await expect(page.locator("#audit")).to_contain_text(viewer["audit_ok"].split("(")[0])
+    # A roll with a choice: its moves listed in Hindi.
+    roll = next(s for s in steps if s["type"] == "DieRolled" and len(s["options"] or []) >= 2)
+    await go_to(page, roll["version"])
+    await expect(page.locator("#options li.chosen .chosen-mark")).to_have_text(viewer["chosen"])
+    assert await page.title() == hi["meta"]["titles"]["replay_viewer"]
+    # On a phone the Hindi page is no wider than the screen, its targets 44 px.
+    await page.set_viewport_size({"width": 375, "height": 800})
+    assert await page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    assert await small_targets(page) == []
     assert errors == []
 
 
@@ -714,7 +763,7 @@ async def test_report_page_shows_the_timeline_with_the_operator_token(
     assert [e for e in errors if "status of 401" not in e] == []
 
 
-# The dispute report in each language, written out here again (dispute_words.js has them)
+# The dispute report in each language, written out here again (the catalogues have them)
 # so that the page is checked against them, not against itself: its headings, the seat
 # table's columns, and a live connection's line.
 REPORT: dict[str, dict[str, Any]] = {
@@ -766,11 +815,12 @@ def report_lines(report: dict[str, Any], lang: str) -> list[str]:
 
 def english_words() -> set[str]:
     """The words (3 letters or more, lower case) of the English texts of the dispute
-    report's words (site.js, replay_words.js, dispute_words.js) that no Japanese text uses."""
-    tables = [site_words(), page_words("replay_words.js"), page_words("dispute_words.js")]
+    report's words (its catalogue sections: common, replay, dispute) that no Japanese text
+    uses."""
 
     def words(lang: str) -> set[str]:
-        texts = " ".join(text for table in tables for text in leaves(table[lang]).values())
+        table = page_words(lang, ("common", "replay", "dispute"))["words"]
+        texts = " ".join(leaves(table).values())
         return set(re.findall(r"[a-z]{3,}", re.sub(r"\{\w+\}", " ", texts).lower()))
 
     return words("en") - words("ja")
@@ -863,13 +913,14 @@ async def test_report_page_speaks_japanese_on_a_phone_and_switches_to_english(
     assert await within_the_screen(page) and await small_targets(page) == []
     await shot(page, "dispute-report-ja-desktop.png")
 
-    # The switch, from the keyboard: English at once, from the report the page holds.
+    # The switch, from the keyboard (the menu focused, "E" picks English by its first
+    # letter): English at once, from the report the page holds.
     await page.set_viewport_size({"width": 375, "height": 812})
     read = len(asked)
     await page.focus("#lang")
-    await page.keyboard.press("Enter")
+    await page.keyboard.press("E")
     await expect(page.locator("html")).to_have_attribute("lang", "en")
-    await expect(page.locator("#lang")).to_have_text("日本語")
+    await expect(page.locator("#lang")).to_have_value("en")
     await expect(page.locator("h1")).to_have_text(en["title"])
     await expect(page.locator("main h2")).to_have_text(en["sections"])
     await expect(page.locator("#summary th")).to_have_text(en["columns"])
@@ -878,7 +929,7 @@ async def test_report_page_speaks_japanese_on_a_phone_and_switches_to_english(
     assert await page.title() == "Ludo: dispute report"
     assert len(asked) == read
     assert await within_the_screen(page) and await small_targets(page) == []
-    assert await page.evaluate("() => localStorage.getItem('ludo.lang')") == "en"
+    assert await language_cookie(page) == "en"
     await page.reload()
     await expect(page.locator("body[data-ready=true]")).to_be_attached()
     await expect(page.locator("html")).to_have_attribute("lang", "en")
@@ -886,6 +937,32 @@ async def test_report_page_speaks_japanese_on_a_phone_and_switches_to_english(
     assert await shown_lines(page) == report_lines(report, "en")
     # The one error logged is the refused wrong token; nothing broke the CSP.
     assert [e for e in errors if "status of 401" not in e] == []
+
+
+async def test_report_page_speaks_hindi_to_a_hindi_browser(
+    site: Site, cpu_match: str, hi_page: tuple[Page, list[str]]
+) -> None:
+    """A hi-IN browser gets the dispute report in Hindi (its catalogue's words: headings,
+    the seat table, a live connection's line), with no key missing a word and no error."""
+    page, errors = hi_page
+    words = catalogue("hi")["dispute"]["dispute"]
+    await page.goto(f"{site.instance.http}/report/{cpu_match}")
+    await expect(page.locator("html")).to_have_attribute("lang", "hi")
+    await expect(page.locator("#lang")).to_have_value("hi")
+    await expect(page.locator("h1")).to_have_text(words["title"])
+    await expect(page.locator("#login label")).to_have_text(words["token"])
+    await page.fill("#token", TOKEN)
+    await page.click("#login button[type=submit]")
+    await expect(page.locator("body[data-ready=true]")).to_be_attached()
+    await expect(page.locator("main h2")).to_have_text([words["per_seat"], words["timeline"]])
+    await expect(page.locator("#summary th")).to_have_text(list(words["col"].values()))
+    await expect(page.locator("tr.connected td.what")).to_contain_text(
+        words["connected"].split("{who}")[1]
+    )
+    assert await page.title() == catalogue("hi")["meta"]["titles"]["dispute_report"]
+    await page.set_viewport_size({"width": 375, "height": 812})
+    assert await within_the_screen(page) and await small_targets(page) == []
+    assert errors == []
 
 
 def capture_lines(report: dict[str, Any]) -> int:

@@ -23,6 +23,7 @@ from services.ranking.app import create_app
 from services.ranking.ratings.consumer import RankingConsumer
 from services.shared.eventstore import EventStore
 from services.shared.settings import Settings
+from services.shared.words import catalogue
 from tests.browser import (
     console_errors,
     launched,
@@ -286,7 +287,8 @@ def english_only_words() -> set[str]:
 
 
 async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Instance) -> None:
-    """A ja-JP phone gets it all in Japanese; the switch redraws it in English, kept on reload."""
+    """A ja-JP phone gets it all in Japanese; the language menu redraws it in English, kept
+    on reload (the `ludo_lang` cookie)."""
     async with (
         launched() as browser,
         person(browser, locale="ja-JP", width=375, height=812) as (page, errors),
@@ -294,10 +296,11 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
         await page.goto(f"{service.http}/dashboard")
         html, switch = page.locator("html"), page.locator("#lang")
         await expect(html).to_have_attribute("lang", "ja")
-        await expect(switch).to_have_text("English")
-        await expect(switch).to_have_attribute("lang", "en")
+        await expect(switch).to_have_value("ja")
+        # Each language named in itself, marked so (a screen reader says it right).
+        await expect(switch.locator("option[value=en]")).to_have_attribute("lang", "en")
         await expect(page.locator("label[for=token]")).to_have_text("運営トークン")
-        assert await small_targets(page) == []  # the sign-in form and the switch
+        assert await small_targets(page) == []  # the sign-in form and the menu
         assert await sideways(page) <= 0
         await shot(page, "dashboard-ja-sign-in-phone.png")
         await sign_in(page, TOKEN)
@@ -334,11 +337,11 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
 
         asked: list[str] = []
         page.on("request", lambda request: asked.append(request.url))
+        # From the keyboard: the menu focused, "E" picks English by its first letter.
         await switch.focus()
-        await page.keyboard.press("Enter")
+        await page.keyboard.press("E")
         await expect(html).to_have_attribute("lang", "en")
-        await expect(switch).to_have_text("日本語")
-        await expect(switch).to_have_attribute("lang", "ja")
+        await expect(switch).to_have_value("en")
         await expect(page.locator("h1")).to_have_text("Ludo ranking · operator dashboard")
         await expect(page.locator(".tile .k").first).to_have_text("Matches now")
         await expect(page.locator("#leaderboard thead th")).to_have_text(
@@ -347,6 +350,8 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
         await expect(page.locator("#reports tbody")).to_have_text("No reports.")
         await expect(page.locator("#history-title")).to_contain_text("Operator rating history: ")
         assert await page.title() == "Ludo ranking: operator dashboard"
+        # The header (title, menu, controls) still fits the phone in English.
+        assert await sideways(page) <= 0 and await small_targets(page) == []
         # The live view's next refresh (every 5 s) is worded in English too.
         before = await page.locator("#live-state").text_content()
         assert before and before.startswith("Updated ")
@@ -359,16 +364,64 @@ async def test_the_dashboard_in_japanese_and_the_switch_to_english(service: Inst
         kana_or_kanji = r"[\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]"
         shown = await page.evaluate(PAGE_TEXT)
         assert re.findall(kana_or_kanji, shown.replace("日本語", "")) == [], shown
-        # Drawn again from what the page held: nothing asked but the live view's refresh.
-        assert [u for u in asked if not re.search(r"/api/ranking/(live|lag)$", u)] == [], asked
-        assert await page.evaluate("localStorage.getItem('ludo.lang')") == "en"
+        # Drawn again from what the page held: nothing asked but the English words and the
+        # live view's refresh.
+        kept = r"/api/ranking/(live|lag)$|/static/i18n/en/dashboard\.json$"
+        assert [u for u in asked if not re.search(kept, u)] == [], asked
+        cookies = {c["name"]: c["value"] for c in await page.context.cookies()}
+        assert cookies.get("ludo_lang") == "en"
 
         await page.reload()
         await expect(page.locator("#leaderboard tbody tr")).to_have_count(3)
         await expect(html).to_have_attribute("lang", "en")
         await expect(page.locator("h1")).to_have_text("Ludo ranking · operator dashboard")
         await expect(page.locator("#live-state")).to_contain_text("Updated ")
-        await expect(switch).to_have_text("日本語")
+        await expect(switch).to_have_value("en")
+        assert errors == []
+
+
+async def test_the_dashboard_in_hindi_and_the_menu_to_japanese_in_place(
+    service: Instance,
+) -> None:
+    """A hi-IN phone gets it in Hindi (no key without a word, nothing wider than 375 px,
+    44 px targets); the menu switches it to Japanese in place: every view drawn again, no
+    reload."""
+    hi, ja = catalogue("hi")["dashboard"], catalogue("ja")["dashboard"]
+    async with (
+        launched() as browser,
+        person(browser, locale="hi-IN", width=375, height=812) as (page, errors),
+    ):
+        await page.goto(f"{service.http}/dashboard")
+        html, switch = page.locator("html"), page.locator("#lang")
+        await expect(html).to_have_attribute("lang", "hi")
+        await expect(switch).to_have_value("hi")
+        await expect(page.locator("label[for=token]")).to_have_text(hi["token"])
+        assert await small_targets(page) == [] and await sideways(page) <= 0
+        await sign_in(page, TOKEN)
+        await expect(page.locator("#leaderboard tbody tr")).to_have_count(3)
+        await settled(page)
+        assert await page.title() == hi["page_title"]
+        await expect(page.locator("h1")).to_have_text(hi["heading"])
+        await expect(page.locator("#leaderboard thead th").nth(2)).to_have_text(
+            hi["board"]["player_rating"]
+        )
+        await expect(page.locator(".tile .k").first).to_have_text(hi["live"]["matches_now"])
+        await expect(page.locator("#reports tbody")).to_have_text(hi["reports"]["none"])
+        assert await small_targets(page) == [] and await sideways(page) <= 0
+        await shot(page, "dashboard-hi-phone.png")
+
+        await page.evaluate("window.notReloaded = true")
+        await page.select_option("#lang", "ja")
+        await expect(html).to_have_attribute("lang", "ja")
+        await expect(page.locator("h1")).to_have_text(ja["heading"])
+        await expect(page.locator(".tile .k").first).to_have_text(ja["live"]["matches_now"])
+        await expect(page.locator("#reports tbody")).to_have_text(ja["reports"]["none"])
+        await expect(page.locator("#history-title")).to_contain_text(
+            ja["history"]["title"].split("{")[0]
+        )
+        assert await page.title() == ja["page_title"]
+        assert await page.evaluate("window.notReloaded") is True
+        assert await small_targets(page) == [] and await sideways(page) <= 0
         assert errors == []
 
 

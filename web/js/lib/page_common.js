@@ -36,7 +36,7 @@ function missing(key) {
   reported.add(`${lang}:${key}`);
   console.error(`no word for "${key}" in ${lang}`);
 }
-// t("ev.moved", {who: "…"}): the text of `key` in the page's language, {names} filled in.
+// t(key, {who: "…"}): the text of `key` in the page's language, {names} filled in.
 export const t = (key, vars) => wording(WORDS, key, vars, missing);
 // tn(key, n): the plural form of `key` for the number n (words.js `plural`).
 export const tn = (key, n, vars, type) => plural(WORDS, lang, key, n, vars, type, missing);
