@@ -4,47 +4,9 @@
 // ended, and what moved it, in whole percentage points that add up (`chanceSplit`). Include
 // it after site.js. Japanese follows the site's words (「1位になる確率」「選んだ手」).
 import { el } from "./page_common.js";
-import { mergeWords, t } from "./site.js";
-mergeWords({
-  ja: {
-    chance: {
-      line_you: "あなたが1位になる確率: {start}\u00a0→\u00a0{end}",
-      line_seat: "1位になる確率: {start}\u00a0→\u00a0{end}",
-      change: "（{change}）",
-      points: "{n}ポイント", point: "{n}ポイント", unit: "ポイント",
-      parts: "内訳",
-      dice: "サイコロ", choices_you: "あなたの選んだ手", choices_seat: "選んだ手",
-      rest: "ほかのプレイヤーの番など",
-      no_choice: "選ぶ場面なし",
-      won_unlucky_you: "サイコロには恵まれませんでしたが、1位になりました。",
-      won_unlucky_seat: "サイコロには恵まれませんでしたが、1位になりました。",
-      lost_lucky_you: "サイコロには恵まれましたが、1位にはなれませんでした。",
-      lost_lucky_seat: "サイコロには恵まれましたが、1位にはなれませんでした。",
-      cancelled_you: "このほかに、対局の途中で上がっては下がった分が{n}ずつあり、打ち消し合っています。",
-      cancelled_seat: "このほかに、対局の途中で上がっては下がった分が{n}ずつあり、打ち消し合っています。",
-      note: "数字は1位になる確率のポイントで、内訳を足すと確率の変化になります。サイコロは平均的な出目と、選んだ手は最善手と比べた値です（選んだ手はマイナスにしかなりません）。残りは、ほかのプレイヤーの番やCPUが代わりに打った手などによる変化です。",
-    },
-  },
-  en: {
-    chance: {
-      line_you: "Your chance to finish first: {start}\u00a0→\u00a0{end}",
-      line_seat: "Chance to finish first: {start}\u00a0→\u00a0{end}",
-      change: " ({change})",
-      points: "{n} points", point: "{n} point", unit: " points",
-      parts: "What moved it",
-      dice: "Dice", choices_you: "Your choices", choices_seat: "Choices",
-      rest: "Other players' turns and the rest",
-      no_choice: "no choice to make",
-      won_unlucky_you: "You finished first although the dice were against you.",
-      won_unlucky_seat: "Finished first although the dice were against them.",
-      lost_lucky_you: "The dice were on your side, but you did not finish first.",
-      lost_lucky_seat: "The dice were on their side, but they did not finish first.",
-      cancelled_you: "Besides these, your chance rose and fell again by {n} each way during the match, which cancel out.",
-      cancelled_seat: "Besides these, the chance rose and fell again by {n} each way during the match, which cancel out.",
-      note: "In percentage points of the chance to finish first; the parts add up to its change. Dice: against an average roll. Choices: against the best move, so they can only cost. The rest: the other players' turns, moves a CPU made in a player's place and the like.",
-    },
-  },
-});
+import { t } from "./site.js";
+// Its words are the catalogue's `analysis` section (web/i18n/<lang>.json): a page that
+// imports this module names that section on its #words block.
 
 // A change in points, signed: "+12", "−4", "±0" (a true minus sign); `digits` after
 // the point ("+2.5"), as a figure rounded to them.

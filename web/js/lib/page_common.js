@@ -1,6 +1,6 @@
 // ---- page_common.js: shared by the pages of both services (the match site, the
 // ranking service's dashboard), imported by their modules.
-import { wording, plural, merge } from "./words.js";
+import { wording, plural, merge, sentences } from "./words.js";
 
 export const $ = (sel) => document.querySelector(sel);
 
@@ -40,6 +40,13 @@ function missing(key) {
 export const t = (key, vars) => wording(WORDS, key, vars, missing);
 // tn("dice.days", 3): the plural form of `key` for n (words.js `plural`).
 export const tn = (key, n, vars, type) => plural(WORDS, lang, key, n, vars, type, missing);
+
+// passage(a, b): sentences as one passage in the page's language (words.js `sentences`).
+export const passage = (...texts) => sentences(lang, texts);
+// The page's language as Intl formats dates in it: English in the British order the site
+// has always shown ("7 Dec 2026, 17:02"); another language as its own.
+const LOCALES = { ja: "ja-JP", en: "en-GB", hi: "hi-IN" };
+export const locale = () => LOCALES[lang] || lang;
 
 // Every element with data-t="key" gets that text (data-t-attr="placeholder" puts it
 // there; data-t-html puts the word's own markup: the rules' articles, from the catalogue).

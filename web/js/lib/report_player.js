@@ -9,33 +9,9 @@
 // report button. The button opens a dialog with the reasons; sending is
 // POST /api/reports, and the dialog says it was sent (or why not).
 import { el } from "./page_common.js";
-import { WORDS, mergeWords, lang, t, guest, ApiError, errorText, api, readCompletions } from "./site.js";
-mergeWords({
-  ja: {
-    report: {
-      button: "通報", title: "{name}さんを通報", reason: "理由",
-      reasons: { left_on_purpose: "わざと抜けた", abusive_stamps: "スタンプでの嫌がらせ",
-                 collusion: "なれあい（談合）の疑い", other: "その他" },
-      send: "送る", cancel: "やめる", close: "閉じる", sent: "通報を送りました。運営が確認します。",
-      pick: "理由を選んでください。",
-      refused: { already_reported: "この対局でこの人はもう通報済みです。",
-                 self_report: "自分は通報できません。", stranger: "この人はこの対局にいませんでした。",
-                 not_in_match: "この対局に参加した人だけが通報できます。" },
-    },
-  },
-  en: {
-    report: {
-      button: "Report", title: "Report {name}", reason: "Reason",
-      reasons: { left_on_purpose: "Left on purpose", abusive_stamps: "Abusive stamps",
-                 collusion: "Suspected collusion", other: "Other" },
-      send: "Send", cancel: "Cancel", close: "Close", sent: "Report sent. An operator will look at it.",
-      pick: "Choose a reason.",
-      refused: { already_reported: "You already reported this player for this match.",
-                 self_report: "You cannot report yourself.", stranger: "That player was not in this match.",
-                 not_in_match: "Only the players of this match can report from it." },
-    },
-  },
-});
+import { WORDS, t, guest, ApiError, errorText, api, readCompletions } from "./site.js";
+// Its words are the catalogue's `report_player` section (web/i18n/<lang>.json): a page
+// that imports this module names that section on its #words block.
 export const REPORT_REASONS = ["left_on_purpose", "abusive_stamps", "collusion", "other"];
 export const completions = new Map();  // player id -> {finished, started, rate} | null
 export let completionsWanted = new Set();
@@ -101,7 +77,7 @@ export function openReport(matchId, playerId, name) {
       send.hidden = true;
       cancel.textContent = t("report.close");
     } catch (err) {
-      const known = err instanceof ApiError && WORDS[lang].report.refused[err.code];
+      const known = err instanceof ApiError && WORDS.report.refused[err.code];
       status.textContent = known || errorText(err);
       send.disabled = false;
     }
