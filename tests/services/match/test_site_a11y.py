@@ -118,7 +118,8 @@ _HEADER = r"""() => {
     .map((n) => { const b = n.getBoundingClientRect();
                   // A menu's words are its chosen option's, drawn inside its own box.
                   const w = n.matches("select") ? b : words(n);
-                  const name = n.matches("select") ? n.selectedOptions[0].text : n.textContent.trim();
+                  const name = n.matches("select") ? n.selectedOptions[0].text
+                                                   : n.textContent.trim();
                   const drawn = getComputedStyle(n).backgroundImage.match(/rgba?\([^)]*\)/);
                   const divider = n.matches("nav a + a") && drawn ? drawn[0] : null;
                   return { name, top: b.top, bottom: b.bottom,
