@@ -116,3 +116,23 @@ async def test_a_hindi_reader_without_a_name_gets_a_hindi_one(site: Site, browse
         assert re.fullmatch(r"\d{2}", name[-2:]), name
         await expect(page.locator("#me")).to_have_text(name)
         assert errors == []
+
+
+async def test_the_language_menu_works_from_the_keyboard(site: Site, browser: Browser) -> None:
+    """Tab reaches the header's language menu, an arrow key switches the page (each
+    press a language, in the catalogues' order: English, हिन्दी, 日本語), and the menu
+    keeps the keyboard's focus throughout."""
+    async with person(browser) as (page, errors):
+        await ready(page, site.url + "/rules")
+        for _ in range(12):  # the brand, four links, then the menu
+            await page.keyboard.press("Tab")
+            if await page.evaluate("() => document.activeElement.id === 'lang'"):
+                break
+        assert await page.evaluate("() => document.activeElement.id") == "lang"
+        await page.keyboard.press("ArrowDown")
+        await expect(page.locator("html")).to_have_attribute("lang", "hi")
+        await expect(page.locator("#rules h1")).to_have_text(HI["rules"]["rules"]["top"]["title"])
+        await page.keyboard.press("ArrowDown")
+        await expect(page.locator("html")).to_have_attribute("lang", "ja")
+        await expect(page.locator("#lang")).to_be_focused()
+        assert errors == []

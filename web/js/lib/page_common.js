@@ -88,12 +88,22 @@ export function languageMenu() {
     if (code === lang) option.selected = true;
     select.append(option);
   }
-  select.addEventListener("change", () => {
-    select.disabled = true;
-    setLanguage(select.value).catch((err) => {
+  // Arrow keys on the closed menu change it at each press: a switch under way goes on to
+  // the last choice rather than the menu being disabled meanwhile (which would take the
+  // keyboard's focus away from it).
+  let wanted = null;
+  select.addEventListener("change", async () => {
+    const busy = wanted !== null;
+    wanted = select.value;
+    if (busy) return;
+    try {
+      while (wanted !== lang) await setLanguage(wanted);
+    } catch (err) {
       console.error(err);
       select.value = lang;
-    }).finally(() => { select.disabled = false; });
+    } finally {
+      wanted = null;
+    }
   });
   document.addEventListener("languagechange", () => {
     caption.textContent = menuLabel();
