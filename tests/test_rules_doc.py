@@ -21,10 +21,10 @@ from domain.rules import (
     options_to_dict,
     parse_ruleset,
 )
+from services.shared.words import catalogue
 from tests import paths
 
 DOC = paths.ROOT / "docs" / "rules.md"
-SITE_WORDS = paths.ROOT / "web" / "js" / "lib" / "site.js"
 _CODE = re.compile(r"`([^`]*)`")
 
 
@@ -71,20 +71,15 @@ def _option_rows() -> dict[str, list[str]]:
 
 def _site_words() -> dict[str, dict[str, tuple[str, dict[str, str]]]]:
     """Per language, per option: the site's name for it and its values' labels, from the
-    words tables of site.js (`opt`)."""
-    text = SITE_WORDS.read_text()
-    ja_at, en_at = text.index("\n  ja: {"), text.index("\n  en: {")
-    blocks = {"ja": text[ja_at:en_at], "en": text[en_at:]}
+    catalogues' `common.opt` (web/i18n/<lang>.json)."""
     words: dict[str, dict[str, tuple[str, dict[str, str]]]] = {}
-    for language, block in blocks.items():
-        starts = list(re.finditer(r'^\s*(\w+): \{ name: "([^"]+)"', block, re.MULTILINE))
-        found: dict[str, tuple[str, dict[str, str]]] = {}
-        for index, start in enumerate(starts):
-            end = starts[index + 1].start() if index + 1 < len(starts) else len(block)
-            values = re.search(r"values: \{([^}]*)\}", block[start.end() : end])
-            labels = dict(re.findall(r'(\w+): "([^"]+)"', values.group(1))) if values else {}
-            found.setdefault(start.group(1), (start.group(2), labels))
-        words[language] = found
+    for language in ("ja", "en"):
+        options = catalogue(language)["common"]["opt"]
+        words[language] = {
+            name: (option["name"], dict(option.get("values", {})))
+            for name, option in options.items()
+            if isinstance(option, dict) and "name" in option
+        }
     return words
 
 

@@ -142,6 +142,7 @@ INJECTED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>injected</title></head>
 <body><p id="p" onclick="window.clicked = true">text</p>
 <script>window.injected = true;</script>
+<script type="application/json" id="words" data-sections="common"></script>
 <script type="module">
 import { el } from "/static/js/lib/page_common.js";
 document.body.append(el("span", { id: "made" }, "made"));
