@@ -10,7 +10,14 @@ import re
 import pytest
 import sqlalchemy as sa
 
-from services.match.guest_names import LANGUAGES, NUMBERS, animals, colours, generated_name
+from services.match.guest_names import (
+    LANGUAGES,
+    NUMBERS,
+    Lang,
+    animals,
+    colours,
+    generated_name,
+)
 from services.shared.words import languages
 from tests.services.conftest import Api
 
@@ -36,15 +43,18 @@ def test_the_word_lists_pair_up_and_make_short_distinct_names() -> None:
 
 def test_a_name_is_a_colour_an_animal_and_a_number_in_every_language() -> None:
     """The same draw reads as the same name in Japanese, English and Hindi."""
-    names = {lang: generated_name(lang, random.Random(7)) for lang in LANGUAGES}
-    found = {"ja": _JA.match(names["ja"]), "en": _EN.match(names["en"]),
-             "hi": _HI.match(names["hi"])}  # fmt: skip
-    assert all(found.values()), names
+    patterns: dict[Lang, re.Pattern[str]] = {"ja": _JA, "en": _EN, "hi": _HI}
+    found: dict[Lang, re.Match[str]] = {}
+    for lang in LANGUAGES:
+        name = generated_name(lang, random.Random(7))
+        parts = patterns[lang].match(name)
+        assert parts is not None, name
+        found[lang] = parts
+    en = found["en"]
     for lang, parts in found.items():
-        assert parts is not None
-        assert colours(lang).index(parts["colour"]) == colours("en").index(found["en"]["colour"])
-        assert animals(lang).index(parts["animal"]) == animals("en").index(found["en"]["animal"])
-        assert parts["n"] == found["en"]["n"]
+        assert colours(lang).index(parts["colour"]) == colours("en").index(en["colour"])
+        assert animals(lang).index(parts["animal"]) == animals("en").index(en["animal"])
+        assert parts["n"] == en["n"]
 
 
 @pytest.mark.anyio
@@ -53,7 +63,12 @@ async def test_a_guest_without_a_name_gets_one_in_the_language_asked(api: Api) -
     English one; each is the guest's name from then on (getMe), and changes like any other
     (renameMe)."""
     made = {}
-    cases = (({"lang": "ja"}, _JA), ({}, _EN), ({"lang": "en"}, _EN), ({"lang": "hi"}, _HI))
+    cases: list[tuple[dict[str, str], re.Pattern[str]]] = [
+        ({"lang": "ja"}, _JA),
+        ({}, _EN),
+        ({"lang": "en"}, _EN),
+        ({"lang": "hi"}, _HI),
+    ]
     for body, pattern in cases:
         r = await api.call("POST", "/api/players", json=body)
         assert r.status_code == 201, r.text
