@@ -28,7 +28,7 @@ LOCAL_RULES = "#rules #local-rules table"
 
 async def test_the_rules_page_is_served_under_its_csp(api: Api) -> None:
     """GET /rules is the rules page: HTML under a nonce-based CSP, never cached, with the
-    rules in the reader's language in its words block (the article fills itself from it)."""
+    rules in the reader's language in its article and its words block."""
     r = await api.call("GET", "/rules")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/html")
@@ -37,6 +37,9 @@ async def test_the_rules_page_is_served_under_its_csp(api: Api) -> None:
     assert "default-src 'none'" in csp and "unsafe" not in csp
     assert r.headers["cache-control"] == "no-store"
     assert "Three sixes end the turn" in r.text and "ルドーのルール" not in r.text
+    # The article's text is in the HTML itself, not only in the words block.
+    assert '<h1 data-t="rules.top.title" data-t-html>Ludo: the rules and how to play</h1>' in r.text
+    assert '<span class="mark c-yellow">○</span>' in r.text
     ja = await api.call("GET", "/rules", headers={"Accept-Language": "ja-JP,ja;q=0.9"})
     assert '<html lang="ja">' in ja.text and "6が3回で番が終わる" in ja.text
     assert "<title>ルドーのルール・遊び方</title>" in ja.text
