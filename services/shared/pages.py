@@ -16,7 +16,9 @@ empty `<script type="application/json" id="settings">` is filled with
 there), so the pages' forms offer exactly what the API takes; its
 `<script type="application/json" id="words" data-sections="…">` with the page's words in
 the reader's language (services/shared/words.py), which also becomes the shell's
-`<html lang>` and, where the catalogue names one, its `<title>`.
+`<html lang>` and, where the catalogue names one, its `<title>`. An empty element whose
+words are markup (`data-t="key" data-t-html`: the rules page's article) gets them in the
+HTML already, so that its text is there without the modules (a crawler sees the rules).
 
 `static_file` answers `GET /static/{path}` of both services: only the files of web/js,
 web/css and web/i18n (an index made once, so no other path can be named), with their
@@ -82,6 +84,9 @@ _WORDS_BLOCK: Final = re.compile(
     r'<script type="application/json" id="words" data-sections="([a-z_ ]+)"></script>'
 )
 _HTML_LANG: Final = re.compile(r'<html lang="[a-z]+">')
+# An element whose markup is a word of the catalogue (`data-t-html`: the rules' article),
+# empty in the shell.
+_HTML_WORD: Final = re.compile(r'(<([a-z0-9]+)[^<>]* data-t="([\w.]+)" data-t-html>)(</\2>)')
 _TITLE: Final = re.compile(r"<title>[^<]*</title>")
 
 
@@ -114,6 +119,20 @@ def _filled(source: str, lang: str, page: str | None = None) -> str:
         _SETTINGS_BLOCK,
         f'<script type="application/json" id="settings">{_data(CHOICES)}</script>',
     )
+    # The words a `data-t-html` element says are put in here too, so that the page's text
+    # is in the HTML itself (a crawler, a reader before the modules run), as the module
+    # would put it; they are the catalogue's own markup (web/i18n/, ours), never a reader's.
+    block = _WORDS_BLOCK.search(html)
+    if block is not None:
+        table = page_words(lang, tuple(block.group(1).split()))["words"]
+
+        def markup(found: re.Match[str]) -> str:
+            word: Any = table
+            for part in found.group(3).split("."):
+                word = word.get(part) if isinstance(word, dict) else None
+            return found.group(1) + word + found.group(4) if isinstance(word, str) else found[0]
+
+        html = _HTML_WORD.sub(markup, html)
     html = _WORDS_BLOCK.sub(words, html)
     html = _HTML_LANG.sub(f'<html lang="{lang}">', html, count=1)
     title = catalogue(lang)["meta"]["titles"].get(page) if page else None

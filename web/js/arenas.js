@@ -1,107 +1,10 @@
 // The arenas page's script (web/pages/arenas.html).
 import { $, el, message, keyboardScroll } from "./lib/page_common.js";
-import { WORDS, mergeWords, lang, t, guest, ApiError, serverNow, errorText, newKey, api, ensureGuest, liveSocket, siteHeader, connectionStatus } from "./lib/site.js";
+import { WORDS, lang, t, guest, ApiError, serverNow, errorText, newKey, api, ensureGuest, liveSocket, siteHeader, connectionStatus } from "./lib/site.js";
 import { SETTINGS } from "./lib/settings.js";
 
-// The arena pages' own words (the table's few arena words and the header's link are in
-// site.js).
-mergeWords({
-  ja: {
-    arenas_intro: "アリーナは時間を区切った大会です。終わるまでならいつでも参加でき、対局が終わるたびに、待っている人とすぐ次の対局が組まれます。順位で得点が入り（4人: 4・2・1・0点、2人: 2・0点）、2連勝すると🔥で、1位以外になるまで得点が2倍です。対局はすべてランク戦です。",
-    live_arenas: "開催中", upcoming_arenas: "これから", finished_arenas: "終わったアリーナ",
-    no_live: "いま開催中のアリーナはありません。", no_upcoming: "予定されているアリーナはありません。",
-    no_finished: "まだありません。",
-    minutes_n: "{n}分", limit_turn: "1手{n}秒",
-    starts_in: "開始まで {time}", starts_at: "{when}に開始", time_left: "残り {time}", ends_at: "{when}に終了",
-    players_n: "{n}人参加", leader: "首位: {name}", winner: "優勝: {name}", nobody: "参加者なし", no_winner: "優勝者なし",
-    cancelled_tag: "中止", private_tag: "プライベート", open_arena: "開く", open_named: "{name}を開く",
-    create_arena: "プライベートアリーナを作る",
-    create_arena_hint: "一覧には載りません。リンクを知っている人だけが参加できます。",
-    arena_name: "アリーナの名前", arena_name_default: "{name}のアリーナ", arena_name_plain: "プライベートアリーナ", duration: "長さ", starts: "開始",
-    start_now: "すぐ", start_in_min: "{n}分後", creating: "作っています…",
-    // one arena
-    status: {
-      upcoming: "開始まで {time}", running: "残り {time}",
-      ended: "時間切れです。続いている対局が終わるのを待っています。",
-      finished: "終了しました。", cancelled: "中止されました: {reason}",
-    },
-    you_out: "まだ参加していません。", you_out_over: "このアリーナには参加していません。",
-    you_upcoming: "参加しました。始まると対局が組まれます。",
-    you_waiting: "対戦相手を待っています。そろいしだい卓へ移動します。",
-    you_playing: "対局中です。", you_paused: "一時停止中です。「再開」を押すと、また対局が組まれます。",
-    you_over: "お疲れさまでした。", you_ended: "時間切れのため、新しい対局は組まれません。", you_score: "あなた: {rank}位・{score}点", rank_n: "{n}位", left_note: "（途中で抜けた）",
-    join_arena: "参加する", pause: "一時停止", continue: "再開", your_table: "あなたの卓へ",
-    joining: "参加しています…", paired: "対局が組まれました。卓へ移動します…",
-    arena_link: "このアリーナのリンク", copied: "リンクをコピーしました。",
-    cancel_reason: "中止する理由（参加者に表示されます）", cancel_arena: "このアリーナを中止する",
-    private_note: "プライベートアリーナは一覧に載りません。このリンクを送って誘ってください。",
-    standings: "順位表", score: "得点", no_standings: "まだ参加者はいません。",
-    streak_n: "{n}連勝", on_fire: "🔥 {n}連勝（得点2倍）", fire_n: "🔥 {n}連勝",
-    st: { waiting: "待機中", playing: "対局中", paused: "一時停止中" },
-    running_h: "いまの対局", no_running: "いま行われている対局はありません。",
-    watch_named: "{who}の対局を観戦", results_h: "終わった対局", no_results: "まだありません。",
-    points_n: "{n}点", doubled: "（2倍）", replay_short: "リプレイ", replay_named: "{who}の対局のリプレイ",
-    podium: "表彰台", all_arenas: "アリーナの一覧へ", and: "・",
-    arena_errors: {
-      arena_over: "このアリーナはもう終わっています。", arena_cancelled: "このアリーナは中止されました。",
-      already_joined: "もう参加しています。一時停止中なら「再開」を押してください。",
-      seated_elsewhere: "ほかの卓に座っているか、クイック対戦で待っています。そちらを終えてから参加してください。",
-      ranked_paused: "アリーナ（ランク戦）には{until}まで参加できません（24時間で3回途中で抜けたため）",
-      ranked_suspended: "アリーナ（ランク戦）には{until}まで参加できません（運営による停止）",
-      not_joined: "まだ参加していません。", already_paused: "もう一時停止しています。",
-      not_paused: "一時停止していません。", not_found: "このアリーナは見つかりません。",
-      bad_name: "アリーナの名前を入れてください（1〜60文字）。",
-      bad_reason: "中止する理由を入れてください（1〜200文字）。",
-    },
-  },
-  en: {
-    arenas_intro: "An arena is a tournament against the clock: join any time before it ends, and each time your match ends you are paired again with the players waiting. Places score points (4 players: 4/2/1/0, 2 players: 2/0); after two wins in a row you are on fire 🔥 and score double until a result other than first. Every match is ranked.",
-    live_arenas: "Live now", upcoming_arenas: "Upcoming", finished_arenas: "Finished arenas",
-    no_live: "No arena is running right now.", no_upcoming: "No arena is scheduled.",
-    no_finished: "None yet.",
-    minutes_n: "{n} min", limit_turn: "{n} s a turn",
-    starts_in: "Starts in {time}", starts_at: "Starts at {when}", time_left: "{time} left", ends_at: "Ends at {when}",
-    players_n: "{n} joined", leader: "Leading: {name}", winner: "Winner: {name}", nobody: "No players", no_winner: "No winner",
-    cancelled_tag: "Cancelled", private_tag: "Private", open_arena: "Open", open_named: "Open {name}",
-    create_arena: "Create a private arena",
-    create_arena_hint: "Not listed: only those with its link can join.",
-    arena_name: "Arena name", arena_name_default: "{name}'s arena", arena_name_plain: "Private arena", duration: "Length", starts: "Starts",
-    start_now: "Now", start_in_min: "In {n} min", creating: "Creating…",
-    status: {
-      upcoming: "Starts in {time}", running: "{time} left",
-      ended: "Time is up: waiting for the matches still running to end.",
-      finished: "The arena is over.", cancelled: "Cancelled: {reason}",
-    },
-    you_out: "You have not joined.", you_out_over: "You did not play in this arena.",
-    you_upcoming: "You have joined: your matches are paired once it starts.",
-    you_waiting: "Waiting for opponents: you go to your table as soon as one is ready.",
-    you_playing: "You are playing.", you_paused: "Paused: press Continue to be paired again.",
-    you_over: "Well played.", you_ended: "Time is up: no new match is paired.", you_score: "You: rank {rank}, {score} points", rank_n: "{n}", left_note: " (left)",
-    join_arena: "Join", pause: "Pause", continue: "Continue", your_table: "Go to your table",
-    joining: "Joining…", paired: "Your match is ready. Taking you to your table…",
-    arena_link: "This arena's link", copied: "Link copied.",
-    cancel_reason: "Why you cancel it (shown to the players)", cancel_arena: "Cancel this arena",
-    private_note: "A private arena is not listed: send this link to invite players.",
-    standings: "Standings", score: "Score", no_standings: "No one has joined yet.",
-    streak_n: "{n} in a row", on_fire: "🔥 {n} in a row (double points)", fire_n: "🔥 {n} in a row",
-    st: { waiting: "waiting", playing: "playing", paused: "paused" },
-    running_h: "Matches now", no_running: "No match is running.",
-    watch_named: "Watch {who}", results_h: "Finished matches", no_results: "None yet.",
-    points_n: "{n} pts", doubled: " (doubled)", replay_short: "Replay", replay_named: "Replay of {who}",
-    podium: "Podium", all_arenas: "All arenas", and: " vs ",
-    arena_errors: {
-      arena_over: "This arena is over.", arena_cancelled: "This arena was cancelled.",
-      already_joined: "You have already joined. If you paused, press Continue.",
-      seated_elsewhere: "You sit at another table or wait in quick play: finish that first.",
-      ranked_paused: "Arenas (ranked) are closed to you until {until} (you left 3 matches within 24 hours)",
-      ranked_suspended: "Arenas (ranked) are closed to you until {until} (suspended by an operator)",
-      not_joined: "You have not joined.", already_paused: "You have already paused.",
-      not_paused: "You are not paused.", not_found: "No such arena.",
-      bad_name: "Enter the arena's name (1–60 characters).",
-      bad_reason: "Say why you cancel it (1–200 characters).",
-    },
-  },
-});
+// The arena pages' own words are the catalogue's `arenas` section (web/i18n/<lang>.json;
+// the table's few arena words and the header's link are in `common`).
 
 const path = location.pathname.split("/").filter(Boolean);
 const arenaId = path[0] === "tournament" ? decodeURIComponent(path[1] || "") : null;
@@ -143,7 +46,7 @@ function errorWords(err) {
   }
   if (err.status === 404) return t("arena_errors.not_found");
   if (err.field === "name" && err.message && /arena|tournament/i.test(err.message)) return t("arena_errors.bad_name");
-  return WORDS[lang].arena_errors[err.code] || errorText(err);
+  return WORDS.arena_errors[err.code] || errorText(err);
 }
 const clientSeed = () => newKey().slice(0, 16);
 // The message box goes where the press it answers was (the arena's buttons, the form's),
@@ -153,8 +56,9 @@ function messageAt(slot) {
   if ($("#message").parentElement !== slot) slot.appendChild($("#message"));
 }
 // An arena's name in the page's language: a schedule's arena may carry its title in
-// each language (`title`: {"en", "ja"}); else the one name it was created with.
-const arenaName = (a) => (a.title && a.title[lang]) || a.name;
+// each language (`title`: {"en", "ja"}; a language it lacks reads the English); else the
+// one name it was created with.
+const arenaName = (a) => (a.title && (a.title[lang] || a.title.en)) || a.name;
 
 // Draw `box` again with `draw` only when `content` (its data, in the page's language)
 // changed, so that a list read again every few seconds (or a frame a second) leaves the

@@ -1,68 +1,10 @@
 // The ratings page's script (web/pages/ratings.html).
 import { $, el, message, keyboardScroll } from "./lib/page_common.js";
-import { mergeWords, lang, t, guest, ApiError, errorText, api, siteHeader } from "./lib/site.js";
+import { t, passage, locale, guest, ApiError, errorText, api, siteHeader } from "./lib/site.js";
 import { signedPoints, pointsText } from "./lib/analysis_words.js";
 
-// The player's analysis section (/api/ratings/players/{id}/analysis, docs/analysis.md).
-mergeWords({
-  ja: { place_of: "{n}位（{of}人中）", left_mark: "・途中で抜けた" },
-  en: { place_of: "Place {n} of {of}", left_mark: " (left)" },
-});
-mergeWords({
-  ja: { analysis: {
-    title: "運と判断",
-    loading: "分析を読み込んでいます…",
-    none: "まだ分析された対局がありません。対局が終わると、数秒で分析されます。",
-    unavailable: "いまは分析を表示できません（ランキングのサービスに届きません）。しばらくしてから読み込み直してください。",
-    dice_gave: "直近{n}局の平均では、サイコロの運で1局あたり{luck}得をしています。",
-    dice_took: "直近{n}局の平均では、サイコロの運で1局あたり{luck}損をしています。",
-    dice_even: "直近{n}局の平均では、サイコロの運は五分五分です。",
-    choices_cost: "あなたの選択は、判断1回あたり{error}の損でした（最善手を選んだのは{best}）。",
-    choices_none: "自分で選んだ手はまだありません。",
-    // Someone else's page: the same in the third person.
-    dice_gave_them: "直近{n}局の平均では、このプレイヤーはサイコロの運で1局あたり{luck}得をしています。",
-    dice_took_them: "直近{n}局の平均では、このプレイヤーはサイコロの運で1局あたり{luck}損をしています。",
-    dice_even_them: "直近{n}局の平均では、このプレイヤーのサイコロの運は五分五分です。",
-    choices_cost_them: "選択は、判断1回あたり{error}の損でした（最善手を選んだのは{best}）。",
-    choices_none_them: "自分で選んだ手はまだありません。",
-    note: "数値は1位になる確率のポイントです。運は平均的な出目と、選択の損は最善手と比べています（代わりに打ったCPUの手は含みません）。",
-    matches: "分析した対局", luck: "運（1局平均）", error_rate: "選択の損（1回平均）", best_share: "最善手の割合",
-    dice_title: "サイコロの出目",
-    dice_none: "まだ分析されたサイコロの目がありません。",
-    sixes: "100回あたり6が{n}回出ています（公平なサイコロなら16.7回）。",
-    dice_note: "分析した全{matches}局・{rolls}回の出目から。棒は各出目の割合、黒い縦線は95%区間、赤い破線は公平なサイコロの1/6です。",
-    fair_fit: "出目の偏りは、公平なサイコロで起こる範囲内です（カイ二乗検定 p = {p}）。",
-    fair_off: "出目は、公平なサイコロとしては珍しい偏りです（カイ二乗検定 p = {p}）。プレイヤーが多ければ、偶然そうなる人もいます。",
-    face: "出目", count: "回数", share: "割合", interval: "95%区間",
-    chart: "出目ごとの割合（95%区間）: {list}。公平なら各16.7%。",
-  } },
-  en: { analysis: {
-    title: "Luck and decisions",
-    loading: "Loading the analysis…",
-    none: "No analysed match yet. A match is analysed within seconds of its end.",
-    unavailable: "The analysis is unavailable right now (the ranking service cannot be reached). Try reloading in a while.",
-    dice_gave: "On average over the last {n} matches, the dice gave you {luck} per match.",
-    dice_took: "On average over the last {n} matches, the dice cost you {luck} per match.",
-    dice_even: "On average over the last {n} matches, the dice were even for you.",
-    choices_cost: "Your choices cost {error} per decision (the best move in {best} of them).",
-    choices_none: "You have not made a choice of your own yet.",
-    dice_gave_them: "On average over the last {n} matches, the dice gave this player {luck} per match.",
-    dice_took_them: "On average over the last {n} matches, the dice cost this player {luck} per match.",
-    dice_even_them: "On average over the last {n} matches, the dice were even for this player.",
-    choices_cost_them: "Their choices cost {error} per decision (the best move in {best} of them).",
-    choices_none_them: "They have not made a choice of their own yet.",
-    note: "In percentage points of the chance to finish first: luck against an average roll, the cost of a choice against the best move (moves a CPU made in the player's place are left out).",
-    matches: "Analysed matches", luck: "Luck per match", error_rate: "Cost per decision", best_share: "Best moves",
-    dice_title: "Dice",
-    dice_none: "No analysed roll yet.",
-    sixes: "Sixes per 100 rolls: {n} (a fair die: 16.7).",
-    dice_note: "From {rolls} rolls in all {matches} analysed matches. Bars: each face's share; black lines: its 95% interval; red dashes: a fair die's 1/6.",
-    fair_fit: "These dice look like a fair die's (chi-square test, p = {p}).",
-    fair_off: "These dice are unusually far from a fair die's (chi-square test, p = {p}); among many players, some always are, by chance.",
-    face: "Face", count: "Rolls", share: "Share", interval: "95% interval",
-    chart: "Share of each face (95% interval): {list}. A fair die: 16.7% each.",
-  } },
-});
+// The player's analysis section (/api/ratings/players/{id}/analysis, docs/analysis.md):
+// its words are the catalogue's `ratings` section (web/i18n/<lang>.json).
 
 const SVG = "http://www.w3.org/2000/svg";
 const path = location.pathname.split("/").filter(Boolean);
@@ -72,8 +14,7 @@ let data = null;
 const signed = (n) => (n > 0 ? `+${n}` : String(n));
 const when = (iso) => {
   const d = new Date(iso);
-  return isNaN(d) ? iso : d.toLocaleString(lang === "ja" ? "ja-JP" : "en-GB",
-                                           { dateStyle: "medium", timeStyle: "short" });
+  return isNaN(d) ? iso : d.toLocaleString(locale(), { dateStyle: "medium", timeStyle: "short" });
 };
 
 function drawLeaderboard() {
@@ -166,7 +107,7 @@ function drawChart() {
     add("text", { x: L - 6, y: y(bottom) + 4, "text-anchor": "end", class: "label", "data-axis": "bottom" },
         String(bottom));
   }
-  const day = (iso) => new Date(iso).toLocaleDateString(lang === "ja" ? "ja-JP" : "en-GB",
+  const day = (iso) => new Date(iso).toLocaleDateString(locale(),
                                                         { month: "short", day: "numeric" });
   const first = points.find((p) => p.at), last = points[points.length - 1];
   if (first) {
@@ -228,8 +169,7 @@ function drawAnalysis() {
   const choices = a.choices
     ? t(`analysis.choices_cost${them}`, { error: cost, best: pct(a.best_share, 0) })
     : t(`analysis.choices_none${them}`);
-  const gap = lang === "ja" ? "" : " ";  // Japanese sentences follow each other unspaced
-  $("#analysis-summary").textContent = t(luckKey, { n: a.matches, luck }) + gap + choices;
+  $("#analysis-summary").textContent = passage(t(luckKey, { n: a.matches, luck }), choices);
   $("#analysis-note").textContent = t("analysis.note");
   const figures = $("#analysis-figures");
   figures.textContent = "";
@@ -256,8 +196,8 @@ function drawDice(dice) {
     return;
   }
   const fit = dice.p_value === null || dice.p_value >= 0.01;
-  $("#dice-summary").textContent = t("analysis.sixes", { n: dice.sixes_per_100.toFixed(1) }) +
-    (lang === "ja" ? "" : " ") + t(fit ? "analysis.fair_fit" : "analysis.fair_off", { p: pValue(dice.p_value === null ? 1 : dice.p_value) });
+  $("#dice-summary").textContent = passage(t("analysis.sixes", { n: dice.sixes_per_100.toFixed(1) }),
+    t(fit ? "analysis.fair_fit" : "analysis.fair_off", { p: pValue(dice.p_value === null ? 1 : dice.p_value) }));
   $("#dice-note").textContent = t("analysis.dice_note", { matches: dice.matches, rolls: dice.rolls });
   const body = $("#dice-table tbody");
   body.textContent = "";

@@ -1,6 +1,6 @@
 // The table page's script (web/pages/table.html).
 import { $, el, message } from "./lib/page_common.js";
-import { SYMBOL, WORDS, mergeWords, lang, t, guest, ApiError, serverNow, errorText, newKey, api, ensureGuest, liveSocket, siteHeader, connectionStatus, eventWords, boardLabels, rulesSummary, cpuName, seatLabel, colourLabel } from "./lib/site.js";
+import { SYMBOL, WORDS, lang, t, guest, ApiError, serverNow, errorText, newKey, api, ensureGuest, liveSocket, siteHeader, connectionStatus, eventWords, boardLabels, rulesSummary, cpuName, seatLabel, colourLabel } from "./lib/site.js";
 import { chanceSplit, chanceBlock } from "./lib/analysis_words.js";
 import { watchSeats } from "./lib/report_player.js";
 import { LudoBoard } from "./lib/board.js";
@@ -90,30 +90,7 @@ function drawSound() {
 // The only move played for the player (this device's choice, on unless they switch it
 // off), the CPUs' speed (the host's, for the table: docs/site.md), conceding a casual
 // match against CPUs, a ranked table's badge and ratings.
-mergeWords({
-  ja: {
-    auto_move: "動かせる手が1つなら自動で動かす",
-    auto_moved: "（動かせる手が1つだけなので自動で動かしました）",
-    auto_moving: "動かせる手は1つだけです。自動で動かしています…",
-    cpu_speed: "CPUの速さ", cpu_speeds: { normal: "ふつう", fast: "速い" },
-    cpu_speed_note: "CPUの速さ: {speed}",
-    concede: "投了する", concede_title: "投了しますか？",
-    concede_text: "対局はすぐに終わり、あなたは最下位になります。カジュアル戦なのでレートは変わりません。",
-    concede_cancel: "続ける", concede_confirm: "投了する", conceding: "投了しています…",
-    rating_of: "レート {n}",
-  },
-  en: {
-    auto_move: "Play my only move for me",
-    auto_moved: "(played for you: the only move)",
-    auto_moving: "Only one move: playing it for you…",
-    cpu_speed: "CPU speed", cpu_speeds: { normal: "Normal", fast: "Fast" },
-    cpu_speed_note: "CPU speed: {speed}",
-    concede: "Concede", concede_title: "Concede the match?",
-    concede_text: "The match ends now and you are placed last. It is a casual match: ratings do not change.",
-    concede_cancel: "Keep playing", concede_confirm: "Concede", conceding: "Conceding…",
-    rating_of: "Rating {n}",
-  },
-});
+// Their words are the catalogue's `table` section (web/i18n/<lang>.json).
 const AUTO_KEY = "ludo.autoMove";
 let autoMoveOn = localStorage.getItem(AUTO_KEY) !== "off";
 
@@ -337,7 +314,7 @@ function sendStamp(id) {
 function onStamped(frame) {
   stampSent = null;
   if (frame.type === "error") {  // our words for a stamp's refusals, else the usual
-    const known = WORDS[lang].stamp_errors[frame.error];
+    const known = WORDS.stamp_errors[frame.error];
     $("#stamps-note").textContent = known || errorText(new ApiError(frame.status, frame.error, frame.detail));
   } else {
     stampRest = true;
@@ -789,7 +766,7 @@ function onPiece(seat, piece) {
 // else our words for the error's code.
 function refusalText(err, sent) {
   const why = err.why;
-  if (!why || !WORDS[lang].why[why.rule]) return errorText(err);
+  if (!why || !WORDS.why[why.rule]) return errorText(err);
   const values = why.values || [];
   const vars = {
     piece: sent.message.piece + 1, die: sent.die, needs: why.needs,
@@ -1261,22 +1238,6 @@ function drawRatings() {
 // It also asks again after a reconnect (a word may have been missed meanwhile) and,
 // seldom, on its own (a lost hint); a ranking service that does not answer (503) is said
 // in words, and nothing else on the page waits for it.
-mergeWords({
-  ja: {
-    analysis_pending: "対局を分析しています…",
-    analysis_later: "分析はまだできていません。あとでリプレイで見られます。",
-    analysis_unavailable: "いまは分析を表示できません（ランキングのサービスが応答しません）。",
-    analysis_none: "この対局の分析はありません。",
-    analysis_link: "リプレイで分析を見る",
-  },
-  en: {
-    analysis_pending: "Analysing the match…",
-    analysis_later: "The analysis is not ready yet; the replay will show it later.",
-    analysis_unavailable: "The analysis cannot be shown right now (the ranking service does not answer).",
-    analysis_none: "This match has no analysis.",
-    analysis_link: "See the analysis in the replay",
-  },
-});
 // ms before each ask of its own (the socket's word comes first, as a rule); after the
 // last the card says the replay will show it later.
 const ANALYSIS_WAITS = [5000, 15000, 30000, 60000];

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
+from services.match.guest_names import Lang
 from services.match.schemas import Body, Name
 
 
@@ -16,12 +15,13 @@ class NewPlayer(Body):
 
 
 class NewGuest(Body):
-    """A new guest: its display name, or none and the language (`ja` or `en`, default
-    `en`) of a name made up for it (a colour, an animal and a number: "金色のラッコ42",
-    "Golden Otter 42"), which the guest can change later like any name."""
+    """A new guest: its display name, or none and the language (`ja`, `en` or `hi`,
+    default `en`) of a name made up for it (a colour, an animal and a number: "金色のラッコ42",
+    "Golden Otter 42", "स्वर्ण ऊदबिलाव 42"), which the guest can change later like any
+    name."""
 
     name: Name | msgspec.UnsetType = msgspec.UNSET
-    lang: Literal["ja", "en"] = "en"
+    lang: Lang = "en"
 
 
 class PlayerOut(msgspec.Struct, kw_only=True, omit_defaults=True):

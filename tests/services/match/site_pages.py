@@ -61,6 +61,13 @@ def running_site(database_url: str, tmp_path: Path, **overrides: Any) -> Iterato
             site.http.close()
 
 
+async def choose_language(page: Page, code: str) -> None:
+    """The header's language menu set to `code` (as a reader picks it), once the page is
+    drawn in it: `setLanguage` marks <html lang> in the same task as it redraws."""
+    await page.select_option("#lang", code)
+    await expect(page.locator("html")).to_have_attribute("lang", code)
+
+
 async def name_myself(page: Page, site: Site, name: str) -> None:
     await page.goto(site.url + "/")
     await expect(page.locator("body[data-ready=true]")).to_be_attached()

@@ -19,7 +19,7 @@ from playwright.async_api import Browser, Page, Route, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
-from tests.services.match.site_pages import Site
+from tests.services.match.site_pages import Site, choose_language
 from tests.services.ranking.analysed_matches import Seat, insert_analysis
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
@@ -128,7 +128,8 @@ async def test_the_player_page_shows_luck_errors_and_dice(
         await page.locator("#analysis").scroll_into_view_if_needed()
         await shot(page, "player-analysis-375-en.png")
 
-        await page.click("#lang")  # the switch redraws the section (and the message) in Japanese
+        # The menu redraws the section (and the message) in Japanese.
+        await choose_language(page, "ja")
         await expect(page.locator("#analysis-title")).to_have_text("運と判断")
         await expect(page.locator("#message")).to_have_text(
             "このプレイヤーはまだランク戦で評価されていません。"

@@ -28,7 +28,13 @@ from benchmarks.long_match import cpu_seats, long_match, store_match
 from domain.analysis import analyse, encode
 from services.shared.database import create_engine
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
-from tests.services.match.site_pages import Site, create_party, name_myself, play_my_turns
+from tests.services.match.site_pages import (
+    Site,
+    choose_language,
+    create_party,
+    name_myself,
+    play_my_turns,
+)
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, requires_chromium]
@@ -163,7 +169,7 @@ async def test_the_end_card_says_the_chance_from_start_to_end_and_what_moved_it(
         assert await page.evaluate("scrollY") == 0
         await page.locator("#result").scroll_into_view_if_needed()
         await shot(page, "end-analysis-375-en.png", full_page=False)
-        await page.select_option("#lang", "ja")
+        await choose_language(page, "ja")
         await check_chance_line(page, analysis, 0, LINE_JA, PARTS_JA)
         await expect(note).to_contain_text("内訳を足すと確率の変化になります")
         await expect(link).to_have_text("リプレイで分析を見る")
@@ -173,7 +179,7 @@ async def test_the_end_card_says_the_chance_from_start_to_end_and_what_moved_it(
         await check_chance_line(page, analysis, 0, LINE_JA, PARTS_JA)
         assert await axe_violations(page) == []
         await shot(page, "end-analysis-1280-ja.png", full_page=False)
-        await page.select_option("#lang", "en")
+        await choose_language(page, "en")
         await check_chance_line(page, analysis, 0, LINE_EN, PARTS_EN)
         assert await small_targets(page) == []
         assert await axe_violations(page) == []

@@ -10,44 +10,66 @@ import re
 import pytest
 import sqlalchemy as sa
 
-from services.match.guest_names import ANIMALS, COLOURS, NUMBERS, generated_name
+from services.match.guest_names import (
+    LANGUAGES,
+    NUMBERS,
+    Lang,
+    animals,
+    colours,
+    generated_name,
+)
+from services.shared.words import languages
 from tests.services.conftest import Api
 
 _JA = re.compile(r"^(?P<colour>.+の)(?P<animal>\D+)(?P<n>\d{2})$")
 _EN = re.compile(r"^(?P<colour>[A-Z][a-z]+) (?P<animal>[A-Z][A-Za-z ]+) (?P<n>\d{2})$")
+# Devanagari words (a space may stand inside an animal: "लाल पांडा"), then the number.
+_HI = re.compile(r"^(?P<colour>[\u0900-\u097f]+) (?P<animal>[\u0900-\u097f ]+) (?P<n>\d{2})$")
 
 
 def test_the_word_lists_pair_up_and_make_short_distinct_names() -> None:
-    """The two languages' lists are the same length (the n-th words mean the same), hold
-    no word twice, and the longest name fits the 32 characters a name may have."""
-    for lists in (COLOURS, ANIMALS):
-        assert len(lists["ja"]) == len(lists["en"])
-        for words in lists.values():
-            assert len(set(words)) == len(words)
-    longest = max(
-        len(f"{c} {a} {n}") for c in COLOURS["en"] for a in ANIMALS["en"] for n in NUMBERS
-    )
-    assert longest <= 32
-    assert len(COLOURS["en"]) * len(ANIMALS["en"]) * len(NUMBERS) >= 40_000
+    """Every catalogue has a name's words, its lists as long as every other's (the n-th
+    words mean the same), no word twice, and the longest name fits the 32 characters a
+    name may have."""
+    assert set(LANGUAGES) == {language["code"] for language in languages()}
+    for lang in LANGUAGES:
+        for words, english in ((colours(lang), colours("en")), (animals(lang), animals("en"))):
+            assert len(words) == len(english), lang
+            assert len(set(words)) == len(words), lang
+        longest = max(len(f"{c} {a} 99") for c in colours(lang) for a in animals(lang))
+        assert longest <= 32, lang
+    assert len(colours("en")) * len(animals("en")) * len(NUMBERS) >= 40_000
 
 
-def test_a_name_is_a_colour_an_animal_and_a_number_in_either_language() -> None:
-    """The same draw reads as the same name in Japanese and in English."""
-    ja = generated_name("ja", random.Random(7))
-    en = generated_name("en", random.Random(7))
-    a, b = _JA.match(ja), _EN.match(en)
-    assert a is not None and b is not None, (ja, en)
-    assert COLOURS["ja"].index(a["colour"]) == COLOURS["en"].index(b["colour"])
-    assert ANIMALS["ja"].index(a["animal"]) == ANIMALS["en"].index(b["animal"])
-    assert a["n"] == b["n"]
+def test_a_name_is_a_colour_an_animal_and_a_number_in_every_language() -> None:
+    """The same draw reads as the same name in Japanese, English and Hindi."""
+    patterns: dict[Lang, re.Pattern[str]] = {"ja": _JA, "en": _EN, "hi": _HI}
+    found: dict[Lang, re.Match[str]] = {}
+    for lang in LANGUAGES:
+        name = generated_name(lang, random.Random(7))
+        parts = patterns[lang].match(name)
+        assert parts is not None, name
+        found[lang] = parts
+    en = found["en"]
+    for lang, parts in found.items():
+        assert colours(lang).index(parts["colour"]) == colours("en").index(en["colour"])
+        assert animals(lang).index(parts["animal"]) == animals("en").index(en["animal"])
+        assert parts["n"] == en["n"]
 
 
 @pytest.mark.anyio
 async def test_a_guest_without_a_name_gets_one_in_the_language_asked(api: Api) -> None:
-    """`{"lang": "ja"}` makes a Japanese name, `{}` an English one; each is the guest's
-    name from then on (getMe), and changes like any other (renameMe)."""
+    """`{"lang": "ja"}` makes a Japanese name, `{"lang": "hi"}` a Hindi one, `{}` an
+    English one; each is the guest's name from then on (getMe), and changes like any other
+    (renameMe)."""
     made = {}
-    for body, pattern in (({"lang": "ja"}, _JA), ({}, _EN), ({"lang": "en"}, _EN)):
+    cases: list[tuple[dict[str, str], re.Pattern[str]]] = [
+        ({"lang": "ja"}, _JA),
+        ({}, _EN),
+        ({"lang": "en"}, _EN),
+        ({"lang": "hi"}, _HI),
+    ]
+    for body, pattern in cases:
         r = await api.call("POST", "/api/players", json=body)
         assert r.status_code == 201, r.text
         guest = r.json()

@@ -24,6 +24,7 @@ from services.shared.database import libpq_url
 from tests.browser import person, requires_chromium, shot
 from tests.services.match.site_pages import (
     Site,
+    choose_language,
     create_party,
     logged_versions,
     name_myself,
@@ -232,7 +233,8 @@ async def test_a_dropped_socket_reconnects_and_misses_nothing(site: Site, browse
 
 
 async def test_the_site_speaks_japanese_and_english(site: Site, browser: Browser) -> None:
-    """The browser's language picks the page's; the switch changes it and is kept."""
+    """The browser's language picks the page's; the language menu changes it and it is
+    kept (the `ludo_lang` cookie) for the next page load."""
     async with person(browser, locale="ja-JP") as (page, _):
         await page.goto(site.url + "/")
         await expect(page.locator("html")).to_have_attribute("lang", "ja")
@@ -241,11 +243,14 @@ async def test_the_site_speaks_japanese_and_english(site: Site, browser: Browser
             "6が3回で番が終わる"
         )
         await shot(page, "lobby-ja.png")
-        await page.click("#lang")
+        await choose_language(page, "en")
+        await expect(page.locator("#create-button")).to_have_text("Create")
+        cookies = {c["name"]: c["value"] for c in await page.context.cookies()}
+        assert cookies.get("ludo_lang") == "en"
+        await page.reload()
         await expect(page.locator("html")).to_have_attribute("lang", "en")
         await expect(page.locator("#create-button")).to_have_text("Create")
-        await page.reload()
-        await expect(page.locator("#create-button")).to_have_text("Create")
+        await expect(page.locator("#lang")).to_have_value("en")
     async with person(browser, locale="en-US") as (page, _):
         await page.goto(site.url + "/")
         await expect(page.locator("html")).to_have_attribute("lang", "en")

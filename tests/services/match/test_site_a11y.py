@@ -41,7 +41,7 @@ DESKTOP = (1280, 800)
 # axe looks at the layout of one phone and of the desktop (its rules that depend on the
 # layout, such as a box that scrolls, differ between them).
 AXE_SIZES = [(375, 812), DESKTOP]
-LOCALES = {"ja": "ja-JP", "en": "en-GB"}
+LOCALES = {"ja": "ja-JP", "en": "en-GB", "hi": "hi-IN"}
 NOWHERE = "/party/00000000-0000-0000-0000-000000000000"
 # What Chromium logs for the 404 page's own document (served with status 404, as it must
 # be): the only console error these pages may log.
@@ -113,12 +113,16 @@ _HEADER = r"""() => {
   const header = document.querySelector("header.site");
   const words = (n) => { const r = document.createRange(); r.selectNodeContents(n);
                          return r.getBoundingClientRect(); };
-  const targets = [...header.querySelectorAll("a[href], button")]
+  const targets = [...header.querySelectorAll("a[href], button, select")]
     .filter((n) => n.checkVisibility())
-    .map((n) => { const b = n.getBoundingClientRect(), w = words(n);
+    .map((n) => { const b = n.getBoundingClientRect();
+                  // A menu's words are its chosen option's, drawn inside its own box.
+                  const w = n.matches("select") ? b : words(n);
+                  const name = n.matches("select") ? n.selectedOptions[0].text
+                                                   : n.textContent.trim();
                   const drawn = getComputedStyle(n).backgroundImage.match(/rgba?\([^)]*\)/);
                   const divider = n.matches("nav a + a") && drawn ? drawn[0] : null;
-                  return { name: n.textContent.trim(), top: b.top, bottom: b.bottom,
+                  return { name, top: b.top, bottom: b.bottom,
                            left: b.left, right: b.right, width: b.width, height: b.height,
                            wordsLeft: w.left, wordsRight: w.right, link: n.matches("nav a"),
                            divider }; });
@@ -145,9 +149,10 @@ async def test_the_header_is_one_row_of_large_targets_on_a_phone(
     site: Site, browser: Browser
 ) -> None:
     """On 360, 375 and 412 px phones and the desktop the header is one row of 44×44
-    targets at most 60 px tall, and its four links read as four words, in both languages.
+    targets at most 60 px tall, and its four links read as four words, in all three
+    languages.
 
-    The links and language button (and the brand from 440 px on) inside the screen, none
+    The links and the language menu (and the brand from 440 px on) inside the screen, none
     over another; each word inside its own link, at least 6 px clear of the divider
     between two links, a divider seen against the bar (contrast at least 3:1), so that
     「ロビー｜アリーナ｜ランキング｜ルール」 never runs together as one word."""
@@ -161,7 +166,7 @@ async def test_the_header_is_one_row_of_large_targets_on_a_phone(
                     got: dict[str, Any] = await page.evaluate(_HEADER)
                     where = f"{path} {lang} {width}×{height}"
                     targets = got["targets"]
-                    # Four links and the language button, and the brand where it fits.
+                    # Four links and the language menu, and the brand where it fits.
                     if len(targets) != (5 if width < 440 else 6):
                         wrong.append(f"{where}: {len(targets)} targets in the header")
                     if got["height"] > 60:

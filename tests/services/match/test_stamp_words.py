@@ -1,12 +1,13 @@
-"""The pages' stamp ids are the domain's fixed set, each worded in both languages: the
-table's palette (table.js) and the words (site.js) are plain JavaScript with no build step,
-so this reads them as text."""
+"""The pages' stamp ids are the domain's fixed set, each worded in every language: the
+table's palette (table.js, plain JavaScript with no build step, so read as text) and the
+catalogues' `common.stamp` (web/i18n/<lang>.json)."""
 
 from __future__ import annotations
 
 import re
 
 from domain.stamps import PHRASES, STICKERS
+from services.shared.words import catalogue, languages
 from tests import paths
 
 JS = paths.ROOT / "web" / "js"
@@ -25,10 +26,8 @@ def test_the_palette_offers_the_domains_stamps_in_its_order() -> None:
     assert _ids("STICKER_IDS") == list(STICKERS)
 
 
-def test_every_stamp_has_words_in_japanese_and_english() -> None:
-    """site.js words every stamp id in both languages (one `stamp:` table per language)."""
-    text = (JS / "lib" / "site.js").read_text()
-    tables = re.findall(r"\bstamp: \{(.*?)\}", text, flags=re.S)
-    assert len(tables) == 2
-    for table in tables:
-        assert set(re.findall(r"\b([a-z_]+):", table)) == set(PHRASES) | set(STICKERS)
+def test_every_stamp_has_words_in_every_language() -> None:
+    """Every catalogue words every stamp id, and only those (its `common.stamp` table)."""
+    for language in languages():
+        table = catalogue(language["code"])["common"]["stamp"]
+        assert set(table) == set(PHRASES) | set(STICKERS), language["code"]

@@ -1,6 +1,6 @@
 """The table as a phone player meets it: the page never moves under the player,
-every press answers, every state is said in words, in both languages, and the whole match
-plays from the keyboard or by tap on a phone.
+every press answers, every state is said in words, in every language (Japanese, English,
+Hindi), and the whole match plays from the keyboard or by tap on a phone.
 
 Debian's Chromium driven by Playwright (tests/browser.py), against the match service with
 its deadline worker (CPUs play at once) as in test_site.py, whose fixtures and helpers
@@ -22,6 +22,7 @@ from playwright.async_api import Browser, Page, expect
 from tests.browser import axe_violations, person, requires_chromium, shot, small_targets
 from tests.services.match.site_pages import (
     Site,
+    choose_language,
     create_party,
     name_myself,
     play_my_turns,
@@ -238,8 +239,7 @@ async def test_a_language_switch_says_the_whole_log_again(site: Site, browser: B
         await play_now(page)
         await play_my_turns(page, until_version=16)
         first_li = await page.locator("#log li").first.element_handle()
-        await page.click("#lang")
-        await expect(page.locator("html")).to_have_attribute("lang", "ja")
+        await choose_language(page, "ja")
         said = await log_lines(page)
         assert len(said) >= 16
         for line in said.values():
@@ -316,7 +316,7 @@ async def test_a_screen_reader_hears_each_roll_and_move_once(site: Site, browser
         assert live == ["polite", "additions"]
         await my_decision(page)  # the CPUs wait for me: nothing new is logged meanwhile
         await page.evaluate("() => { window.__heard = []; }")
-        await page.click("#lang")
+        await choose_language(page, "ja")
         await expect(page.locator("#log li").first).not_to_have_text(lines[0])
         assert await page.evaluate("window.__heard") == []
         assert errors == []
@@ -654,7 +654,7 @@ async def test_the_player_is_spoken_to_and_names_are_spelled_as_written(
         await name_myself(page, site, "スマホのはると")
         await create_party(page, seats=2)
         await expect(page.locator("#party-title")).to_have_text("スマホのはるとの卓")
-        await page.click("#lang")
+        await choose_language(page, "en")
         await page.click("[data-add-cpu='1']")
         await page.click("#start")
         await play_my_turns(page, until_version=24)
@@ -711,8 +711,9 @@ async def in_first_screen(page: Page, parts: tuple[str, ...], width: int, height
 async def test_a_phone_sees_the_board_the_die_and_its_controls_without_scrolling(
     site: Site, browser: Browser
 ) -> None:
-    """On phones and a desktop, in both languages, the board, turn line, die and roll
-    button (or the movable pieces) are all in the first screen, at the top of the page.
+    """On phones and a desktop, in Japanese, English and Hindi, the board, turn line, die
+    and roll button (or the movable pieces) are all in the first screen, at the top of the
+    page.
 
     Sizes: 360×640, 375×812 and 412×915, on its side 812×375, and 1280×800; screenshots
     of each go to docs/screenshots when LUDO_SCREENSHOTS is set."""
@@ -720,14 +721,15 @@ async def test_a_phone_sees_the_board_the_die_and_its_controls_without_scrolling
         await name_myself(page, site, "aoi")
         await play_now(page)
         await play_until(page, "() => !document.querySelector('#roll').hidden")
-        for language in ("en", "ja"):
+        for language in ("en", "ja", "hi"):
+            await choose_language(page, language)
             for width, height in (*PHONES, SIDEWAYS, (1280, 800)):
                 await page.set_viewport_size({"width": width, "height": height})
                 await in_first_screen(page, ("#board", "#status", "#die", "#roll"), width, height)
                 await shot(page, f"table-roll-{width}x{height}-{language}.png", full_page=False)
-            await page.click("#lang")
         await play_until(page, "() => document.querySelectorAll('#board .movable').length > 1")
-        for language in ("en", "ja"):
+        for language in ("en", "ja", "hi"):
+            await choose_language(page, language)
             for width, height in (*PHONES, SIDEWAYS, (1280, 800)):
                 await page.set_viewport_size({"width": width, "height": height})
                 parts = ("#board", "#status", "#die", "#board .piece.movable")
@@ -738,15 +740,14 @@ async def test_a_phone_sees_the_board_the_die_and_its_controls_without_scrolling
                     "b => b.scrollHeight - b.scrollTop - b.clientHeight < 2"
                 ), (width, height)
                 await shot(page, f"table-move-{width}x{height}-{language}.png", full_page=False)
-            await page.click("#lang")
         assert errors == []
 
 
 async def test_the_table_has_no_serious_accessibility_violation_nor_a_small_target(
     site: Site, browser: Browser
 ) -> None:
-    """Before, during and after a match, in both languages: axe-core finds no serious or
-    critical violation (at a phone's size and a desktop's), and every interactive target
+    """Before, during and after a match, in Japanese, English and Hindi: axe-core finds no
+    serious or critical violation (at a phone's size and a desktop's), and every interactive target
     is at least 44×44 CSS px (at the three phones' sizes and a desktop's)."""
     async with person(browser, width=375, height=812, touch=True) as (page, errors):
         await name_myself(page, site, "akira")
@@ -756,13 +757,12 @@ async def test_the_table_has_no_serious_accessibility_violation_nor_a_small_targ
         async def audit(state: str) -> None:
             for width, height in (*PHONES, (1280, 800)):
                 await page.set_viewport_size({"width": width, "height": height})
-                for _ in range(2):  # both languages
-                    lang = await page.evaluate("document.documentElement.lang")
+                for lang in ("en", "ja", "hi"):
+                    await choose_language(page, lang)
                     where = f"{state} {width} {lang}"
                     found[f"{where} targets"] = await small_targets(page)
                     if width in (375, 1280):
                         found[f"{where} axe"] = await axe_violations(page)
-                    await page.click("#lang")
             await page.set_viewport_size({"width": 375, "height": 812})
 
         await audit("party")

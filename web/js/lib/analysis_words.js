@@ -5,8 +5,8 @@
 // it after site.js. Japanese follows the site's words (「1位になる確率」「選んだ手」).
 import { el } from "./page_common.js";
 import { t } from "./site.js";
-// Its words are its catalogue section (web/i18n/<lang>.json `analysis`, key `chance`): a
-// page that imports this module names `analysis` among its shell's sections.
+// Its words are the catalogue's `analysis` section (web/i18n/<lang>.json): a page that
+// imports this module names that section on its #words block.
 
 // A change in points, signed: "+12", "−4", "±0" (a true minus sign); `digits` after
 // the point ("+2.5"), as a figure rounded to them.

@@ -1,6 +1,6 @@
 // ---- page_common.js: shared by the pages of both services (the match site, the
 // ranking service's dashboard), imported by their modules.
-import { wording, plural, merge } from "./words.js";
+import { wording, plural, merge, sentences } from "./words.js";
 
 export const $ = (sel) => document.querySelector(sel);
 
@@ -40,6 +40,13 @@ function missing(key) {
 export const t = (key, vars) => wording(WORDS, key, vars, missing);
 // tn(key, n): the plural form of `key` for the number n (words.js `plural`).
 export const tn = (key, n, vars, type) => plural(WORDS, lang, key, n, vars, type, missing);
+
+// passage(a, b): sentences as one passage in the page's language (words.js `sentences`).
+export const passage = (...texts) => sentences(lang, texts);
+// The page's language as Intl formats dates in it: English in the British order the site
+// has always shown ("7 Dec 2026, 17:02"); another language as its own.
+const LOCALES = { ja: "ja-JP", en: "en-GB", hi: "hi-IN" };
+export const locale = () => LOCALES[lang] || lang;
 
 // Every element with data-t="key" gets that text (data-t-attr="placeholder" puts it
 // there; data-t-html puts the word's own markup: the rules' articles, from the catalogue).
@@ -81,12 +88,22 @@ export function languageMenu() {
     if (code === lang) option.selected = true;
     select.append(option);
   }
-  select.addEventListener("change", () => {
-    select.disabled = true;
-    setLanguage(select.value).catch((err) => {
+  // Arrow keys on the closed menu change it at each press: a switch under way goes on to
+  // the last choice rather than the menu being disabled meanwhile (which would take the
+  // keyboard's focus away from it).
+  let wanted = null;
+  select.addEventListener("change", async () => {
+    const busy = wanted !== null;
+    wanted = select.value;
+    if (busy) return;
+    try {
+      while (wanted !== lang) await setLanguage(wanted);
+    } catch (err) {
       console.error(err);
       select.value = lang;
-    }).finally(() => { select.disabled = false; });
+    } finally {
+      wanted = null;
+    }
   });
   document.addEventListener("languagechange", () => {
     caption.textContent = menuLabel();

@@ -10,7 +10,8 @@
 // POST /api/reports, and the dialog says it was sent (or why not).
 import { el } from "./page_common.js";
 import { WORDS, t, guest, ApiError, errorText, api, readCompletions } from "./site.js";
-// Its words are its catalogue section (web/i18n/<lang>.json `report_player`).
+// Its words are the catalogue's `report_player` section (web/i18n/<lang>.json): a page
+// that imports this module names that section on its #words block.
 export const REPORT_REASONS = ["left_on_purpose", "abusive_stamps", "collusion", "other"];
 export const completions = new Map();  // player id -> {finished, started, rate} | null
 export let completionsWanted = new Set();

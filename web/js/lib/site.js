@@ -8,7 +8,7 @@ export const SYMBOL = { yellow: "○", blue: "□", red: "△", green: "✚" };
 // The page's words (web/i18n/<lang>.json's sections its shell names, put in by the
 // server) and how to say them: page_common.js, shared with the dashboard. Japanese
 // follows the site's rule page: rule names as it spells them.
-export { WORDS, lang, t, tn, translate, setLanguage, languageMenu, LANGUAGES } from "./page_common.js";
+export { WORDS, lang, t, tn, passage, locale, translate, setLanguage, languageMenu, LANGUAGES } from "./page_common.js";
 document.documentElement.lang = lang;
 
 // ------------------------------------------------------------------ the guest

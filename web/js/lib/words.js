@@ -39,6 +39,13 @@ export function plural(words, lang, key, n, vars, type = "cardinal", missing) {
   return fill(text, { n, ...vars });
 }
 
+// `texts` as one passage in `lang`: sentences follow each other after a space, except in
+// the languages whose script runs them together (Japanese, Chinese: 「…。…。」).
+const UNSPACED = new Set(["ja", "zh"]);
+export function sentences(lang, texts) {
+  return texts.filter(Boolean).join(UNSPACED.has(lang.split("-")[0]) ? "" : " ");
+}
+
 // `from`'s words merged into `into`, deeply (a later section's table adds to an earlier).
 export function merge(into, from) {
   for (const [key, value] of Object.entries(from)) {
