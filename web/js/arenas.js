@@ -282,6 +282,10 @@ function goToTable(partyId) {
 }
 
 function heardArena(view) {
+  // A socket frame folded before the answer to the player's last command can arrive after
+  // it (the socket's frames are throttled): the older view is dropped, or a pause would
+  // look undone and its buttons offer the wrong command.
+  if (arena && arena.tournament_id === view.tournament_id && view.version < arena.version) return;
   arena = view;
   if (typeof view.now === "string") skew = Date.parse(view.now) - Date.now();
   document.body.dataset.status = view.status;

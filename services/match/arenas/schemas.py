@@ -133,6 +133,10 @@ class ArenaView(msgspec.Struct, kw_only=True):
     podium: list[ArenaStandingOut]
     you: YouOut | None = None
     title: dict[str, str] | None = None
+    # The arena stream's version this view was folded from: the answer to a command and a
+    # socket frame made earlier may reach a page in either order, and the page keeps the
+    # view of the higher version (an older one would undo what the player just did).
+    version: int = 0
 
 
 _ClientSeed = Annotated[str, msgspec.Meta(max_length=64, pattern=r"^[ -~]*$")]

@@ -158,6 +158,7 @@ def arena_view(
         if status == "finished"
         else [],
         title=created.title,
+        version=state.version,
     )
     view.you = you_in(view, player_id, created.creator_id)
     return view

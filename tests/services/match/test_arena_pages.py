@@ -18,6 +18,7 @@ drawn, the URL), never on a clock.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -503,3 +504,60 @@ async def test_a_refusal_and_a_cancelled_arena_are_said_in_words(
         assert await small_targets(page) == []
         # The browser logs the refused join's status itself; nothing else went wrong.
         assert [e for e in errors if "status of 403" not in e] == []
+
+
+async def test_a_socket_frame_older_than_the_pause_does_not_undo_it(
+    site: Site, browser: Browser, engine: AsyncEngine, pg_store: EventStore
+) -> None:
+    """The arena's socket frames are throttled, so one folded before the player's pause can
+    arrive after the pause's answer: the page keeps the newer view (by `version`) and the
+    player stays paused, with Continue offered, never a Pause that the server refuses."""
+    live = await new_arena(engine, pg_store, name="Stale arena", ends_in=600)
+    frames: list[str] = []
+    sockets: list[Any] = []
+
+    def through(ws: Any) -> None:
+        # Every frame passes as it is; the test keeps them, and may add one of its own.
+        server = ws.connect_to_server()
+        sockets.append(ws)
+
+        def heard(message: str | bytes) -> None:
+            frames.append(message if isinstance(message, str) else message.decode())
+            ws.send(message)
+
+        server.on_message(heard)
+
+    async with person(browser, locale="en-GB", width=PHONE[0], height=PHONE[1]) as (page, errors):
+        await page.route_web_socket(re.compile(r"/ws/tournament/"), through)
+        await name_myself(page, site, "stella")
+        await visit(page, f"{site.url}/tournament/{live}")
+        await page.click("#join")
+        await expect(page.locator("body[data-you=waiting]")).to_be_attached()
+
+        def waiting_frame() -> dict[str, Any] | None:
+            for text in reversed(frames):
+                frame = json.loads(text)
+                you = frame.get("arena", {}).get("you") if frame.get("type") == "arena" else None
+                if you and you["state"] == "waiting":
+                    return dict(frame["arena"])
+            return None
+
+        stale = await wait_until(waiting_frame, what="a frame showing the player waiting")
+        await page.click("#pause")
+        await expect(page.locator("body[data-you=paused]")).to_be_attached()
+        # Every value body[data-you] takes from here on, then the stale frame, then a newer
+        # one named "marker": once the marker shows, the stale frame was heard before it.
+        await page.evaluate(
+            """() => { window.seen = [];
+              new MutationObserver(() => window.seen.push(document.body.dataset.you))
+                .observe(document.body, { attributes: true, attributeFilter: ["data-you"] }); }"""
+        )
+        newer = {**stale, "name": "marker", "version": stale["version"] + 1000}
+        newer["you"] = {**stale["you"], "state": "paused"}
+        sockets[-1].send(json.dumps({"type": "arena", "arena": stale}))
+        sockets[-1].send(json.dumps({"type": "arena", "arena": newer}))
+        await expect(page.locator("#arena-name-title")).to_have_text("marker")
+        assert "waiting" not in await page.evaluate("() => window.seen")
+        await expect(page.locator("#continue")).to_be_visible()
+        await expect(page.locator("#pause")).to_be_hidden()
+        assert errors == []

@@ -365,6 +365,21 @@ class TestPodiumAndLeader:
 
 
 class TestBadInput:
+    async def test_each_view_says_the_version_it_was_folded_from(self, api: Api) -> None:
+        """A command's answer carries the arena stream's version after it (the stream's
+        length), one more per event; a read shows the same, so a page tells the newer."""
+        arena_id = await _arena(api)
+        ann = await api.player("ann")
+        versions = []
+        for step in ("join", "pause", "continue"):
+            r = await _post(api, f"/api/tournaments/{arena_id}/{step}", ann)
+            assert r.status_code == 200, r.text
+            versions.append(r.json()["version"])
+            assert versions[-1] == await _length(api, arena_id)
+        assert versions == sorted(versions) and len(set(versions)) == 3
+        read = await api.call("GET", f"/api/tournaments/{arena_id}")
+        assert read.json()["version"] == versions[-1]
+
     async def test_refusals_change_nothing(self, api: Api) -> None:
         """Joining twice, pausing when out, unknown and malformed ids: 4xx, no event."""
         arena_id = await _arena(api)
