@@ -55,8 +55,13 @@ def pytest_configure(config: Any) -> None:
     suite_plan.configure_worker()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    """The `browser`, `infra` and `bench` markers and the xdist groups: tests/suite_plan.py."""
+    """The `browser`, `infra` and `bench` markers and the xdist groups: tests/suite_plan.py.
+    First among the hooks: pytest-xdist's own (in each worker) reads the `xdist_group`
+    marks to put the group in the test's id, which is what `--dist loadgroup` sends whole
+    to one worker; after it, the marks were there but no group was (a module's shared
+    fixture built on both workers, the fixed-port modules run side by side)."""
     suite_plan.sort(items, requires_chromium.mark)
 
 
