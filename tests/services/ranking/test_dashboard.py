@@ -35,7 +35,6 @@ from tests.browser import (
 )
 from tests.services.match.test_live import Instance
 from tests.services.ranking.finished_matches import CPU, write_match
-from tests.services.ranking.test_dashboard_words import words
 from tests.words import leaves
 
 TOKEN = "op-secret"
@@ -277,7 +276,7 @@ async def sideways(page: Page) -> int:
 
 def english_only_words() -> set[str]:
     """The words (3 letters or more) of the English texts that the Japanese ones never use."""
-    table = words()
+    table = {lang: catalogue(lang)["dashboard"] for lang in ("ja", "en")}
 
     def found(language: dict[str, Any]) -> set[str]:
         text = " ".join(leaves(language).values())
