@@ -85,9 +85,12 @@ async def test_the_language_menu_redraws_a_match_in_play_and_is_kept(
         await choose_language(page, "hi")
         assert await page.evaluate("() => window.__samePage === true")
         said = await log_lines(page)
-        assert set(said) == set(english)
-        for line in said.values():
+        # The CPUs play on while the words load: the log may have grown, never shrunk,
+        # and every line the page showed in English is now redrawn in Hindi.
+        assert set(english) <= set(said)
+        for version, line in said.items():
             assert DEVANAGARI.search(line), line
+            assert version not in english or line != english[version]
         sound = (re.escape(HI["common"][key]) for key in ("sound_on", "sound_off"))
         await expect(page.locator("#sound")).to_have_text(re.compile("^(" + "|".join(sound) + ")$"))
         cookies = {c["name"]: c["value"] for c in await page.context.cookies()}
