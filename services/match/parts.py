@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.streams import is_match_stream
 from services.match.arenas.service import Arenas
 from services.match.guests import Guests
 from services.match.live_hub import LiveHub
@@ -116,5 +117,7 @@ class MatchParts:
     def _heard(self, note: Notification) -> None:
         """A hint (LISTEN/NOTIFY) for a stream: the parts that keep folds in memory."""
         self.matches.heard(note.stream_id, note.version)
+        if is_match_stream(note.stream_id):
+            self.scheduler.ring()  # the append may have written a deadline due now
         self.pools.heard(note.stream_id)
         self.arenas.heard(note.stream_id)

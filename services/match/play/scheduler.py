@@ -21,6 +21,7 @@ reclaims on reconnect: the one stand-in a reconnection ends).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import sqlalchemy as sa
 import structlog
@@ -60,9 +61,32 @@ _CLAIM_GRACE = sa.text(
 )
 
 
+# Seconds until the earliest deadline or grace period (negative: overdue; NULL: none).
+# LEAST skips a NULL, so one empty table does not hide the other's rows.
+_NEXT_DUE = sa.text(
+    """
+    SELECT EXTRACT(EPOCH FROM LEAST(
+        (SELECT min(due_at) FROM turn_deadlines),
+        (SELECT min(grace_due) FROM seat_presence)
+    ) - clock_timestamp())
+    """
+)
+
+# The shortest sleep when a row is due yet could not be claimed: another instance holds it
+# (SKIP LOCKED) and is firing it; look again once it has likely committed, not at once.
+_HELD_ELSEWHERE = 0.005
+
+
 class Scheduler:
     """Fires due deadlines through `commands` and expired grace periods through `presence`;
-    `run()` loops, `run_due()` fires what is due now."""
+    `run()` loops, `run_due()` fires what is due now.
+
+    Between two rounds `run()` sleeps until the earliest row is due, and no longer than
+    `poll`; `ring()` ends the sleep early. The app rings it for every hint of a match
+    stream (its LISTEN connection, services/match/live_hub.py): an append that wrote a
+    deadline due at once (a CPU's next action with no delay, a match started with a CPU
+    first) is fired as soon as it is committed, and an idle instance asks the database
+    once per `poll` rather than once per `poll` for each of its two tables."""
 
     def __init__(
         self,
@@ -79,6 +103,7 @@ class Scheduler:
         self.deadlines = deadlines
         self.presence = presence
         self.poll = poll
+        self._rung = asyncio.Event()
 
     async def fire_one(self) -> bool:
         """Claim and fire one due deadline; False when none is due (or all are claimed)."""
@@ -132,14 +157,33 @@ class Scheduler:
             count += 1
         return count
 
+    def ring(self) -> None:
+        """Something may have written a deadline: look now, not at the end of the sleep."""
+        self._rung.set()
+
+    async def next_due_in(self) -> float | None:
+        """Seconds until the earliest deadline or grace period (negative: overdue), or
+        None when there is neither."""
+        async with self.engine.connect() as conn:
+            seconds = await conn.scalar(_NEXT_DUE)
+        return None if seconds is None else float(seconds)
+
     async def run(self) -> None:
-        """Forever: fire what is due, then sleep `poll` seconds."""
+        """Forever: fire what is due, then sleep until the next row is due (at most `poll`
+        seconds) or until rung."""
         _log.info("scheduler_started", poll=self.poll)
         while True:
+            # Cleared before the round: a ring during it (an append committed meanwhile)
+            # ends the next sleep at once, so no deadline written now waits for `poll`.
+            self._rung.clear()
             try:
                 await self.run_due(limit=1000)
+                due_in = await self.next_due_in()
+                sleep = self.poll if due_in is None else min(self.poll, due_in)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 _log.error("scheduler_failed", **describe_exception(exc))
-            await asyncio.sleep(self.poll)
+                sleep = self.poll
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._rung.wait(), max(sleep, _HELD_ELSEWHERE))

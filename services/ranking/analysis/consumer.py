@@ -37,11 +37,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import multiprocessing
-import os
-import signal
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
 import sqlalchemy as sa
@@ -49,8 +46,15 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import events as ev
-from domain.analysis import Analyser, Analysis, encode
 from domain.streams import PARTY_PREFIX, is_match_stream, match_id_of
+from services.ranking.analysis.worker import (
+    KEPT,
+    Analysed,
+    analyse_all,
+    progress,
+    ready,
+    start,
+)
 from services.ranking.checkpoints import read_checkpoint, write_checkpoint
 from services.ranking.leadership import LEASE, LeasedFollower
 from services.ranking.ratings.consumer import finish_page, is_ranked
@@ -63,7 +67,6 @@ __all__ = [
     "ANALYSIS_LOCK",
     "CHECKPOINT",
     "AnalysisConsumer",
-    "analyse_match",
 ]
 
 _log = structlog.get_logger("services.ranking.analysis")
@@ -72,102 +75,6 @@ CHECKPOINT: Final = "analysis"
 # Advisory lock keys, beside the ranking consumer's ("ludo" + 4 / + 5).
 ANALYSIS_LOCK: Final = 0x6C75646F0004
 ANALYSIS_BATCH_LOCK: Final = 0x6C75646F0005
-NICE: Final = 10  # the worker's CPU priority below the services'
-# Matches the worker keeps an `Analyser` of (the least recently fed dropped first: such a
-# match is analysed whole at its end).
-KEPT: Final = 2000
-
-
-class Analysed(NamedTuple):
-    """What the worker gives back for one match: the stored bytes, the evaluator, each
-    seat's sums (`SeatAnalysis` fields the tables keep) and the faces it rolled."""
-
-    body: bytes
-    evaluator: str
-    players: int
-    luck_gap: float
-    seats: list[tuple[float, float, int, float, int, list[int]]]
-    # How it was made (for the log): the events analysed after the end (the rest had been
-    # folded while the match was played) and the worker's CPU seconds for it.
-    tail: int = 0
-    cpu_s: float = 0.0
-
-
-def analyse_match(events: Sequence[ev.Event]) -> Analysed:
-    """The analysis of one finished match, and the figures its rows keep (pure)."""
-    analyser = Analyser()
-    analyser.feed(events)
-    return _analysed(analyser.result(), events)
-
-
-def _analysed(analysis: Analysis, events: Sequence[ev.Event]) -> Analysed:
-    faces = [[0] * 6 for _ in range(analysis.players)]
-    for event in events:
-        if isinstance(event, ev.DieRolled):
-            faces[event.seat][event.value - 1] += 1
-    lucks = [s.luck for s in analysis.seats]
-    return Analysed(
-        body=encode(analysis),
-        evaluator=analysis.evaluator,
-        players=analysis.players,
-        luck_gap=max(lucks) - min(lucks) if lucks else 0.0,
-        seats=[
-            (s.luck, s.error, s.choices, s.own_error, s.best_choices, faces[s.seat])
-            for s in analysis.seats
-        ],
-    )
-
-
-# The worker's own: the `Analyser` of each match it has been fed while it is played, by
-# stream. Only the worker (one process, one task at a time) touches it.
-_ANALYSERS: OrderedDict[str, Analyser] = OrderedDict()
-
-
-def _progress(feeds: list[tuple[str, int, list[ev.Event]]]) -> dict[str, int]:
-    """Folds each match's new events (`stream`, the version of the first, the events) into
-    its `Analyser`; how many events of each it has folded now (0: start again from 0)."""
-    reached: dict[str, int] = {}
-    for stream, start, events in feeds:
-        analyser = _ANALYSERS.pop(stream, None)
-        if analyser is None and start == 0:
-            analyser = Analyser()
-        if analyser is None or not start <= analyser.fed <= start + len(events):
-            reached[stream] = 0  # this worker has not seen the start: from 0 next time
-            continue
-        analyser.feed(events[analyser.fed - start :])
-        _ANALYSERS[stream] = analyser
-        reached[stream] = analyser.fed
-    while len(_ANALYSERS) > KEPT:
-        _ANALYSERS.popitem(last=False)
-    return reached
-
-
-def _analyse_all(matches: list[tuple[str, list[ev.Event]]]) -> list[Analysed]:
-    """The analysis of each finished match: carried on from its `Analyser` when the worker
-    followed it while it was played, else whole."""
-    out = []
-    for stream, events in matches:
-        cpu = time.process_time()
-        analyser = _ANALYSERS.pop(stream, None)
-        if analyser is None or analyser.fed > len(events):
-            analyser = Analyser()
-        tail = len(events) - analyser.fed
-        analyser.feed(events[analyser.fed :])
-        done = _analysed(analyser.result(), events)
-        out.append(done._replace(tail=tail, cpu_s=time.process_time() - cpu))
-    return out
-
-
-def _ready() -> int:
-    """Nothing: the worker has started and imported the analysis (and the network)."""
-    return os.getpid()
-
-
-def _worker_start() -> None:
-    """The worker runs below the services' CPU priority, and leaves Ctrl-C (SIGINT, sent
-    to the whole process group) to its parent, which shuts it down in order."""
-    os.nice(NICE)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Match(NamedTuple):
@@ -263,7 +170,7 @@ class AnalysisConsumer(LeasedFollower):
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_start,
+                initializer=start,
             )
             self._folded.clear()  # a new worker has followed nothing yet
         try:
@@ -278,13 +185,13 @@ class AnalysisConsumer(LeasedFollower):
         for m in matches:
             self._ended_now(m.stream_id)
         results: list[Analysed] = await self._in_worker(
-            _analyse_all, [(m.stream_id, m.events) for m in matches]
+            analyse_all, [(m.stream_id, m.events) for m in matches]
         )
         return results
 
     async def started(self) -> None:
         """The leader's worker starts now, not at the first match end."""
-        self.worker_pid = await self._in_worker(_ready)
+        self.worker_pid = await self._in_worker(ready)
 
     def _ended_now(self, stream: str) -> None:
         self._heads.pop(stream, None)
@@ -330,7 +237,7 @@ class AnalysisConsumer(LeasedFollower):
             elif events:
                 feeds.append((stream, start, events))
         if feeds:
-            reached: dict[str, int] = await self._in_worker(_progress, feeds)
+            reached: dict[str, int] = await self._in_worker(progress, feeds)
             self._folded.update(reached)
         self._behind = budget <= 0
         return self._behind

@@ -49,9 +49,7 @@ def running_site(database_url: str, tmp_path: Path, **overrides: Any) -> Iterato
         "data_dir": tmp_path,
         "database_url": database_url,
         "cpu_delay": 0,
-        "scheduler_poll": 0.01,
         "db_pool_size": 4,
-        "ranking_poll": 0.05,
     }
     with Instance(Settings(**common), app=create_ranking_app(Settings(**common))) as ranking:
         settings = Settings(**{**common, **overrides}, scheduler=True, ranking_url=ranking.http)

@@ -41,6 +41,7 @@ class Instance:
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         app = create_app(settings) if app is None else app
+        self.app = app  # the app served: a test may reach its parts (a clock, say)
         # Served as every service process is (--ws-max-size, the header timeout, ...);
         # `server`: other uvicorn.Config options.
         options = {**uvicorn_options(), **server}

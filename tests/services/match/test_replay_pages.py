@@ -119,7 +119,6 @@ def site(
             operator_token=TOKEN,
             cpu_delay=0,
             scheduler=True,
-            scheduler_poll=0.01,
             db_pool_size=4,
         )
         with Instance(settings) as instance:

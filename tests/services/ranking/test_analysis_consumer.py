@@ -18,8 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain import events as ev
 from replays.format import ReplayFile, load_replay
 from services.match.replays.service import ReplayStore
-from services.ranking.analysis import consumer as analysis_consumer
-from services.ranking.analysis.consumer import NICE, AnalysisConsumer, analyse_match
+from services.ranking.analysis import worker
+from services.ranking.analysis.consumer import AnalysisConsumer
+from services.ranking.analysis.worker import NICE, analyse_match
 from services.ranking.app import create_app
 from services.shared.analysis_hints import analysed, analysis_hint_stream
 from services.shared.eventstore import EventData, EventStore, Notification
@@ -201,12 +202,12 @@ async def test_the_worker_carries_a_fold_on_to_the_whole_analysis(
     consumer.heard([Notification(replay.stream_id, end - 11)])
     while await consumer.between():
         pass
-    fold = analysis_consumer._ANALYSERS[replay.stream_id]
+    fold = worker._ANALYSERS[replay.stream_id]
     assert fold.fed == end - 10
     await append_events(pg_store, replay, end - 10, len(replay.events))
     await consumer.catch_up()
     assert fold.fed == len(replay.events)  # carried on to the end, not started again
-    assert replay.stream_id not in analysis_consumer._ANALYSERS
+    assert replay.stream_id not in worker._ANALYSERS
     assert await stored(engine) == {replay.match_id: body}
 
 
