@@ -35,6 +35,10 @@ _log = structlog.get_logger("services.ranking")
 # s: how long PostgreSQL lets the leader's sessions sit idle before ending them (run()).
 LEASE: Final = 5.0
 _HELD_BACK_FIRST: Final = 0.01  # s: the first look again at held-back events
+# s: how long a woken leader gathers hints before it steps. A hint comes with every append,
+# and a match appends several a second: one step (a few queries) for the hints of a moment
+# rather than one for each append. A rating or an analysis is written this much later.
+_GATHER: Final = 0.05
 # The event type both consumers act on, as the log spells it (the event's tag).
 MATCH_FINISHED: Final = str(MatchFinished.__struct_config__.tag)
 
@@ -219,7 +223,11 @@ class LeasedFollower:
                     backoff = min(backoff * 2, self.poll)
                 else:
                     backoff = _HELD_BACK_FIRST
-                    self.heard(await listener.wait(0.0 if more else self.poll))
+                    notes = await listener.wait(0.0 if more else self.poll)
+                    if notes and not more:
+                        await asyncio.sleep(min(_GATHER, self.poll))
+                        notes += await listener.wait(0.0)
+                    self.heard(notes)
 
     async def started(self) -> None:
         """Called once the leader listens, before its first step (a subclass may get ready)."""

@@ -818,13 +818,21 @@ function sayLog() {
 // The log box follows its newest line while the reader is at its end (a reader who
 // scrolled up to read is left there). Only the box scrolls, never the page:
 // scrollIntoView would move the window under the player.
+// Once a frame, not once a line: reading scrollHeight lays the page out, and a burst of
+// events (a catch-up, fast CPUs) would lay it out once for each of its lines.
 let following = true;
 let followedTo = -1;  // where followLog last put the box (its own scroll events change nothing)
+let followAsked = false;
 function followLog() {
-  if (!following) return;
-  const box = $("#log");
-  box.scrollTop = box.scrollHeight;
-  followedTo = box.scrollTop;
+  if (!following || followAsked) return;
+  followAsked = true;
+  requestAnimationFrame(() => {
+    followAsked = false;
+    if (!following) return;  // the reader scrolled up meanwhile: the box stays where they are
+    const box = $("#log");
+    box.scrollTop = box.scrollHeight;
+    followedTo = box.scrollTop;
+  });
 }
 
 function logEvent(frame) {

@@ -85,8 +85,9 @@ class Scheduler:
     `poll`; `ring()` ends the sleep early. The app rings it for every hint of a match
     stream (its LISTEN connection, services/match/live_hub.py): an append that wrote a
     deadline due at once (a CPU's next action with no delay, a match started with a CPU
-    first) is fired as soon as it is committed, and an idle instance asks the database
-    once per `poll` rather than once per `poll` for each of its two tables."""
+    first) is fired as soon as it is committed. A round begins with one query, when the
+    earliest row of both tables is due; only a row due now is claimed, so a ring with
+    nothing due, and an idle instance once per `poll`, costs that query alone."""
 
     def __init__(
         self,
@@ -177,8 +178,11 @@ class Scheduler:
             # ends the next sleep at once, so no deadline written now waits for `poll`.
             self._rung.clear()
             try:
-                await self.run_due(limit=1000)
+                # Most rings (an append with no deadline due now) cost this one query.
                 due_in = await self.next_due_in()
+                if due_in is not None and due_in <= 0:
+                    await self.run_due(limit=1000)
+                    due_in = await self.next_due_in()
                 sleep = self.poll if due_in is None else min(self.poll, due_in)
             except asyncio.CancelledError:
                 raise
