@@ -8,8 +8,8 @@ at the guest's roll.
 - **Page weight**: every page of the site as a browser loads it, uncompressed: the HTML
   shell, its ES modules (the entry module and every module it imports, each once) and its
   stylesheets, with the script and style shares; target ≤ 150 KB.
-- **Time to a playable table**: Debian's Chromium (headless, the system's
-  /usr/bin/chromium) navigates to the table N times; each time the figure is the page's
+- **Time to a playable table**: Debian's Chromium (its headless shell,
+  benchmarks/chromium.py) navigates to the table N times; each time the figure is the page's
   own `performance.mark("ludo:playable")` (set when the board is drawn and the roll
   button is live), in ms since the navigation started.
 - **Baseline, same run, same browser**: navigating to `/healthz` (a 16-byte JSON answer),
@@ -113,7 +113,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 def measure(args: argparse.Namespace, say: Say) -> Figures:
     if not os.path.exists(CHROMIUM):
-        raise BenchError(f"no {CHROMIUM}; install Debian's chromium (apt-get install chromium)")
+        raise BenchError(f"no {CHROMIUM}: apt-get install chromium-headless-shell")
     return bench(args.loads, args.url, length_loads=args.length_loads)
 
 

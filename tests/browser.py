@@ -1,7 +1,8 @@
 """Debian's Chromium driven by Playwright, for the tests of the services' pages.
 
-No Playwright-managed browser download: the system's /usr/bin/chromium (`.ci/run`
-installs it, and Debian's fonts-noto-cjk: Japanese pages are measured in Japanese type).
+No Playwright-managed browser download: the system's Chromium headless shell
+(benchmarks/chromium.py; `.ci/run` installs it, and Debian's fonts-noto-cjk: Japanese pages
+are measured in Japanese type).
 Tests import `requires_chromium` (a skip marker), `new_page`, `launched`, `person`,
 `console_errors`, `shot`, `axe_violations` (axe-core, vendored in tests/vendor/) and
 `small_targets` (targets smaller than 44×44 CSS px).
@@ -63,7 +64,7 @@ from tests.paths import ROOT
 
 requires_chromium = pytest.mark.skipif(
     not os.path.exists(CHROMIUM),
-    reason=f"no {CHROMIUM}: apt-get install chromium (.ci/run does) to run the browser tests",
+    reason=f"no {CHROMIUM}: apt-get install chromium-headless-shell (.ci/run does) to run them",
 )
 
 

@@ -3,7 +3,8 @@ driven by Playwright, as in tests/services/ranking/test_dashboard.py.
 
 The match service runs under uvicorn on a loopback port (the live tests' `Instance`) with
 its deadline worker on, so CPU seats play whole matches by themselves. No Playwright-managed
-browser download: the system's /usr/bin/chromium (CI installs it, see .ci/run).
+browser download: the system's Chromium headless shell (benchmarks/chromium.py; CI installs
+it, see .ci/run).
 """
 
 from __future__ import annotations

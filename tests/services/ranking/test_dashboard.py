@@ -2,7 +2,7 @@
 
 The ranking app runs under uvicorn on a loopback port (the live tests' `Instance`), on a
 database with a few rated matches. No Playwright-managed browser download: the system's
-/usr/bin/chromium (CI installs it, see .ci/run).
+Chromium headless shell (benchmarks/chromium.py; CI installs it, see .ci/run).
 """
 
 from __future__ import annotations
