@@ -26,6 +26,7 @@ from litestar.params import FromPath
 
 from domain.errors import NotFound
 from services.shared.errors import ErrorBody, error_responses
+from services.shared.serving import KEEP_ALIVE
 from services.shared.settings import Settings
 
 __all__ = [
@@ -43,6 +44,12 @@ RETRY_AFTER: Final = "5"
 # `Cache-Control: no-store` only under the very name Litestar gives it, `cache-control`;
 # under another spelling both would be sent.
 PASSED_HEADERS: Final = ("cache-control", "x-ludo-evaluator", "retry-after")
+# The proxy drops an idle connection well before the ranking service does (KEEP_ALIVE, its
+# uvicorn's): with equal timeouts a request could go out on a connection the server was
+# closing that instant, and fail with a ReadError. A connection that breaks anyway (the
+# service restarted) is retried once: the proxy only ever sends GETs.
+_KEEP_IDLE: Final = KEEP_ALIVE / 2
+_BROKEN: Final = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9_-]{1,200}")
 _log = structlog.get_logger("services.match.ratings.routes")
 
@@ -68,6 +75,7 @@ def ratings_proxy_lifespan(settings: Settings) -> Callable[[Litestar], Any]:
         async with httpx.AsyncClient(
             base_url=settings.ranking_url.rstrip("/"),
             timeout=httpx.Timeout(TIMEOUT),
+            limits=httpx.Limits(keepalive_expiry=_KEEP_IDLE),
             follow_redirects=False,
         ) as client:
             app.state.ratings_client = client
@@ -107,7 +115,10 @@ async def ratings_proxy(request: Request[Any, Any, Any], path: FromPath[str]) ->
         return _unavailable("the ranking service is not configured (LUDO_RANKING_URL)")
     query = request.scope.get("query_string", b"").decode("latin-1")
     try:
-        answer = await client.get(target, params=httpx.QueryParams(query))
+        try:
+            answer = await client.get(target, params=httpx.QueryParams(query))
+        except _BROKEN:
+            answer = await client.get(target, params=httpx.QueryParams(query))
     except httpx.HTTPError as exc:
         _log.warning("ranking_unreachable", error_type=type(exc).__name__)
         return _unavailable("the ranking service does not answer; try again shortly")

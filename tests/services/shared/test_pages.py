@@ -202,6 +202,11 @@ async def test_the_first_paint_comes_after_the_words(name: str) -> None:
     speaks English."""
     source = (ROOT / "web" / "pages" / name).read_text("utf-8")
     async with page_served("http://first-paint.test/", *shell_html(source)) as (page, errors):
+        # The paint's entry is recorded once the frame is presented, which may be after the
+        # load event (the headless shell presents later than the full browser).
+        await page.wait_for_function(
+            "() => performance.getEntriesByName('first-contentful-paint').length > 0"
+        )
         times = await page.evaluate(
             """() => [performance.getEntriesByName("ludo-shown")[0]?.startTime ?? null,
                       performance.getEntriesByName("first-contentful-paint")[0]?.startTime
