@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar, Final
 
@@ -25,7 +26,7 @@ from domain.events import MatchFinished
 from services.ranking.checkpoints import read_checkpoint
 from services.shared.background import first_of
 from services.shared.errors import count_database_error
-from services.shared.eventstore import Backlog, EventStore, Notification
+from services.shared.eventstore import Backlog, EventStore, HintListener, Notification
 from services.shared.logging import describe_exception
 
 __all__ = ["LEASE", "LeasedFollower"]
@@ -55,6 +56,8 @@ class LeasedFollower:
     """Follows the log in batches (`step`), one instance at a time (see the module doc)."""
 
     label: ClassVar[str] = "follower"
+    # The event types a step acts on: a hint of other types only wakes `heard`/`between`.
+    ACTS_ON: ClassVar[frozenset[str]] = frozenset({MATCH_FINISHED})
     # The log events of each situation (docs/operations.md lists them), by subclass.
     EVENTS: ClassVar[dict[str, str]] = {}
 
@@ -213,6 +216,7 @@ class LeasedFollower:
         async with self.store.listen() as listener:
             await self.started()
             while True:
+                stepped = time.monotonic()
                 if await self.step() >= self.batch:
                     continue
                 more = await self.between()
@@ -223,11 +227,29 @@ class LeasedFollower:
                     backoff = min(backoff * 2, self.poll)
                 else:
                     backoff = _HELD_BACK_FIRST
-                    notes = await listener.wait(0.0 if more else self.poll)
-                    if notes and not more:
-                        await asyncio.sleep(min(_GATHER, self.poll))
-                        notes += await listener.wait(0.0)
-                    self.heard(notes)
+                    await self._until_due(listener, more, stepped)
+
+    async def _until_due(self, listener: HintListener, more: bool, stepped: float) -> None:
+        """Hears hints until the next step is due: a hint that may be of a type in
+        `ACTS_ON` (or that does not say its types), `between` having more to do, or the
+        poll interval since the last step (a lost hint's fallback). Most hints are of
+        moves and rolls, several a second while matches are played: a step for each
+        would be a transaction read for nothing."""
+        while True:
+            wait = 0.0 if more else max(0.0, stepped + self.poll - time.monotonic())
+            notes = await listener.wait(wait)
+            if notes and not more:
+                await asyncio.sleep(min(_GATHER, self.poll))
+                notes += await listener.wait(0.0)
+            self.heard(notes)
+            if (
+                more
+                or not notes
+                or any(note.may_hold(self.ACTS_ON) for note in notes)
+                or time.monotonic() - stepped >= self.poll
+            ):
+                return
+            more = await self.between()
 
     async def started(self) -> None:
         """Called once the leader listens, before its first step (a subclass may get ready)."""

@@ -89,7 +89,7 @@ class InMemoryEventStore:
         if command_id is not None:
             self._commands[command_id] = (stream_id, expected_version, last)
         for queue in self._queues:
-            queue.put_nowait(Notification(stream_id, last))
+            queue.put_nowait(Notification.of_append(stream_id, last, (e.type for e in stored)))
         return AppendResult(
             stream_id=stream_id, first_version=expected_version, last_version=last, events=stored
         )

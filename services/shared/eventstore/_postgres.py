@@ -189,7 +189,9 @@ class EventStore:
                 on_commit(result)
             return result
 
-        payload = msgspec.json.encode(Notification(stream_id, last_version)).decode()
+        types = (link.item.type for link in links)
+        hinted = Notification.of_append(stream_id, last_version, types)
+        payload = msgspec.json.encode(hinted).decode()
         assert self.group is not None
         result: AppendResult | None = await self.group.append(sql, params, payload, finish)
         if result is not None:
@@ -337,7 +339,10 @@ class EventStore:
         # A hint lost between the two commits only delays readers, who poll as a fallback.
         # The events are committed whatever happens here, so a failure is logged, never
         # raised: the caller must not take a lost hint for a failed append and retry it.
-        payload = msgspec.json.encode(Notification(result.stream_id, result.last_version))
+        types = (event.type for event in result.events)
+        payload = msgspec.json.encode(
+            Notification.of_append(result.stream_id, result.last_version, types)
+        )
         try:
             auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
             # Driver-level SQL: a compiled `select(func.pg_notify(…))` cost a tenth of the

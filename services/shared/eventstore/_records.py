@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final
 
@@ -149,11 +150,25 @@ class Backlog(msgspec.Struct, frozen=True):
 BACKLOG_COUNT: Final = 100_000
 
 
-class Notification(msgspec.Struct, frozen=True):
-    """A NOTIFY hint: `stream_id` has events up to `version` (committed)."""
+class Notification(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A NOTIFY hint: `stream_id` has events up to `version` (committed).
+
+    `types`: the type names of the events the append stored, so that a reader acting on a
+    few types (the ranking service's consumers: match ends) need not read for the others;
+    empty when the hint does not say (a hint of another kind: a reader must assume any)."""
 
     stream_id: str
     version: int
+    types: tuple[str, ...] = ()
+
+    @classmethod
+    def of_append(cls, stream_id: str, version: int, types: Iterable[str]) -> Notification:
+        """The hint of an append to `stream_id`, up to `version`, of events of `types`."""
+        return cls(stream_id, version, tuple(sorted(set(types))))
+
+    def may_hold(self, types: frozenset[str]) -> bool:
+        """Whether the events hinted at may include one of `types`."""
+        return not self.types or not types.isdisjoint(self.types)
 
 
 class SideWrite(msgspec.Struct, frozen=True):

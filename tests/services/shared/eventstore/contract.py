@@ -29,6 +29,7 @@ from services.shared.eventstore import (
     EventData,
     EventLog,
     IdempotencyKeyReused,
+    Notification,
     Page,
     StoredEvent,
     event_ids_for,
@@ -481,7 +482,8 @@ class EventStoreContract:
             assert await listener.wait(0.2) == []
 
     async def test_listener_iterates_hints(self, store: EventLog) -> None:
-        """`async for` over a listener yields one hint per append, in commit order."""
+        """`async for` over a listener yields one hint per append, in commit order, each
+        naming the types of the events appended (sorted, once each)."""
         sid = new_stream()
         async with store.listen() as listener:
             for n in range(3):
@@ -491,4 +493,19 @@ class EventStoreContract:
                 got.append(msgspec.structs.astuple(note))
                 if len(got) == 3:
                     break
-        assert got == [(sid, 2), (sid, 5), (sid, 8)]
+        types = ("DieRolled", "PieceMoved", "TurnEnded")
+        assert got == [(sid, 2, types), (sid, 5, types), (sid, 8, types)]
+
+    async def test_a_hint_says_which_types_it_may_hold(self, store: EventLog) -> None:
+        """`may_hold`: a hint of a turn holds no match end; one of a match end does; a hint
+        that names no types (of another kind than an append) may hold anything."""
+        sid = new_stream()
+        async with store.listen() as listener:
+            await store.append(sid, 0, turn(0, 0))
+            await store.append(sid, 3, [MatchFinished(placements=(1, 2))])
+            notes = await listener.wait(5.0)
+            while len(notes) < 2:
+                notes += await listener.wait(5.0)
+        ends = frozenset({"MatchFinished"})
+        assert [note.may_hold(ends) for note in notes] == [False, True]
+        assert Notification(sid, 0).may_hold(ends)
