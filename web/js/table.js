@@ -1033,8 +1033,14 @@ function drawPlayers() {
     }
     if (s.cpu) li.appendChild(el("span", { class: "tag cpu" }, t("cpu")));
     else if (s.stood_in) li.appendChild(el("span", { class: "tag cpu", "data-stood-in": s.stood_in }, t("stood_in")));
-    if (!s.cpu && connected) {  // who is connected, in words
-      const on = connected.includes(i);
+    // Who is connected, in words. This page's own seat is said once its socket's hello is
+    // answered, and is connected while that socket is open, whatever the last presence
+    // frame said: that frame may be older than this socket (a reload drew the player
+    // "away" for a moment).
+    const unanswered = isMe(i) && !helloSeen;
+    if (!s.cpu && connected && !unanswered) {
+      const mine = isMe(i) && document.body.dataset.socket === "open";
+      const on = mine || connected.includes(i);
       li.appendChild(el("span", { class: `presence${on ? " on" : ""}`, "data-presence": on ? "online" : "away" },
                         `● ${t(on ? "online" : "away")}`));
     }

@@ -179,9 +179,22 @@ async def test_rematch_rotates_the_first_seat(site: Site, browser: Browser) -> N
         assert a_errors == b_errors == []
 
 
+# Every word the reloaded page draws for seat 0's connection, from its first script on.
+RECORD_OWN_PRESENCE = """
+window.__ownPresence = [];
+new MutationObserver(() => {
+  const tag = document.querySelector("#players li[data-seat='0'] [data-presence]");
+  const said = tag && tag.dataset.presence;
+  const all = window.__ownPresence;
+  if (said && all[all.length - 1] !== said) all.push(said);
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
 async def test_a_reload_mid_match_returns_the_same_seat(site: Site, browser: Browser) -> None:
     """Reloading in the middle of a match brings the player back to the same seat, with
-    the live state, able to play on (they roll again from the reloaded page)."""
+    the live state, able to play on (they roll again from the reloaded page), and never
+    draws the player as away meanwhile."""
     async with person(browser) as (page, errors):
         await name_myself(page, site, "carol")
         party_id = await create_party(page, seats=2, preset="bga")
@@ -189,6 +202,7 @@ async def test_a_reload_mid_match_returns_the_same_seat(site: Site, browser: Bro
         await page.click("#start")
         await play_my_turns(page, until_version=12)
         match_id = site.http.get(f"/api/parties/{party_id}").json()["match_id"]
+        await page.add_init_script(RECORD_OWN_PRESENCE)
         await page.reload()
         await expect(page.locator("body[data-ready=true]")).to_be_attached()
         await expect(page.locator("#players li[data-seat='0'] .name")).to_contain_text("carol")
@@ -213,6 +227,7 @@ async def test_a_reload_mid_match_returns_the_same_seat(site: Site, browser: Bro
             for e in site.events(match_id)
             if e["version"] >= resumed  # the page's version counts the events: the next one
         ]
+        assert await page.evaluate("window.__ownPresence") == ["online"]
         assert ("DieRolled", 0) in after, after
         assert errors == []
 
